@@ -1,0 +1,113 @@
+"""``ark graph``: build the built-in graphs, import outside formats, describe a graph."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from .common import console, err_console, fail, load_graph
+
+graph_app = typer.Typer(help="Build, import and inspect knowledge graphs.", no_args_is_help=True)
+import_app = typer.Typer(help="Import a graph from an outside format into an ARK graph directory.",
+                         no_args_is_help=True)
+graph_app.add_typer(import_app, name="import")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(graph_app, name="graph")
+
+
+@graph_app.command("build")
+def build(
+    name: Annotated[str, typer.Argument(help="Built-in graph name, e.g. 'hpo'.")],
+    force: Annotated[bool, typer.Option(help="Rebuild even if the cache holds it.")] = False,
+) -> None:
+    """Build a built-in graph into the cache ($ARK_HOME/graphs/NAME)."""
+    from ..loaders import BUILDERS, build_named_graph
+
+    if name not in BUILDERS:
+        fail(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
+    start = time.perf_counter()
+    with err_console.status(f"Building graph {name!r} ..."):
+        path = build_named_graph(name, force=force)
+    graph = load_graph(str(path))
+    console.print(f"{graph!r} ready in {time.perf_counter() - start:.1f} s at {path}")
+
+
+@import_app.command("parquet")
+def import_parquet(
+    source: Annotated[Path, typer.Argument(help="Folder with nodes.parquet/edges.parquet (or .csv/.jsonl).")],
+    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")],
+    name: Annotated[str | None, typer.Option(help="Graph name (default: graph.json's or the folder's).")] = None,
+) -> None:
+    """Import a folder in the ark-agent-cli data contract (nodes + edges tables)."""
+    from ..graph import GraphValidationError
+    from ..loaders.tabular import import_tabular
+
+    try:
+        graph = import_tabular(source, out, name=name)
+    except (GraphValidationError, FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
+    console.print(f"Imported {graph!r} into {out}")
+
+
+@import_app.command("stark")
+def import_stark(
+    dataset: Annotated[str, typer.Argument(help="STaRK knowledge base: prime, mag or amazon.")],
+    root: Annotated[Path, typer.Option(help="Folder holding the released processed/ folder.")],
+    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")],
+) -> None:
+    """Import a STaRK semi-structured knowledge base from its released processed/ files."""
+    from ..graph import GraphValidationError
+    from ..loaders.stark import import_stark as run_import
+
+    try:
+        graph = run_import(dataset, root, out)
+    except (GraphValidationError, FileNotFoundError, ValueError, ImportError) as exc:
+        fail(str(exc))
+    console.print(f"Imported {graph!r} into {out}")
+
+
+@graph_app.command("info")
+def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")]) -> None:
+    """Counts per node type and relation, schema triples and text statistics."""
+    graph = load_graph(graph_name, quiet=True)
+    meta = graph.metadata
+    console.print(f"[bold]{meta.get('name', graph_name)}[/]: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
+    if meta.get("credit"):
+        console.print(f"Uses the {meta['credit']}.")
+    if graph.path:
+        console.print(f"[dim]{graph.path}[/]")
+
+    lengths = np.fromiter((len(graph.text(i)) for i in range(graph.num_nodes)), dtype=np.int64,
+                          count=graph.num_nodes)
+    types = Table(title="Node types")
+    for column in ("type", "nodes", "mean text chars", "empty text"):
+        types.add_column(column, justify="left" if column == "type" else "right")
+    for code, name in enumerate(graph.node_types):
+        mask = graph.node_type_codes == code
+        sizes = lengths[mask]
+        types.add_row(name, f"{int(mask.sum()):,}", f"{sizes.mean():.0f}" if len(sizes) else "-",
+                      f"{int((sizes == 0).sum()):,}")
+    console.print(types)
+
+    relations = Table(title="Relations")
+    relations.add_column("relation")
+    relations.add_column("edges", justify="right")
+    for name, count in graph.relation_counts().items():
+        relations.add_row(name, f"{count:,}")
+    console.print(relations)
+
+    schema = Table(title="Schema (source type, relation, target type)")
+    for column in ("source", "relation", "target", "edges"):
+        schema.add_column(column, justify="right" if column == "edges" else "left")
+    for triple in graph.schema:
+        schema.add_row(triple.source_type, triple.relation, triple.target_type, f"{triple.count:,}")
+    console.print(schema)
+    console.print(f"Text: {int(lengths.sum()):,} characters in all, mean {lengths.mean():.0f} per node, "
+                  f"max {int(lengths.max()):,}")

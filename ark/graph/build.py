@@ -1,0 +1,155 @@
+"""Validate node/edge tables and pack them into a :class:`KnowledgeGraph`."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import GraphValidationError, describe_values
+from .store import KnowledgeGraph, SchemaTriple
+from .tables import EdgeTable, NodeTable
+
+
+def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | None = None) -> KnowledgeGraph:
+    """Build a graph from string-keyed tables, rejecting duplicate ids, unknown endpoints and unknown relations."""
+    table = nodes.to_arrow()
+    if table.num_rows == 0:
+        raise GraphValidationError(f"{nodes.source}: the graph has no nodes")
+    _check_unique_ids(table.column("id"), nodes.source)
+    _check_non_empty("type", table.column("type"), nodes.source)
+
+    node_types, type_codes = _encode(table.column("type"))
+    relation_names = pa.array([str(r) for r in edges.relations], pa.string())
+    if edges.allowed_relations is not None:
+        unknown = pc.filter(relation_names, pc.invert(pc.is_in(relation_names, pa.array(edges.allowed_relations))))
+        if len(unknown):
+            raise GraphValidationError(
+                f"{edges.source}: unknown relation name(s) in "
+                + describe_values(sorted(set(unknown.to_pylist())), len(unknown))
+                + f"; valid: {', '.join(edges.allowed_relations)}"
+            )
+    _check_non_empty("type", relation_names, edges.source)
+    relation_types, relation_codes = _encode(relation_names)
+    src = _endpoint_indices(edges.sources, table.column("id"), edges.source, "from")
+    dst = _endpoint_indices(edges.targets, table.column("id"), edges.source, "to")
+    return build_graph_from_arrays(
+        table, type_codes, node_types, src, dst, relation_codes, relation_types, metadata=metadata
+    )
+
+
+def build_graph_from_arrays(
+    nodes: pa.Table,
+    node_type_codes: np.ndarray,
+    node_types: list[str],
+    src: np.ndarray,
+    dst: np.ndarray,
+    relations: np.ndarray,
+    relation_types: list[str],
+    metadata: dict[str, Any] | None = None,
+) -> KnowledgeGraph:
+    """Pack integer edge arrays into the CSR store. Duplicate (source, target, relation) edges are kept once."""
+    n = nodes.num_rows
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    rel = np.asarray(relations, dtype=np.int64)
+    num_codes = 2 * max(len(relation_types), 1)
+    # One int64 key per edge: dedup and sort in a single vectorised pass.
+    key = np.unique((src * n + dst) * len(relation_types) + rel) if len(src) else np.zeros(0, np.int64)
+    rel = key % max(len(relation_types), 1)
+    pair = key // max(len(relation_types), 1)
+    src, dst = pair // n, pair % n
+    del key, pair
+
+    rows = np.concatenate([src, dst])
+    cols = np.concatenate([dst, src]).astype(np.int32)
+    codes = np.concatenate([2 * rel, 2 * rel + 1]).astype(np.int16)
+    order = np.argsort((rows * num_codes + codes) * n + cols, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    neighbors, codes = cols[order], codes[order]
+    del rows, cols, order
+
+    type_codes = np.asarray(node_type_codes, dtype=np.int16)
+    schema = _schema(type_codes[src], rel, type_codes[dst], node_types, relation_types)
+    meta = dict(metadata or {})
+    meta["fingerprint"] = _fingerprint(nodes, neighbors, codes)
+    return KnowledgeGraph(
+        nodes.drop_columns(["type"]) if "type" in nodes.column_names else nodes,
+        type_codes,
+        node_types,
+        relation_types,
+        indptr,
+        neighbors,
+        codes,
+        schema,
+        meta,
+    )
+
+
+def _schema(
+    src_types: np.ndarray, rel: np.ndarray, dst_types: np.ndarray, node_types: list[str], relation_types: list[str]
+) -> list[SchemaTriple]:
+    t, r = len(node_types), max(len(relation_types), 1)
+    combined = (src_types.astype(np.int64) * r + rel) * t + dst_types
+    values, counts = np.unique(combined, return_counts=True)
+    triples = []
+    for value, count in zip(values.tolist(), counts.tolist(), strict=True):
+        rest, target = divmod(value, t)
+        source, relation = divmod(rest, r)
+        triples.append(SchemaTriple(node_types[source], relation_types[relation], node_types[target], count))
+    return triples
+
+
+def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+    """Dictionary-encode a string column: (names in order of first appearance, int16 codes)."""
+    encoded = pc.dictionary_encode(column)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    names = encoded.dictionary.to_pylist()
+    return names, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int16)
+
+
+def _check_unique_ids(ids: pa.ChunkedArray, source: str) -> None:
+    counts = pc.value_counts(ids)
+    repeated = pc.filter(counts, pc.greater(counts.field("counts"), 1))
+    if len(repeated):
+        values = repeated.field("values").to_pylist()
+        raise GraphValidationError(f"{source}: duplicate node ids in " + describe_values(values, len(values)))
+    _check_non_empty("id", ids, source)
+
+
+def _check_non_empty(column: str, values: pa.Array | pa.ChunkedArray, source: str) -> None:
+    empty = pc.sum(pc.equal(pc.utf8_length(values), 0)).as_py() or 0
+    if empty:
+        raise GraphValidationError(f"{source}: column {column!r} is empty in {empty} row(s)")
+
+
+def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str) -> np.ndarray:
+    values = pa.array([str(x) for x in endpoints], pa.string())
+    index = pc.index_in(values, value_set=ids.combine_chunks())
+    missing = pc.is_null(index)
+    if pc.any(missing).as_py():
+        unknown = pc.filter(values, missing).to_pylist()
+        rows = np.flatnonzero(missing.to_numpy(zero_copy_only=False)).tolist()
+        raise GraphValidationError(
+            f"{source}: column {column!r} points at unknown node ids in "
+            + describe_values([f"row {r}: {u}" for r, u in zip(rows, unknown, strict=True)], len(unknown))
+        )
+    return index.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for name in ("id", "name", "text"):
+        if name in nodes.column_names:
+            for chunk in nodes.column(name).chunks:
+                for buffer in chunk.buffers():
+                    if buffer is not None:
+                        digest.update(buffer)
+    digest.update(np.ascontiguousarray(neighbors).data)
+    digest.update(np.ascontiguousarray(codes).data)
+    return digest.hexdigest()

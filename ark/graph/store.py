@@ -1,0 +1,220 @@
+"""The in-memory knowledge graph: node table plus CSR adjacency over both edge directions.
+
+Each node's CSR row lists every incident edge once from its own side: an edge ``u -r-> v`` appears in row ``u`` as
+``(v, r, outgoing)`` and in row ``v`` as ``(u, r, incoming)``. Entries are packed as ``code = 2 * r + incoming``
+(int16) beside the neighbor (int32): 12 bytes per stored edge. Rows are sorted by (code, neighbor), so every typed
+lookup is a slice found by binary search.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+Direction = Literal["both", "out", "in"]
+DIRECTIONS: tuple[str, ...] = ("both", "out", "in")
+
+
+@dataclass(frozen=True)
+class SchemaTriple:
+    """One (source type, relation, target type) combination that occurs, with its edge count."""
+
+    source_type: str
+    relation: str
+    target_type: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """Neighbors of one node: parallel arrays, ordered by (relation, direction, neighbor)."""
+
+    nodes: np.ndarray
+    relations: np.ndarray
+    outgoing: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def normalize_name(name: str) -> str:
+    """Case- and separator-insensitive form used to match type and relation names."""
+    return " ".join(str(name).lower().replace("_", " ").replace("-", " ").split())
+
+
+class KnowledgeGraph:
+    """A typed, text-rich, directed multigraph held in arrays. Build with :func:`ark.graph.build_graph`."""
+
+    def __init__(
+        self,
+        nodes: pa.Table,
+        node_type_codes: np.ndarray,
+        node_types: list[str],
+        relation_types: list[str],
+        indptr: np.ndarray,
+        neighbors: np.ndarray,
+        codes: np.ndarray,
+        schema: list[SchemaTriple],
+        metadata: dict[str, Any] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.node_type_codes = node_type_codes
+        self.node_types = list(node_types)
+        self.relation_types = list(relation_types)
+        self.indptr = indptr
+        self.neighbor_array = neighbors
+        self.code_array = codes
+        self.schema = list(schema)
+        self.metadata = dict(metadata or {})
+        self.path = path
+
+    # ----------------------------------------------------------------- sizes
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_type_codes)
+
+    @property
+    def num_edges(self) -> int:
+        """Number of directed edges (each is stored twice in the CSR, once per endpoint)."""
+        return len(self.neighbor_array) // 2
+
+    def __repr__(self) -> str:
+        name = self.metadata.get("name", "graph")
+        return f"KnowledgeGraph({name!r}, nodes={self.num_nodes:,}, edges={self.num_edges:,})"
+
+    # ----------------------------------------------------------------- nodes
+    @cached_property
+    def _ids(self) -> list[str]:
+        return self.nodes.column("id").to_pylist()
+
+    @cached_property
+    def _names(self) -> list[str]:
+        return self.nodes.column("name").to_pylist()
+
+    @cached_property
+    def _texts(self) -> pa.Array:
+        return self.nodes.column("text").combine_chunks()
+
+    @cached_property
+    def _properties(self) -> pa.Array:
+        return self.nodes.column("properties").combine_chunks()
+
+    @cached_property
+    def _index_by_id(self) -> dict[str, int]:
+        return {node_id: i for i, node_id in enumerate(self._ids)}
+
+    def node_id(self, i: int) -> str:
+        return self._ids[i]
+
+    def name(self, i: int) -> str:
+        return self._names[i]
+
+    def text(self, i: int) -> str:
+        """The node's document: the text that search ranks."""
+        return self._texts[i].as_py()
+
+    def properties(self, i: int) -> dict[str, Any]:
+        return json.loads(self._properties[i].as_py() or "{}")
+
+    def node_type(self, i: int) -> str:
+        return self.node_types[int(self.node_type_codes[i])]
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._index_by_id
+
+    def index_of(self, node_id: str) -> int:
+        """Internal index of a source id such as ``HP:0001250``; ``KeyError`` naming the id if unknown."""
+        try:
+            return self._index_by_id[node_id]
+        except KeyError:
+            raise KeyError(f"unknown node id {node_id!r} in graph {self.metadata.get('name', '')!r}") from None
+
+    def is_valid_index(self, i: int) -> bool:
+        return 0 <= i < self.num_nodes
+
+    def nodes_of_type(self, node_type: str) -> np.ndarray:
+        code = self.node_types.index(self.resolve_node_type(node_type))
+        return np.flatnonzero(self.node_type_codes == code).astype(np.int32)
+
+    def type_counts(self) -> dict[str, int]:
+        counts = np.bincount(self.node_type_codes, minlength=len(self.node_types))
+        return {name: int(c) for name, c in zip(self.node_types, counts, strict=True)}
+
+    # ----------------------------------------------------------------- names
+    def resolve_node_type(self, name: str) -> str:
+        """Canonical node type for ``name`` (case/separator-insensitive); ``ValueError`` lists valid types."""
+        return _resolve(name, self.node_types, "node type")
+
+    def resolve_relation(self, name: str) -> str:
+        """Canonical relation for ``name`` (case/separator-insensitive); ``ValueError`` lists valid relations."""
+        return _resolve(name, self.relation_types, "relation")
+
+    def relation_code(self, name: str) -> int:
+        return self.relation_types.index(self.resolve_relation(name))
+
+    # ----------------------------------------------------------------- edges
+    def degree(self, i: int) -> int:
+        return int(self.indptr[i + 1] - self.indptr[i])
+
+    def neighbors(self, i: int, relation: str | int | None = None, direction: Direction = "both") -> Neighbors:
+        """One-hop neighbors of node ``i``, optionally of one relation and one direction (a slice of the row)."""
+        if direction not in DIRECTIONS:
+            raise ValueError(f"unknown direction {direction!r}; valid: {', '.join(DIRECTIONS)}")
+        start, end = int(self.indptr[i]), int(self.indptr[i + 1])
+        if relation is not None:
+            code = relation if isinstance(relation, int | np.integer) else self.relation_code(relation)
+            low = 2 * int(code) + (1 if direction == "in" else 0)
+            high = 2 * int(code) + (1 if direction == "out" else 2)
+            row = self.code_array[start:end]
+            start, end = start + int(np.searchsorted(row, low)), start + int(np.searchsorted(row, high))
+            return self._slice(start, end)
+        found = self._slice(start, end)
+        if direction == "both":
+            return found
+        keep = found.outgoing if direction == "out" else ~found.outgoing
+        return Neighbors(found.nodes[keep], found.relations[keep], found.outgoing[keep])
+
+    def _slice(self, start: int, end: int) -> Neighbors:
+        codes = self.code_array[start:end]
+        return Neighbors(self.neighbor_array[start:end], codes >> 1, (codes & 1) == 0)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored directed edges as (source, target, relation code) arrays."""
+        outgoing = (self.code_array & 1) == 0
+        rows = np.repeat(np.arange(self.num_nodes, dtype=np.int32), np.diff(self.indptr))
+        return rows[outgoing], np.asarray(self.neighbor_array[outgoing]), self.code_array[outgoing] >> 1
+
+    def relation_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(self.relation_types, 0)
+        for triple in self.schema:
+            counts[triple.relation] += triple.count
+        return counts
+
+    # ----------------------------------------------------------------- disk
+    def save(self, path: str | Path) -> Path:
+        """Write the graph as a directory, atomically (see :mod:`ark.graph.storage`)."""
+        from .storage import save_graph
+
+        return save_graph(self, path)
+
+    @classmethod
+    def load(cls, path: str | Path, mmap: bool = True) -> KnowledgeGraph:
+        """Load a graph directory written by :meth:`save`; arrays are memory-mapped by default."""
+        from .storage import load_graph
+
+        return load_graph(path, mmap=mmap)
+
+
+def _resolve(name: str, valid: list[str], what: str) -> str:
+    wanted = normalize_name(name)
+    for candidate in valid:
+        if normalize_name(candidate) == wanted:
+            return candidate
+    raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")

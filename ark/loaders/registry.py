@@ -1,0 +1,44 @@
+"""Named, built-in graphs (``hpo``) and opening a graph by name or path.
+
+A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..config import ark_home
+from ..graph import KnowledgeGraph
+from .hpo import build_hpo_graph
+
+BUILDERS: dict[str, Callable[[], KnowledgeGraph]] = {"hpo": build_hpo_graph}
+
+
+def graph_dir(name: str) -> Path:
+    return ark_home() / "graphs" / name
+
+
+def build_named_graph(name: str, force: bool = False, status: Callable[[str], None] | None = None) -> Path:
+    """Build the built-in graph ``name`` into the cache (unless already built) and return its folder."""
+    if name not in BUILDERS:
+        raise ValueError(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
+    target = graph_dir(name)
+    if force or not (target / "graph.json").is_file():
+        if status:
+            status(f"Building graph {name!r} into {target} (first use) ...")
+        BUILDERS[name]().save(target)
+    return target
+
+
+def open_graph(name_or_path: str | Path, status: Callable[[str], None] | None = None) -> KnowledgeGraph:
+    """Open a built-in graph by name (building it on first use) or a graph directory by path."""
+    text = str(name_or_path)
+    if text in BUILDERS:
+        return KnowledgeGraph.load(build_named_graph(text, status=status))
+    path = Path(text).expanduser()
+    if (path / "graph.json").is_file():
+        return KnowledgeGraph.load(path)
+    raise ValueError(
+        f"{text!r} is neither a built-in graph ({', '.join(BUILDERS)}) nor a graph directory (no graph.json there)"
+    )
