@@ -1,0 +1,189 @@
+"""`OpenAIChatClient`: a `ChatPolicy` over any OpenAI-compatible chat-completions endpoint.
+
+Works with OpenAI, vLLM, Ollama, llama.cpp server and anything else speaking the protocol with tool calling.
+The `openai` SDK does the HTTP work and retries 408/409/429/5xx, timeouts and connection errors with
+exponential backoff (``settings.max_retries`` times, honouring ``Retry-After``). On top of it this client
+adds a response cache, a concurrency limit shared by every agent using the client, and token accounting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import openai
+
+from ark.llm.cache import ResponseCache, request_key
+from ark.llm.policy import LLMError, PolicyReply, Usage
+from ark.llm.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+
+class OpenAIChatClient:
+    """Chat policy backed by an OpenAI-compatible endpoint.
+
+    Counters: ``calls`` (replies fetched from the endpoint), ``cache_hits`` (replies served from the cache)
+    and ``usage_total`` (tokens of the fetched replies; cache hits cost nothing, though their
+    `PolicyReply.usage` still reports what the original call used).
+    """
+
+    def __init__(self, settings: LLMSettings) -> None:
+        if not settings.model:
+            raise LLMError("no model configured: pass --model, set ARK_MODEL, or add `model = ...` "
+                           "under [llm] in $ARK_HOME/config.toml")
+        self.settings = settings
+        self.base_url = (settings.base_url or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+        self.name = f"openai:{settings.model}"
+        self.cache = ResponseCache(settings.cache_dir) if settings.cache_dir is not None else None
+        self.usage_total = Usage()
+        self.calls = 0
+        self.cache_hits = 0
+        # The SDK client and the semaphore belong to one event loop; they are (re)made for the running loop so
+        # the client also works across several `asyncio.run` calls.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(base_url={self.base_url!r}, model={self.settings.model!r})"
+
+    def _resources(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._semaphore is None or self._loop is not loop:
+            self._loop = loop
+            self._sdk = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self.settings.api_key or PLACEHOLDER_API_KEY,
+                timeout=self.settings.timeout_s,
+                max_retries=self.settings.max_retries,
+            )
+            self._semaphore = asyncio.Semaphore(self.settings.concurrency)
+        return self._sdk, self._semaphore
+
+    def build_request(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+                      tool_choice: str = "required") -> dict[str, Any]:
+        """The chat-completions request body sent for these arguments."""
+        s = self.settings
+        request: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
+        if tools:  # endpoints reject tool_choice without tools
+            request["tools"] = tools
+            request["tool_choice"] = tool_choice
+        if s.max_tokens is not None:
+            request["max_tokens"] = s.max_tokens
+        if s.seed is not None:
+            request["seed"] = s.seed + agent_index
+        return request
+
+    def cache_key(self, request: dict[str, Any], agent_index: int) -> str:
+        """Key of a request: the endpoint, the full body and the sample index (so n agents get n samples)."""
+        return request_key({"base_url": self.base_url, "request": request, "sample": agent_index})
+
+    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+                           tool_choice: str = "required") -> PolicyReply:
+        """Ask the endpoint (or the cache) for the next assistant message; see `ChatPolicy`."""
+        request = self.build_request(messages, tools, agent_index=agent_index, tool_choice=tool_choice)
+        key = self.cache_key(request, agent_index)
+        if self.cache is not None:
+            started = time.perf_counter()
+            entry = self.cache.get(key)
+            if entry is not None:
+                self.cache_hits += 1
+                return PolicyReply(entry["message"], Usage(**entry["usage"]), cached=True,
+                                   latency_s=time.perf_counter() - started)
+
+        sdk, semaphore = self._resources()
+        async with semaphore:
+            started = time.perf_counter()
+            try:
+                response = await sdk.chat.completions.create(**request)
+            except openai.OpenAIError as exc:
+                raise self._error(exc) from exc
+            latency = time.perf_counter() - started
+
+        message = self._message_dict(response)
+        usage = Usage()
+        if response.usage is not None:
+            usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0,
+                          response.usage.total_tokens or 0)
+        self.calls += 1
+        self.usage_total = self.usage_total + usage
+        log.debug("%s replied in %.2fs (%d tokens)", self.name, latency, usage.total_tokens)
+        if self.cache is not None:
+            self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": response.model})
+        return PolicyReply(message, usage, cached=False, latency_s=latency)
+
+    def _message_dict(self, response: Any) -> dict:
+        """The first choice's message as a plain OpenAI-format dict, tool-call arguments left raw."""
+        if not response.choices:
+            raise LLMError(f"{self.base_url} returned no choices for model {self.settings.model!r}")
+        choice = response.choices[0].message
+        message: dict[str, Any] = {"role": "assistant", "content": choice.content}
+        calls = []
+        for i, call in enumerate(choice.tool_calls or []):
+            if call.type != "function":
+                calls.append(call.model_dump(exclude_none=True))
+                continue
+            calls.append({
+                "id": call.id or f"call_{self.calls}_{i}",  # some local servers omit ids; the loop needs them
+                "type": "function",
+                "function": {"name": call.function.name, "arguments": call.function.arguments or ""},
+            })
+        if calls:
+            message["tool_calls"] = calls
+        return message
+
+    def _error(self, exc: openai.OpenAIError) -> LLMError:
+        """A clear `LLMError` naming the endpoint and model (never the API key)."""
+        where = f"{self.base_url} (model {self.settings.model!r})"
+        retries = self.settings.max_retries
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMError(f"chat request to {where} timed out after {self.settings.timeout_s:g}s "
+                            f"(tried {retries + 1} times)")
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMError(f"could not connect to {where} (tried {retries + 1} times): {exc}")
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = _error_detail(exc)
+            if status == 401:
+                hint = "the API key was rejected; set OPENAI_API_KEY or pass --api-key"
+            elif status == 403:
+                hint = "the API key lacks permission for this model"
+            elif status == 404:
+                hint = f"model or route not found; check --model / ARK_MODEL and GET {self.base_url}/models"
+            elif status == 429 or status >= 500:
+                hint = f"still failing after {retries} retries"
+            else:
+                hint = "the endpoint rejected the request"
+            return LLMError(f"chat request to {where} failed with HTTP {status}: {hint}: {detail}")
+        return LLMError(f"chat request to {where} failed: {exc}")
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the cache needs no closing)."""
+        sdk, self._sdk = self._sdk, None
+        if sdk is not None and self._loop is asyncio.get_running_loop():
+            await sdk.close()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _error_detail(exc: openai.APIStatusError) -> str:
+    """The endpoint's own error message when the body has one, else the SDK's."""
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    return exc.message

@@ -1,0 +1,56 @@
+"""The interface every chat back-end implements (`ChatPolicy`), its reply type and token usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+class LLMError(RuntimeError):
+    """A chat request failed for good (bad key, unknown model, bad request, retries exhausted)."""
+
+
+@dataclass
+class Usage:
+    """Token counts of one or more chat calls; add them with ``+``."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens,
+                     self.completion_tokens + other.completion_tokens,
+                     self.total_tokens + other.total_tokens)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens}
+
+
+@dataclass
+class PolicyReply:
+    """One assistant turn.
+
+    ``message`` is an OpenAI-format assistant message as a plain dict:
+    ``{"role": "assistant", "content": str | None, "tool_calls": [{"id", "type": "function",
+    "function": {"name", "arguments"}}]}``; the ``tool_calls`` key is absent when there are none and
+    ``arguments`` is the raw JSON string exactly as the model sent it (possibly malformed).
+    """
+
+    message: dict
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+    latency_s: float = 0.0
+
+
+@runtime_checkable
+class ChatPolicy(Protocol):
+    """Chooses the next assistant message given the conversation so far and the tool schemas."""
+
+    name: str
+
+    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+                           tool_choice: str = "required") -> PolicyReply: ...
+
+    async def aclose(self) -> None: ...

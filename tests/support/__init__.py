@@ -1,0 +1,1 @@
+"""Test helpers shared across test modules (e.g. the scripted OpenAI-compatible server)."""
