@@ -50,10 +50,10 @@ def import_parquet(
     from ..loaders.tabular import import_tabular
 
     try:
-        graph = import_tabular(source, out, name=name)
+        path = import_tabular(source, out, name=name)
     except (GraphValidationError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
-    console.print(f"Imported {graph!r} into {out}")
+    console.print(f"Imported {load_graph(str(path), quiet=True)!r} into {path}")
 
 
 @import_app.command("stark")
@@ -67,10 +67,10 @@ def import_stark(
     from ..loaders.stark import import_stark as run_import
 
     try:
-        graph = run_import(dataset, root, out)
+        path = run_import(dataset, root, out)
     except (GraphValidationError, FileNotFoundError, ValueError, ImportError) as exc:
         fail(str(exc))
-    console.print(f"Imported {graph!r} into {out}")
+    console.print(f"Imported {load_graph(str(path), quiet=True)!r} into {path}")
 
 
 @graph_app.command("info")

@@ -58,20 +58,27 @@ def build_graph_from_arrays(
     rel = np.asarray(relations, dtype=np.int64)
     num_codes = 2 * max(len(relation_types), 1)
     # One int64 key per edge: dedup and sort in a single vectorised pass.
-    key = np.unique((src * n + dst) * len(relation_types) + rel) if len(src) else np.zeros(0, np.int64)
+    key = _sorted_unique((src * n + dst) * len(relation_types) + rel)
     rel = key % max(len(relation_types), 1)
     pair = key // max(len(relation_types), 1)
     src, dst = pair // n, pair % n
     del key, pair
 
-    rows = np.concatenate([src, dst])
-    cols = np.concatenate([dst, src]).astype(np.int32)
-    codes = np.concatenate([2 * rel, 2 * rel + 1]).astype(np.int16)
-    order = np.argsort((rows * num_codes + codes) * n + cols, kind="stable")
+    # Each CSR entry as one int64 key (row, code, neighbor); the keys are distinct, so sorting the keys
+    # themselves gives the same order as a stable argsort, at a fraction of the time and memory.
+    m = len(src)
+    packed = np.empty(2 * m, dtype=np.int64)
+    np.multiply(src * num_codes + 2 * rel, n, out=packed[:m])
+    packed[:m] += dst
+    np.multiply(dst * num_codes + 2 * rel + 1, n, out=packed[m:])
+    packed[m:] += src
+    packed.sort()
+    neighbors = (packed % n).astype(np.int32)
+    packed //= n
+    codes = (packed % num_codes).astype(np.int16)
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    neighbors, codes = cols[order], codes[order]
-    del rows, cols, order
+    np.cumsum(np.bincount(packed // num_codes, minlength=n), out=indptr[1:])
+    del packed
 
     type_codes = np.asarray(node_type_codes, dtype=np.int16)
     schema = _schema(type_codes[src], rel, type_codes[dst], node_types, relation_types)
@@ -95,13 +102,25 @@ def _schema(
 ) -> list[SchemaTriple]:
     t, r = len(node_types), max(len(relation_types), 1)
     combined = (src_types.astype(np.int64) * r + rel) * t + dst_types
-    values, counts = np.unique(combined, return_counts=True)
+    counts = np.bincount(combined, minlength=t * r * t)
+    values = np.flatnonzero(counts)
     triples = []
-    for value, count in zip(values.tolist(), counts.tolist(), strict=True):
+    for value, count in zip(values.tolist(), counts[values].tolist(), strict=True):
         rest, target = divmod(value, t)
         source, relation = divmod(rest, r)
         triples.append(SchemaTriple(node_types[source], relation_types[relation], node_types[target], count))
     return triples
+
+
+def _sorted_unique(keys: np.ndarray) -> np.ndarray:
+    """``np.unique`` for int64 keys via sort + neighbor comparison (numpy 2.4's ``np.unique`` is ~60x slower)."""
+    keys = np.sort(keys)
+    if len(keys) == 0:
+        return keys
+    keep = np.empty(len(keys), dtype=bool)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
 
 
 def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], np.ndarray]:

@@ -148,13 +148,21 @@ class KnowledgeGraph:
         return {name: int(c) for name, c in zip(self.node_types, counts, strict=True)}
 
     # ----------------------------------------------------------------- names
+    @cached_property
+    def _type_lookup(self) -> dict[str, str]:
+        return {normalize_name(t): t for t in self.node_types}
+
+    @cached_property
+    def _relation_lookup(self) -> dict[str, str]:
+        return {normalize_name(r): r for r in self.relation_types}
+
     def resolve_node_type(self, name: str) -> str:
         """Canonical node type for ``name`` (case/separator-insensitive); ``ValueError`` lists valid types."""
-        return _resolve(name, self.node_types, "node type")
+        return _resolve(name, self._type_lookup, self.node_types, "node type")
 
     def resolve_relation(self, name: str) -> str:
         """Canonical relation for ``name`` (case/separator-insensitive); ``ValueError`` lists valid relations."""
-        return _resolve(name, self.relation_types, "relation")
+        return _resolve(name, self._relation_lookup, self.relation_types, "relation")
 
     def relation_code(self, name: str) -> int:
         return self.relation_types.index(self.resolve_relation(name))
@@ -212,9 +220,8 @@ class KnowledgeGraph:
         return load_graph(path, mmap=mmap)
 
 
-def _resolve(name: str, valid: list[str], what: str) -> str:
-    wanted = normalize_name(name)
-    for candidate in valid:
-        if normalize_name(candidate) == wanted:
-            return candidate
-    raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")
+def _resolve(name: str, lookup: dict[str, str], valid: list[str], what: str) -> str:
+    found = lookup.get(normalize_name(name))
+    if found is None:
+        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")
+    return found

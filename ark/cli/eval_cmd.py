@@ -1,0 +1,320 @@
+"""``ark retrieve``, ``ark eval`` and ``ark eval compare``: retrieval runs over query files, scored STaRK-style."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.table import Table
+from typer.core import TyperGroup
+
+from .common import console, err_console, fail, load_graph, make_policy
+
+FUSIONS = ("votes", "ordering", "random")
+
+
+class _EvalGroup(TyperGroup):
+    """``ark eval GRAPH ...`` runs an evaluation; ``ark eval compare RUN...`` is a subcommand.
+
+    Click would read ``compare`` as the GRAPH argument, so a first word naming a subcommand skips the group's
+    own parameters (all optional) and goes straight to that subcommand. Options may follow GRAPH.
+    """
+
+    allow_interspersed_args = True
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.commands:
+            click.Command.parse_args(self, ctx, [])
+            ctx._protected_args, ctx.args = args[:1], args[1:]
+            return ctx.args
+        return super().parse_args(ctx, args)
+
+
+eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_help=False,
+                       help="Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` compares.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``retrieve`` and the ``eval`` group (with ``eval compare``) to the ``ark`` app."""
+    app.command("retrieve")(retrieve)
+    app.add_typer(eval_app, name="eval")
+
+
+# ----------------------------------------------------------------------------- shared options
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")]
+MethodOpt = Annotated[str, typer.Option("--method", "-m", help="Retrieval method: bm25, bm25-rel, dense or ark.")]
+QueriesOpt = Annotated[Path, typer.Option(
+    "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")]
+SplitOpt = Annotated[str | None, typer.Option(help="STaRK split (train, val, test, ...); STaRK files only.")]
+HumanOpt = Annotated[bool, typer.Option("--human", help="STaRK: the human-generated questions.")]
+LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Nodes to retrieve per query (baselines).")]
+TypesOpt = Annotated[list[str] | None, typer.Option(
+    "--candidate-types", help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]
+AgentsOpt = Annotated[int, typer.Option("--agents", min=1, help="ark: parallel agents per query.")]
+StepsOpt = Annotated[int, typer.Option("--steps", min=1, help="ark: maximum steps per agent.")]
+FusionOpt = Annotated[str, typer.Option(help=f"ark: fusion of the agents' lists ({', '.join(FUSIONS)}).")]
+ModelOpt = Annotated[str | None, typer.Option(help="ark: chat model name (else ARK_MODEL).")]
+BaseUrlOpt = Annotated[str | None, typer.Option(help="ark: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]
+OfflineOpt = Annotated[bool, typer.Option(help="ark: use the offline policy even if a model is configured.")]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="ark: queries in flight at once.")]
+SkipInvalidOpt = Annotated[bool, typer.Option(
+    help="Continue without malformed queries; unknown answer ids are dropped when scoring.")]
+ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar with ETA.")]
+
+
+def _open_inputs(graph_name: str, method: str, queries: Path, split: str | None, human: bool, limit: int | None,
+                 skip_invalid: bool, candidate_types: list[str] | None):
+    from ..eval import METHODS, QueryFileError, open_queries
+
+    if method not in METHODS:
+        fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    graph = load_graph(graph_name)
+    if candidate_types:
+        try:
+            candidate_types = [graph.resolve_node_type(t) for t in candidate_types]
+        except ValueError as exc:
+            fail(str(exc))
+    try:
+        selected, check = open_queries(queries, graph, split=split, human=human, skip_invalid=skip_invalid,
+                                       limit=limit)
+    except (QueryFileError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if not check.ok:
+        err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{check.describe()}")
+    if not selected:
+        fail(f"{queries}: no queries to run")
+    return graph, selected, candidate_types
+
+
+def _method_options(method: str, candidate_types, agents: int, steps: int, fusion: str, model: str | None,
+                    base_url: str | None, offline: bool, progress: bool):
+    from ..eval import AGENT_METHODS, MethodOptions
+
+    if fusion not in FUSIONS:
+        fail(f"unknown fusion {fusion!r}; valid: {', '.join(FUSIONS)}")
+    policy = make_policy(model=model, base_url=base_url, offline=offline) if method in AGENT_METHODS else None
+    return MethodOptions(candidate_types=candidate_types, n_agents=agents, max_steps=steps, fusion=fusion,
+                         policy=policy, progress=progress)
+
+
+def _build_method(method: str, graph, options):
+    from ..eval import make_method
+
+    try:
+        with err_console.status(f"Preparing {method} (indexes are built on first use) ..."):
+            return make_method(method, graph, options)
+    except ImportError as exc:
+        fail(f"method {method!r} needs an optional dependency: {exc}. For dense: pip install 'ark-kg[dense]'")
+
+
+def _report_stats(stats, where: Path) -> None:
+    err_console.print(f"[dim]{stats.completed} new, {stats.already_done} already done, of {stats.total} queries "
+                      f"({stats.wall_s:.1f} s) -> {where}[/]")
+    if stats.failed:
+        err_console.print(f"[yellow]{len(stats.failed)} query(ies) failed and were not written; rerun the same "
+                          f"command to retry them. First: {stats.failed[0][0]}: {stats.failed[0][1]}[/]")
+
+
+# ----------------------------------------------------------------------------- ark retrieve
+def retrieve(
+    graph_name: GraphArg,
+    method: MethodOpt,
+    queries: QueriesOpt,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results JSONL (resumed if it exists).")],
+    split: SplitOpt = None,
+    human: HumanOpt = False,
+    limit: LimitOpt = None,
+    k: KOpt = 100,
+    candidate_types: TypesOpt = None,
+    agents: AgentsOpt = 3,
+    steps: StepsOpt = 20,
+    fusion: FusionOpt = "votes",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    offline: OfflineOpt = False,
+    concurrency: ConcurrencyOpt = 4,
+    trajectories: Annotated[Path | None, typer.Option(
+        help="ark: trajectories JSONL (default: beside --out, *.trajectories.jsonl).")] = None,
+    skip_invalid: SkipInvalidOpt = False,
+    progress: ProgressOpt = True,
+) -> None:
+    """Run METHOD over a query file and write one line per query: {"id", "ranked", "scores"} (resumable)."""
+    from ..eval import AGENT_METHODS, run_retrieval
+
+    graph, selected, types = _open_inputs(graph_name, method, queries, split, human, limit, skip_invalid,
+                                          candidate_types)
+    options = _method_options(method, types, agents, steps, fusion, model, base_url, offline, progress)
+    retriever = _build_method(method, graph, options)
+    if method in AGENT_METHODS and trajectories is None:
+        trajectories = out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
+    try:
+        stats = run_retrieval(retriever, selected, graph, out, k=k,
+                              trajectories_path=trajectories if method in AGENT_METHODS else None,
+                              concurrency=concurrency, progress=progress, console=err_console)
+    except ValueError as exc:
+        fail(str(exc))
+    _report_stats(stats, out)
+    if stats.failed:
+        raise typer.Exit(1)
+
+
+# ----------------------------------------------------------------------------- ark eval
+@eval_app.callback()
+def evaluate(
+    ctx: typer.Context,
+    graph_name: Annotated[str | None, typer.Argument(
+        metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")] = None,
+    method: Annotated[str | None, typer.Option(
+        "--method", "-m", help="Retrieval method: bm25, bm25-rel, dense or ark.")] = None,
+    queries: Annotated[Path | None, typer.Option(
+        "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")
+    ] = None,
+    run_dir: Annotated[Path | None, typer.Option(
+        help="Run folder (default runs/<graph>-<method>-<queries>-<name or time>); an existing one is resumed.")]
+    = None,
+    name: Annotated[str | None, typer.Option(help="Name the default run folder (rerun with it to resume).")] = None,
+    truncate: Annotated[int | None, typer.Option(
+        min=1, help="Cut rankings to the top N before all metrics (the ARK paper uses 20).")] = None,
+    charts: Annotated[bool, typer.Option(help="Agent methods: also write tool-use PNG charts (matplotlib).")]
+    = False,
+    split: SplitOpt = None,
+    human: HumanOpt = False,
+    limit: LimitOpt = None,
+    k: KOpt = 100,
+    candidate_types: TypesOpt = None,
+    agents: AgentsOpt = 3,
+    steps: StepsOpt = 20,
+    fusion: FusionOpt = "votes",
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+    offline: OfflineOpt = False,
+    concurrency: ConcurrencyOpt = 4,
+    skip_invalid: SkipInvalidOpt = False,
+    progress: ProgressOpt = True,
+) -> None:
+    """Run METHOD over a query file into a run folder and print Hit@1, Hit@5, Recall@20 and MRR (STaRK semantics).
+
+    Per-template rows appear when the file has templates. Queries with no valid answer count as 0. Ranked nodes
+    not returned by the method are not retrieved (no tied filler as in STaRK).
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    missing = [flag for flag, value in (("GRAPH", graph_name), ("--method", method), ("--queries", queries))
+               if value is None]
+    if missing:
+        console.print(ctx.get_help())
+        fail(f"missing {', '.join(missing)}")
+    from ..eval import RunFolderError, default_run_dir, run_eval
+    from ..eval.charts import ChartsUnavailable
+
+    assert graph_name is not None and method is not None and queries is not None
+    graph, selected, types = _open_inputs(graph_name, method, queries, split, human, limit, skip_invalid,
+                                          candidate_types)
+    options = _method_options(method, types, agents, steps, fusion, model, base_url, offline, progress)
+    target = run_dir or default_run_dir(graph_name, method, queries, name=name)
+    retriever = _build_method(method, graph, options)  # indexes are built before the progress bar starts
+    try:
+        outcome = run_eval(graph, method, selected, target, queries_source=str(queries), split=split, human=human,
+                           k=k, options=options, truncate=truncate, concurrency=concurrency, charts=charts,
+                           progress=progress, console=err_console, retriever=retriever)
+    except (RunFolderError, ValueError) as exc:
+        fail(str(exc))
+    except ChartsUnavailable as exc:
+        fail(f"{exc} (the run itself is saved in {target}; rerun without --charts or after installing)")
+    _report_stats(outcome.stats, outcome.folder.results)
+    _print_summary(outcome.summary, f"{graph_name} · {method} · {queries.name}")
+    if outcome.tool_use:
+        _print_tool_use(outcome.tool_use)
+    if charts and not outcome.charts:
+        err_console.print("[dim]No trajectories in this run: no tool-use charts.[/]")
+    for path in outcome.charts:
+        err_console.print(f"[dim]chart: {path}[/]")
+    console.print(f"[dim]Run folder: {outcome.folder.path}[/]")
+
+
+def _print_summary(summary: dict[str, Any], title: str) -> None:
+    from ..eval.metrics import HEADLINE_METRICS
+    from ..eval.scoring import METRIC_LABELS, percent, scoring_note, summary_rows
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("scope")
+    table.add_column("n", justify="right")
+    for metric in HEADLINE_METRICS:
+        table.add_column(METRIC_LABELS[metric], justify="right")
+    for scope, values in summary_rows(summary):
+        table.add_row(scope, str(values["n"]), *(percent(values[m]) for m in HEADLINE_METRICS))
+    console.print(table)
+    console.print(f"[dim]{scoring_note(summary)}[/]")
+
+
+def _print_tool_use(analysis: dict[str, Any]) -> None:
+    from ..eval.tooluse import tool_use_markdown
+
+    table = Table(title="Tool use", title_justify="left")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for line in tool_use_markdown(analysis).splitlines()[4:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        table.add_row(*cells)
+    console.print(table)
+
+
+# ----------------------------------------------------------------------------- ark eval compare
+@eval_app.command("compare")
+def compare(
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN...", help="Scored run folders (at least two).")],
+    metric: Annotated[str, typer.Option(help="Metric deciding right/wrong per query (hit@1, hit@5, ...).")]
+    = "hit@1",
+    examples: Annotated[int, typer.Option(min=0, help="Queries listed per direction.")] = 10,
+    markdown: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown here.")] = None,
+) -> None:
+    """Compare runs side by side (overall and per template) and list queries one gets right and another wrong."""
+    from ..eval import RunFolderError, comparison_markdown, comparison_rows, disagreements, load_run
+    from ..eval.jsonl import write_text_atomic
+    from ..eval.metrics import HEADLINE_METRICS, METRIC_NAMES
+    from ..eval.scoring import METRIC_LABELS
+
+    if len(runs) < 2:
+        fail("give at least two run folders to compare")
+    if metric not in METRIC_NAMES:
+        fail(f"unknown metric {metric!r}; valid: {', '.join(METRIC_NAMES)}")
+    try:
+        loaded = [load_run(path) for path in runs]
+    except RunFolderError as exc:
+        fail(str(exc))
+    labels = [run.label for run in loaded]
+    if len(set(labels)) < len(labels):
+        for i, run in enumerate(loaded):
+            run.label = f"{i + 1}:{run.label}"
+    table = Table(title="Runs compared", title_justify="left")
+    for column in ("scope", "run", "n", *(METRIC_LABELS[m] for m in HEADLINE_METRICS)):
+        table.add_column(column, justify="left" if column in ("scope", "run") else "right")
+    previous_scope = None
+    for row in comparison_rows(loaded):
+        if previous_scope is not None and row[0] != previous_scope:
+            table.add_section()
+        table.add_row(row[0] if row[0] != previous_scope else "", *row[1:])
+        previous_scope = row[0]
+    console.print(table)
+    base = loaded[0]
+    for other in loaded[1:]:
+        a_only, b_only = disagreements(base, other, metric)
+        for winner, loser, rows in ((base, other, a_only), (other, base, b_only)):
+            console.print(f"\n[bold]{len(rows)}[/] queries [green]{winner.label}[/] gets right and "
+                          f"[red]{loser.label}[/] wrong ({METRIC_LABELS[metric]}):")
+            for r in rows[:examples]:
+                console.print(f"  {r['id']}: {_shorten(r.get('query', ''))}", highlight=False)
+            if len(rows) > examples:
+                console.print(f"  … and {len(rows) - examples} more")
+    if markdown is not None:
+        write_text_atomic(markdown, comparison_markdown(loaded, metric=metric, examples=examples))
+        err_console.print(f"[dim]Markdown: {markdown}[/]")
+
+
+def _shorten(text: str, width: int = 90) -> str:
+    from ..eval.compare import shorten
+
+    return shorten(text, width)

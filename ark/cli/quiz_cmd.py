@@ -1,0 +1,100 @@
+"""``ark quiz``: sample a STaRK-style benchmark with exact answers from a graph's own schema."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from .common import console, err_console, fail, load_graph, make_policy
+
+
+def quiz(
+    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    out: Path = typer.Option(..., "--out", "-o", help="JSONL file to write (one question a line)."),
+    n: int | None = typer.Option(None, "--n", help="Number of questions (default 2000, or the recipe's)."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0, or the recipe's)."),
+    mix: str | None = typer.Option(None, "--mix", help="Template weights, e.g. 'one_hop=0.5,two_hop_text=0.5'."),
+    max_answers: int | None = typer.Option(None, "--max-answers", help="Largest answer set kept (default 20)."),
+    recipe: str | None = typer.Option(None, "--recipe", help="A shipped configuration, e.g. 'hpo'."),
+    split_dir: Path | None = typer.Option(None, "--split-dir", help="Also write train/val/test.jsonl here."),
+    phrases: Path | None = typer.Option(None, "--phrases", help="TOML phrase file for relations and types."),
+    paraphrase: bool = typer.Option(False, "--paraphrase", help="Add an LLM paraphrase as 'query_paraphrase'."),
+    model: str | None = typer.Option(None, "--model", help="LLM model for --paraphrase."),
+    base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --paraphrase."),
+) -> None:
+    """Generate questions whose answers are computed exactly by graph traversal."""
+    from ..quiz import QuizConfig, generate_quiz, load_phrasebook, parse_mix
+    from ..quiz.output import template_table, write_jsonl, write_splits
+    from ..quiz.recipes import recipe as get_recipe
+
+    try:
+        base = get_recipe(recipe) if recipe else QuizConfig()
+        overrides = {"n": n, "seed": seed, "max_answers": max_answers, "mix": parse_mix(mix) if mix else None}
+        config = QuizConfig(**{**vars(base), **{k: v for k, v in overrides.items() if v is not None}})
+        phrasebook = load_phrasebook(phrases) if phrases else None
+    except ValueError as exc:
+        fail(str(exc))
+    client = _paraphrase_client(model, base_url) if paraphrase else None
+
+    kg = load_graph(graph)
+    started = time.perf_counter()
+    with err_console.status(f"Sampling {config.n:,} questions ..."):
+        result = generate_quiz(kg, config, phrasebook)
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/] {note}")
+    if not result.questions:
+        fail("no questions could be generated from this graph (see the notes above)", code=1)
+    if client is not None:
+        with err_console.status("Paraphrasing ..."):
+            kept = asyncio.run(_paraphrase(client, result.questions))
+        err_console.print(f"Paraphrases kept: {kept:,} of {len(result.questions):,} (others left null).")
+    write_jsonl(result.questions, out)
+    if split_dir is not None:
+        write_splits(result.questions, split_dir)
+    console.print(_table(template_table(result.questions)))
+    console.print(f"Wrote {len(result.questions):,} questions to {out} in {time.perf_counter() - started:.1f}s "
+                  f"({result.attempts:,} candidates tried, seed {config.seed}).")
+
+
+def _paraphrase_client(model: str | None, base_url: str | None):
+    from ..llm import resolve_settings
+
+    overrides = {"model": model, "base_url": base_url}
+    if not resolve_settings(**{k: v for k, v in overrides.items() if v is not None}).configured():
+        fail("--paraphrase needs an LLM: pass --model and --base-url, or set ARK_MODEL and OPENAI_BASE_URL")
+    return make_policy(model=model, base_url=base_url)
+
+
+async def _paraphrase(client, records) -> int:
+    from ..quiz.paraphrase import paraphrase_all
+
+    try:
+        return await paraphrase_all(client, records)
+    finally:
+        await client.aclose()
+
+
+def _table(rows) -> Table:
+    table = Table(title="Questions per template (answer-set sizes)")
+    for column in ("template", "questions", "mean", "median", "max", "train", "val", "test"):
+        table.add_column(column, justify="left" if column == "template" else "right")
+    for row in rows:
+        table.add_row(row.template, f"{row.count:,}", f"{row.mean_answers:.2f}", f"{row.median_answers:g}",
+                      str(row.max_answers), *(f"{row.per_split[s]:,}" for s in ("train", "val", "test")),
+                      style="bold" if row.template == "all" else None)
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``quiz`` command to the ``ark`` app."""
+    app.command("quiz")(quiz)
+
+
+if __name__ == "__main__":  # ``python -m ark.cli.quiz_cmd GRAPH ...`` works before the command is wired in.
+    standalone = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
+    register(standalone)
+    standalone()

@@ -1,0 +1,94 @@
+"""``ark trajectory show FILE``: render one recorded retrieval (question, each agent's calls, the fused ranking)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from .common import console, fail
+
+trajectory_app = typer.Typer(help="Inspect recorded agent trajectories (JSONL files).", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(trajectory_app, name="trajectory")
+
+
+@trajectory_app.command("show")
+def show(
+    file: Annotated[Path, typer.Argument(help="A trajectory JSONL file (one record per question) or JSON file.")],
+    index: Annotated[int, typer.Option("--index", "-n", help="Which record of the file (0-based).")] = 0,
+    observation_chars: Annotated[int, typer.Option(help="Characters of each observation to show.")] = 160,
+    top: Annotated[int, typer.Option(help="How many fused nodes to show.")] = 20,
+) -> None:
+    """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
+    from ..agent.trajectory import read_jsonl
+
+    if not file.is_file():
+        fail(f"no such file: {file}")
+    try:
+        records = read_jsonl(file)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        fail(f"{file} is not a JSONL trajectory file: {exc}")
+    if not records:
+        fail(f"{file} holds no records")
+    if not 0 <= index < len(records):
+        fail(f"--index {index} is out of range: {file} holds {len(records)} record(s) (0..{len(records) - 1})")
+    render(records[index], observation_chars, top)
+
+
+def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
+    """Print one retrieval record (the dict of ``Retrieval.to_dict()``)."""
+    console.print(f"[bold]Question:[/] {escape(str(record.get('question', '')))}")
+    config = record.get("config", {})
+    agents = config.get("n_agents", len(record.get("agents", [])))
+    console.print(f"[dim]policy {record.get('policy') or '?'} · graph {record.get('graph') or '?'} · "
+                  f"{agents} agent(s) · max {config.get('max_steps', '?')} steps · "
+                  f"fusion {config.get('fusion', '?')} · {record.get('wall_s', 0):.2f} s[/]")
+    for agent in record.get("agents", []):
+        status = agent.get("stop_reason", "") + (f": {agent['error']}" if agent.get("error") else "")
+        usage = agent.get("usage", {}).get("total_tokens", 0)
+        console.rule(f"Agent {agent.get('agent_index', '?')} · {len(agent.get('steps', []))} steps · "
+                     f"{escape(status)} · {usage:,} tokens")
+        number = 0
+        for step in agent.get("steps", []):
+            if step.get("corrective"):
+                number += 1
+                content = escape(_short(step.get("content") or "", 100))
+                console.print(f"{number:>3}. [yellow](no tool call)[/] {content}")
+            for call, observation in zip(step.get("tool_calls", []), step.get("observations", []), strict=False):
+                number += 1
+                mark = "" if call.get("ok", True) else " [red]✗[/]"
+                arguments = escape(_short(call.get("arguments", ""), 100))
+                console.print(f"{number:>3}. [cyan]{escape(call.get('name', ''))}[/]({arguments}){mark}"
+                              f"  [dim]{step.get('wall_s', 0):.2f}s[/]")
+                console.print(f"     [dim]{escape(_short(observation, observation_chars))}[/]")
+        answer = agent.get("answer", [])
+        ids = agent.get("answer_ids", [])
+        added = ", ".join(escape(f"[{i}] {n}") for i, n in zip(answer, ids, strict=False))
+        console.print(f"[bold]Added:[/] {added or 'nothing'}", highlight=False)
+    ranked = record.get("ranked", [])
+    if not ranked:
+        console.print("[yellow]The fused ranking is empty.[/]")
+        return
+    table = Table(title="Fused ranking", title_justify="left")
+    numeric = ("#", "index", "votes", "score")
+    for column in ("#", "index", "id", "name", "type", "votes", "score"):
+        table.add_column(column, overflow="fold", justify="right" if column in numeric else "left")
+    for rank, node in enumerate(ranked[:top], start=1):
+        table.add_row(str(rank), str(node.get("index")), escape(str(node.get("node_id", ""))),
+                      escape(str(node.get("name", ""))), escape(str(node.get("type", ""))),
+                      str(node.get("votes", "")), f"{node.get('score', 0):.3f}")
+    console.print(table)
+    if len(ranked) > top:
+        console.print(f"[dim]... and {len(ranked) - top} more[/]")
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -1,0 +1,103 @@
+"""The folder of one evaluation run, and the check that a resumed run is the same run.
+
+Layout: ``config.json`` (what was run), ``results.jsonl`` (one line per query), ``trajectories.jsonl`` (agent
+methods), ``per_query.jsonl`` (metrics per query), ``summary.json``, ``summary.md``, ``tool_use.json`` and
+``charts/*.png`` (agent methods).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .jsonl import write_json_atomic
+
+# Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
+RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "method", "queries", "split", "human", "k", "candidate_types",
+                  "method_options")
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be used for this run."""
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Paths of one run folder."""
+
+    path: Path
+
+    @property
+    def config(self) -> Path:
+        return self.path / "config.json"
+
+    @property
+    def results(self) -> Path:
+        return self.path / "results.jsonl"
+
+    @property
+    def trajectories(self) -> Path:
+        return self.path / "trajectories.jsonl"
+
+    @property
+    def per_query(self) -> Path:
+        return self.path / "per_query.jsonl"
+
+    @property
+    def summary_json(self) -> Path:
+        return self.path / "summary.json"
+
+    @property
+    def summary_md(self) -> Path:
+        return self.path / "summary.md"
+
+    @property
+    def tool_use(self) -> Path:
+        return self.path / "tool_use.json"
+
+    @property
+    def charts(self) -> Path:
+        return self.path / "charts"
+
+    def read_config(self) -> dict[str, Any]:
+        if not self.config.is_file():
+            raise RunFolderError(f"{self.path} is not a run folder (no config.json)")
+        return json.loads(self.config.read_text(encoding="utf-8"))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+def default_run_dir(graph: str, method: str, queries: str | Path, name: str | None = None,
+                    root: str | Path = "runs") -> Path:
+    """``runs/<graph>-<method>-<queries stem>-<name or timestamp>``."""
+    stem = Path(str(queries).rstrip("/")).stem
+    suffix = name or time.strftime("%Y%m%d-%H%M%S")
+    return Path(root) / _slug(f"{Path(graph).name}-{method}-{stem}-{suffix}")
+
+
+def prepare_run_folder(path: str | Path, config: dict[str, Any]) -> tuple[RunFolder, bool]:
+    """Create the run folder, or reopen it to resume; returns the folder and whether it already had a config.
+
+    Resuming with different retrieval settings would mix two runs in one results file, so it is refused with the
+    differing settings named.
+    """
+    folder = RunFolder(Path(path))
+    resumed = folder.config.is_file()
+    if resumed:
+        previous = folder.read_config()
+        differing = [key for key in RETRIEVAL_KEYS if previous.get(key) != config.get(key)]
+        if differing:
+            shown = "; ".join(f"{key}: was {previous.get(key)!r}, now {config.get(key)!r}" for key in differing)
+            raise RunFolderError(
+                f"{folder.path} holds a different run ({shown}); choose another --run-dir or repeat its settings"
+            )
+        config = {**previous, **config, "created": previous.get("created", config.get("created"))}
+    folder.path.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder.config, config)
+    return folder, resumed

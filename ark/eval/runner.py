@@ -1,0 +1,170 @@
+"""Running a retrieval method over queries into a resumable results file.
+
+``results.jsonl`` gets one line per query, ``{"id", "ranked": [node ids, best first], "scores": [...],
+"wall_s"}``, written whole and fsynced as each query finishes. A rerun reads the complete lines, cuts off a torn
+last line, and only runs the queries that are missing, so an interrupted run finishes with exactly one line per
+query. Agent methods also write ``trajectories.jsonl`` (``{"id", "trajectories": [...]}``) *before* the results
+line; on resume, trajectory lines without a results line are dropped, so the two files stay in step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from .jsonl import JsonlAppender, read_complete_lines, write_jsonl_atomic
+from .methods import MethodOutput, is_async
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+    from ..loaders.queries import Query
+
+
+@dataclass
+class RunStats:
+    """What one call of :func:`run_retrieval` did."""
+
+    total: int
+    already_done: int
+    completed: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (query id, error)
+    wall_s: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.already_done + self.completed == self.total
+
+
+def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[str]:
+    """Ids with a complete results line (repairing torn lines), and trajectory lines brought in step with them."""
+    done = {str(r["id"]) for r in read_complete_lines(results_path)}
+    if trajectories_path is not None and trajectories_path.is_file():
+        records = read_complete_lines(trajectories_path)
+        kept, seen = [], set()
+        for record in records:
+            qid = str(record.get("id"))
+            if qid in done and qid not in seen:
+                seen.add(qid)
+                kept.append(record)
+        if len(kept) != len(records):
+            write_jsonl_atomic(trajectories_path, kept)
+    return done
+
+
+def run_retrieval(
+    method: Any,
+    queries: Sequence[Query],
+    graph: KnowledgeGraph,
+    results_path: str | Path,
+    k: int = 100,
+    trajectories_path: str | Path | None = None,
+    concurrency: int = 4,
+    progress: bool = True,
+    console: Console | None = None,
+) -> RunStats:
+    """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
+
+    A query whose retrieval raises is reported in ``RunStats.failed`` and left out of the file, so a rerun
+    retries it. ``concurrency`` bounds how many queries an async (agent) method runs at once.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
+    results_path = Path(results_path)
+    traj_path = Path(trajectories_path) if trajectories_path is not None else None
+    done = done_ids(results_path, traj_path)
+    todo = [q for q in queries if q.id not in done]
+    stats = RunStats(total=len(queries), already_done=len(queries) - len(todo))
+    console = console or Console(stderr=True)
+    start = time.perf_counter()
+    results = JsonlAppender(results_path)
+    trajectories = JsonlAppender(traj_path) if traj_path is not None else None
+    try:
+        with _progress_bar(console, progress) as bar:
+            task = bar.add_task("Retrieving", total=len(queries), completed=stats.already_done)
+
+            def record(query: Query, output: MethodOutput | BaseException, wall_s: float) -> None:
+                if isinstance(output, BaseException):
+                    if not stats.failed:
+                        console.print(f"[red]query {query.id!r} failed:[/] {type(output).__name__}: {output}")
+                    stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
+                else:
+                    if trajectories is not None and output.trajectories is not None:
+                        trajectories.append({"id": query.id, "trajectories": output.trajectories})
+                    results.append(_result_record(query, output, graph, wall_s))
+                    stats.completed += 1
+                bar.advance(task)
+
+            if is_async(method):
+                asyncio.run(_run_async(method, todo, k, concurrency, record))
+            else:
+                for query in todo:
+                    t0 = time.perf_counter()
+                    try:
+                        output = method.retrieve(query.query, k)
+                    except Exception as error:  # reported per query; the run goes on
+                        output = error
+                    record(query, output, time.perf_counter() - t0)
+    finally:
+        results.close()
+        if trajectories is not None:
+            trajectories.close()
+        stats.wall_s = time.perf_counter() - start
+    return stats
+
+
+async def _run_async(method: Any, todo: Sequence[Query], k: int, concurrency: int, record) -> None:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(query: Query) -> tuple[Query, MethodOutput | BaseException, float]:
+        async with gate:
+            t0 = time.perf_counter()
+            try:
+                output = await method.aretrieve(query.query, k)
+            except Exception as error:  # reported per query; the run goes on
+                output = error
+            return query, output, time.perf_counter() - t0
+
+    try:
+        for finished in asyncio.as_completed([one(q) for q in todo]):
+            query, output, wall_s = await finished
+            record(query, output, wall_s)  # single writer: lines never interleave
+    finally:
+        close = getattr(method, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _result_record(query: Query, output: MethodOutput, graph: KnowledgeGraph, wall_s: float) -> dict[str, Any]:
+    return {
+        "id": query.id,
+        "ranked": [graph.node_id(i) for i in output.indices],
+        "scores": [round(float(s), 6) for s in output.scores],
+        "wall_s": round(wall_s, 4),
+    }
+
+
+def _progress_bar(console: Console, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+    )

@@ -1,0 +1,335 @@
+"""Lucene-style BM25 over a document collection: global top-k and scoring of a candidate subset.
+
+Storage is a term-major (CSC) matrix of precomputed per-posting BM25 weights (float32): for term ``t``,
+``indices[indptr[t]:indptr[t+1]]`` are the ids of the documents containing it, ascending, and ``weights`` the
+matching ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (bm25s's "lucene" method). A query's score is
+then a sum of a few posting slices; scoring a candidate subset binary-searches the candidates in each query
+term's (sorted) postings, so ranking 20 neighbours never touches the rest of the corpus.
+
+Hand-written on numpy/scipy rather than calling bm25s at runtime because bm25s keeps the whole tokenized corpus
+as Python lists while building (gigabytes at STaRK scale) and has no subset scoring; bm25s is the test oracle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ark.index._progress import progress_bar
+from ark.index.atomic import atomic_directory
+from ark.index.tokenizer import SplitBatch, Tokenizer
+from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k_dense
+
+FORMAT_VERSION = 1
+_ARRAYS = ("indptr", "indices", "weights", "doc_lengths")
+
+
+class _Vocabulary(dict):
+    """Raw token -> term id (-1 for dropped tokens); filled lazily so each distinct token is analysed once."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        super().__init__()
+        self.tokenizer = tokenizer
+        self.terms: list[str] = []
+        self.term_ids: dict[str, int] = {}
+
+    def __missing__(self, raw: str) -> int:
+        term = self.tokenizer.term_of(raw)
+        if term is None:
+            tid = -1
+        else:
+            tid = self.term_ids.get(term, -1)
+            if tid < 0:
+                tid = self.term_ids[term] = len(self.terms)
+                self.terms.append(term)
+        self[raw] = tid
+        return tid
+
+
+def _chunks(docs: Iterable[str], size: int) -> Iterator[list[str]]:
+    it = iter(docs)
+    while chunk := list(itertools.islice(it, size)):
+        yield [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
+
+
+def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
+    """Split chunks in worker threads, keeping ``workers`` chunks in flight, yielding results in order.
+
+    Arrow's split kernels release the GIL, so on a multi-core machine the splitting of the next chunks overlaps
+    with the (Python-bound) vocabulary mapping of the current one.
+    """
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(tokenizer.split, chunk))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _chunk_term_counts(batch: SplitBatch, vocab: _Vocabulary) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Doc-major term-frequency matrix of one split chunk (float32 tf) and its documents' lengths in tokens."""
+    n = len(batch.offsets) - 1
+    raw_to_term = np.fromiter(map(vocab.__getitem__, batch.dictionary), np.int64, len(batch.dictionary))
+    terms = raw_to_term[batch.codes] if len(batch.codes) else np.zeros(0, np.int64)
+    docs = np.repeat(np.arange(n, dtype=np.int32), np.diff(batch.offsets))
+    kept = terms >= 0
+    terms, docs = terms[kept], docs[kept]
+    lengths = np.bincount(docs, minlength=n).astype(np.int32)
+    ones = np.ones(len(terms), dtype=np.float32)
+    counts = sp.coo_matrix((ones, (docs, terms)), shape=(n, max(len(vocab.terms), 1))).tocsr()
+    counts.sum_duplicates()
+    return counts, lengths
+
+
+def _load_array(path: Path, mmap: bool) -> np.ndarray:
+    try:
+        return np.load(path, mmap_mode="r" if mmap else None)
+    except ValueError:  # an empty array cannot be memory-mapped
+        return np.load(path)
+
+
+class BM25Index:
+    """BM25 index with global top-k :meth:`search` and subset :meth:`score` sharing one global IDF."""
+
+    def __init__(
+        self,
+        indptr: np.ndarray,
+        indices: np.ndarray,
+        weights: np.ndarray,
+        doc_lengths: np.ndarray,
+        terms: list[str],
+        k1: float,
+        b: float,
+        tokenizer: Tokenizer,
+    ) -> None:
+        self.indptr = indptr
+        self.indices = indices
+        self.weights = weights
+        self.doc_lengths = doc_lengths
+        self.terms = terms
+        self.k1 = float(k1)
+        self.b = float(b)
+        self.tokenizer = tokenizer
+        self._term_ids = dict(zip(terms, range(len(terms)), strict=True))
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        docs: Iterable[str],
+        k1: float = 1.5,
+        b: float = 0.75,
+        tokenizer: Tokenizer | None = None,
+        num_docs: int | None = None,
+        progress: bool = False,
+        chunk_size: int = 25_000,
+    ) -> BM25Index:
+        """Index ``docs`` (streamed in chunks; document ``i`` gets id ``i``).
+
+        ``num_docs`` only sizes the progress bar. Memory stays near the size of the final postings: no
+        per-token Python objects are kept, only one chunk of text at a time.
+        """
+        if not (k1 >= 0):
+            raise ValueError(f"k1 must be >= 0, got {k1!r}")
+        if not (0 <= b <= 1):
+            raise ValueError(f"b must be in [0, 1], got {b!r}")
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
+        tokenizer = tokenizer or Tokenizer()
+        vocab = _Vocabulary(tokenizer)
+        pieces: list[tuple[sp.csr_matrix, np.ndarray]] = []
+        with progress_bar("BM25 indexing", num_docs, progress) as bar:
+            for batch in _split_ahead(tokenizer, _chunks(docs, chunk_size)):
+                pieces.append(_chunk_term_counts(batch, vocab))
+                bar.advance(len(batch.offsets) - 1)
+        return cls._from_pieces(pieces, vocab.terms, k1, b, tokenizer)
+
+    @classmethod
+    def _from_pieces(
+        cls, pieces: list[tuple[sp.csr_matrix, np.ndarray]], terms: list[str], k1: float, b: float,
+        tokenizer: Tokenizer,
+    ) -> BM25Index:
+        doc_lengths = np.concatenate([p[1] for p in pieces]) if pieces else np.zeros(0, np.int32)
+        n_docs, n_terms = len(doc_lengths), len(terms)
+        df = np.zeros(n_terms, dtype=np.int64)
+        for counts, _ in pieces:
+            df += np.bincount(counts.indices, minlength=n_terms)
+        idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        avgdl = float(doc_lengths.mean()) if n_docs else 1.0
+        norm = k1 * (1.0 - b + b * doc_lengths / max(avgdl, 1e-12))
+
+        # Turn tf into BM25 weights chunk by chunk (bounded float64 temporaries), then stitch the chunks.
+        start = 0
+        indptr_parts, index_parts, weight_parts = [np.zeros(1, np.int64)], [], []
+        nnz = 0
+        while pieces:
+            counts, lengths = pieces.pop(0)
+            rows = np.repeat(norm[start : start + len(lengths)], np.diff(counts.indptr))
+            tf = counts.data.astype(np.float64)
+            weight_parts.append((idf[counts.indices] * tf / (tf + rows)).astype(np.float32))
+            index_parts.append(counts.indices.astype(np.int32, copy=False))
+            indptr_parts.append(counts.indptr[1:].astype(np.int64) + nnz)
+            nnz += counts.nnz
+            start += len(lengths)
+            del counts, rows, tf
+        doc_major = sp.csr_matrix(
+            (
+                np.concatenate(weight_parts) if weight_parts else np.zeros(0, np.float32),
+                np.concatenate(index_parts) if index_parts else np.zeros(0, np.int32),
+                np.concatenate(indptr_parts),
+            ),
+            shape=(n_docs, n_terms),
+        )
+        del weight_parts, index_parts
+        # csr -> csc is a linear counting sort in scipy; it emits each column's rows in ascending order.
+        term_major = doc_major.tocsc()
+        del doc_major
+        return cls(
+            term_major.indptr.astype(np.int64),
+            term_major.indices.astype(np.int32, copy=False),
+            term_major.data.astype(np.float32, copy=False),
+            doc_lengths,
+            terms,
+            k1,
+            b,
+            tokenizer,
+        )
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_docs(self) -> int:
+        return len(self.doc_lengths)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.terms)
+
+    def _query_terms(self, query: str) -> list[tuple[int, int]]:
+        """Known query terms as (term id, occurrences), in order of first occurrence."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        counts: dict[int, int] = {}
+        for term in self.tokenizer.tokenize(query):
+            tid = self._term_ids.get(term)
+            if tid is not None:
+                counts[tid] = counts.get(tid, 0) + 1
+        return list(counts.items())
+
+    def _postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = int(self.indptr[tid]), int(self.indptr[tid + 1])
+        return self.indices[lo:hi], self.weights[lo:hi]
+
+    # ------------------------------------------------------------------ queries
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` documents by BM25, descending (ties by lower id); only documents scoring > 0.
+
+        ``mask`` (bool, one per document) restricts the result to documents where it is True.
+        """
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (self.num_docs,):
+                raise ValueError(
+                    f"mask must be a bool array of shape ({self.num_docs},), got {mask.dtype} {mask.shape}"
+                )
+        terms = self._query_terms(query)
+        if k <= 0 or not terms:
+            return EMPTY_IDS, EMPTY_SCORES
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        for tid, count in terms:
+            docs, weights = self._postings(tid)
+            scores[docs] += weights if count == 1 else weights * np.float32(count)
+        if mask is not None:
+            scores *= mask
+        return top_k_dense(scores, k)
+
+    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+        """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""
+        cand = np.asarray(candidates)
+        if cand.size == 0:
+            return np.zeros(cand.shape, dtype=np.float32)
+        if not np.issubdtype(cand.dtype, np.integer):
+            raise ValueError(f"candidates must be integer node ids, got dtype {cand.dtype}")
+        cand = cand.astype(np.int64, copy=False)
+        lo, hi = int(cand.min()), int(cand.max())
+        if lo < 0 or hi >= self.num_docs:
+            bad = lo if lo < 0 else hi
+            raise ValueError(f"candidate {bad} is out of range: valid ids are 0..{self.num_docs - 1}")
+        # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
+        # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
+        unique, inverse = np.unique(cand.ravel(), return_inverse=True)
+        acc = np.zeros(len(unique), dtype=np.float32)
+        for tid, count in self._query_terms(query):
+            docs, weights = self._postings(tid)
+            if len(docs) == 0:
+                continue
+            if len(docs) >= len(unique):
+                pos = np.searchsorted(docs, unique)
+                np.minimum(pos, len(docs) - 1, out=pos)
+                hit = docs[pos] == unique
+                where, found = hit, weights[pos[hit]]
+            else:
+                pos = np.searchsorted(unique, docs)
+                np.minimum(pos, len(unique) - 1, out=pos)
+                hit = unique[pos] == docs
+                where, found = pos[hit], weights[hit]
+            acc[where] += found if count == 1 else found * np.float32(count)
+        out = acc[inverse]
+        return out.reshape(cand.shape)
+
+    def matched_terms(self, query: str, doc: int) -> list[str]:
+        """Distinct query tokens (lowercased, before stemming) whose term occurs in document ``doc``."""
+        if not 0 <= doc < self.num_docs:
+            raise ValueError(f"doc {doc} is out of range: valid ids are 0..{self.num_docs - 1}")
+        matched: list[str] = []
+        for raw in dict.fromkeys(self.tokenizer.surface_tokens(query)):
+            tid = self._term_ids.get(self.tokenizer.term_of(raw))  # type: ignore[arg-type]
+            if tid is None:
+                continue
+            docs, _ = self._postings(tid)
+            pos = int(np.searchsorted(docs, doc))
+            if pos < len(docs) and docs[pos] == doc:
+                matched.append(raw)
+        return matched
+
+    # ------------------------------------------------------------------ persistence
+    def settings(self) -> dict:
+        """Everything that determines the index contents apart from the documents."""
+        return {"format": FORMAT_VERSION, "k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.config()}
+
+    def save(self, directory: str | Path) -> None:
+        """Write the index to ``directory`` atomically (complete or not at all)."""
+        with atomic_directory(directory) as tmp:
+            for name in _ARRAYS:
+                np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
+            (tmp / "terms.txt").write_text("\n".join(self.terms), encoding="utf-8")
+            meta = {**self.settings(), "num_docs": self.num_docs, "num_terms": self.vocabulary_size}
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: str | Path, mmap: bool = True) -> BM25Index:
+        """Open an index written by :meth:`save`; arrays are memory-mapped unless ``mmap=False``."""
+        directory = Path(directory)
+        meta_path = directory / "meta.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"no BM25 index at {directory} (missing meta.json)")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT_VERSION:
+            raise ValueError(f"index at {directory} has format {meta.get('format')!r}, expected {FORMAT_VERSION}")
+        arrays = {name: _load_array(directory / f"{name}.npy", mmap) for name in _ARRAYS}
+        text = (directory / "terms.txt").read_text(encoding="utf-8")
+        terms = text.split("\n") if meta["num_terms"] else []
+        return cls(
+            **arrays, terms=terms, k1=meta["k1"], b=meta["b"], tokenizer=Tokenizer.from_config(meta["tokenizer"])
+        )
+
+    def __repr__(self) -> str:
+        return f"BM25Index(num_docs={self.num_docs}, terms={self.vocabulary_size}, k1={self.k1}, b={self.b})"

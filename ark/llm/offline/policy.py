@@ -1,0 +1,373 @@
+"""The offline policy: a deterministic stand-in for the model that drives ARK's tools like an agent would.
+
+It follows the seed paper's strategies with real tool calls and reads only the observations it gets back (plus the
+graph's schema and node text, which every agent may see through the tools):
+
+1. *anchor* — global search for each entity mention in the question; a hit becomes an anchor only when convincing
+   (its name is contained in the mention, or a short mention is contained in the node's text);
+2. *expand* — explore each anchor's neighborhood filtered to the wanted node type (from the question and the
+   schema), with the question as ranking subquery; when the schema has no direct link from the anchor's type to
+   the wanted type, hop through an intermediate type first (*second hop*);
+3. *verify* — for the best candidates reached from several anchors, look at their own neighborhood for the other
+   anchors (the agent checking its answer);
+4. *answer* — add candidates ranked by anchor evidence, each anchor weighted by how specific it is
+   (``log(1 + |type| / |neighborhood|)``), then *finish*. With no convincing anchor it falls back to one broad
+   search of the whole question and adds about half of the results (the paper's first strategy).
+
+Each agent (``agent_index``) makes different, seeded choices — which anchors to keep, how many candidates to verify —
+so that voting across agents helps. The policy is a pure function of the conversation: replaying the same messages
+gives the same next call. It is a baseline and a teacher for tests, not a language model.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import random
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...graph import KnowledgeGraph
+from ...index import Tokenizer
+from ...tools.observations import ParsedNode, parse_node_lines
+from ..policy import PolicyReply, Usage
+from .question import Mention, QuestionAnalysis, QuestionReader
+
+_FOUND = re.compile(r"found (\d+) results?")
+_QUESTION_PREFIX = re.compile(r"^.*?question:\s*", re.IGNORECASE | re.DOTALL)
+
+PHASES = ("anchor", "expand", "second_hop", "verify", "answer", "finish")
+
+
+@dataclass
+class Evidence:
+    """What the agent has learnt so far, rebuilt from the observations in the conversation."""
+
+    analysis: QuestionAnalysis
+    rng: random.Random
+    agent_index: int = 0
+    anchors: list[tuple[int, str, str, bool]] = field(default_factory=list)  # (index, name, type, negated)
+    broad: list[ParsedNode] = field(default_factory=list)
+    candidate_score: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    candidate_hits: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    candidate_names: dict[int, str] = field(default_factory=dict)
+    intermediates: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    verified: dict[int, float] = field(default_factory=dict)
+    anchor_weight: dict[int, float] = field(default_factory=dict)
+    done: list[str] = field(default_factory=list)
+
+
+class OfflinePolicy:
+    """A :class:`~ark.llm.ChatPolicy` that needs no model: ``OfflinePolicy(graph, index)``.
+
+    ``index`` is only asked for its tokenizer (so mentions are matched with the tokens search uses); all searching
+    goes through the tool calls the policy emits.
+    """
+
+    name = "offline"
+
+    def __init__(self, graph: KnowledgeGraph, index: Any = None, verify: int = 20, max_answers: int = 20) -> None:
+        self.graph = graph
+        self.tokenizer = getattr(index, "tokenizer", None) or Tokenizer()
+        self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(self.tokenizer.tokenize(text)))
+        self.reader = QuestionReader(graph, self.tokenizer)
+        self.verify = verify
+        self.max_answers = max_answers
+        self.type_sizes = graph.type_counts()
+        self.links = {(t.source_type, t.target_type) for t in graph.schema}
+        self.links |= {(b, a) for a, b in self.links}
+        self.relations_between: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for t in graph.schema:
+            self.relations_between[(t.source_type, t.target_type)].add(t.relation)
+            self.relations_between[(t.target_type, t.source_type)].add(t.relation)
+
+    async def aclose(self) -> None:
+        return None
+
+    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+                           tool_choice: str = "required") -> PolicyReply:
+        tool_names = {t["function"]["name"] for t in tools}
+        evidence, phase_index = self._replay(messages, agent_index, tool_names)
+        calls: list[tuple[str, dict[str, Any]]] = []
+        while not calls:
+            phase = PHASES[min(phase_index, len(PHASES) - 1)]
+            calls, note = self._plan(phase, evidence, tool_names)
+            phase_index += 1
+        return PolicyReply(message=_assistant_message(note, calls, len(messages)), usage=Usage())
+
+    # ---------------------------------------------------------------- replay
+    def _replay(self, messages: list[dict], agent_index: int, tool_names: set[str]) -> tuple[Evidence, int]:
+        question = _question(messages)
+        seed = int(hashlib.sha256(f"{question}|{agent_index}".encode()).hexdigest()[:12], 16)
+        evidence = Evidence(self.reader.read(question), random.Random(seed), agent_index)
+        observations = {m.get("tool_call_id"): m.get("content") or "" for m in messages if m.get("role") == "tool"}
+        phase_index = 0
+        for message in messages:
+            if message.get("role") != "assistant" or not message.get("tool_calls"):
+                continue
+            phase = PHASES[min(phase_index, len(PHASES) - 1)]
+            # Recompute what this step planned so skipped phases line up with the live run.
+            planned, _ = self._plan(phase, evidence, tool_names)
+            while not planned and phase_index < len(PHASES) - 1:
+                phase_index += 1
+                phase = PHASES[phase_index]
+                planned, _ = self._plan(phase, evidence, tool_names)
+            results = [(call, observations.get(call.get("id"), "")) for call in message["tool_calls"]]
+            self._absorb(phase, evidence, results)
+            phase_index += 1
+        return evidence, phase_index
+
+    # ---------------------------------------------------------------- planning
+    def _plan(self, phase: str, ev: Evidence, tool_names: set[str]) -> tuple[list[tuple[str, dict]], str]:
+        a = ev.analysis
+        if phase == "anchor":
+            calls = [("search_in_graph", {"query": m.text, "size": 10}) for m in a.mentions[:24]]
+            calls.append(("search_in_graph", {"query": a.question, "size": 30}))
+            return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
+        if phase == "expand":
+            if "search_in_neighborhood" not in tool_names:
+                return [], ""
+            calls = []
+            for index, _name, node_type, _negated in self._positive_anchors(ev):
+                hop_type = self._hop_type(node_type, a)
+                args: dict[str, Any] = {"node_index": index, "query": a.question}
+                if hop_type:
+                    args["node_type"] = hop_type
+                relation = self._relation_hint(node_type, hop_type, a)
+                if relation:
+                    args["edge_type"] = relation
+                calls.append(("search_in_neighborhood", args))
+            return calls, "Explore the neighborhoods of the anchored entities, filtered to the type asked for."
+        if phase == "second_hop":
+            if not ev.intermediates or "search_in_neighborhood" not in tool_names:
+                return [], ""
+            best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:5]
+            calls = []
+            for index in best:
+                args = {"node_index": index, "query": a.question}
+                if a.target_types:
+                    args["node_type"] = a.target_types[0]
+                calls.append(("search_in_neighborhood", args))
+            return calls, "Follow the intermediate entities one more hop to the type asked for."
+        if phase == "verify":
+            anchors = self._positive_anchors(ev)
+            if len(anchors) < 2 or not ev.candidate_score or "search_in_neighborhood" not in tool_names:
+                return [], ""
+            anchor_types = sorted({t for _, _, t, _ in anchors})
+            count = self.verify + ev.rng.choice((-5, 0, 5)) if ev.agent_index else self.verify
+            calls = []
+            for index in self._ranked_candidates(ev)[: max(count, 1)]:
+                for anchor_type in anchor_types:
+                    args = {"node_index": index, "query": " ".join(m.text for m in ev.analysis.mentions)}
+                    args["node_type"] = anchor_type
+                    calls.append(("search_in_neighborhood", args))
+            return calls, "Check the strongest candidates: which of the question's entities are their neighbors?"
+        if phase == "answer":
+            ranked = self._final_ranking(ev)
+            if not ranked:
+                return [], ""
+            nodes = [{"node_index": i, "reasoning": self._reason(ev, i)} for i in ranked]
+            return [("add_to_answer", {"answer_nodes": nodes})], "Add the best-supported nodes to the answer."
+        return [("finish", {"comment": "Answer complete."})], "Done."
+
+    def _positive_anchors(self, ev: Evidence) -> list[tuple[int, str, str, bool]]:
+        anchors = [a for a in ev.anchors if not a[3]]
+        if ev.agent_index and len(anchors) > 3:
+            keep = max(3, round(len(anchors) * 0.8))
+            chosen = sorted(ev.rng.sample(range(len(anchors)), keep))
+            anchors = [anchors[i] for i in chosen]
+        return anchors
+
+    def _hop_type(self, anchor_type: str, a: QuestionAnalysis) -> str | None:
+        """The type to explore from an anchor: the wanted type if linked directly, else an intermediate type."""
+        if not a.target_types:
+            return None
+        target = a.target_types[0]
+        if (anchor_type, target) in self.links:
+            return target
+        middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
+        return middles[0] if middles else target
+
+    def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis) -> str | None:
+        if other is None:
+            return None
+        between = self.relations_between.get((anchor_type, other), set())
+        hinted = [r for r in a.relation_hints if r in between]
+        return hinted[0] if len(hinted) == 1 and len(between) > 1 else None
+
+    # ---------------------------------------------------------------- absorbing
+    def _absorb(self, phase: str, ev: Evidence, results: list[tuple[dict, str]]) -> None:
+        if phase == "anchor":
+            mentions = ev.analysis.mentions
+            target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+            for position, (_call, text) in enumerate(results):
+                nodes = parse_node_lines(text)
+                if position < len(mentions) and position < len(results) - 1:
+                    mention = mentions[position]
+                    known = {x[0] for x in ev.anchors}
+                    for anchor in self._convincing(mention, nodes, target):
+                        if anchor.type == target and not mention.negated:
+                            # The question names a node of the very type it asks for: a candidate, not a hop.
+                            ev.candidate_score[anchor.index] += 1.0
+                            ev.candidate_names[anchor.index] = anchor.name
+                        elif anchor.index not in known:
+                            ev.anchors.append((anchor.index, anchor.name, anchor.type, mention.negated))
+                else:
+                    ev.broad = nodes
+            return
+        for call, text in results:
+            nodes = parse_node_lines(text)
+            total = _total(text, len(nodes))
+            args = _arguments(call)
+            center = args.get("node_index")
+            if phase == "expand":
+                self._absorb_expansion(ev, center, nodes, total)
+            elif phase == "second_hop":
+                self._absorb_candidates(ev, center, nodes, total, weight=ev.intermediates.get(center, 1.0))
+            elif phase == "verify" and isinstance(center, int):
+                self._absorb_verification(ev, center, nodes, total)
+
+    def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[ParsedNode], total: int) -> None:
+        target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+        for node in nodes:
+            if target is not None and node.type != target:
+                specificity = math.log1p(self.type_sizes.get(node.type, 1) / max(total, 1))
+                ev.intermediates[node.index] += specificity
+        matching = [n for n in nodes if target is None or n.type == target]
+        self._absorb_candidates(ev, center, matching, total, weight=1.0)
+
+    def _absorb_candidates(self, ev: Evidence, center: Any, nodes: list[ParsedNode], total: int,
+                           weight: float) -> None:
+        if not nodes:
+            return
+        node_type = nodes[0].type
+        # An anchor shared by few nodes of the wanted type says more than one shared by thousands (an IDF).
+        specificity = math.log1p(self.type_sizes.get(node_type, 1) / max(total, 1))
+        if isinstance(center, int):
+            ev.anchor_weight[center] = specificity
+        for rank, node in enumerate(nodes):
+            ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * rank / len(nodes))
+            ev.candidate_hits[node.index].add(center if isinstance(center, int) else -1)
+            ev.candidate_names[node.index] = node.name
+
+    def _absorb_verification(self, ev: Evidence, center: int, nodes: list[ParsedNode], total: int) -> None:
+        listed = {n.index for n in nodes}
+        mention_tokens = [set(m.tokens) for m in ev.analysis.mentions]
+        score = ev.verified.get(center, 0.0)
+        for index, name, _type, negated in ev.anchors:
+            named = self._tokens(name)
+            present = index in listed or any(self._tokens(n.name) == named for n in nodes)
+            if present and not negated:
+                # Absent findings are not counted against a candidate: rare diseases show their features with
+                # incomplete penetrance, so an absent feature is weak evidence either way.
+                score += ev.anchor_weight.get(index, 1.0)
+        for node in nodes:
+            tokens = self._tokens(node.name)
+            if tokens and node.index not in {a[0] for a in ev.anchors} and any(tokens <= m for m in mention_tokens):
+                score += 0.25
+        # Candidates with very large neighborhoods match many mentions by chance.
+        ev.verified[center] = score / (1.0 + 0.1 * math.log1p(total))
+
+    # ---------------------------------------------------------------- ranking
+    def _convincing(self, mention: Mention, nodes: list[ParsedNode], target: str | None) -> list[ParsedNode]:
+        """Results that the mention names: those whose whole name lies within the mention, longest names first
+        (several when equally named, e.g. one entity from two sources; on a tie of length, not of the wanted type,
+        as mentions usually name other entities). Failing that, for a short mention, the first result whose text
+        holds every word of the mention and whose name shares one of them."""
+        words = set(mention.tokens)
+        named = [n for n in nodes if self._tokens(n.name) and self._tokens(n.name) <= words]
+        if named:
+            best = max(len(self._tokens(n.name)) for n in named)
+            longest = [n for n in named if len(self._tokens(n.name)) == best]
+            others = [n for n in longest if n.type != target]
+            chosen = others or longest
+            direct = [n for n in longest if n.type == target] if others else []
+            return chosen[:3] + direct[:3]
+        if len(words) <= 5:
+            for node in nodes[:3]:
+                if not self._valid(node) or not (self._tokens(node.name) & words):
+                    continue
+                if words <= self._tokens(self.graph.text(node.index)):
+                    return [node]
+        return []
+
+    def _valid(self, node: ParsedNode) -> bool:
+        return 0 <= node.index < self.graph.num_nodes
+
+    def _ranked_candidates(self, ev: Evidence) -> list[int]:
+        anchor_ids = {a[0] for a in ev.anchors}
+
+        def key(i: int) -> tuple[float, int]:
+            return (-ev.candidate_score[i], i)
+
+        return [i for i in sorted(ev.candidate_score, key=key) if i not in anchor_ids]
+
+    def _final_ranking(self, ev: Evidence) -> list[int]:
+        target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+        if not ev.candidate_score:
+            broad = [n for n in ev.broad if target is None or n.type == target] or ev.broad
+            return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]][: self.max_answers]
+        ranked = self._ranked_candidates(ev)
+        if ev.verified:
+            best = max(ev.candidate_score.values()) or 1.0
+
+            mentioned = [set(m.tokens) for m in ev.analysis.mentions if not m.negated]
+            bonus = sum(ev.anchor_weight.values()) / max(len(ev.anchor_weight), 1)
+
+            def named_in_question(i: int) -> float:
+                name = self._tokens(ev.candidate_names.get(i, ""))
+                return bonus if name and any(m and m <= name for m in mentioned) else 0.0
+
+            def key(i: int) -> tuple[float, float, int]:
+                verified = ev.verified.get(i, -1.0)
+                return (-(verified + named_in_question(i)), -ev.candidate_score[i] / best, ranked.index(i))
+
+            ranked = sorted(ranked, key=key)
+        broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
+        return (ranked + broad_hits[:3])[: self.max_answers]
+
+    def _reason(self, ev: Evidence, index: int) -> str:
+        anchors = {a[0]: a[1] for a in ev.anchors}
+        via = [anchors[h] for h in sorted(ev.candidate_hits.get(index, ())) if h in anchors]
+        if via:
+            return "Linked to " + ", ".join(via[:5]) + (" and more" if len(via) > 5 else "") + "."
+        return "Best match of the question's text."
+
+
+def _question(messages: list[dict]) -> str:
+    for message in messages:
+        if message.get("role") == "user":
+            return _QUESTION_PREFIX.sub("", str(message.get("content") or ""), count=1).strip()
+    return ""
+
+
+def _arguments(call: dict) -> dict[str, Any]:
+    try:
+        parsed = json.loads(call.get("function", {}).get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _total(text: str, shown: int) -> int:
+    match = _FOUND.search(text)
+    return int(match.group(1)) if match else shown
+
+
+def _assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt: int) -> dict:
+    return {
+        "role": "assistant",
+        "content": note,
+        "tool_calls": [
+            {
+                "id": f"call_{salt}_{n}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+            for n, (name, args) in enumerate(calls)
+        ],
+    }

@@ -1,0 +1,113 @@
+"""Reading a question with nothing but the graph's schema: wanted node type, entity mentions, relation hints.
+
+No rules for a particular benchmark or graph: node-type and relation names come from the graph itself, and the
+linguistic cues (interrogatives, negation, list punctuation) are generic English.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ...graph import KnowledgeGraph
+from ...index import Tokenizer
+
+_SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or|but|while|plus)\s+", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
+_NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
+_INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
+_GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
+
+
+@dataclass
+class Mention:
+    """A stretch of the question that may name an entity; ``negated`` when the question says it is absent."""
+
+    text: str
+    tokens: list[str]
+    negated: bool = False
+
+
+@dataclass
+class QuestionAnalysis:
+    question: str
+    tokens: list[str]
+    target_types: list[str] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    quoted: list[str] = field(default_factory=list)
+    relation_hints: list[str] = field(default_factory=list)
+
+
+def _type_words(node_type: str) -> set[str]:
+    """Surface forms of a node type name: its parts and their plurals (``gene/protein`` → gene, genes, ...)."""
+    words: set[str] = set()
+    parts = [p for p in re.split(r"[/_\s-]+", node_type.lower()) if p]
+    phrases = [*parts, " ".join(parts)] if len(parts) > 1 else parts
+    for word in phrases:
+        words.add(word)
+        if word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
+            words.add(word[:-1] + "ies")
+        elif word.endswith(("s", "x", "sh", "ch")):
+            words.add(word + "es")
+        else:
+            words.add(word + "s")
+    return words
+
+
+class QuestionReader:
+    """Analyses questions against one graph's schema."""
+
+    def __init__(self, graph: KnowledgeGraph, tokenizer: Tokenizer | None = None) -> None:
+        self.graph = graph
+        self.tokenizer = tokenizer or Tokenizer()
+        self.type_words = {t: _type_words(t) for t in graph.node_types}
+        self.relation_words = {
+            r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
+            for r in graph.relation_types
+        }
+
+    def read(self, question: str) -> QuestionAnalysis:
+        analysis = QuestionAnalysis(question=question, tokens=self.tokenizer.tokenize(question))
+        analysis.target_types = self._target_types(question)
+        analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
+        analysis.mentions = self._mentions(question, analysis.quoted)
+        words = set(re.findall(r"\w+", question.lower()))
+        all_type_words = set().union(*self.type_words.values()) if self.type_words else set()
+        analysis.relation_hints = [
+            r for r, rw in self.relation_words.items() if rw and (rw - all_type_words) & words
+        ]
+        return analysis
+
+    def _target_types(self, question: str) -> list[str]:
+        """Node types named after an interrogative ("which genes ...") or, failing that, anywhere."""
+        lower = question.lower()
+        found: list[tuple[int, str]] = []
+        for node_type, words in self.type_words.items():
+            positions = [m.start() for w in words for m in re.finditer(rf"\b{re.escape(w)}\b", lower)]
+            if positions:
+                found.append((min(positions), node_type))
+        if not found:
+            return []
+        interrogative = _INTERROGATIVE.search(lower)
+        if interrogative:
+            after = sorted((pos, t) for pos, t in found if pos >= interrogative.start())
+            if after:
+                return [after[0][1]]
+        return [min(found)[1]]
+
+    def _mentions(self, question: str, quoted: list[str]) -> list[Mention]:
+        text = question
+        for phrase in quoted:
+            text = text.replace(phrase, " ")
+        mentions: list[Mention] = []
+        negated_zone = False
+        for sentence in re.split(r"(?<=[.?!])\s+", text):
+            negated_zone = bool(re.match(r"\s*(?:absent|excluded|negative|not present|no)\b", sentence, re.I))
+            for chunk in _SPLIT.split(sentence):
+                chunk = chunk.strip()
+                tokens = [t for t in self.tokenizer.tokenize(chunk) if not _NEGATION.fullmatch(t)]
+                if not tokens:
+                    continue
+                negated = negated_zone or bool(_NEGATION.match(chunk))
+                mentions.append(Mention(chunk, tokens, negated))
+        return mentions

@@ -1,0 +1,66 @@
+"""Writing a quiz: atomic JSONL files (all questions, and one file per split), and its summary table."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .splits import SPLITS
+from .templates import TEMPLATES
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> Path:
+    """Write one JSON object a line to a temp file beside ``path``, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_splits(records: list[dict[str, Any]], directory: str | Path) -> dict[str, Path]:
+    """``train.jsonl``, ``val.jsonl`` and ``test.jsonl`` in ``directory``, by each record's ``split``."""
+    directory = Path(directory)
+    return {name: write_jsonl([r for r in records if r["split"] == name], directory / f"{name}.jsonl")
+            for name in SPLITS}
+
+
+@dataclass(frozen=True)
+class TemplateRow:
+    """Answer-set statistics of one template (or of all, as ``template="all"``)."""
+
+    template: str
+    count: int
+    mean_answers: float
+    median_answers: float
+    max_answers: int
+    per_split: dict[str, int]
+
+
+def template_table(records: list[dict[str, Any]]) -> list[TemplateRow]:
+    """One row per template present, in the canonical template order, then a total row."""
+    rows = []
+    groups = [(t, [r for r in records if r["template"] == t]) for t in TEMPLATES]
+    groups.append(("all", records))
+    for name, group in groups:
+        if not group:
+            continue
+        sizes = np.asarray([len(r["answer_ids"]) for r in group])
+        per_split = {s: sum(r["split"] == s for r in group) for s in SPLITS}
+        rows.append(TemplateRow(name, len(group), float(sizes.mean()), float(np.median(sizes)), int(sizes.max()),
+                                per_split))
+    return rows

@@ -1,0 +1,65 @@
+"""The one-hop moves a graph's schema allows, with the nodes each can start from; degenerate parts are noted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph import KnowledgeGraph
+from .spec import Step
+
+
+@dataclass(frozen=True)
+class Hop:
+    """Following ``step`` from a node of ``from_type``; ``starts`` are the nameable nodes with such a neighbor."""
+
+    from_type: str
+    step: Step
+    starts: np.ndarray
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.from_type, self.step.relation, self.step.direction, self.step.node_type)
+
+
+def nameable_mask(graph: KnowledgeGraph) -> np.ndarray:
+    """Nodes that can be named in a question: a non-empty name no other node of the same type shares."""
+    names = [" ".join(graph.name(i).lower().split()) for i in range(graph.num_nodes)]
+    counts = Counter(zip(graph.node_type_codes.tolist(), names, strict=True))
+    return np.asarray(
+        [bool(name) and counts[(t, name)] == 1 for t, name in zip(graph.node_type_codes.tolist(), names, strict=True)]
+    )
+
+
+def schema_hops(graph: KnowledgeGraph, nameable: np.ndarray) -> tuple[list[Hop], list[str]]:
+    """Both directions of every schema triple with edges, and notes on what had to be skipped."""
+    notes: list[str] = []
+    used = {t.relation for t in graph.schema if t.count > 0}
+    for relation in graph.relation_types:
+        if relation not in used:
+            notes.append(f"relation {relation!r} has no edges: skipped")
+    counts = graph.type_counts()
+    for node_type, count in counts.items():
+        if count == 0:
+            notes.append(f"node type {node_type!r} has no nodes: skipped")
+    src, dst, rel = graph.edges()
+    types = graph.node_type_codes
+    hops: list[Hop] = []
+    for triple in graph.schema:
+        if triple.count == 0:
+            continue
+        s_code, t_code = graph.node_types.index(triple.source_type), graph.node_types.index(triple.target_type)
+        mask = (rel == graph.relation_types.index(triple.relation)) & (types[src] == s_code) & (types[dst] == t_code)
+        for from_type, to_type, direction, ends in (
+            (triple.source_type, triple.target_type, "out", src[mask]),
+            (triple.target_type, triple.source_type, "in", dst[mask]),
+        ):
+            starts = np.unique(ends).astype(np.int32)
+            starts = starts[nameable[starts]]
+            if len(starts) == 0:
+                notes.append(f"no uniquely named {from_type!r} node starts relation {triple.relation!r} "
+                             f"({direction}): skipped as an anchor")
+            hops.append(Hop(from_type, Step(triple.relation, direction, to_type), starts))
+    return hops, notes

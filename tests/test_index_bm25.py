@@ -1,0 +1,201 @@
+"""BM25Index against bm25s (the oracle), subset scoring, persistence and edge cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ark.index import ENGLISH_STOPWORDS, BM25Index, Tokenizer
+
+bm25s = pytest.importorskip("bm25s")
+
+CORPUS = [
+    "Generalized tonic-clonic seizures with onset in childhood.",
+    "Febrile seizures: seizures provoked by fever in infants and young children.",
+    "Abnormality of the kidney; renal cysts and renal insufficiency.",
+    "The quick brown fox jumps over the lazy dog.",
+    "",
+    "Über café naïve résumé déjà-vu x_y 12 a1 ²³ 東京 京都",
+    "İstanbul ǅemal straße ΣΊΣΥΦΟΣ",
+    "seizure seizure seizure seizure",
+    "Cardiomyopathy, dilated; heart failure with reduced ejection fraction.",
+    "A a I of to",
+]
+QUERIES = [
+    "seizures in children",
+    "renal cyst kidney",
+    "seizure seizure fever",
+    "heart failure",
+    "σίσυφος istanbul stanbul 東京",
+    "dog fox brown quick",
+]
+
+
+def _bm25s_tokens(texts: list[str], stemmer=None) -> list[list[str]]:
+    return bm25s.tokenize(
+        texts, stopwords=sorted(ENGLISH_STOPWORDS), stemmer=stemmer, return_ids=False, show_progress=False
+    )
+
+
+def _bm25s_index(stemmer=None, k1=1.5, b=0.75):
+    retriever = bm25s.BM25(method="lucene", k1=k1, b=b)
+    retriever.index(
+        bm25s.tokenize(CORPUS, stopwords=sorted(ENGLISH_STOPWORDS), stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    return retriever
+
+
+def test_tokenizer_matches_bm25s_including_unicode():
+    tok = Tokenizer()
+    assert [tok.tokenize(t) for t in CORPUS] == _bm25s_tokens(CORPUS)
+
+
+@pytest.mark.parametrize(("k1", "b"), [(1.5, 0.75), (0.9, 0.4), (2.0, 1.0)])
+def test_scores_equal_bm25s_lucene(k1, b):
+    idx = BM25Index.build(CORPUS, k1=k1, b=b)
+    oracle = _bm25s_index(k1=k1, b=b)
+    everything = np.arange(len(CORPUS))
+    for query in QUERIES:
+        expected = oracle.get_scores(_bm25s_tokens([query])[0])
+        np.testing.assert_allclose(idx.score(query, everything), expected, atol=1e-5)
+
+
+def test_stemmed_scores_equal_bm25s():
+    stemmer_module = pytest.importorskip("Stemmer")
+    stemmer = stemmer_module.Stemmer("english")
+    idx = BM25Index.build(CORPUS, tokenizer=Tokenizer(stemmer="english"))
+    oracle = _bm25s_index(stemmer=stemmer)
+    for query in QUERIES:
+        expected = oracle.get_scores(_bm25s_tokens([query], stemmer=stemmer)[0])
+        np.testing.assert_allclose(idx.score(query, np.arange(len(CORPUS))), expected, atol=1e-5)
+    # "seizure" and "seizures" share a stem, so a singular query now finds the plural-only document.
+    assert 1 in idx.search("seizure", 10)[0]
+
+
+def test_search_is_descending_top_k_of_full_scores():
+    words = ["alpha", "beta", "gamma", "delta", "eps"]
+    docs = [" ".join(np.random.default_rng(i).choice(words, 6)) for i in range(300)]
+    idx = BM25Index.build(docs, chunk_size=37)  # several chunks
+    full = idx.score("alpha gamma", np.arange(len(docs)))
+    ids, scores = idx.search("alpha gamma", 15)
+    order = sorted(np.flatnonzero(full > 0), key=lambda d: (-full[d], d))[:15]
+    assert ids.tolist() == order
+    np.testing.assert_array_equal(scores, full[ids])
+
+
+def test_subset_scores_equal_global_scores_restricted():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(50)]
+    docs = [" ".join(rng.choice(words, rng.integers(1, 20))) for _ in range(500)]
+    idx = BM25Index.build(docs, chunk_size=64)
+    for query in ["w1 w2 w3", "w7 w7 w40", "w49"]:
+        full = idx.score(query, np.arange(len(docs)))
+        subset = rng.choice(len(docs), 40, replace=False)
+        np.testing.assert_array_equal(idx.score(query, subset), full[subset])
+        ids, scores = idx.search(query, len(docs))
+        np.testing.assert_array_equal(full[ids], scores)
+        assert set(ids.tolist()) == set(np.flatnonzero(full > 0).tolist())
+
+
+def test_mask_restricts_search():
+    idx = BM25Index.build(CORPUS)
+    mask = np.zeros(len(CORPUS), dtype=bool)
+    mask[[1, 2]] = True
+    ids, _ = idx.search("seizures kidney", 10, mask=mask)
+    assert sorted(ids.tolist()) == [1, 2]
+    with pytest.raises(ValueError, match="mask must be a bool array"):
+        idx.search("seizures", 3, mask=np.ones(3, dtype=bool))
+
+
+def test_ties_broken_by_lower_id():
+    idx = BM25Index.build(["apple pie", "banana", "apple pie", "apple pie"])
+    ids, scores = idx.search("apple", 2)
+    assert ids.tolist() == [0, 2] and scores[0] == scores[1]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and to", "zzzunknownzzz", "!!! ???"])
+def test_queries_without_known_terms_return_empty(query):
+    idx = BM25Index.build(CORPUS)
+    ids, scores = idx.search(query, 5)
+    assert len(ids) == 0 and len(scores) == 0
+    np.testing.assert_array_equal(idx.score(query, [0, 1, 2]), np.zeros(3, dtype=np.float32))
+    assert idx.matched_terms(query, 0) == []
+
+
+def test_partial_unknown_terms_k_too_large_and_empty_candidates():
+    idx = BM25Index.build(CORPUS)
+    ids, _ = idx.search("seizures zzzunknownzzz", 1000)
+    assert sorted(ids.tolist()) == [0, 1]
+    assert idx.search("seizures", 0)[0].size == 0
+    empty = idx.score("seizures", np.array([], dtype=np.int64))
+    assert empty.shape == (0,) and empty.dtype == np.float32
+    assert idx.score("seizures", []).shape == (0,)
+
+
+def test_bad_candidates_are_named():
+    idx = BM25Index.build(CORPUS)
+    with pytest.raises(ValueError, match="candidate 99 is out of range"):
+        idx.score("seizures", [1, 99])
+    with pytest.raises(ValueError, match="integer node ids"):
+        idx.score("seizures", [0.5])
+
+
+def test_matched_terms_reports_surface_query_tokens():
+    idx = BM25Index.build(CORPUS, tokenizer=Tokenizer(stemmer="english"))
+    assert idx.matched_terms("Seizure in febrile kids", 1) == ["seizure", "febrile"]
+    assert idx.matched_terms("kidney", 1) == []
+
+
+def test_empty_corpus_and_empty_documents():
+    idx = BM25Index.build([])
+    assert idx.num_docs == 0 and idx.search("anything", 3)[0].size == 0
+    idx = BM25Index.build(["", "the of", ""])
+    assert idx.num_docs == 3 and idx.search("the", 3)[0].size == 0
+
+
+def test_save_load_roundtrip_is_memory_mapped(tmp_path):
+    idx = BM25Index.build(CORPUS, k1=1.2, b=0.5, tokenizer=Tokenizer(stopwords=["quick"], stemmer="english"))
+    idx.save(tmp_path / "bm25")
+    loaded = BM25Index.load(tmp_path / "bm25")
+    assert isinstance(loaded.weights, np.memmap)
+    assert (loaded.k1, loaded.b, loaded.tokenizer.config()) == (1.2, 0.5, idx.tokenizer.config())
+    for query in QUERIES + ["the quick fox"]:
+        np.testing.assert_array_equal(loaded.search(query, 5)[0], idx.search(query, 5)[0])
+        np.testing.assert_array_equal(loaded.score(query, [0, 3, 7]), idx.score(query, [0, 3, 7]))
+    idx2 = BM25Index.build(["other corpus"])
+    idx2.save(tmp_path / "bm25")  # replaces atomically
+    assert BM25Index.load(tmp_path / "bm25").num_docs == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["bm25"]
+
+
+def test_invalid_settings_are_named():
+    with pytest.raises(ValueError, match="b must be in"):
+        BM25Index.build(CORPUS, b=1.5)
+    with pytest.raises(ValueError, match="unknown stopwords 'klingon'"):
+        Tokenizer(stopwords="klingon")
+    with pytest.raises(ValueError, match="unknown stemmer language 'klingon'"):
+        Tokenizer(stemmer="klingon")
+    with pytest.raises(FileNotFoundError, match="no BM25 index"):
+        BM25Index.load("/nonexistent/dir")
+
+
+def test_duplicate_and_unsorted_candidates_score_like_single_ones():
+    idx = BM25Index.build(CORPUS)
+    full = idx.score("seizures fever kidney", np.arange(len(CORPUS)))
+    cands = np.array([2, 1, 2, 0, 1, 9])
+    np.testing.assert_array_equal(idx.score("seizures fever kidney", cands), full[cands])
+
+
+def test_dense_top_k_shortcut_is_exact_with_ties():
+    from ark.index.topk import top_k, top_k_dense
+
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 40, 200_000).astype(np.float32) / 4  # many ties and zeros
+    for k in (1, 20, 500):
+        ids, vals = top_k_dense(scores, k)
+        positive = np.flatnonzero(scores > 0)
+        ref_ids, ref_vals = top_k(positive, scores[positive], k)
+        np.testing.assert_array_equal(ids, ref_ids)
+        np.testing.assert_array_equal(vals, ref_vals)
+    assert top_k_dense(np.zeros(100_000, np.float32), 5)[0].size == 0

@@ -1,0 +1,91 @@
+"""GraphTextIndex / open_index over a small real graph: type filters, per-type fields, on-disk cache."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
+from ark.index import BM25Index, GraphTextIndex, TextIndex, open_index
+
+
+def _graph(seizure_text: str = "Seizure: an abnormal electrical discharge in the brain") -> KnowledgeGraph:
+    nodes = NodeTable(
+        ids=["HP:1", "HP:2", "OMIM:1", "GENE:1"],
+        types=["phenotype", "phenotype", "disease", "gene"],
+        names=["Seizure", "Fever", "Dravet syndrome", "SCN1A"],
+        texts=[
+            seizure_text,
+            "Fever: elevated body temperature",
+            "Dravet syndrome: severe epilepsy with febrile seizures in infancy",
+            "SCN1A sodium channel gene; mutations cause seizures",
+        ],
+        properties=[None, None, {"synonyms": ["severe myoclonic epilepsy", "SMEI"]}, {"symbol": "SCN1A"}],
+    )
+    edges = EdgeTable(sources=["OMIM:1", "OMIM:1"], targets=["HP:1", "HP:2"], relations=["has_phenotype"] * 2)
+    return build_graph(nodes, edges, metadata={"name": "tiny"})
+
+
+def test_search_filters_by_node_type_and_scores_subsets():
+    graph = _graph()
+    index = open_index(graph, progress=False)
+    assert isinstance(index, TextIndex)
+    hits = index.search("seizures", 10)
+    assert {node for node, _ in hits} == {2, 3}  # no stemming by default: "Seizure" does not match
+    assert all(a[1] >= b[1] for a, b in zip(hits, hits[1:], strict=False))
+    assert [n for n, _ in index.search("seizures", 10, node_types="Disease")] == [2]
+    assert {n for n, _ in index.search("seizures", 10, node_types=["gene", "disease"])} == {2, 3}
+    with pytest.raises(ValueError, match="phenotype"):
+        index.search("seizures", 10, node_types="protein")
+    scores = index.score("seizures", [3, 1, 2])
+    assert scores[1] == 0 and scores[0] > 0 and scores[2] > 0
+    assert index.score("seizures", []).shape == (0,)
+    assert index.matched_terms("febrile seizures", 2) == ["febrile", "seizures"]
+
+
+def test_fields_build_per_type_documents():
+    graph = _graph()
+    plain = open_index(graph, progress=False)
+    assert plain.search("SMEI", 5) == []
+    with_fields = open_index(graph, fields={"disease": ["name", "synonyms"]}, progress=False)
+    assert [n for n, _ in with_fields.search("SMEI myoclonic", 5)] == [2]
+    assert with_fields.search("infancy", 5) == []  # the disease's text is no longer its document
+
+
+def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
+    graph = _graph()
+    graph.save(tmp_path / "g")
+    loaded = KnowledgeGraph.load(tmp_path / "g")
+    first = open_index(loaded, progress=False)
+    cache_dirs = list((tmp_path / "g" / "index").iterdir())
+    assert len(cache_dirs) == 1 and cache_dirs[0].name.startswith("bm25-")
+    assert isinstance(first.index.weights, np.memmap)
+    manifest = json.loads((cache_dirs[0] / "manifest.json").read_text())
+    assert manifest["fingerprint"] == loaded.metadata["fingerprint"]
+
+    stamp = (cache_dirs[0] / "weights.npy").stat().st_mtime_ns
+    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    assert (cache_dirs[0] / "weights.npy").stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert again.search("fever", 3) == first.search("fever", 3)
+
+    # Different settings live in a different directory.
+    open_index(loaded, progress=False, k1=1.2)
+    assert len([p for p in (tmp_path / "g" / "index").iterdir() if not p.name.startswith(".")]) == 2
+
+    # A changed graph (new fingerprint) saved at the same place triggers a rebuild.
+    _graph("Convulsion only").save(tmp_path / "g2")
+    changed = KnowledgeGraph.load(tmp_path / "g2")
+    changed.path = loaded.path
+    rebuilt = open_index(changed, progress=False)
+    assert rebuilt.search("seizure", 5) != first.search("seizure", 5)
+    assert rebuilt.search("convulsion", 5)[0][0] == 0
+
+
+def test_mismatched_index_and_bad_kind_are_rejected():
+    graph = _graph()
+    with pytest.raises(ValueError, match="3 documents but the graph has 4 nodes"):
+        GraphTextIndex(graph, BM25Index.build(["a b", "c d", "e f"]))
+    with pytest.raises(ValueError, match="unknown index kind 'sparse'"):
+        open_index(graph, kind="sparse")
