@@ -84,6 +84,15 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _dir_size_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
@@ -112,10 +121,11 @@ def worker_ark(args, corpus: Path, queries: list[str], out: Path) -> dict:
     sys.path.insert(0, str(REPO))
     from ark.index import BM25Index
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), _cpu_s()
     index = BM25Index.build(_lines(corpus), k1=1.5, b=0.75, num_docs=args.docs)
     build = time.perf_counter() - t
-    result = {"build_s": build, "peak_rss_mb": _peak_rss_mb(), "docs": index.num_docs}
+    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(),
+              "docs": index.num_docs}
     if args.big:
         return result
     index.save(out / "index")
@@ -143,12 +153,12 @@ def worker_bm25s(args, corpus: Path, queries: list[str], out: Path) -> dict:
 
     stopwords = sorted(ENGLISH_STOPWORDS)
     docs = list(_lines(corpus))
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), _cpu_s()
     tokens = bm25s.tokenize(docs, stopwords=stopwords, show_progress=False)
     retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
     retriever.index(tokens, show_progress=False)
     build = time.perf_counter() - t
-    result = {"build_s": build, "peak_rss_mb": _peak_rss_mb(), "docs": len(docs)}
+    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(), "docs": len(docs)}
     del docs, tokens
     retriever.save(out / "index")
     result["size_mb"] = _dir_size_mb(out / "index")
@@ -175,7 +185,7 @@ def worker_tantivy(args, corpus: Path, queries: list[str], out: Path) -> dict:
     builder.add_text_field("body", stored=False)
     schema = builder.build()
     (out / "index").mkdir()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), _cpu_s()
     index = tantivy.Index(schema, path=str(out / "index"))
     writer = index.writer(heap_size=512 * 2**20)
     for line in _lines(corpus):
@@ -183,7 +193,8 @@ def worker_tantivy(args, corpus: Path, queries: list[str], out: Path) -> dict:
     writer.commit()
     writer.wait_merging_threads()
     build = time.perf_counter() - t
-    result = {"build_s": build, "peak_rss_mb": _peak_rss_mb(), "size_mb": _dir_size_mb(out / "index")}
+    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(),
+              "size_mb": _dir_size_mb(out / "index")}
     del index, writer
     t = time.perf_counter()
     index = tantivy.Index.open(str(out / "index"))
@@ -223,6 +234,7 @@ def print_report(results: dict[str, dict | None], max_diff: float | None) -> Non
     systems = list(results)
     rows = [
         ("build time (s)", lambda r: r and r.get("build_s"), 1),
+        ("build CPU user+sys (s)", lambda r: r and r.get("build_cpu_s"), 1),
         ("peak RSS (MB)", lambda r: r and r.get("peak_rss_mb"), 0),
         ("index on disk (MB)", lambda r: r and r.get("size_mb"), 0),
         ("load time (s)", lambda r: r and r.get("load_s"), 3),
@@ -289,7 +301,7 @@ def main() -> None:
     for system in systems:
         out = Path(tempfile.mkdtemp(prefix=f"{system}-", dir=args.workdir))
         outs[system] = out
-        print(f"running {system} ...", flush=True)
+        print(f"running {system} ... ({_load()})", flush=True)
         cmd = [sys.executable, __file__, "--worker", system, "--out", str(out), "--docs", str(args.docs),
                "--vocab", str(args.vocab), "--doc-len", str(args.doc_len), "--queries", str(args.queries),
                "--workdir", str(args.workdir)] + (["--big"] if args.big else [])
@@ -300,11 +312,12 @@ def main() -> None:
             print(f"  {system} failed (exit {proc.returncode})")
 
     print(f"\ncorpus: {args.docs:,} docs, ~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,} terms; "
-          f"{args.queries} queries of 2-5 words")
+          f"{args.queries} queries of 2-5 words; {_load()} (machine: {os.cpu_count()} cores)")
     if args.big:
         r = results["ark"]
         if r:
-            print(f"ARK build: {r['build_s']:.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB")
+            print(f"ARK build: {r['build_s']:.1f} s (CPU user+sys {r['build_cpu_s']:.1f} s), "
+                  f"peak RSS {r['peak_rss_mb']:,.0f} MB")
     else:
         max_diff = None
         if results.get("bm25s") and results.get("ark"):

@@ -199,3 +199,45 @@ def test_dense_top_k_shortcut_is_exact_with_ties():
         np.testing.assert_array_equal(ids, ref_ids)
         np.testing.assert_array_equal(vals, ref_vals)
     assert top_k_dense(np.zeros(100_000, np.float32), 5)[0].size == 0
+
+
+def _reference_split_tokens(tokenizer: Tokenizer, text: str) -> list[str]:
+    """Per-text split through Python's re (the query path): lowercased \\w runs of length >= 2."""
+    from ark.index.tokenizer import _WORD_RE
+
+    return _WORD_RE.findall(text.lower() if tokenizer.lower else text)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_batch_split_agrees_with_single_text_path(lower):
+    """The vectorised batch split (ASCII byte table, packed short tokens, regex for non-ASCII texts) yields,
+    per text, the same tokens as the Python-re path used for queries (surface_tokens)."""
+    rng = np.random.default_rng(5)
+    alphabet = list("abcXYZ019_") + [" ", " ", "-", ".", "'", "\t", "\n", "/"]
+    texts = ["".join(rng.choice(alphabet, rng.integers(0, 60))) for _ in range(300)]
+    # Token lengths straddling the 8-byte packing limit, mixed case, and non-ASCII texts among ASCII ones.
+    texts += ["abcdefgh abcdefghi ABCDEFGH abcdefgh_ 12345678 123456789", "x" * 40, "", "  ", "a"]
+    texts += CORPUS + ["naïve abcdefgh café", "ΣΊΣΥΦΟΣ abcdefgh", "İstanbul x_y"]
+    tok = Tokenizer(stopwords="none", lower=lower)
+    batch = tok.split(texts)
+    assert batch.num_texts == len(texts)
+    per_text: list[list[str]] = [[] for _ in texts]
+    for doc, code in zip(batch.doc_ids.tolist(), batch.codes.tolist(), strict=True):
+        raw = batch.dictionary[code]
+        if len(raw) >= 2:
+            per_text[doc].append(raw)
+    for i, text in enumerate(texts):
+        expected = _reference_split_tokens(tok, text)
+        assert sorted(per_text[i]) == sorted(expected), text
+        assert sorted(per_text[i]) == sorted(tok.surface_tokens(text)), text
+
+
+def test_build_from_non_string_documents_and_chunks_agree():
+    docs = ["alpha beta", None, 7, "beta gamma gamma", "Ünïcode beta"] * 7
+    whole = BM25Index.build(docs)
+    chunked = BM25Index.build(docs, chunk_size=3)
+    assert whole.num_docs == len(docs) and whole.doc_lengths[1] == 0
+    everything = np.arange(len(docs))
+    for query in ["beta", "gamma alpha", "7 ünïcode"]:
+        np.testing.assert_allclose(chunked.score(query, everything), whole.score(query, everything), atol=1e-6)
+    assert whole.score("ünïcode", [4])[0] > 0

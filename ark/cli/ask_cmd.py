@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..agent.fusion import FUSIONS
 from .common import console, err_console, fail, load_graph, make_policy
@@ -50,18 +52,34 @@ def ask(
             result = ark.retrieve(question)
     except Exception as exc:  # the LLM client raises LLMError with a clear message
         fail(f"{type(exc).__name__}: {exc}")
+    _check_agents(result)
     if as_json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
     _print_trace(result, graph)
     _print_ranking(result, graph, top)
     usage = result.usage
-    console.print(f"[dim]{result.policy} · {len(result.trajectories)} agent(s) · {result.wall_s:.2f} s"
-                  + (f" · {usage.total_tokens:,} tokens" if usage.total_tokens else "") + "[/]")
+    console.print(f"[dim]{escape(result.policy)} · {len(result.trajectories)} agent(s) · {result.wall_s:.2f} s"
+                  + (f" · {usage.total_tokens:,} tokens" if usage.total_tokens else "") + "[/]", highlight=False)
+
+
+def _check_agents(result) -> None:
+    """Exit with the first error when every agent failed (e.g. the endpoint rejected the key); warn when some did.
+
+    The loop records a policy failure in the trajectory instead of raising (one agent must not sink the others),
+    so without this check an unreachable or misconfigured endpoint would look like an empty answer and exit 0.
+    """
+    failed = [t for t in result.trajectories if t.error]
+    if failed and len(failed) == len(result.trajectories):
+        fail(f"every agent failed; first error: {failed[0].error}", code=1)
+    if failed:
+        err_console.print(f"[yellow]warning:[/] {len(failed)} of {len(result.trajectories)} agent(s) failed; "
+                          f"first error: {escape(failed[0].error or '')}", highlight=False)
 
 
 def _print_ranking(result, graph, top: int) -> None:
-    table = Table(title=f"Answer to: {result.question}", title_justify="left")
+    # Names, questions and model-written reasoning are data, not rich markup: cells are plain Text.
+    table = Table(title=Text(f"Answer to: {result.question}"), title_justify="left")
     for column in ("#", "id", "name", "type", "votes", "evidence"):
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes") else "left")
     reasons: dict[int, str] = {}
@@ -70,7 +88,8 @@ def _print_ranking(result, graph, top: int) -> None:
             reasons.setdefault(int(index), reason)
     for rank, node in enumerate(result.ranked[:top], start=1):
         evidence = reasons.get(node.index) or _snippet(graph.text(node.index))
-        table.add_row(str(rank), node.node_id, node.name, node.type, str(node.votes), evidence)
+        table.add_row(*(Text(cell) for cell in (str(rank), node.node_id, node.name, node.type, str(node.votes),
+                                                 evidence)))
     if not result.ranked:
         console.print("[yellow]No node was added to the answer.[/]")
         return
@@ -80,16 +99,18 @@ def _print_ranking(result, graph, top: int) -> None:
 def _print_trace(result, graph) -> None:
     for trajectory in result.trajectories:
         status = trajectory.stop_reason + (f" ({trajectory.error})" if trajectory.error else "")
-        console.print(f"[bold]Agent {trajectory.agent_index}[/] · {len(trajectory.steps)} steps · {status}")
+        console.print(f"[bold]Agent {trajectory.agent_index}[/] · {len(trajectory.steps)} steps · {escape(status)}",
+                      highlight=False)
         for step in trajectory.steps:
             for call in step.tool_calls:
                 found = f" → {len(call.node_indices)} node(s)" if call.node_indices else ""
                 mark = "" if call.ok else " [red](error)[/]"
-                console.print(f"  {step.index + 1:>2}. {call.name}({_short_args(call.arguments, graph)}){found}{mark}",
-                              markup=True, highlight=False)
+                line = escape(f"{call.name}({_short_args(call.arguments, graph)})")
+                console.print(f"  {step.index + 1:>2}. {line}{found}{mark}", highlight=False)
 
 
 def _short_args(raw: str, graph, limit: int = 90) -> str:
+    """The arguments of a call in one short plain-text line (node indices shown with the node's name)."""
     try:
         args = json.loads(raw)
     except json.JSONDecodeError:
@@ -102,7 +123,7 @@ def _short_args(raw: str, graph, limit: int = 90) -> str:
     for key, value in args.items():
         if key == "node_index" and isinstance(value, int) and graph.is_valid_index(value):
             value = f"{value}: {graph.name(value)}"
-        text = str(value).replace("[", "\\[")
+        text = str(value)
         parts.append(f"{key}={text[:50] + '...' if len(text) > 50 else text}")
     joined = ", ".join(parts)
     return joined if len(joined) <= limit else joined[: limit - 3] + "..."

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -16,8 +17,9 @@ err_console = Console(stderr=True)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a clear error and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {message}")
+    """Print a clear error and exit with ``code``. ``message`` is shown verbatim (never read as rich markup: it
+    often quotes user input such as paths and questions)."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 

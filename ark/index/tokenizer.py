@@ -3,12 +3,16 @@
 The default reproduces bm25s's defaults (and scikit-learn's ``CountVectorizer``): lowercase, tokens are runs of
 two or more Unicode word characters (``(?u)\\b\\w\\w+\\b``), English stopwords removed, optionally stemmed.
 
-Splitting runs in Arrow's C++ kernels (RE2) rather than Python's ``re``: ``re.findall`` costs about 0.3 us per
-token here, i.e. ~20 s for a 50M-token corpus, while the Arrow kernels release the GIL and are several times
-faster (lowercasing stays in Python, see :meth:`Tokenizer.split`). A token is a maximal run of letters,
-digits and underscores (``[\\p{L}\\p{N}_]``, the same set Python's ``\\w`` matches) of length >= 2,
-which is exactly what the ``\\b\\w\\w+\\b`` pattern finds. Queries go through the same kernels,
-so build and query tokens can never disagree. bm25s is the test oracle for this equivalence.
+Splitting a batch of texts (index building) runs vectorised, never per token in Python. ASCII texts -- the
+bulk of most corpora -- go through a 256-entry byte table that lowercases ``A-Z`` and turns every byte that is
+not ``[A-Za-z0-9_]`` into a space, then Arrow's whitespace split: on ASCII this is exactly Python's
+``str.lower`` followed by ``\\w+`` runs, and ~3x faster than a Unicode regex split. Texts with any non-ASCII
+character keep the exact general path: Python's ``str.lower`` (context-dependent cases such as a final sigma
+or a dotted capital I lowercase as in bm25s) and Arrow's RE2 split on non-word runs (``[^\\p{L}\\p{N}_]+``,
+the set Python's ``\\w`` matches). Tokens shorter than two characters are dropped later (:meth:`term_of`),
+which makes maximal runs equal to what ``\\b\\w\\w+\\b`` finds. Single short query strings use Python's
+``re`` with bm25s's own pattern (an Arrow kernel call has a fixed cost of about a millisecond). bm25s is the
+test oracle for all paths.
 """
 
 from __future__ import annotations
@@ -32,13 +36,89 @@ _STOPWORD_CHOICES = ("english", "en", "none")
 class SplitBatch:
     """Tokens of a batch of texts before vocabulary lookup, as a dictionary encoding.
 
-    ``offsets[i]:offsets[i+1]`` are the positions of text ``i``'s tokens in ``codes``; ``codes`` index into
-    ``dictionary`` (the distinct raw tokens of the batch, lowercased, not yet filtered or stemmed).
+    Token ``j`` belongs to text ``doc_ids[j]`` (tokens of a text are contiguous but texts are not necessarily in
+    order) and is ``dictionary[codes[j]]``: the raw tokens of the batch, lowercased, not yet filtered
+    or stemmed (they may include empty or one-character strings, and a token may occur twice when it comes
+    from both an ASCII and a non-ASCII text).
     """
 
-    offsets: np.ndarray
+    num_texts: int
+    doc_ids: np.ndarray
     codes: np.ndarray
     dictionary: list[str]
+
+
+def _ascii_table(lower: bool) -> bytes:
+    """Byte translation table: word bytes kept (``A-Z`` lowercased if ``lower``), other ASCII bytes -> space."""
+    table = bytearray(range(256))  # bytes >= 128 only occur outside the slice being split: left unchanged
+    word = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+    for byte in range(128):
+        if byte not in word:
+            table[byte] = ord(" ")
+    if lower:
+        for byte in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+            table[byte] = byte + 32
+    return bytes(table)
+
+
+_ASCII_TABLES = {lower: _ascii_table(lower) for lower in (True, False)}
+
+
+def _split_ascii(arr: pa.Array, lower: bool) -> pa.ListArray:
+    """Token lists of an all-ASCII string array: one table lookup over the bytes, then a whitespace split."""
+    validity, offsets, data = arr.buffers()
+    if data is not None:  # bytes.translate is a C loop at about 1 GB/s
+        data = pa.py_buffer(data.to_pybytes().translate(_ASCII_TABLES[lower]))
+    clean = pa.Array.from_buffers(arr.type, len(arr), [validity, offsets, data], arr.null_count, arr.offset)
+    return pc.ascii_split_whitespace(clean)
+
+
+_LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [2**64 - 1], dtype=np.uint64)
+
+
+def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-encode tokens: codes per token (ASCII tokens first, then the others) and the distinct tokens.
+
+    Hashing millions of short strings is the costliest step of splitting, so ASCII tokens of at most 8 bytes
+    (most words) are packed exactly into one little-endian integer each (tokens never contain a zero byte,
+    so the zero padding is unambiguous) and encoded as integers; longer or non-ASCII tokens are encoded as
+    strings. Arrow's string ``dictionary_encode`` is the oracle in the tests.
+    """
+    _, offsets_buf, data = ascii_tokens.buffers()
+    start = ascii_tokens.offset
+    offset_type = np.int64 if pa.types.is_large_string(ascii_tokens.type) else np.int32
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[start : start + len(ascii_tokens) + 1]
+    lengths = np.diff(offsets)
+    short = lengths <= 8
+    if data is not None and len(data) and short.any():
+        padded = np.zeros(len(data) + 8, dtype=np.uint8)
+        padded[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+        # A little-endian uint64 starting at every byte (unaligned strides are fine for a gather).
+        words = np.ndarray((len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
+        packed = pc.dictionary_encode(pa.array(words[offsets[:-1][short]] & _LOW_BYTES[lengths[short]]))
+        short_codes = packed.indices.to_numpy(zero_copy_only=False)
+        keys = packed.dictionary.to_numpy(zero_copy_only=False).astype("<u8", copy=False)
+        short_words = keys.view("S8").astype("U8").tolist()  # ASCII bytes, trailing zeros dropped
+    else:
+        short = np.zeros(len(ascii_tokens), dtype=bool)
+        short_codes, short_words = np.zeros(0, dtype=np.int32), []
+    rest = ascii_tokens.filter(pa.array(~short)) if not short.all() else ascii_tokens.slice(0, 0)
+    if other_tokens is not None:
+        rest = pa.concat_arrays([rest, other_tokens.cast(rest.type)])
+    encoded = pc.dictionary_encode(rest)
+    codes = np.empty(len(ascii_tokens) + (0 if other_tokens is None else len(other_tokens)), dtype=np.int32)
+    ascii_codes = codes[: len(ascii_tokens)]
+    ascii_codes[short] = short_codes
+    rest_codes = encoded.indices.to_numpy(zero_copy_only=False) + len(short_words)
+    ascii_codes[~short] = rest_codes[: len(ascii_tokens) - int(short.sum())]
+    codes[len(ascii_tokens) :] = rest_codes[len(ascii_tokens) - int(short.sum()) :]
+    return codes, short_words + encoded.dictionary.to_pylist()
+
+
+def _token_doc_ids(lists: pa.ListArray, ids: np.ndarray) -> np.ndarray:
+    """For each token of ``lists`` (flattened), the id of its text (``ids[i]`` for list ``i``)."""
+    offsets = lists.offsets.to_numpy(zero_copy_only=False)
+    return np.repeat(ids, np.diff(offsets))
 
 
 def _resolve_stopwords(stopwords: str | Iterable[str] | None) -> frozenset[str]:
@@ -103,15 +183,28 @@ class Tokenizer:
         return cls(stopwords=config["stopwords"], stemmer=config["stemmer"], lower=config["lower"])
 
     def split(self, texts: Sequence[str]) -> SplitBatch:
-        """Split many texts at once into raw tokens (the fast path used when building)."""
-        # Python's str.lower (not Arrow's utf8_lower) so that context-dependent cases such as a final sigma or a
-        # dotted capital I lowercase exactly as in bm25s; it costs ~1 us per document.
-        arr = pa.array([t.lower() for t in texts] if self.lower else texts, type=pa.large_string())
-        lists = pc.split_pattern_regex(arr, _NON_WORD)
-        offsets = lists.offsets.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        encoded = pc.dictionary_encode(lists.flatten())
-        codes = encoded.indices.to_numpy(zero_copy_only=False)
-        return SplitBatch(offsets - offsets[0], codes, encoded.dictionary.to_pylist())
+        """Split many texts at once into raw tokens (the vectorised path used when building)."""
+        n = len(texts)
+        # 32-bit string offsets when the batch surely fits (a character is at most 4 UTF-8 bytes): faster kernels.
+        small = 4 * sum(map(len, texts)) < 2**31 - 1
+        arr = pa.array(texts, type=pa.string() if small else pa.large_string())
+        ascii_mask = pc.fill_null(pc.string_is_ascii(arr), True).to_numpy(zero_copy_only=False)
+        if ascii_mask.all():
+            lists = _split_ascii(arr, self.lower)
+            doc_ids = _token_doc_ids(lists, np.arange(n, dtype=np.int32))
+            codes, dictionary = _encode_tokens(lists.flatten(), None)
+        else:
+            ascii_ids = np.flatnonzero(ascii_mask).astype(np.int32)
+            other_ids = np.flatnonzero(~ascii_mask).astype(np.int32)
+            ascii_lists = _split_ascii(arr.filter(pa.array(ascii_mask)), self.lower)
+            others = [texts[i] for i in other_ids]
+            other_arr = pa.array([t.lower() for t in others] if self.lower else others, type=arr.type)
+            other_lists = pc.split_pattern_regex(other_arr, _NON_WORD)
+            doc_ids = np.concatenate(
+                [_token_doc_ids(ascii_lists, ascii_ids), _token_doc_ids(other_lists, other_ids)]
+            )
+            codes, dictionary = _encode_tokens(ascii_lists.flatten(), other_lists.flatten())
+        return SplitBatch(n, doc_ids, codes, dictionary)
 
     def term_of(self, raw: str) -> str | None:
         """The index term for one raw (lowercased) token, or None if it is too short or a stopword."""

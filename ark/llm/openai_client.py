@@ -152,7 +152,7 @@ class OpenAIChatClient:
             status = exc.status_code
             detail = _error_detail(exc)
             if status == 401:
-                hint = "the API key was rejected; set OPENAI_API_KEY or pass --api-key"
+                hint = "the API key was rejected; set OPENAI_API_KEY (or api_key under [llm] in $ARK_HOME/config.toml)"
             elif status == 403:
                 hint = "the API key lacks permission for this model"
             elif status == 404:

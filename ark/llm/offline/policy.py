@@ -31,15 +31,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...graph import KnowledgeGraph
+from ...graph import KnowledgeGraph, normalize_name
 from ...index import Tokenizer
 from ...tools.observations import ParsedNode, parse_node_lines
 from ..policy import PolicyReply, Usage
-from .question import Mention, QuestionAnalysis, QuestionReader
+from .question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, name_tokens
 
 _FOUND = re.compile(r"found (\d+) results?")
 _QUESTION_PREFIX = re.compile(r"^.*?question:\s*", re.IGNORECASE | re.DOTALL)
 
+MAX_MENTIONS = 24
 PHASES = ("anchor", "expand", "second_hop", "verify", "answer", "finish")
 
 
@@ -70,10 +71,10 @@ class OfflinePolicy:
 
     name = "offline"
 
-    def __init__(self, graph: KnowledgeGraph, index: Any = None, verify: int = 20, max_answers: int = 20) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: Any = None, verify: int = 40, max_answers: int = 20) -> None:
         self.graph = graph
         self.tokenizer = getattr(index, "tokenizer", None) or Tokenizer()
-        self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(self.tokenizer.tokenize(text)))
+        self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph, self.tokenizer)
         self.verify = verify
         self.max_answers = max_answers
@@ -125,16 +126,18 @@ class OfflinePolicy:
     def _plan(self, phase: str, ev: Evidence, tool_names: set[str]) -> tuple[list[tuple[str, dict]], str]:
         a = ev.analysis
         if phase == "anchor":
-            calls = [("search_in_graph", {"query": m.text, "size": 10}) for m in a.mentions[:24]]
-            calls.append(("search_in_graph", {"query": a.question, "size": 30}))
+            calls = [("search_in_graph", {"query": m.text, "size": 20}) for m in a.mentions[:MAX_MENTIONS]]
+            if a.question.strip():
+                calls.append(("search_in_graph", {"query": a.question, "size": 30}))
             return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
         if phase == "expand":
             if "search_in_neighborhood" not in tool_names:
                 return [], ""
             calls = []
+            query = self._expansion_query(ev)
             for index, _name, node_type, _negated in self._positive_anchors(ev):
-                hop_type = self._hop_type(node_type, a)
-                args: dict[str, Any] = {"node_index": index, "query": a.question}
+                hop_type = self._hop_type(node_type, a, ev)
+                args: dict[str, Any] = {"node_index": index, "query": query}
                 if hop_type:
                     args["node_type"] = hop_type
                 relation = self._relation_hint(node_type, hop_type, a)
@@ -158,7 +161,7 @@ class OfflinePolicy:
             if len(anchors) < 2 or not ev.candidate_score or "search_in_neighborhood" not in tool_names:
                 return [], ""
             anchor_types = sorted({t for _, _, t, _ in anchors})
-            count = self.verify + ev.rng.choice((-5, 0, 5)) if ev.agent_index else self.verify
+            count = self.verify + ev.rng.choice((-10, 0, 10)) if ev.agent_index else self.verify
             calls = []
             for index in self._ranked_candidates(ev)[: max(count, 1)]:
                 for anchor_type in anchor_types:
@@ -175,27 +178,57 @@ class OfflinePolicy:
         return [("finish", {"comment": "Answer complete."})], "Done."
 
     def _positive_anchors(self, ev: Evidence) -> list[tuple[int, str, str, bool]]:
-        anchors = [a for a in ev.anchors if not a[3]]
-        if ev.agent_index and len(anchors) > 3:
-            keep = max(3, round(len(anchors) * 0.8))
-            chosen = sorted(ev.rng.sample(range(len(anchors)), keep))
-            anchors = [anchors[i] for i in chosen]
-        return anchors
+        return [a for a in ev.anchors if not a[3]]
 
-    def _hop_type(self, anchor_type: str, a: QuestionAnalysis) -> str | None:
-        """The type to explore from an anchor: the wanted type if linked directly, else an intermediate type."""
+    def _expansion_query(self, ev: Evidence) -> str:
+        """The subquery that ranks a neighborhood: agents differ here, so their candidate pools differ."""
+        a = ev.analysis
+        if ev.agent_index % 3 == 1:
+            return " ".join(m.text for m in a.mentions if not m.negated) or a.question
+        if ev.agent_index % 3 == 2:
+            return " ".join(m.text for m in ev.rng.sample(a.mentions, len(a.mentions)) if not m.negated)[:400] \
+                or a.question
+        return a.question_without_negations or a.question
+
+    def _hop_type(self, anchor_type: str, a: QuestionAnalysis, ev: Evidence | None = None) -> str | None:
+        """The type to explore from an anchor: an intermediate type the question names between the wanted type
+        and the anchor ("genes linked to *diseases* that have phenotype X"), else the wanted type if the schema
+        links it directly, else a type that links both."""
         if not a.target_types:
             return None
         target = a.target_types[0]
+        middle = self._named_intermediate(a, ev) if ev is not None else None
+        if middle and (anchor_type, middle) in self.links and (middle, target) in self.links:
+            return middle
         if (anchor_type, target) in self.links:
             return target
         middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
         return middles[0] if middles else target
 
+    def _named_intermediate(self, a: QuestionAnalysis, ev: Evidence) -> str | None:
+        """A node type mentioned after the wanted type that does not label an anchor ("the phenotype X")."""
+        lower = a.question.lower()
+        anchor_starts = [lower.find(name.lower()) for _, name, _, _ in ev.anchors]
+        mentions = a.type_mentions
+        target_at = next((pos for pos, t in mentions if t == a.target_types[0]), None)
+        if target_at is None:
+            return None
+        for pos, node_type in mentions:
+            if pos <= target_at:
+                continue
+            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
+            if not labels_anchor:
+                return node_type
+        return None
+
     def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis) -> str | None:
         if other is None:
             return None
         between = self.relations_between.get((anchor_type, other), set())
+        if a.hierarchy:
+            taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
+            if len(taxonomy) == 1:
+                return taxonomy[0]
         hinted = [r for r in a.relation_hints if r in between]
         return hinted[0] if len(hinted) == 1 and len(between) > 1 else None
 
@@ -206,11 +239,11 @@ class OfflinePolicy:
             target = ev.analysis.target_types[0] if ev.analysis.target_types else None
             for position, (_call, text) in enumerate(results):
                 nodes = parse_node_lines(text)
-                if position < len(mentions) and position < len(results) - 1:
+                if position < min(len(mentions), MAX_MENTIONS):
                     mention = mentions[position]
                     known = {x[0] for x in ev.anchors}
                     for anchor in self._convincing(mention, nodes, target):
-                        if anchor.type == target and not mention.negated:
+                        if anchor.type == target and not mention.negated and not self._self_linked(target):
                             # The question names a node of the very type it asks for: a candidate, not a hop.
                             ev.candidate_score[anchor.index] += 1.0
                             ev.candidate_names[anchor.index] = anchor.name
@@ -218,6 +251,7 @@ class OfflinePolicy:
                             ev.anchors.append((anchor.index, anchor.name, anchor.type, mention.negated))
                 else:
                     ev.broad = nodes
+            self._anchor_whole_question(ev, [parse_node_lines(text) for _call, text in results], target)
             return
         for call, text in results:
             nodes = parse_node_lines(text)
@@ -227,11 +261,27 @@ class OfflinePolicy:
             if phase == "expand":
                 self._absorb_expansion(ev, center, nodes, total)
             elif phase == "second_hop":
+                nodes = self._along_hierarchy(ev, nodes)
                 self._absorb_candidates(ev, center, nodes, total, weight=ev.intermediates.get(center, 1.0))
             elif phase == "verify" and isinstance(center, int):
                 self._absorb_verification(ev, center, nodes, total)
 
+    def _along_hierarchy(self, ev: Evidence, nodes: list[ParsedNode]) -> list[ParsedNode]:
+        """When the question looks up or down an is-a relation, keep the neighbors on that side of the centre."""
+        if not ev.analysis.hierarchy:
+            return nodes
+
+        def taxonomic(relations: tuple[str, ...]) -> bool:
+            return any(normalize_name(r) in TAXONOMY_RELATIONS for r in relations)
+
+        if ev.analysis.hierarchy == "broader":
+            kept = [n for n in nodes if taxonomic(n.out_relations)]
+        else:
+            kept = [n for n in nodes if taxonomic(n.in_relations)]
+        return kept or nodes
+
     def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[ParsedNode], total: int) -> None:
+        nodes = self._along_hierarchy(ev, nodes)
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
         for node in nodes:
             if target is not None and node.type != target:
@@ -295,6 +345,36 @@ class OfflinePolicy:
                     return [node]
         return []
 
+    def _anchor_whole_question(self, ev: Evidence, listings: list[list[ParsedNode]], target: str | None) -> None:
+        """Names that occur word for word in the question (even across the commas a mention split cut) anchor too,
+        unless a longer anchored name already covers them."""
+        question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
+        spans: list[tuple[int, int, ParsedNode]] = []
+        seen: set[int] = set()
+        for node in (n for listing in listings for n in listing):
+            words = name_tokens(node.name)
+            if node.index in seen or len(words) < 2:
+                continue
+            seen.add(node.index)
+            start = _find_run(question, words)
+            if start >= 0:
+                spans.append((start, start + len(words), node))
+        known = {a[0] for a in ev.anchors}
+        for start, end, node in sorted(spans, key=lambda x: x[0] - x[1]):
+            covered = any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in spans)
+            if covered or node.index in known:
+                continue
+            if node.type == target and not self._self_linked(target):
+                ev.candidate_score[node.index] += 1.0
+                ev.candidate_names[node.index] = node.name
+            else:
+                ev.anchors.append((node.index, node.name, node.type, False))
+                known.add(node.index)
+
+    def _self_linked(self, node_type: str | None) -> bool:
+        """Whether the schema relates nodes of this type to each other (e.g. an is-a hierarchy of terms)."""
+        return node_type is not None and (node_type, node_type) in self.links
+
     def _valid(self, node: ParsedNode) -> bool:
         return 0 <= node.index < self.graph.num_nodes
 
@@ -328,7 +408,14 @@ class OfflinePolicy:
 
             ranked = sorted(ranked, key=key)
         broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
-        return (ranked + broad_hits[:3])[: self.max_answers]
+        ranked = ranked + broad_hits[:3]
+        if ev.analysis.quoted:
+            # A quoted phrase is a textual constraint: nodes whose text says it come first.
+            phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
+            text = self.graph.text
+            says = {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
+            ranked = sorted(ranked, key=lambda i: not says.get(i, False))
+        return ranked[: self.max_answers]
 
     def _reason(self, ev: Evidence, index: int) -> str:
         anchors = {a[0]: a[1] for a in ev.anchors}
@@ -371,3 +458,12 @@ def _assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt:
             for n, (name, args) in enumerate(calls)
         ],
     }
+
+
+def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
+    """Start of the first occurrence of ``needle`` as a contiguous run in ``haystack``, or -1."""
+    n = len(needle)
+    for start in range(len(haystack) - n + 1):
+        if haystack[start:start + n] == needle:
+            return start
+    return -1

@@ -6,6 +6,7 @@ linguistic cues (interrogatives, negation, list punctuation) are generic English
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -17,6 +18,18 @@ _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
 _GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
+_NAME_STOPWORDS = frozenset({"a", "an", "the", "of", "and", "or", "in", "on", "with", "to", "for", "by", "at", "is"})
+# Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
+_BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
+_NARROWER = re.compile(r"\b(?:narrower|more specific|subclass\w*|subtypes?|sub-?terms?|child(?:ren)?|kinds? of|"
+                       r"types? of|speciali[sz]\w*|descendants?)\b", re.I)
+TAXONOMY_RELATIONS = frozenset({"is a", "isa", "subclass of", "sub class of", "instance of", "parent child"})
+
+
+@functools.lru_cache(maxsize=200_000)
+def name_tokens(text: str) -> tuple[str, ...]:
+    """Words of a name or mention for matching: lowercase, single letters and digits kept ("type 3", "X-linked")."""
+    return tuple(w for w in re.findall(r"\w+", text.lower()) if w not in _NAME_STOPWORDS)
 
 
 @dataclass
@@ -36,6 +49,9 @@ class QuestionAnalysis:
     mentions: list[Mention] = field(default_factory=list)
     quoted: list[str] = field(default_factory=list)
     relation_hints: list[str] = field(default_factory=list)
+    question_without_negations: str = ""
+    type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
+    hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
 
 
 def _type_words(node_type: str) -> set[str]:
@@ -71,11 +87,27 @@ class QuestionReader:
         analysis.target_types = self._target_types(question)
         analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
         analysis.mentions = self._mentions(question, analysis.quoted)
+        negated = [m.text for m in analysis.mentions if m.negated]
+        kept = question
+        for text in negated:
+            kept = kept.replace(text, " ")
+        analysis.question_without_negations = " ".join(kept.split())
         words = set(re.findall(r"\w+", question.lower()))
         all_type_words = set().union(*self.type_words.values()) if self.type_words else set()
         analysis.relation_hints = [
-            r for r, rw in self.relation_words.items() if rw and (rw - all_type_words) & words
+            r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - all_type_words, words)
         ]
+        lower = question.lower()
+        analysis.type_mentions = sorted(
+            (m.start(), node_type)
+            for node_type, forms in self.type_words.items()
+            for form in forms
+            for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
+        )
+        if _BROADER.search(question):
+            analysis.hierarchy = "broader"
+        elif _NARROWER.search(question):
+            analysis.hierarchy = "narrower"
         return analysis
 
     def _target_types(self, question: str) -> list[str]:
@@ -105,9 +137,20 @@ class QuestionReader:
             negated_zone = bool(re.match(r"\s*(?:absent|excluded|negative|not present|no)\b", sentence, re.I))
             for chunk in _SPLIT.split(sentence):
                 chunk = chunk.strip()
-                tokens = [t for t in self.tokenizer.tokenize(chunk) if not _NEGATION.fullmatch(t)]
+                tokens = [t for t in name_tokens(chunk) if not _NEGATION.fullmatch(t)]
                 if not tokens:
                     continue
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> bool:
+    """True when a relation word occurs in the question, or shares its first ``prefix`` letters with a question word
+    (``inheritance`` ~ ``inherited``)."""
+    for word in relation_words:
+        if word in words:
+            return True
+        if len(word) >= prefix and any(len(w) >= prefix and w[:prefix] == word[:prefix] for w in words):
+            return True
+    return False

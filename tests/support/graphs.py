@@ -1,0 +1,112 @@
+"""A tiny, hand-made biomedical graph for tests of the agent, the offline policy and ``ark ask``.
+
+Phenotypes, diseases and genes with short documents and typed edges, shaped like the HPO graph
+(``disease -has_phenotype-> phenotype``, ``disease -associated_gene-> gene``, ``phenotype -is_a-> phenotype``).
+It is small but rich enough for each offline strategy to have one clear answer:
+
+- one hop: "Which genes are implicated in Marfan syndrome?" → FBN1 (``NCBIGene:2200``);
+- shared findings: ectopia lentis + arachnodactyly + aortic root dilatation + tall stature → Marfan syndrome
+  (Homocystinuria and Loeys-Dietz syndrome share only two of them each);
+- two hops: genes of diseases featuring febrile seizure → SCN1A (``NCBIGene:6323``) through Dravet syndrome;
+- no convincing entity: a description of bleeding after minor injury → Hemophilia A, found by broad search.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
+
+PHENOTYPES = [
+    ("HP:0000118", "Phenotypic abnormality", "Root of all phenotypic abnormalities."),
+    ("HP:0000478", "Abnormality of the eye", "Any abnormality of the eye, including the globe and lens."),
+    ("HP:0000924", "Abnormality of the skeletal system", "An abnormality of bones, joints or limbs."),
+    ("HP:0001626", "Abnormality of the cardiovascular system", "Any abnormality of the heart or vessels."),
+    ("HP:0000707", "Abnormality of the nervous system", "An abnormality of the brain, spinal cord or nerves."),
+    ("HP:0001083", "Ectopia lentis", "Dislocation or malposition of the crystalline lens of the eye."),
+    ("HP:0000545", "Myopia", "Nearsightedness: distant objects appear blurred."),
+    ("HP:0001166", "Arachnodactyly", "Abnormally long and slender fingers and toes (spider fingers)."),
+    ("HP:0000098", "Tall stature", "A height above the 97th centile for age."),
+    ("HP:0001382", "Joint hypermobility", "Joints that move beyond the normal range."),
+    ("HP:0002616", "Aortic root dilatation", "Widening of the aortic root, at risk of dissection."),
+    ("HP:0000193", "Bifid uvula", "A uvula split in two."),
+    ("HP:0000316", "Hypertelorism", "Widely spaced eyes."),
+    ("HP:0001250", "Seizure", "A sudden episode of abnormal electrical activity of the brain."),
+    ("HP:0002373", "Febrile seizure", "A seizure triggered by fever in infancy or early childhood."),
+    ("HP:0001249", "Intellectual disability", "Subnormal intellectual functioning that begins in childhood."),
+    ("HP:0001263", "Global developmental delay", "Delay in reaching motor, speech and social milestones."),
+    ("HP:0001892", "Abnormal bleeding", "A tendency to bleed, spontaneously or after trauma."),
+    ("HP:0000978", "Bruising susceptibility", "Bruises appear after trivial knocks."),
+]
+
+IS_A = {
+    "HP:0000478": "HP:0000118", "HP:0000924": "HP:0000118", "HP:0001626": "HP:0000118", "HP:0000707": "HP:0000118",
+    "HP:0001083": "HP:0000478", "HP:0000545": "HP:0000478", "HP:0001166": "HP:0000924", "HP:0000098": "HP:0000924",
+    "HP:0001382": "HP:0000924", "HP:0002616": "HP:0001626", "HP:0000193": "HP:0000118", "HP:0000316": "HP:0000478",
+    "HP:0001250": "HP:0000707", "HP:0002373": "HP:0001250", "HP:0001249": "HP:0000707", "HP:0001263": "HP:0000707",
+    "HP:0001892": "HP:0001626", "HP:0000978": "HP:0001892",
+}
+
+# (id, name, text, phenotypes, genes)
+DISEASES = [
+    ("OMIM:154700", "Marfan syndrome",
+     "A connective tissue disorder affecting the eyes, skeleton and heart.",
+     ["HP:0001083", "HP:0001166", "HP:0002616", "HP:0000098", "HP:0000545", "HP:0001382"], ["NCBIGene:2200"]),
+    ("OMIM:609192", "Loeys-Dietz syndrome",
+     "An aortic aneurysm syndrome with widespread arterial tortuosity and craniofacial features.",
+     ["HP:0002616", "HP:0001166", "HP:0000193", "HP:0000316", "HP:0001382"], ["NCBIGene:7046", "NCBIGene:7048"]),
+    ("OMIM:236200", "Homocystinuria",
+     "An inborn error of methionine metabolism with thrombosis and lens dislocation.",
+     ["HP:0001083", "HP:0000098", "HP:0001249", "HP:0000545", "HP:0001250"], ["NCBIGene:875"]),
+    ("OMIM:607208", "Dravet syndrome",
+     "A severe epileptic encephalopathy of infancy, often first noticed with fever.",
+     ["HP:0002373", "HP:0001250", "HP:0001249", "HP:0001263"], ["NCBIGene:6323"]),
+    ("OMIM:130050", "Ehlers-Danlos syndrome, vascular type",
+     "A connective tissue disorder with fragile arteries and thin translucent skin.",
+     ["HP:0001382", "HP:0000978"], ["NCBIGene:1281"]),
+    ("OMIM:306700", "Hemophilia A",
+     "An X-linked disorder of blood clotting: prolonged bleeding after a minor injury or surgery, and bleeding "
+     "into joints and muscles.",
+     ["HP:0001892", "HP:0000978"], ["NCBIGene:2157"]),
+]
+
+GENES = [
+    ("NCBIGene:2200", "FBN1", "Fibrillin 1, a component of connective tissue microfibrils."),
+    ("NCBIGene:7046", "TGFBR1", "Transforming growth factor beta receptor 1."),
+    ("NCBIGene:7048", "TGFBR2", "Transforming growth factor beta receptor 2."),
+    ("NCBIGene:875", "CBS", "Cystathionine beta-synthase, an enzyme of methionine metabolism."),
+    ("NCBIGene:6323", "SCN1A", "Sodium voltage-gated channel alpha subunit 1."),
+    ("NCBIGene:1281", "COL3A1", "Collagen type III alpha 1 chain."),
+    ("NCBIGene:2157", "F8", "Coagulation factor VIII."),
+]
+
+# Questions exercising each strategy of the offline policy, with the node id expected first.
+ONE_HOP = ("Which genes are implicated in Marfan syndrome?", "NCBIGene:2200")
+SHARED_FINDINGS = ("A patient presents with ectopia lentis, arachnodactyly, aortic root dilatation and tall stature. "
+                   "Which disease fits best?", "OMIM:154700")
+TWO_HOP = ("Which genes are linked to diseases featuring febrile seizure?", "NCBIGene:6323")
+BROAD = ("Which disease causes prolonged bleeding after a minor injury?", "OMIM:306700")
+
+
+def build_clinical_graph() -> KnowledgeGraph:
+    """The graph described in the module docstring (in memory)."""
+    ids, types, names, texts = [], [], [], []
+    for node_id, name, text in PHENOTYPES:
+        ids.append(node_id), types.append("phenotype"), names.append(name), texts.append(f"{name}. {text}")
+    for node_id, name, text, _, _ in DISEASES:
+        ids.append(node_id), types.append("disease"), names.append(name), texts.append(f"{name}. {text}")
+    for node_id, name, text in GENES:
+        ids.append(node_id), types.append("gene"), names.append(name), texts.append(f"{name}. {text}")
+    edges: list[tuple[str, str, str]] = [(child, parent, "is_a") for child, parent in IS_A.items()]
+    for node_id, _, _, phenotypes, genes in DISEASES:
+        edges += [(node_id, p, "has_phenotype") for p in phenotypes]
+        edges += [(node_id, g, "associated_gene") for g in genes]
+    src, dst, rel = zip(*edges, strict=True)
+    return build_graph(NodeTable(ids, types, names, texts, source="clinical"), EdgeTable(src, dst, rel),
+                       metadata={"name": "clinical", "source": "tests/support/graphs.py"})
+
+
+def save_clinical_graph(folder: Path) -> Path:
+    """Build the graph and save it to ``folder`` (a graph directory ``ark ask`` accepts); return the folder."""
+    build_clinical_graph().save(folder)
+    return folder
