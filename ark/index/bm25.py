@@ -70,7 +70,7 @@ def _chunks(docs: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
+def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 1) -> Iterator[SplitBatch]:
     """Split chunks in worker threads, keeping ``workers`` chunks in flight, yielding results in order.
 
     Arrow's kernels and most of numpy release the GIL, so splitting the next chunk overlaps with counting the
