@@ -20,9 +20,10 @@ from rich.table import Table
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.index import open_index
 from ark.loaders import open_graph
-from ark.tools import ToolConfig, Toolbox
+from ark.tools import Toolbox, ToolConfig
 
-WORDS = "seizure ataxia cardiomyopathy anemia deafness cataract scoliosis hypotonia obesity epilepsy".split()
+WORDS = ["seizure", "ataxia", "cardiomyopathy", "anemia", "deafness",
+         "cataract", "scoliosis", "hypotonia", "obesity", "epilepsy"]
 
 
 def star_graph(degree: int, seed: int = 0):

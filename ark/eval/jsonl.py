@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from ..atomic import atomic_file, atomic_write_text
 
 
 def read_complete_lines(path: Path, repair: bool = True) -> list[dict[str, Any]]:
@@ -38,18 +39,9 @@ def read_complete_lines(path: Path, repair: bool = True) -> list[dict[str, Any]]
 
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Replace ``path`` with ``records`` (one JSON object a line) through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
@@ -59,15 +51,7 @@ def write_json_atomic(path: Path, value: Any) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text)
 
 
 class JsonlAppender:

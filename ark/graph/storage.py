@@ -1,20 +1,19 @@
 """Graph directories: ``graph.json`` (metadata, type tables, schema), ``nodes.parquet`` and ``.npy`` arrays.
 
-A save goes to a temporary sibling directory that is renamed into place, so a reader never sees half a graph.
+A save goes to a temporary sibling directory that is renamed into place (:func:`ark.atomic.atomic_directory`),
+so a reader never sees half a graph.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from ..atomic import atomic_directory
 from .errors import GraphValidationError
 from .store import KnowledgeGraph, SchemaTriple
 
@@ -25,9 +24,7 @@ ARRAYS = ("node_type_codes", "indptr", "neighbors", "codes")
 def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
     """Write ``graph`` to directory ``path`` atomically (replacing an existing graph there)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
+    with atomic_directory(path) as tmp:
         meta = {
             "format_version": FORMAT_VERSION,
             "num_nodes": graph.num_nodes,
@@ -47,10 +44,6 @@ def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
         }
         for name, array in arrays.items():
             np.save(tmp / f"{name}.npy", np.asarray(array))
-        _replace_dir(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     graph.path = path
     return path
 
@@ -82,12 +75,3 @@ def load_graph(path: str | Path, mmap: bool = True) -> KnowledgeGraph:
         path=path,
     )
 
-
-def _replace_dir(tmp: Path, target: Path) -> None:
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        target.rename(old)
-        tmp.rename(target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        tmp.rename(target)

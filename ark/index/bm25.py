@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from ark.atomic import atomic_directory
 from ark.index._progress import progress_bar
-from ark.index.atomic import atomic_directory
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k_dense
 
@@ -70,7 +70,7 @@ def _chunks(docs: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 1) -> Iterator[SplitBatch]:
+def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
     """Split chunks in worker threads, keeping ``workers`` chunks in flight, yielding results in order.
 
     Arrow's kernels and most of numpy release the GIL, so splitting the next chunk overlaps with counting the

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ark.atomic import atomic_directory
 from ark.index._progress import progress_bar
-from ark.index.atomic import atomic_directory
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ark.atomic import atomic_write_text
 from ark.index.bm25 import BM25Index
 from ark.index.tokenizer import Tokenizer
 
@@ -178,7 +178,5 @@ def open_index(
     index.save(directory)
     shutil.rmtree(work_dir, ignore_errors=True)
     # A directory without a manifest is never trusted, so a crash between the two writes only costs a rebuild.
-    tmp_manifest = directory / f".{_MANIFEST}.tmp"
-    tmp_manifest.write_text(json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1), "utf-8")
-    os.replace(tmp_manifest, directory / _MANIFEST)
+    atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
     return GraphTextIndex(graph, load(directory))

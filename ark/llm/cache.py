@@ -2,9 +2,9 @@
 
 The key is a SHA-256 of the full request (endpoint, model, messages, tools, sampling parameters and the
 sample index), so a rerun of the same experiment replays the same replies without calling the endpoint.
-Writes go to a unique temp file in the target folder and are renamed into place, so concurrent writers
-(tasks or threads of one process, or several processes) never leave a torn file: the last complete write
-wins.
+Writes go to a unique temp file in the target folder and are renamed into place (:mod:`ark.atomic`), so
+concurrent writers (tasks or threads of one process, or several processes) never leave a torn file: the last
+complete write wins.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from ..atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,5 @@ class ResponseCache:
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         """Store an entry atomically (temp file in the same folder, then rename)."""
-        path = self.path_for(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"format": CACHE_FORMAT, **entry}, ensure_ascii=False)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_text(self.path_for(key), data)

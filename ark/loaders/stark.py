@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import pickle
-import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ark.atomic import atomic_directory
 from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays
 
 STARK_DATASETS = ("prime", "mag", "amazon")
@@ -194,17 +194,13 @@ def download_stark_skb(name: str, root: str | Path) -> Path:
     archive = hf_hub_download(
         repo_id="snap-stanford/stark", repo_type="dataset", filename=f"skb/{name}/processed.zip"
     )
-    tmp = Path(tempfile.mkdtemp(prefix=".processed.", dir=root))
-    try:
+    with tempfile.TemporaryDirectory(prefix=".processed.", dir=root) as unpacked:
         with zipfile.ZipFile(archive) as zipped:
-            zipped.extractall(tmp)
-        extracted = tmp / "processed" if (tmp / "processed").is_dir() else tmp
-        target = root / "processed"
-        if target.exists():
-            shutil.rmtree(target)
-        extracted.rename(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+            zipped.extractall(unpacked)
+        extracted = Path(unpacked) / "processed" if (Path(unpacked) / "processed").is_dir() else Path(unpacked)
+        with atomic_directory(root / "processed") as staging:
+            staging.rmdir()
+            extracted.rename(staging)  # publish the extracted folder itself
     return root
 
 

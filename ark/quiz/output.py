@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_file
 from .splits import SPLITS
 from .templates import TEMPLATES
 
@@ -19,16 +18,9 @@ from .templates import TEMPLATES
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write one JSON object a line to a temp file beside ``path``, then rename it into place."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            for record in records:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
 
 

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from .generate import QuizConfig
+from .generate import STARK_PRIME_MIX, QuizConfig
 
 # The HPO benchmark: 2,500 questions, STaRK-Prime-like mix (mostly 1-2 hop relational with textual constraints).
 RECIPES: dict[str, QuizConfig] = {
     "hpo": QuizConfig(
         n=2500,
         seed=20240611,
-        mix={
-            "one_hop": 0.15,
-            "one_hop_text": 0.25,
-            "two_anchor": 0.15,
-            "two_anchor_text": 0.10,
-            "two_hop": 0.10,
-            "two_hop_text": 0.25,
-        },
+        mix=dict(STARK_PRIME_MIX),
         max_answers=20,
     ),
 }

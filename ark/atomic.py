@@ -1,0 +1,134 @@
+"""Atomic file and directory writes: build the new content beside the target, then rename it into place.
+
+A reader (or a run killed midway) sees either the old content or the new, never a torn mix:
+
+- :func:`atomic_file` yields a handle on a temp file in the target's folder; on success the file is flushed,
+  fsynced and ``os.replace``-d over the target; on error it is removed and the target is left alone.
+  :func:`atomic_write_text` and :func:`atomic_write_bytes` are one-call shorthands.
+- :func:`atomic_directory` yields a temp directory beside the target that replaces the target on success.
+  On Linux the swap is a single ``renameat2(RENAME_EXCHANGE)``, so the target path never goes missing;
+  elsewhere the old directory is moved aside just before the new one is renamed in (a gap of one rename).
+
+Temp names start with ``.<target name>.`` so they sort beside the target and are hidden from listings.
+Temp files are created by :func:`tempfile.mkstemp` and so are readable by their owner only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+FILE_MODES = ("w", "wb")
+
+
+@contextmanager
+def atomic_file(
+    path: str | Path, mode: str = "w", *, encoding: str = "utf-8", fsync: bool = True
+) -> Iterator[IO[Any]]:
+    """Yield a handle whose content replaces ``path`` when the block exits without error.
+
+    ``mode`` is ``"w"`` (text, ``encoding``) or ``"wb"`` (bytes). Missing parent folders are created. With
+    ``fsync`` the data reaches the disk before the rename, so a crash cannot leave an empty target behind.
+    """
+    if mode not in FILE_MODES:
+        raise ValueError(f"unsupported mode {mode!r} for an atomic file; valid: {', '.join(FILE_MODES)}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            yield handle
+            handle.flush()
+            if fsync:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8", fsync: bool = True) -> Path:
+    """Replace ``path`` with ``text`` atomically; returns ``path`` as a :class:`~pathlib.Path`."""
+    with atomic_file(path, "w", encoding=encoding, fsync=fsync) as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, fsync: bool = True) -> Path:
+    """Replace ``path`` with ``data`` atomically; returns ``path`` as a :class:`~pathlib.Path`."""
+    with atomic_file(path, "wb", fsync=fsync) as handle:
+        handle.write(data)
+    return Path(path)
+
+
+@contextmanager
+def atomic_directory(target: str | Path) -> Iterator[Path]:
+    """Yield a fresh empty directory beside ``target`` that replaces ``target`` when the block succeeds.
+
+    Whatever directory stands at the yielded path when the block ends is published (a caller may remove the
+    empty one and rename a directory it prepared elsewhere in the same folder onto that path). On error the
+    temporary directory is removed and ``target`` is left untouched. Missing parent folders are created.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        yield tmp
+        _publish_directory(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _publish_directory(new: Path, target: Path) -> None:
+    """Put directory ``new`` at ``target``, removing the directory that was there (if any)."""
+    if not target.exists():
+        new.rename(target)
+        return
+    if _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old content
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    target.rename(retired / target.name)
+    try:
+        new.rename(target)
+    except BaseException:
+        (retired / target.name).rename(target)  # put the old directory back
+        shutil.rmtree(retired, ignore_errors=True)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
+
+
+# The standard library has no atomic swap of two paths; Linux's renameat2 (glibc >= 2.28) does it in one call.
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV}
+
+
+def _load_renameat2() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+_renameat2 = _load_renameat2()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap paths ``a`` and ``b`` in one atomic step; False where the platform or filesystem cannot."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in _UNSUPPORTED:
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))

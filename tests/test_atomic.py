@@ -1,0 +1,133 @@
+"""ark.atomic: a write either replaces the target completely or leaves it as it was, with no temp left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ark.atomic
+from ark.atomic import atomic_directory, atomic_file, atomic_write_bytes, atomic_write_text
+
+
+class Boom(Exception):
+    pass
+
+
+def names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+# ------------------------------------------------------------------------------------------------ files
+def test_write_text_creates_missing_file_and_folders(tmp_path):
+    target = tmp_path / "a" / "b" / "out.txt"
+    assert atomic_write_text(target, "héllo\n") == target
+    assert target.read_text(encoding="utf-8") == "héllo\n"
+    assert names(target.parent) == ["out.txt"]
+
+
+def test_write_replaces_existing_file(tmp_path):
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+    atomic_write_bytes(target, b"new content")
+    assert target.read_bytes() == b"new content"
+    assert names(tmp_path) == ["out.bin"]
+
+
+def test_failure_midway_keeps_old_file_and_removes_temp(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_text("old\n")
+    with pytest.raises(Boom), atomic_file(target) as handle:
+        handle.write("half of the new")
+        handle.flush()
+        raise Boom
+    assert target.read_text() == "old\n"
+    assert names(tmp_path) == ["out.jsonl"]
+
+
+def test_failure_on_missing_target_leaves_nothing(tmp_path):
+    target = tmp_path / "never.txt"
+    with pytest.raises(Boom), atomic_file(target, "wb") as handle:
+        handle.write(b"x")
+        raise Boom
+    assert names(tmp_path) == []
+
+
+def test_unknown_mode_names_the_valid_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"'a'.*w, wb"), atomic_file(tmp_path / "x", "a"):
+        pass
+    assert names(tmp_path) == []
+
+
+# ------------------------------------------------------------------------------------------ directories
+@pytest.fixture(params=["exchange", "two renames"])
+def swap(request, monkeypatch):
+    """Run directory tests through the atomic swap (where the platform has it) and through the fallback."""
+    if request.param == "exchange":
+        if ark.atomic._renameat2 is None:
+            pytest.skip("no renameat2 on this platform")
+    else:
+        monkeypatch.setattr(ark.atomic, "_renameat2", None)
+    return request.param
+
+
+def test_directory_created_when_target_missing(tmp_path, swap):
+    target = tmp_path / "nested" / "index"
+    with atomic_directory(target) as tmp:
+        assert tmp.parent == target.parent and tmp.is_dir() and not target.exists()
+        (tmp / "data.txt").write_text("new")
+    assert names(target) == ["data.txt"]
+    assert names(target.parent) == ["index"]
+
+
+def test_directory_replaces_old_one_completely(tmp_path, swap):
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "stale.txt").write_text("old")
+    with atomic_directory(target) as tmp:
+        (tmp / "data.txt").write_text("new")
+    assert names(target) == ["data.txt"]
+    assert (target / "data.txt").read_text() == "new"
+    assert names(tmp_path) == ["index"]
+
+
+def test_directory_failure_midway_keeps_old_one(tmp_path, swap):
+    target = tmp_path / "index"
+    target.mkdir()
+    (target / "data.txt").write_text("old")
+    with pytest.raises(Boom), atomic_directory(target) as tmp:
+        (tmp / "data.txt").write_text("half")
+        raise Boom
+    assert (target / "data.txt").read_text() == "old"
+    assert names(tmp_path) == ["index"]
+
+
+def test_directory_failure_on_missing_target_leaves_nothing(tmp_path):
+    with pytest.raises(Boom), atomic_directory(tmp_path / "index") as tmp:
+        (tmp / "data.txt").write_text("half")
+        raise Boom
+    assert names(tmp_path) == []
+
+
+def test_directory_prepared_elsewhere_can_be_published(tmp_path, swap):
+    """The documented hand-over: remove the yielded folder and rename a prepared sibling onto its path."""
+    target = tmp_path / "processed"
+    target.mkdir()
+    prepared = tmp_path / ".unpacked"
+    prepared.mkdir()
+    (prepared / "node_info.pkl").write_bytes(b"\x80")
+    with atomic_directory(target) as staging:
+        staging.rmdir()
+        prepared.rename(staging)
+    assert names(target) == ["node_info.pkl"]
+    assert names(tmp_path) == ["processed"]
+
+
+def test_exchange_swaps_two_directories_where_supported(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "from_a").touch()
+    if not ark.atomic._exchange(a, b):
+        pytest.skip("this platform or filesystem cannot swap atomically (the two-rename fallback is used)")
+    assert names(a) == [] and names(b) == ["from_a"]
