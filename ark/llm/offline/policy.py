@@ -41,6 +41,7 @@ _FOUND = re.compile(r"found (\d+) results?")
 _QUESTION_PREFIX = re.compile(r"^.*?question:\s*", re.IGNORECASE | re.DOTALL)
 
 MAX_MENTIONS = 24
+_RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
 PHASES = ("anchor", "expand", "second_hop", "verify", "answer", "finish")
 
 
@@ -59,6 +60,8 @@ class Evidence:
     intermediates: dict[int, float] = field(default_factory=lambda: defaultdict(float))
     verified: dict[int, float] = field(default_factory=dict)
     anchor_weight: dict[int, float] = field(default_factory=dict)
+    via_middle: set[int] = field(default_factory=set)  # anchors explored towards a named intermediate type
+    intermediate_types: dict[int, str] = field(default_factory=dict)
     done: list[str] = field(default_factory=list)
 
 
@@ -127,6 +130,7 @@ class OfflinePolicy:
         a = ev.analysis
         if phase == "anchor":
             calls = [("search_in_graph", {"query": m.text, "size": 20}) for m in a.mentions[:MAX_MENTIONS]]
+            calls += [("search_in_graph", {"query": word, "size": 5}) for word in identifiers(a.question)[:8]]
             if a.question.strip():
                 calls.append(("search_in_graph", {"query": a.question, "size": 30}))
             return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
@@ -136,11 +140,16 @@ class OfflinePolicy:
             calls = []
             query = self._expansion_query(ev)
             for index, _name, node_type, _negated in self._positive_anchors(ev):
-                hop_type = self._hop_type(node_type, a, ev)
+                hop_type, via_middle = self._hop_type(node_type, a, ev)
                 args: dict[str, Any] = {"node_index": index, "query": query}
                 if hop_type:
                     args["node_type"] = hop_type
-                relation = self._relation_hint(node_type, hop_type, a)
+                if via_middle:
+                    ev.via_middle.add(index)
+                    # A relation the question names belongs to the hop it fits; the last hop when it fits both.
+                    relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]))
+                else:
+                    relation = self._relation_hint(node_type, hop_type, a)
                 if relation:
                     args["edge_type"] = relation
                 calls.append(("search_in_neighborhood", args))
@@ -148,12 +157,16 @@ class OfflinePolicy:
         if phase == "second_hop":
             if not ev.intermediates or "search_in_neighborhood" not in tool_names:
                 return [], ""
-            best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:5]
+            best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:8]
             calls = []
             for index in best:
                 args = {"node_index": index, "query": a.question}
                 if a.target_types:
                     args["node_type"] = a.target_types[0]
+                    middle_type = ev.intermediate_types.get(index)
+                    relation = self._relation_hint(middle_type, a.target_types[0], a) if middle_type else None
+                    if relation:
+                        args["edge_type"] = relation
                 calls.append(("search_in_neighborhood", args))
             return calls, "Follow the intermediate entities one more hop to the type asked for."
         if phase == "verify":
@@ -190,20 +203,20 @@ class OfflinePolicy:
                 or a.question
         return a.question_without_negations or a.question
 
-    def _hop_type(self, anchor_type: str, a: QuestionAnalysis, ev: Evidence | None = None) -> str | None:
-        """The type to explore from an anchor: an intermediate type the question names between the wanted type
-        and the anchor ("genes linked to *diseases* that have phenotype X"), else the wanted type if the schema
-        links it directly, else a type that links both."""
+    def _hop_type(self, anchor_type: str, a: QuestionAnalysis, ev: Evidence) -> tuple[str | None, bool]:
+        """The type to explore from an anchor, and whether it is an intermediate stop: a type the question names
+        between the wanted type and the anchor ("genes linked to *diseases* that have phenotype X"), else the wanted
+        type if the schema links it directly, else a type that links both."""
         if not a.target_types:
-            return None
+            return None, False
         target = a.target_types[0]
-        middle = self._named_intermediate(a, ev) if ev is not None else None
+        middle = self._named_intermediate(a, ev)
         if middle and (anchor_type, middle) in self.links and (middle, target) in self.links:
-            return middle
+            return middle, True
         if (anchor_type, target) in self.links:
-            return target
+            return target, False
         middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
-        return middles[0] if middles else target
+        return (middles[0] if middles else target), False
 
     def _named_intermediate(self, a: QuestionAnalysis, ev: Evidence) -> str | None:
         """A node type mentioned after the wanted type that does not label an anchor ("the phenotype X")."""
@@ -217,14 +230,20 @@ class OfflinePolicy:
             if pos <= target_at:
                 continue
             labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
-            if not labels_anchor:
+            # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
+            # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
+            opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(_word_at(lower, pos)))
+            if not labels_anchor and opens_clause:
                 return node_type
         return None
 
-    def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis) -> str | None:
+    def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis,
+                       exclude: tuple[str, str] | None = None) -> str | None:
         if other is None:
             return None
         between = self.relations_between.get((anchor_type, other), set())
+        if exclude is not None:
+            between = between - self.relations_between.get(exclude, set())
         if a.hierarchy:
             taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
             if len(taxonomy) == 1:
@@ -243,13 +262,13 @@ class OfflinePolicy:
                     mention = mentions[position]
                     known = {x[0] for x in ev.anchors}
                     for anchor in self._convincing(mention, nodes, target):
-                        if anchor.type == target and not mention.negated and not self._self_linked(target):
+                        if anchor.type == target and not mention.negated and not self._related_to_named(ev, target):
                             # The question names a node of the very type it asks for: a candidate, not a hop.
                             ev.candidate_score[anchor.index] += 1.0
                             ev.candidate_names[anchor.index] = anchor.name
                         elif anchor.index not in known:
                             ev.anchors.append((anchor.index, anchor.name, anchor.type, mention.negated))
-                else:
+                elif _arguments(_call).get("query") == ev.analysis.question:
                     ev.broad = nodes
             self._anchor_whole_question(ev, [parse_node_lines(text) for _call, text in results], target)
             return
@@ -281,12 +300,18 @@ class OfflinePolicy:
         return kept or nodes
 
     def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[ParsedNode], total: int) -> None:
-        nodes = self._along_hierarchy(ev, nodes)
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+        if center in ev.via_middle:
+            for node in nodes:
+                ev.intermediates[node.index] += math.log1p(self.type_sizes.get(node.type, 1) / max(total, 1))
+                ev.intermediate_types[node.index] = node.type
+            return
+        nodes = self._along_hierarchy(ev, nodes)
         for node in nodes:
             if target is not None and node.type != target:
                 specificity = math.log1p(self.type_sizes.get(node.type, 1) / max(total, 1))
                 ev.intermediates[node.index] += specificity
+                ev.intermediate_types[node.index] = node.type
         matching = [n for n in nodes if target is None or n.type == target]
         self._absorb_candidates(ev, center, matching, total, weight=1.0)
 
@@ -351,9 +376,10 @@ class OfflinePolicy:
         question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
         spans: list[tuple[int, int, ParsedNode]] = []
         seen: set[int] = set()
+        symbols = {w.lower() for w in identifiers(ev.analysis.question)}
         for node in (n for listing in listings for n in listing):
             words = name_tokens(node.name)
-            if node.index in seen or len(words) < 2:
+            if node.index in seen or not words or (len(words) < 2 and words[0] not in symbols):
                 continue
             seen.add(node.index)
             start = _find_run(question, words)
@@ -364,12 +390,21 @@ class OfflinePolicy:
             covered = any(s <= start and end <= e and (e - s) > (end - start) for s, e, _ in spans)
             if covered or node.index in known:
                 continue
-            if node.type == target and not self._self_linked(target):
+            if node.type == target and not self._related_to_named(ev, target):
                 ev.candidate_score[node.index] += 1.0
                 ev.candidate_names[node.index] = node.name
             else:
                 ev.anchors.append((node.index, node.name, node.type, False))
                 known.add(node.index)
+
+    def _related_to_named(self, ev: Evidence, target: str | None) -> bool:
+        """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
+        relate to each other (an is-a hierarchy), or when the question names another type to go through."""
+        if self._self_linked(target):
+            return True
+        mentions = ev.analysis.type_mentions
+        first = next((pos for pos, t in mentions if t == target), None)
+        return first is not None and any(pos > first and t != target for pos, t in mentions)
 
     def _self_linked(self, node_type: str | None) -> bool:
         """Whether the schema relates nodes of this type to each other (e.g. an is-a hierarchy of terms)."""
@@ -467,3 +502,18 @@ def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
         if haystack[start:start + n] == needle:
             return start
     return -1
+
+
+def _word_at(text: str, pos: int) -> str:
+    match = re.match(r"\w+", text[pos:])
+    return match.group(0) if match else ""
+
+
+def identifiers(question: str) -> list[str]:
+    """Symbol-like words (``MAPT``, ``XK``, ``HLA-G``, ``COL1A1``): all capitals or digits after the first letter."""
+    found = []
+    for word in re.findall(r"\b[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]\b", question):
+        letters = [c for c in word if c.isalpha()]
+        if letters and sum(c.isupper() for c in letters) >= max(2, len(letters) - 1) and word not in found:
+            found.append(word)
+    return found
