@@ -200,3 +200,21 @@ def test_ark_offline_run_with_tool_use_and_charts(cli, graph_dir, tmp_path):
     charts = sorted(p.name for p in (run / "charts").glob("*.png"))
     assert charts == ["cost_per_query.png", "neighborhood_calls_by_success.png", "tool_use_by_step.png"]
     assert all((run / "charts" / name).read_bytes()[:4] == b"\x89PNG" for name in charts)
+
+
+def test_eval_trajectories_render_with_trajectory_show(cli, graph_dir, tmp_path):
+    from ark.cli.main import app
+
+    queries = write_queries(tmp_path / "q.jsonl", QUERIES[:1])
+    run = tmp_path / "run-show"
+    result = cli("eval", graph_dir, "-m", "ark", "--offline", "-q", queries, "--run-dir", run, "--no-progress",
+                 "--agents", "2", "--steps", "4")
+    assert result.exit_code == 0, result.output
+    record = read_complete_lines(run / "trajectories.jsonl")[0]
+    assert record["question"] == QUERIES[0]["query"]
+    assert record["ranked"] and record["ranked"][0]["node_id"] == "D:1"
+    shown = CliRunner().invoke(app, ["trajectory", "show", str(run / "trajectories.jsonl")])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert QUERIES[0]["query"] in text
+    assert "Agent 1" in text and "Fused ranking" in text and "Marfan syndrome" in text

@@ -43,14 +43,18 @@ def show(
 
 
 def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
-    """Print one retrieval record (the dict of ``Retrieval.to_dict()``)."""
-    console.print(f"[bold]Question:[/] {escape(str(record.get('question', '')))}")
+    """Print one retrieval record: ``Retrieval.to_dict()`` (``ark ask``) or a line of an eval run's
+    ``trajectories.jsonl`` (the same record with its agents under ``trajectories``)."""
+    agents_list = record.get("agents") or record.get("trajectories") or []
+    question = record.get("question") or (agents_list[0].get("question", "") if agents_list else "")
+    console.print(f"[bold]Question:[/] {escape(str(question))}" + (f"  [dim]({record['id']})[/]" if "id" in record
+                                                                 else ""))
     config = record.get("config", {})
-    agents = config.get("n_agents", len(record.get("agents", [])))
+    agents = config.get("n_agents", len(agents_list))
     console.print(f"[dim]policy {record.get('policy') or '?'} · graph {record.get('graph') or '?'} · "
                   f"{agents} agent(s) · max {config.get('max_steps', '?')} steps · "
                   f"fusion {config.get('fusion', '?')} · {record.get('wall_s', 0):.2f} s[/]")
-    for agent in record.get("agents", []):
+    for agent in agents_list:
         status = agent.get("stop_reason", "") + (f": {agent['error']}" if agent.get("error") else "")
         usage = agent.get("usage", {}).get("total_tokens", 0)
         console.rule(f"Agent {agent.get('agent_index', '?')} · {len(agent.get('steps', []))} steps · "

@@ -31,6 +31,7 @@ class MethodOutput:
     indices: list[int]
     scores: list[float]
     trajectories: list[dict[str, Any]] | None = None
+    record: dict[str, Any] | None = None  # agent methods: the retrieval record (question, config, fused ranking)
 
 
 @dataclass
@@ -141,6 +142,7 @@ class ARKMethod:
             indices=[int(node.index) for node in ranked],
             scores=[float(node.score) for node in ranked],
             trajectories=[t.to_dict() for t in retrieval.trajectories],
+            record={key: value for key, value in retrieval.to_dict().items() if key != "agents"},
         )
 
     async def aclose(self) -> None:

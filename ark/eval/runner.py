@@ -103,7 +103,9 @@ def run_retrieval(
                     stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
                 else:
                     if trajectories is not None and output.trajectories is not None:
-                        trajectories.append({"id": query.id, "trajectories": output.trajectories})
+                        # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.
+                        trajectories.append({"id": query.id, **(output.record or {}),
+                                             "trajectories": output.trajectories})
                     results.append(_result_record(query, output, graph, wall_s))
                     stats.completed += 1
                 bar.advance(task)
