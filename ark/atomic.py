@@ -10,7 +10,9 @@ A reader (or a run killed midway) sees either the old content or the new, never 
   elsewhere the old directory is moved aside just before the new one is renamed in (a gap of one rename).
 
 Temp names start with ``.<target name>.`` so they sort beside the target and are hidden from listings.
-Temp files are created by :func:`tempfile.mkstemp` and so are readable by their owner only.
+Published files and directories get the permissions a plain ``open()`` / ``os.mkdir()`` would give them:
+``0o666`` and ``0o777`` less the process umask (read once, at import), not the owner-only modes of
+:func:`tempfile.mkstemp` and :func:`tempfile.mkdtemp`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,25 @@ from pathlib import Path
 from typing import IO, Any
 
 FILE_MODES = ("w", "wb")
+
+
+def _read_umask() -> int:
+    """The process umask. Linux reports it in /proc without changing it; elsewhere it is set and put back."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+FILE_PERMISSIONS = 0o666 & ~_UMASK
+DIRECTORY_PERMISSIONS = 0o777 & ~_UMASK
 
 
 @contextmanager
@@ -44,6 +65,7 @@ def atomic_file(
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as handle:
+            os.chmod(tmp, FILE_PERMISSIONS)  # os.chmod, not os.fchmod: the latter is POSIX-only before 3.13
             yield handle
             handle.flush()
             if fsync:
@@ -80,6 +102,7 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
+        tmp.chmod(DIRECTORY_PERMISSIONS)
         yield tmp
         _publish_directory(tmp, target)
     except BaseException:

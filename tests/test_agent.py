@@ -219,3 +219,53 @@ def test_trajectory_show_renders_a_record(openai_server, graph, index, tmp_path)
         assert text in result.output
     bad = CliRunner().invoke(app, ["trajectory", "show", str(path), "--index", "3"])
     assert bad.exit_code == 2 and "out of range" in bad.output
+
+
+def _show(*args: object):
+    import typer
+
+    from ark.cli.trajectory_cmd import register
+
+    app = typer.Typer()
+    register(app)
+    result = CliRunner().invoke(app, ["trajectory", "show", *(str(a) for a in args)], env={"COLUMNS": "200"})
+    result.text = " ".join(result.output.split())
+    return result
+
+
+def test_trajectory_show_rejects_a_results_file_and_names_the_right_one(tmp_path):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"id": "a", "ranked": ["D:1", "D:2"], "scores": [2.0, 1.0]}) + "\n")
+    result = _show(results)
+    assert result.exit_code == 2, result.output
+    assert "not a retrieval record" in result.text and "trajectories.jsonl" in result.text
+    assert not isinstance(result.exception, AttributeError)
+
+
+@pytest.mark.parametrize("option", [("--top", "-2"), ("--top", "0"), ("--observation-chars", "-5"),
+                                    ("--index", "-1")])
+def test_trajectory_show_rejects_out_of_range_numbers(tmp_path, option):
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps({"question": "q", "agents": [], "ranked": []}) + "\n")
+    result = _show(path, *option)
+    assert result.exit_code == 2 and option[0] in result.text
+
+
+def test_append_after_a_torn_line_keeps_every_complete_record(tmp_path):
+    from ark.agent import append_jsonl
+
+    path = tmp_path / "runs.jsonl"
+    append_jsonl(path, [{"question": "q1"}])
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"question": "q2", "ran')  # a writer killed mid-line
+    assert read_jsonl(path) == [{"question": "q1"}]  # the torn tail is skipped when reading
+    append_jsonl(path, [{"question": "q3"}])
+    assert read_jsonl(path) == [{"question": "q1"}, {"question": "q3"}]
+    assert path.read_text(encoding="utf-8").endswith('{"question": "q3"}\n')
+
+
+def test_read_jsonl_still_reports_damage_before_the_last_line(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"question": "q1"}\n{broken\n{"question": "q3"}\n', encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError):
+        read_jsonl(path)

@@ -142,6 +142,11 @@ def test_agents_must_be_positive(graph_dir):
     assert result.exit_code == 2 and "--agents" in result.output
 
 
+def test_top_must_be_positive(graph_dir):
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--top", -2)
+    assert result.exit_code == 2 and "--top" in result.output
+
+
 # ------------------------------------------------------------------------------------------------ with an LLM
 def scripted_agent(graph_dir) -> list:
     """search → add COL3A1 (with a reasoning containing markup-like brackets) → finish."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -131,3 +134,31 @@ def test_exchange_swaps_two_directories_where_supported(tmp_path):
     if not ark.atomic._exchange(a, b):
         pytest.skip("this platform or filesystem cannot swap atomically (the two-rename fallback is used)")
     assert names(a) == [] and names(b) == ["from_a"]
+
+
+# ------------------------------------------------------------------------------------------- permissions
+WRITE_BOTH = """
+import stat, sys
+import os
+import subprocess
+import sys
+from pathlib import Path
+from ark.atomic import atomic_directory, atomic_write_text
+root = Path(sys.argv[1])
+atomic_write_text(root / "file.txt", "x")
+with atomic_directory(root / "folder") as tmp:
+    (tmp / "inner.txt").write_text("y")
+print(oct(stat.S_IMODE((root / "file.txt").stat().st_mode)), oct(stat.S_IMODE((root / "folder").stat().st_mode)))
+"""
+
+
+@pytest.mark.parametrize(("umask", "file_mode", "dir_mode"), [(0o022, 0o644, 0o755), (0o027, 0o640, 0o750)])
+def test_written_paths_get_the_modes_the_umask_allows(tmp_path, umask, file_mode, dir_mode):
+    """Like open()/mkdir(), not mkstemp/mkdtemp's owner-only 0600/0700 (a fresh process reads the umask)."""
+    previous = os.umask(umask)
+    try:
+        done = subprocess.run([sys.executable, "-c", WRITE_BOTH, str(tmp_path)], capture_output=True, text=True,
+                              check=True, cwd=Path(ark.atomic.__file__).parents[2])
+    finally:
+        os.umask(previous)
+    assert done.stdout.split() == [oct(file_mode), oct(dir_mode)]

@@ -218,3 +218,23 @@ def test_eval_trajectories_render_with_trajectory_show(cli, graph_dir, tmp_path)
     text = " ".join(shown.output.split())
     assert QUERIES[0]["query"] in text
     assert "Agent 1" in text and "Fused ranking" in text and "Marfan syndrome" in text
+
+
+def test_retrieve_refuses_to_resume_results_of_other_settings(cli, graph_dir, tmp_path):
+    queries = write_queries(tmp_path / "q.jsonl", QUERIES)
+    out = tmp_path / "r.jsonl"
+    assert cli("retrieve", graph_dir, "-m", "bm25", "-q", queries, "-o", out, "--no-progress").exit_code == 0
+    assert json.loads((tmp_path / "r.config.json").read_text())["method"] == "bm25"
+    result = cli("retrieve", graph_dir, "-m", "bm25-rel", "-q", queries, "-o", out, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert "different run" in result.text and "bm25-rel" in result.text and "already done" not in result.text
+    assert [r["id"] for r in read_complete_lines(out)] == ["a", "b", "c", "d"]  # left as it was
+    again = cli("retrieve", graph_dir, "-m", "bm25", "-q", queries, "-o", out, "--no-progress", "--k", "7")
+    assert again.exit_code == 2 and "k: was 100, now 7" in again.text
+
+
+def test_retrieve_out_directory_is_a_clear_error(cli, graph_dir, tmp_path):
+    queries = write_queries(tmp_path / "q.jsonl", QUERIES)
+    result = cli("retrieve", graph_dir, "-m", "bm25", "-q", queries, "-o", tmp_path, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert "is a directory" in result.text and not isinstance(result.exception, IsADirectoryError)

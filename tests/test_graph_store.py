@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, storage
+from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, storage
 
 NODE_TYPES = ["Gene", "Disease Type", "phenotype"]
 RELATIONS = ["has_phenotype", "associated with", "is-a", "treats"]
@@ -180,3 +180,27 @@ def test_save_replaces_existing_graph(graph_and_edges, tmp_path: Path) -> None:
     other.save(tmp_path / "g")
     assert_same_graph(other, KnowledgeGraph.load(tmp_path / "g"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_save_refuses_a_non_graph_folder_and_leaves_it_intact(graph_and_edges, tmp_path: Path) -> None:
+    graph, _ = graph_and_edges
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    (precious / "graph.json").write_text('{"id": "demo"}')  # an ark-agent-cli folder: no format_version
+    with pytest.raises(GraphValidationError, match="precious.*new or empty"):
+        graph.save(precious)
+    assert sorted(p.name for p in precious.iterdir()) == ["graph.json", "notes.txt"]
+    assert (precious / "notes.txt").read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]
+
+
+def test_save_refuses_a_file_but_fills_an_empty_folder(graph_and_edges, tmp_path: Path) -> None:
+    graph, _ = graph_and_edges
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(GraphValidationError, match="not a directory"):
+        graph.save(tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "x"
+    (tmp_path / "empty").mkdir()
+    graph.save(tmp_path / "empty")
+    assert_same_graph(graph, KnowledgeGraph.load(tmp_path / "empty"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -89,3 +90,51 @@ def test_mismatched_index_and_bad_kind_are_rejected():
         GraphTextIndex(graph, BM25Index.build(["a b", "c d", "e f"]))
     with pytest.raises(ValueError, match="unknown index kind 'sparse'"):
         open_index(graph, kind="sparse")
+
+
+def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path):
+    from ark.loaders.documents import relational_document
+
+    _graph().save(tmp_path / "g")
+    loaded = KnowledgeGraph.load(tmp_path / "g")
+    plain = open_index(loaded, progress=False)
+    rel = open_index(loaded, kind="bm25-rel", progress=False)
+    # "Fever" is only in the disease's relational document (as a neighbor name), not in its own text.
+    assert 2 not in [n for n, _ in plain.search("fever", 5)]
+    assert 2 in [n for n, _ in rel.search("fever", 5)]
+    assert rel.search("fever", 5) == GraphTextIndex(
+        loaded, BM25Index.build([relational_document(loaded, i) for i in range(4)])).search("fever", 5)
+    [cache] = [p for p in (tmp_path / "g" / "index").iterdir() if p.name.startswith("bm25-rel-")]
+    manifest = json.loads((cache / "manifest.json").read_text())
+    assert manifest["settings"]["kind"] == "bm25-rel" and manifest["fingerprint"] == loaded.metadata["fingerprint"]
+    stamp = (cache / "weights.npy").stat().st_mtime_ns
+    open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", progress=False)
+    assert (cache / "weights.npy").stat().st_mtime_ns == stamp  # reused
+
+
+def test_default_bm25_cache_name_is_unchanged(tmp_path):
+    # Existing caches (e.g. the HPO index) are found by this name: adding index kinds must not change it.
+    _graph().save(tmp_path / "g")
+    open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    assert [p.name for p in (tmp_path / "g" / "index").iterdir()] == ["bm25-e2ce91a0c50f"]
+
+
+def test_graph_folder_that_cannot_hold_an_index_is_indexed_in_memory(tmp_path):
+    _graph().save(tmp_path / "g")
+    (tmp_path / "g" / "index").write_text("not a folder")  # the cache folder cannot be created
+    index = open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", progress=False)
+    assert 2 in [n for n, _ in index.search("fever", 5)]
+    assert (tmp_path / "g" / "index").read_text() == "not a folder"
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs file permissions (not root)")
+def test_read_only_graph_folder_is_indexed_in_memory(tmp_path):
+    _graph().save(tmp_path / "g")
+    loaded = KnowledgeGraph.load(tmp_path / "g")
+    (tmp_path / "g").chmod(0o555)
+    try:
+        index = open_index(loaded, kind="bm25-rel", progress=False)
+        assert 2 in [n for n, _ in index.search("fever", 5)]
+        assert not (tmp_path / "g" / "index").exists()
+    finally:
+        (tmp_path / "g").chmod(0o755)

@@ -98,3 +98,13 @@ def test_agrees_with_ir_measures_on_random_rankings():
             compared += 1
     assert compared == 200 * len(measures)
     assert any(v["mrr"] == 0 for v in ours.values()) and any(0 < v["recall@20"] < 1 for v in ours.values())
+
+
+def test_first_answer_rank_uses_the_same_truncated_deduplicated_ranking_as_mrr():
+    from ark.eval.scoring import first_answer_rank
+
+    ranked = ["x", "x", "y", "a"]
+    assert first_answer_rank(ranked, ["a"]) == 3  # the repeated x counts once
+    assert query_metrics(ranked, ["a"], truncate=2)["mrr"] == 0.0
+    assert first_answer_rank(ranked, ["a"], truncate=2) is None
+    assert first_answer_rank(ranked, ["a"], truncate=3) == 3

@@ -271,3 +271,39 @@ def test_hpo_answers_rederived_for_a_sample():
     check_questions(g, sample)
 
 
+
+
+def _flat(text: str) -> str:
+    """``text`` without whitespace or box lines, so a check survives the wrapping of rich's error boxes."""
+    return re.sub(r"[\s│╭╮╰╯─]+", "", text)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--seed", "-1"], "'--seed':Inputshouldbegreaterthanorequalto0"),
+        (["--mix", "one_hop=inf"], "'one_hop'mustbeafinitenumber>=0,gotinf"),
+        (["--mix", "one_hop=nan,two_hop=1"], "'one_hop'mustbeafinitenumber>=0,gotnan"),
+        (["--mix", "one_hop=-0.5"], "'one_hop'mustbeafinitenumber>=0,got-0.5"),
+        (["--mix", "one_hop=0,two_hop=0"], "addupto"),
+        (["--mix", "one_hop=1e308,two_hop=1e308"], "addupto"),
+    ],
+)
+def test_cli_rejects_bad_seed_and_weights_with_a_clear_message(graph, tmp_path, args, expected):
+    graph_dir = graph.save(tmp_path / "toy-graph")
+    app = typer.Typer()
+    register(app)
+    app.command("noop")(lambda: None)
+    out = tmp_path / "quiz.jsonl"
+    result = CliRunner().invoke(app, ["quiz", str(graph_dir), "--n", "20", "--out", str(out), *args])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert expected in _flat(result.output)
+    assert not out.exists()
+
+
+def test_config_rejects_a_negative_seed_and_lists_templates_for_an_empty_mix():
+    with pytest.raises(ValueError, match="seed must be an integer >= 0, got -3"):
+        QuizConfig(seed=-3)
+    with pytest.raises(ValueError, match=r"give at least one of one_hop.*positive weight"):
+        QuizConfig(mix={"one_hop": 0.0})

@@ -144,7 +144,7 @@ def test_neighborhood_shows_relations_and_directions(graph, index):
 def test_neighborhood_query_ranks_by_bm25(graph, index):
     outcome = toolbox(graph, index).execute("search_in_neighborhood", '{"node_index": 0, "query": "fever"}')
     assert parse_node_lines(outcome.text)[0].index == 3  # "Febrile seizure ... fever"
-    assert "(1 match the query)" in outcome.text and "**fever**" in outcome.text
+    assert "(1 matches the query)" in outcome.text and "**fever**" in outcome.text
     # The paper's Neighbors(v, q, F) is a top-k over N_F: non-matching neighbors follow the matching ones.
     assert len(outcome.node_indices) == 3
 
@@ -221,6 +221,24 @@ def test_add_to_answer_keeps_order_without_duplicates(graph, index):
     assert encoded.node_indices == [7]
     done = box.execute("finish", "")
     assert done.finished and box.finished and "4 nodes" in done.text
+
+
+def test_null_reasoning_is_accepted_as_none_given(graph, index):
+    box = toolbox(graph, index)
+    outcome = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3, "reasoning": null}]}')
+    assert outcome.ok and outcome.node_indices == [3] and box.answer == [3]
+    assert "Reasoning:" not in outcome.text and box.reasoning[3] == ""
+
+
+def test_counts_in_observations_agree_in_number(graph, index):
+    box = toolbox(graph, index)
+    one = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3}]}')
+    assert one.text.endswith("The answer now has 1 node.")
+    two = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}]}')
+    assert two.text.endswith("The answer now has 2 nodes.")
+    found = box.execute("search_in_graph", '{"query": "seizure", "size": 1}')
+    assert found.text.startswith("Found 1 node for query: 'seizure':")
+    assert box.execute("finish", "").text == "Finished. The answer has 2 nodes."
 
 
 def test_answer_cap_and_call_budgets(graph, index):

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..agent.fusion import FUSIONS
+from ..tools.observations import clean_inline
 from .common import console, err_console, fail, load_graph, make_policy
 
 
@@ -28,7 +29,7 @@ def ask(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (else OPENAI_BASE_URL).")] = None,
     offline: Annotated[bool, typer.Option(help="Use the offline policy even if a model is configured.")] = False,
     fusion: Annotated[str, typer.Option(help=f"Fusion of the agents' lists: {', '.join(FUSIONS)}.")] = "votes",
-    top: Annotated[int, typer.Option(help="How many ranked nodes to show.")] = 10,
+    top: Annotated[int, typer.Option(min=1, help="How many ranked nodes to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record (ranking + trajectories) as JSON.")]
     = False,
     trajectories: Annotated[Path | None, typer.Option(help="Append the run's record to this JSONL file.")] = None,
@@ -87,7 +88,7 @@ def _print_ranking(result, graph, top: int) -> None:
         for index, reason in trajectory.reasoning.items():
             reasons.setdefault(int(index), reason)
     for rank, node in enumerate(result.ranked[:top], start=1):
-        evidence = reasons.get(node.index) or _snippet(graph.text(node.index))
+        evidence = reasons.get(node.index) or clean_inline(graph.text(node.index), 80)
         table.add_row(*(Text(cell) for cell in (str(rank), node.node_id, node.name, node.type, str(node.votes),
                                                  evidence)))
     if not result.ranked:
@@ -127,8 +128,3 @@ def _short_args(raw: str, graph, limit: int = 90) -> str:
         parts.append(f"{key}={text[:50] + '...' if len(text) > 50 else text}")
     joined = ", ".join(parts)
     return joined if len(joined) <= limit else joined[: limit - 3] + "..."
-
-
-def _snippet(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -10,9 +10,9 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
+from ..agent.fusion import FUSIONS
+from ..tools.observations import clean_inline
 from .common import console, err_console, fail, load_graph, make_policy
-
-FUSIONS = ("votes", "ordering", "random")
 
 
 class _EvalGroup(TyperGroup):
@@ -141,12 +141,22 @@ def retrieve(
     skip_invalid: SkipInvalidOpt = False,
     progress: ProgressOpt = True,
 ) -> None:
-    """Run METHOD over a query file and write one line per query: {"id", "ranked", "scores"} (resumable)."""
-    from ..eval import AGENT_METHODS, run_retrieval
+    """Run METHOD over a query file and write one line per query: {"id", "ranked", "scores"} (resumable).
 
+    The settings are kept beside --out (``<name>.config.json``); resuming with other retrieval settings is refused.
+    """
+    from ..eval import AGENT_METHODS, RunFolderError, prepare_results_file, run_retrieval
+    from ..eval.experiment import run_config
+
+    if out.is_dir():
+        fail(f"--out {out} is a directory; give a results file path such as {out / 'results.jsonl'}")
     graph, selected, types = _open_inputs(graph_name, method, queries, split, human, limit, skip_invalid,
                                           candidate_types)
     options = _method_options(method, types, agents, steps, fusion, model, base_url, offline, progress)
+    try:
+        prepare_results_file(out, run_config(graph, method, str(queries), split, human, k, options, None))
+    except RunFolderError as exc:
+        fail(str(exc))
     retriever = _build_method(method, graph, options)
     if method in AGENT_METHODS and trajectories is None:
         trajectories = out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
@@ -251,14 +261,13 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
 
 
 def _print_tool_use(analysis: dict[str, Any]) -> None:
-    from ..eval.tooluse import tool_use_markdown
+    from ..eval.tooluse import tool_use_rows
 
     table = Table(title="Tool use", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    for line in tool_use_markdown(analysis).splitlines()[4:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        table.add_row(*cells)
+    for figure, value in tool_use_rows(analysis):
+        table.add_row(figure, value)
     console.print(table)
 
 
@@ -272,8 +281,8 @@ def compare(
     markdown: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown here.")] = None,
 ) -> None:
     """Compare runs side by side (overall and per template) and list queries one gets right and another wrong."""
+    from ..atomic import atomic_write_text
     from ..eval import RunFolderError, comparison_markdown, comparison_rows, disagreements, load_run
-    from ..eval.jsonl import write_text_atomic
     from ..eval.metrics import HEADLINE_METRICS, METRIC_NAMES
     from ..eval.scoring import METRIC_LABELS
 
@@ -306,15 +315,9 @@ def compare(
             console.print(f"\n[bold]{len(rows)}[/] queries [green]{winner.label}[/] gets right and "
                           f"[red]{loser.label}[/] wrong ({METRIC_LABELS[metric]}):")
             for r in rows[:examples]:
-                console.print(f"  {r['id']}: {_shorten(r.get('query', ''))}", highlight=False)
+                console.print(f"  {r['id']}: {clean_inline(r.get('query', ''), 90)}", highlight=False)
             if len(rows) > examples:
                 console.print(f"  … and {len(rows) - examples} more")
     if markdown is not None:
-        write_text_atomic(markdown, comparison_markdown(loaded, metric=metric, examples=examples))
+        atomic_write_text(markdown, comparison_markdown(loaded, metric=metric, examples=examples))
         err_console.print(f"[dim]Markdown: {markdown}[/]")
-
-
-def _shorten(text: str, width: int = 90) -> str:
-    from ..eval.compare import shorten
-
-    return shorten(text, width)

@@ -47,9 +47,12 @@ def import_parquet(
 ) -> None:
     """Import a folder in the ark-agent-cli data contract (nodes + edges tables)."""
     from ..graph import GraphValidationError
+    from ..graph.storage import check_graph_target, check_source_outside_target
     from ..loaders.tabular import import_tabular
 
     try:
+        check_source_outside_target(source, out)
+        check_graph_target(out)  # fail before the (possibly long) load, not after it
         path = import_tabular(source, out, name=name)
     except (GraphValidationError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -64,9 +67,12 @@ def import_stark(
 ) -> None:
     """Import a STaRK semi-structured knowledge base from its released processed/ files."""
     from ..graph import GraphValidationError
+    from ..graph.storage import check_graph_target, check_source_outside_target
     from ..loaders.stark import import_stark as run_import
 
     try:
+        check_source_outside_target(root, out)
+        check_graph_target(out)  # fail before the (possibly long) load, not after it
         path = run_import(dataset, root, out)
     except (GraphValidationError, FileNotFoundError, ValueError, ImportError) as exc:
         fail(str(exc))

@@ -16,7 +16,7 @@ def quiz(
     graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL file to write (one question a line)."),
     n: int | None = typer.Option(None, "--n", help="Number of questions (default 2000, or the recipe's)."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0, or the recipe's)."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Random seed >= 0 (default 0, or the recipe's)."),
     mix: str | None = typer.Option(None, "--mix", help="Template weights, e.g. 'one_hop=0.5,two_hop_text=0.5'."),
     max_answers: int | None = typer.Option(None, "--max-answers", help="Largest answer set kept (default 20)."),
     recipe: str | None = typer.Option(None, "--recipe", help="A shipped configuration, e.g. 'hpo'."),

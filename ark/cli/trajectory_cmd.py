@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from ..tools.observations import clean_inline
 from .common import console, fail
 
 trajectory_app = typer.Typer(help="Inspect recorded agent trajectories (JSONL files).", no_args_is_help=True)
@@ -22,9 +23,9 @@ def register(app: typer.Typer) -> None:
 @trajectory_app.command("show")
 def show(
     file: Annotated[Path, typer.Argument(help="A trajectory JSONL file (one record per question) or JSON file.")],
-    index: Annotated[int, typer.Option("--index", "-n", help="Which record of the file (0-based).")] = 0,
-    observation_chars: Annotated[int, typer.Option(help="Characters of each observation to show.")] = 160,
-    top: Annotated[int, typer.Option(help="How many fused nodes to show.")] = 20,
+    index: Annotated[int, typer.Option("--index", "-n", min=0, help="Which record of the file (0-based).")] = 0,
+    observation_chars: Annotated[int, typer.Option(min=20, help="Characters of each observation to show.")] = 160,
+    top: Annotated[int, typer.Option(min=1, help="How many fused nodes to show.")] = 20,
 ) -> None:
     """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
     from ..agent.trajectory import read_jsonl
@@ -39,7 +40,27 @@ def show(
         fail(f"{file} holds no records")
     if not 0 <= index < len(records):
         fail(f"--index {index} is out of range: {file} holds {len(records)} record(s) (0..{len(records) - 1})")
+    problem = retrieval_record_problem(records[index])
+    if problem is not None:
+        fail(f"{file}, record {index} is not a retrieval record ({problem}). Give a trajectory file: the "
+             "--trajectories file of `ark ask`, or an eval run's trajectories.jsonl (not its results.jsonl)")
     render(records[index], observation_chars, top)
+
+
+def retrieval_record_problem(record: object) -> str | None:
+    """Why ``record`` cannot be shown as a retrieval (``Retrieval.to_dict()`` or a trajectories.jsonl line), or
+    None when it can."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    agents = record.get("agents", record.get("trajectories"))
+    if agents is None:
+        return "no 'agents' or 'trajectories' field"
+    if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
+        return "its agents are not a list of trajectory objects"
+    ranked = record.get("ranked", [])
+    if not isinstance(ranked, list) or not all(isinstance(n, dict) for n in ranked):
+        return "'ranked' is not a list of ranked-node objects"
+    return None
 
 
 def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
@@ -63,15 +84,15 @@ def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
         for step in agent.get("steps", []):
             if step.get("corrective"):
                 number += 1
-                content = escape(_short(step.get("content") or "", 100))
+                content = escape(clean_inline(step.get("content") or "", 100))
                 console.print(f"{number:>3}. [yellow](no tool call)[/] {content}")
             for call, observation in zip(step.get("tool_calls", []), step.get("observations", []), strict=False):
                 number += 1
                 mark = "" if call.get("ok", True) else " [red]✗[/]"
-                arguments = escape(_short(call.get("arguments", ""), 100))
+                arguments = escape(clean_inline(call.get("arguments", ""), 100))
                 console.print(f"{number:>3}. [cyan]{escape(call.get('name', ''))}[/]({arguments}){mark}"
                               f"  [dim]{step.get('wall_s', 0):.2f}s[/]")
-                console.print(f"     [dim]{escape(_short(observation, observation_chars))}[/]")
+                console.print(f"     [dim]{escape(clean_inline(observation, observation_chars))}[/]")
         answer = agent.get("answer", [])
         ids = agent.get("answer_ids", [])
         added = ", ".join(escape(f"[{i}] {n}") for i, n in zip(answer, ids, strict=False))
@@ -91,8 +112,3 @@ def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
     console.print(table)
     if len(ranked) > top:
         console.print(f"[dim]... and {len(ranked) - top} more[/]")
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

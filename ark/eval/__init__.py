@@ -5,7 +5,14 @@ from .experiment import EvalOutcome, run_eval, score_folder
 from .methods import AGENT_METHODS, METHODS, MethodOptions, MethodOutput, make_method
 from .metrics import HEADLINE_METRICS, METRIC_NAMES, filter_answers, mean_metrics, query_metrics
 from .query_files import QueryCheck, QueryFileError, open_queries, read_queries
-from .run_folder import RunFolder, RunFolderError, default_run_dir, prepare_run_folder
+from .run_folder import (
+    RunFolder,
+    RunFolderError,
+    check_same_run,
+    default_run_dir,
+    prepare_results_file,
+    prepare_run_folder,
+)
 from .runner import RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
 from .tooluse import analyze_tool_use
@@ -25,6 +32,7 @@ __all__ = [
     "RunFolderError",
     "RunStats",
     "analyze_tool_use",
+    "check_same_run",
     "comparison_markdown",
     "comparison_rows",
     "default_run_dir",
@@ -35,6 +43,7 @@ __all__ = [
     "markdown_table",
     "mean_metrics",
     "open_queries",
+    "prepare_results_file",
     "prepare_run_folder",
     "query_metrics",
     "read_queries",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..tools.observations import clean_inline
 from .jsonl import read_complete_lines
 from .metrics import HEADLINE_METRICS
 from .run_folder import RunFolder, RunFolderError
@@ -64,11 +65,6 @@ def disagreements(a: LoadedRun, b: LoadedRun, metric: str = "hit@1") -> tuple[li
     return a_only, b_only
 
 
-def shorten(text: str, width: int = 80) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def comparison_markdown(runs: Sequence[LoadedRun], metric: str = "hit@1", examples: int = 10) -> str:
     """The comparison as Markdown: the side-by-side table, then the disagreements of the first run with each other."""
     head = ["scope", "run", "n", *(METRIC_LABELS[m] for m in HEADLINE_METRICS)]
@@ -80,7 +76,7 @@ def comparison_markdown(runs: Sequence[LoadedRun], metric: str = "hit@1", exampl
         for winner, loser, rows in ((base, other, a_only), (other, base, b_only)):
             lines += ["", f"**{len(rows)} queries {winner.label} gets right and {loser.label} wrong "
                       f"({METRIC_LABELS[metric]})**", ""]
-            lines += [f"- `{r['id']}`: {shorten(r.get('query', ''))}" for r in rows[:examples]]
+            lines += [f"- `{r['id']}`: {clean_inline(r.get('query', ''), 80)}" for r in rows[:examples]]
             if len(rows) > examples:
                 lines.append(f"- … and {len(rows) - examples} more")
     return "\n".join(lines) + "\n"

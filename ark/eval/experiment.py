@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from .jsonl import read_complete_lines, write_json_atomic, write_jsonl_atomic, write_text_atomic
+from ..atomic import atomic_write_text
+from .jsonl import read_complete_lines, write_json_atomic, write_jsonl_atomic
 from .methods import AGENT_METHODS, MethodOptions, make_method
 from .run_folder import RunFolder, prepare_run_folder
 from .runner import RunStats, run_retrieval
@@ -114,5 +115,5 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
 
             outcome.charts = write_tool_use_charts(outcome.tool_use, records, rows, folder.charts, title=title)
     write_json_atomic(folder.summary_json, summary)
-    write_text_atomic(folder.summary_md, markdown)
+    atomic_write_text(folder.summary_md, markdown)
     return outcome

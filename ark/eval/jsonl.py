@@ -13,19 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_file, atomic_write_text
+from ..jsonl import complete_end, repair_torn_tail
 
 
 def read_complete_lines(path: Path, repair: bool = True) -> list[dict[str, Any]]:
     """The complete records of ``path`` (none if missing); a torn trailing line is cut off when ``repair``."""
     if not path.is_file():
         return []
+    if repair:
+        repair_torn_tail(path)
     data = path.read_bytes()
-    end = data.rfind(b"\n") + 1  # everything after the last newline is an unfinished write
-    if end < len(data) and repair:
-        with path.open("r+b") as handle:
-            handle.truncate(end)
-            handle.flush()
-            os.fsync(handle.fileno())
+    end = complete_end(data)  # everything after the last newline is an unfinished write
     records = []
     for line_no, line in enumerate(data[:end].splitlines(), start=1):
         if not line.strip():
@@ -46,12 +44,7 @@ def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
 
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write ``value`` as indented JSON to ``path`` through a temporary file and a rename."""
-    write_text_atomic(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    atomic_write_text(path, text)
+    atomic_write_text(path, json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 class JsonlAppender:
@@ -59,6 +52,7 @@ class JsonlAppender:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        repair_torn_tail(path)  # else the first record would be glued onto a torn last line
         self.path = path
         self._handle = path.open("a", encoding="utf-8")
 

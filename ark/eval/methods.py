@@ -11,10 +11,8 @@ Add a method: write a factory and put it in :data:`METHODS`.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,7 +58,10 @@ def _resolved_types(graph: KnowledgeGraph, candidate_types: list[str] | None) ->
 
 
 class TextIndexMethod:
-    """A baseline that asks a graph text index (BM25 over node text, or dense MiniLM) for the top k nodes."""
+    """A baseline that asks a graph text index for the top k nodes: BM25 over node text (``bm25``), BM25 over
+    STaRK ``add_rel``-style documents, node text plus neighbor names by relation (``bm25-rel``), or dense MiniLM.
+
+    Indexes are cached with the graph by :func:`ark.index.open_index`."""
 
     def __init__(self, graph: KnowledgeGraph, options: MethodOptions, kind: str) -> None:
         from ..index import open_index
@@ -73,44 +74,6 @@ class TextIndexMethod:
         return MethodOutput([int(i) for i, _ in hits], [float(s) for _, s in hits])
 
 
-class RelationalBM25Method:
-    """BM25 over STaRK ``add_rel``-style documents: the node text plus its neighbors' names by relation.
-
-    The index is built once per graph version and cached under ``<graph folder>/index/bm25-rel-<fingerprint>/``.
-    """
-
-    def __init__(self, graph: KnowledgeGraph, options: MethodOptions) -> None:
-        self.mask = candidate_mask(graph, options.candidate_types)
-        self.index = open_relational_bm25(graph, progress=options.progress)
-
-    def retrieve(self, query: str, k: int) -> MethodOutput:
-        ids, scores = self.index.search(query, k, mask=self.mask)
-        return MethodOutput([int(i) for i in ids], [float(s) for s in scores])
-
-
-def relational_index_dir(graph: KnowledgeGraph) -> Path | None:
-    """Where the ``bm25-rel`` index of ``graph`` is cached (``None`` for a graph that was never saved)."""
-    if graph.path is None:
-        return None
-    fingerprint = str(graph.metadata.get("fingerprint", "unversioned"))[:12]
-    return Path(graph.path) / "index" / f"bm25-rel-{fingerprint}"
-
-
-def open_relational_bm25(graph: KnowledgeGraph, progress: bool = False):
-    """Load the cached ``bm25-rel`` index of ``graph``, building (and caching, atomically) it on first use."""
-    from ..index import BM25Index
-    from ..loaders.documents import relational_document
-
-    directory = relational_index_dir(graph)
-    if directory is not None and (directory / "meta.json").is_file():
-        return BM25Index.load(directory)
-    docs = (relational_document(graph, i) for i in range(graph.num_nodes))
-    index = BM25Index.build(docs, num_docs=graph.num_nodes, progress=progress)
-    if directory is not None and os.access(directory.parent.parent, os.W_OK):
-        index.save(directory)  # BM25Index.save writes a temporary folder and renames it into place
-    return index
-
-
 class ARKMethod:
     """The ARK agents (an LLM policy, or the offline policy when ``options.policy`` is None) with vote fusion."""
 
@@ -120,7 +83,6 @@ class ARKMethod:
         from ..agent import ARK
         from ..index import open_index
 
-        self.graph = graph
         self.mask = candidate_mask(graph, options.candidate_types)
         self.ark = ARK(
             graph,
@@ -132,11 +94,7 @@ class ARKMethod:
         )
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
-        single = getattr(self.ark, "aretrieve", None)
-        if single is not None:
-            retrieval = await single(query)
-        else:
-            retrieval = (await self.ark.aretrieve_many([query], concurrency=1))[0]
+        retrieval = await self.ark.aretrieve(query)
         ranked = [node for node in retrieval.ranked if self.mask is None or self.mask[node.index]]
         return MethodOutput(
             indices=[int(node.index) for node in ranked],
@@ -156,7 +114,7 @@ MethodFactory = Callable[["KnowledgeGraph", MethodOptions], Any]
 
 METHODS: dict[str, MethodFactory] = {
     "bm25": lambda graph, options: TextIndexMethod(graph, options, kind="bm25"),
-    "bm25-rel": RelationalBM25Method,
+    "bm25-rel": lambda graph, options: TextIndexMethod(graph, options, kind="bm25-rel"),
     "dense": lambda graph, options: TextIndexMethod(graph, options, kind="dense"),
     "ark": ARKMethod,
 }

@@ -81,6 +81,15 @@ def default_run_dir(graph: str, method: str, queries: str | Path, name: str | No
     return Path(root) / _slug(f"{Path(graph).name}-{method}-{stem}-{suffix}")
 
 
+def check_same_run(previous: dict[str, Any], config: dict[str, Any], where: str | Path, remedy: str) -> None:
+    """Raise :class:`RunFolderError` naming each :data:`RETRIEVAL_KEYS` setting in which ``config`` differs from
+    ``previous`` (the settings the existing results were made with); ``remedy`` tells the user what to do."""
+    differing = [key for key in RETRIEVAL_KEYS if previous.get(key) != config.get(key)]
+    if differing:
+        shown = "; ".join(f"{key}: was {previous.get(key)!r}, now {config.get(key)!r}" for key in differing)
+        raise RunFolderError(f"{where} holds a different run ({shown}); {remedy}")
+
+
 def prepare_run_folder(path: str | Path, config: dict[str, Any]) -> tuple[RunFolder, bool]:
     """Create the run folder, or reopen it to resume; returns the folder and whether it already had a config.
 
@@ -88,16 +97,43 @@ def prepare_run_folder(path: str | Path, config: dict[str, Any]) -> tuple[RunFol
     differing settings named.
     """
     folder = RunFolder(Path(path))
+    if folder.path.exists() and not folder.path.is_dir():
+        raise RunFolderError(f"--run-dir {folder.path} is a file; give a folder path")
     resumed = folder.config.is_file()
     if resumed:
         previous = folder.read_config()
-        differing = [key for key in RETRIEVAL_KEYS if previous.get(key) != config.get(key)]
-        if differing:
-            shown = "; ".join(f"{key}: was {previous.get(key)!r}, now {config.get(key)!r}" for key in differing)
-            raise RunFolderError(
-                f"{folder.path} holds a different run ({shown}); choose another --run-dir or repeat its settings"
-            )
+        check_same_run(previous, config, folder.path, "choose another --run-dir or repeat its settings")
         config = {**previous, **config, "created": previous.get("created", config.get("created"))}
     folder.path.mkdir(parents=True, exist_ok=True)
     write_json_atomic(folder.config, config)
     return folder, resumed
+
+
+def results_config_path(results: str | Path) -> Path:
+    """The settings file kept beside a results file of ``ark retrieve``: ``r.jsonl`` -> ``r.config.json``."""
+    results = Path(results)
+    return results.with_name(results.name.removesuffix(".jsonl") + ".config.json")
+
+
+def prepare_results_file(results: str | Path, config: dict[str, Any]) -> bool:
+    """Check that ``results`` may be written or resumed with ``config``, and record ``config`` beside it.
+
+    Returns whether an earlier run's settings were found. A path that is a directory, or a results file made with
+    different retrieval settings (see :func:`check_same_run`), raises :class:`RunFolderError`. A results file
+    from before settings files existed is resumed as is.
+    """
+    results = Path(results)
+    if results.is_dir():
+        raise RunFolderError(f"--out {results} is a directory; give a results file path such as "
+                             f"{results / 'results.jsonl'}")
+    sidecar = results_config_path(results)
+    resumed = sidecar.is_file()
+    if resumed and results.exists():
+        try:
+            previous = json.loads(sidecar.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise RunFolderError(f"{sidecar} is not valid JSON ({error}); remove it or choose another --out") from None
+        check_same_run(previous, config, results, "choose another --out or repeat its settings")
+        config = {**previous, **config, "created": previous.get("created", config.get("created"))}
+    write_json_atomic(sidecar, config)
+    return resumed

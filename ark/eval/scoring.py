@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .metrics import HEADLINE_METRICS, METRIC_NAMES, filter_answers, mean_metrics, query_metrics
+from .metrics import HEADLINE_METRICS, METRIC_NAMES, dedupe, filter_answers, mean_metrics, query_metrics
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -25,6 +25,13 @@ def candidate_test(graph: KnowledgeGraph, candidate_types: Sequence[str] | None)
         return types is None or graph.node_type(graph.index_of(node_id)) in types
 
     return is_candidate
+
+
+def first_answer_rank(ranked: Sequence[str], answers: Iterable[str], truncate: int | None = None) -> int | None:
+    """1-based rank of the first answer in the de-duplicated ranking cut to ``truncate`` (as MRR sees it), or None."""
+    gold = set(answers)
+    ranking = dedupe(ranked)[:truncate] if truncate is not None else dedupe(ranked)
+    return next((pos for pos, node in enumerate(ranking, start=1) if node in gold), None)
 
 
 def score_results(
@@ -47,8 +54,7 @@ def score_results(
         ranked = [n for n in (record or {}).get("ranked", []) if is_candidate(n)]
         answers, dropped = filter_answers(query.answer_ids, is_candidate)
         metrics = query_metrics(ranked, answers, truncate=truncate)
-        gold = set(answers)
-        first = next((pos for pos, node in enumerate(dict.fromkeys(ranked), start=1) if node in gold), None)
+        first = first_answer_rank(ranked, answers, truncate=truncate)
         rows.append({
             "id": query.id,
             "template": query.template,

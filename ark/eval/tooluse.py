@@ -110,33 +110,38 @@ def analyze_tool_use(records: Iterable[Mapping[str, Any]], per_query: Sequence[M
     }
 
 
-def tool_use_markdown(analysis: Mapping[str, Any]) -> str:
-    """A short Markdown account of :func:`analyze_tool_use`'s figures."""
+def tool_use_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The headline figures of :func:`analyze_tool_use` as ``(figure, value)`` rows (none without trajectories)."""
     if not analysis.get("n_trajectories"):
-        return "No trajectories: no tool-use analysis.\n"
+        return []
     neigh = analysis["neighborhood_calls_per_trajectory"]
     calls = analysis["calls"]
-    lines = [
-        "## Tool use",
-        "",
-        "| figure | value |",
-        "|---|---:|",
-        f"| trajectories (queries) | {analysis['n_trajectories']} ({analysis['n_queries']}) |",
-        f"| global / neighborhood calls | {calls['global']} / {calls['neighborhood']} |",
-        f"| share global / neighborhood | {100 * analysis['share_global']:.1f}% / "
-        f"{100 * analysis['share_neighborhood']:.1f}% |",
-        f"| trajectories returning to global search after step 1 | "
-        f"{100 * analysis['share_returning_to_global']:.1f}% |",
-        f"| neighborhood calls per trajectory: success / failure (Hit@5) | {neigh['success']['mean']:.2f} / "
-        f"{neigh['failure']['mean']:.2f} |",
-        f"| zero-result calls | {calls['zero_result']} ({100 * analysis['share_zero_result_calls']:.1f}%) |",
-        f"| repeated calls | {calls['repeated']} ({100 * analysis['share_repeated_calls']:.1f}%) |",
-        f"| invalid calls | {calls['invalid']} |",
-        f"| steps per trajectory (mean / max) | {analysis['steps_per_trajectory']['mean']:.1f} / "
-        f"{analysis['steps_per_trajectory']['max']:.0f} |",
-        f"| tokens per query (mean / median) | {analysis['tokens_per_query']['mean']:.0f} / "
-        f"{analysis['tokens_per_query']['median']:.0f} |",
-        f"| wall time per query, s (mean / p90) | {analysis['wall_s_per_query']['mean']:.2f} / "
-        f"{analysis['wall_s_per_query']['p90']:.2f} |",
+    steps = analysis["steps_per_trajectory"]
+    tokens = analysis["tokens_per_query"]
+    wall = analysis["wall_s_per_query"]
+    return [
+        ("trajectories (queries)", f"{analysis['n_trajectories']} ({analysis['n_queries']})"),
+        ("global / neighborhood calls", f"{calls['global']} / {calls['neighborhood']}"),
+        ("share global / neighborhood",
+         f"{100 * analysis['share_global']:.1f}% / {100 * analysis['share_neighborhood']:.1f}%"),
+        ("trajectories returning to global search after step 1",
+         f"{100 * analysis['share_returning_to_global']:.1f}%"),
+        ("neighborhood calls per trajectory: success / failure (Hit@5)",
+         f"{neigh['success']['mean']:.2f} / {neigh['failure']['mean']:.2f}"),
+        ("zero-result calls", f"{calls['zero_result']} ({100 * analysis['share_zero_result_calls']:.1f}%)"),
+        ("repeated calls", f"{calls['repeated']} ({100 * analysis['share_repeated_calls']:.1f}%)"),
+        ("invalid calls", f"{calls['invalid']}"),
+        ("steps per trajectory (mean / max)", f"{steps['mean']:.1f} / {steps['max']:.0f}"),
+        ("tokens per query (mean / median)", f"{tokens['mean']:.0f} / {tokens['median']:.0f}"),
+        ("wall time per query, s (mean / p90)", f"{wall['mean']:.2f} / {wall['p90']:.2f}"),
     ]
+
+
+def tool_use_markdown(analysis: Mapping[str, Any]) -> str:
+    """A short Markdown account of :func:`analyze_tool_use`'s figures (the rows of :func:`tool_use_rows`)."""
+    rows = tool_use_rows(analysis)
+    if not rows:
+        return "No trajectories: no tool-use analysis.\n"
+    lines = ["## Tool use", "", "| figure | value |", "|---|---:|"]
+    lines += [f"| {figure} | {value} |" for figure, value in rows]
     return "\n".join(lines) + "\n"

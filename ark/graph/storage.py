@@ -1,7 +1,8 @@
 """Graph directories: ``graph.json`` (metadata, type tables, schema), ``nodes.parquet`` and ``.npy`` arrays.
 
 A save goes to a temporary sibling directory that is renamed into place (:func:`ark.atomic.atomic_directory`),
-so a reader never sees half a graph.
+so a reader never sees half a graph. A save only ever replaces a missing path, an empty directory or an earlier
+ARK graph directory: any other folder (a user's data, an ark-agent-cli source folder) is refused, never wiped.
 """
 
 from __future__ import annotations
@@ -21,9 +22,52 @@ FORMAT_VERSION = 1
 ARRAYS = ("node_type_codes", "indptr", "neighbors", "codes")
 
 
-def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
-    """Write ``graph`` to directory ``path`` atomically (replacing an existing graph there)."""
+def is_graph_directory(path: str | Path) -> bool:
+    """True if ``path`` is a directory whose ``graph.json`` carries ARK's ``format_version`` key.
+
+    ark-agent-cli source folders also hold a ``graph.json``, but without ``format_version``.
+    """
+    meta_file = Path(path) / "graph.json"
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and "format_version" in meta
+
+
+def check_graph_target(path: str | Path) -> None:
+    """Raise :class:`GraphValidationError` unless a graph may be saved at ``path``.
+
+    Allowed: a missing path, an empty directory, or an existing ARK graph directory (which is replaced).
+    """
     path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_dir():
+        raise GraphValidationError(f"{path} exists and is not a directory; choose a new or empty output directory")
+    if any(path.iterdir()) and not is_graph_directory(path):
+        raise GraphValidationError(
+            f"{path} is a non-empty directory that is not an ARK graph (no graph.json with format_version); "
+            "refusing to replace it: choose a new or empty output directory"
+        )
+
+
+def check_source_outside_target(source: str | Path, out: str | Path) -> None:
+    """Raise :class:`GraphValidationError` if saving to ``out`` would replace ``source`` or a folder holding it."""
+    source_path, out_path = Path(source).resolve(), Path(out).resolve()
+    if source_path == out_path or out_path in source_path.parents:
+        raise GraphValidationError(
+            f"output {out} would replace the import source {source}; choose a new or empty output directory"
+        )
+
+
+def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
+    """Write ``graph`` to directory ``path`` atomically, replacing an earlier ARK graph there.
+
+    Raises :class:`GraphValidationError` if ``path`` is a file or a non-empty directory that is not an ARK graph.
+    """
+    path = Path(path)
+    check_graph_target(path)
     with atomic_directory(path) as tmp:
         meta = {
             "format_version": FORMAT_VERSION,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.atomic import atomic_directory
+from ark.atomic import atomic_directory, atomic_write_text
 from ark.index._progress import progress_bar
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 
@@ -97,9 +97,7 @@ def embed_texts(
             out[start : start + len(batch)] = vectors.astype(np.float32)
             if state_path is not None:
                 out.flush()
-                tmp = state_path.with_suffix(".tmp")
-                tmp.write_text(json.dumps({**state, "done": start + len(batch)}))
-                os.replace(tmp, state_path)
+                atomic_write_text(state_path, json.dumps({**state, "done": start + len(batch)}))
             bar.advance(len(batch))
     return np.asarray(out)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -15,8 +16,10 @@ from ark.atomic import atomic_write_text
 from ark.index.bm25 import BM25Index
 from ark.index.tokenizer import Tokenizer
 
-INDEX_KINDS = ("bm25", "dense")
+# "bm25-rel": BM25 over relational documents (node text plus neighbor names by relation, STaRK's ``add_rel``).
+INDEX_KINDS = ("bm25", "bm25-rel", "dense")
 _MANIFEST = "manifest.json"
+RELATIONAL_MAX_NEIGHBORS = 50  # neighbors listed per relation in a bm25-rel document
 
 
 @runtime_checkable
@@ -118,6 +121,14 @@ def _read_manifest(directory: Path) -> dict | None:
         return None
 
 
+def _writable(directory: Path) -> bool:
+    """Whether ``directory`` (or, if missing, its nearest existing parent) can be written to."""
+    for candidate in (directory, *directory.parents):
+        if candidate.exists():
+            return candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK)
+    return False
+
+
 def open_index(
     graph: Any,
     kind: str = "bm25",
@@ -129,28 +140,37 @@ def open_index(
     tokenizer: Tokenizer | None = None,
     model: str | None = None,
 ) -> GraphTextIndex:
-    """Open the ``kind`` index of ``graph``, building it on first use.
+    """Open the ``kind`` index of ``graph`` (one of :data:`INDEX_KINDS`), building it on first use.
 
     Cached in ``<graph.path>/index/<kind>-<settings hash>/`` and rebuilt only when the graph's fingerprint or
-    the settings change; written atomically. An in-memory graph (``graph.path is None``) or one without a
-    fingerprint is indexed in memory.
+    the settings change; written atomically. An in-memory graph (``graph.path is None``), one without a
+    fingerprint, or one whose folder cannot be written is indexed in memory. ``bm25-rel`` indexes each node's
+    :func:`~ark.loaders.documents.relational_document` (``fields`` does not apply to it).
     """
     if kind not in INDEX_KINDS:
         raise ValueError(f"unknown index kind {kind!r}; choose one of {INDEX_KINDS}")
+    if kind == "bm25-rel" and fields:
+        raise ValueError("fields do not apply to kind='bm25-rel' (its documents are the relational documents)")
     tokenizer = tokenizer or Tokenizer()
-    if kind == "bm25":
+    if kind in ("bm25", "bm25-rel"):
         settings: dict[str, Any] = {"kind": kind, "k1": k1, "b": b, "tokenizer": tokenizer.config()}
     else:
         from ark.index.dense import DEFAULT_MODEL
 
         settings = {"kind": kind, "model": model or DEFAULT_MODEL}
+    if kind == "bm25-rel":
+        settings["max_neighbors_per_relation"] = RELATIONAL_MAX_NEIGHBORS
     settings["fields"] = fields or {}
 
     def docs() -> Iterable[str]:
+        if kind == "bm25-rel":
+            from ark.loaders.documents import relational_document
+
+            return (relational_document(graph, i, RELATIONAL_MAX_NEIGHBORS) for i in range(graph.num_nodes))
         return node_documents(graph, fields)
 
     def build(cache_dir: Path | None):
-        if kind == "bm25":
+        if kind != "dense":
             return BM25Index.build(docs(), k1=k1, b=b, tokenizer=tokenizer, num_docs=graph.num_nodes,
                                    progress=progress)
         from ark.index.dense import DenseIndex
@@ -158,7 +178,7 @@ def open_index(
         return DenseIndex.build(list(docs()), model=settings["model"], cache_dir=cache_dir, progress=progress)
 
     def load(directory: Path):
-        if kind == "bm25":
+        if kind != "dense":
             return BM25Index.load(directory)
         from ark.index.dense import DenseIndex
 
@@ -173,9 +193,15 @@ def open_index(
     manifest = _read_manifest(directory)
     if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
         return GraphTextIndex(graph, load(directory))
+    if not _writable(directory.parent):  # e.g. a graph installed read-only: index in memory, cache nothing
+        return GraphTextIndex(graph, build(None))
     work_dir = directory.parent / f".{directory.name}.partial"  # resumable dense embeddings
     index = build(work_dir)
-    index.save(directory)
+    try:
+        index.save(directory)
+    except PermissionError:  # the folder became unwritable meanwhile (or os.access was optimistic)
+        shutil.rmtree(work_dir, ignore_errors=True)
+        return GraphTextIndex(graph, index)
     shutil.rmtree(work_dir, ignore_errors=True)
     # A directory without a manifest is never trusted, so a crash between the two writes only costs a rebuild.
     atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))

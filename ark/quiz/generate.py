@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,8 +46,15 @@ class QuizConfig:
         unknown = sorted(set(self.mix) - set(TEMPLATES))
         if unknown:
             raise ValueError(f"unknown template(s) {unknown} in the mix; valid: {', '.join(TEMPLATES)}")
-        if any(w < 0 for w in self.mix.values()) or sum(self.mix.values()) <= 0:
-            raise ValueError(f"mix weights must be non-negative and not all zero, got {self.mix}")
+        for name, weight in self.mix.items():
+            if not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"mix weight for {name!r} must be a finite number >= 0, got {weight}")
+        total = sum(self.mix.values())
+        if not 0 < total < math.inf:
+            raise ValueError(f"mix weights must add up to a finite number > 0, got {total} from {self.mix}; "
+                             f"give at least one of {', '.join(TEMPLATES)} a positive weight")
+        if self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed}")
         if self.n < 1:
             raise ValueError(f"n must be at least 1, got {self.n}")
         if not 1 <= self.min_answers <= self.max_answers:

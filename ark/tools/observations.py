@@ -113,6 +113,11 @@ def snippet(text: str, terms: list[str], width: int) -> str | None:
     return ("..." if start > 0 else "") + f"{before}**{word}**{after}" + ("..." if end < len(flat) else "")
 
 
+def count_of(count: int, noun: str) -> str:
+    """``"1 node"``, ``"3 nodes"``: a count with its noun in the right number (nouns here take a plain -s)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def fit_lines(lines: list[str], footer: list[str], limit: int) -> str:
     """Join ``lines`` then ``footer``, dropping trailing result lines so the text stays within ``limit``."""
     note = f"(Output cut to {limit} characters.)"

@@ -53,6 +53,11 @@ class AnswerNode(BaseModel):
     node_index: int = Field(description="Index of a node to add to the answer.")
     reasoning: str = Field(default="", description="Why this node answers the question (one sentence).")
 
+    @field_validator("reasoning", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return "" if value is None else value  # models often send "reasoning": null
+
 
 class AddToAnswerArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")

@@ -17,7 +17,7 @@ from ark.graph import KnowledgeGraph
 
 from .config import ToolConfig
 from .neighborhood import filtered_neighborhood, query_words, rank_neighborhood
-from .observations import clean_inline, fit_lines, node_label, snippet
+from .observations import clean_inline, count_of, fit_lines, node_label, snippet
 from .specs import (
     ADD_TO_ANSWER,
     FINISH,
@@ -134,7 +134,7 @@ class Toolbox:
         if not hits:
             self.telemetry.zero_result_calls += 1
             return ToolOutcome(f"No nodes found for query: {query!r}", node_indices=[])
-        header = [f"Found {len(hits)} nodes for query: {query!r}:", ""]
+        header = [f"Found {count_of(len(hits), 'node')} for query: {query!r}:", ""]
         lines = []
         terms = self._terms(query)
         for node, score in hits:
@@ -181,8 +181,10 @@ class Toolbox:
         if ranked.total == 0:
             self.telemetry.zero_result_calls += 1
             return ToolOutcome(f"{where} found no results. Consider widening your search or changing the strategy.")
-        matching = f" ({ranked.matching} match the query)" if ranked.matching is not None else ""
-        header = [f"{where} found {ranked.total} results{matching}:", ""]
+        matching = ""
+        if ranked.matching is not None:
+            matching = f" ({ranked.matching} {'matches' if ranked.matching == 1 else 'match'} the query)"
+        header = [f"{where} found {count_of(ranked.total, 'result')}{matching}:", ""]
         shown = ranked.nodes[: cfg.neighborhood_budget].tolist()
         lines = []
         terms = self._terms(query) if query else []
@@ -237,7 +239,7 @@ class Toolbox:
             lines.append(f"Not added, the answer is full ({cfg.max_answer_nodes} nodes): "
                          + ", ".join(f"[{n}]" for n in refused))
             self.telemetry.budget_refusals += 1
-        lines.append(f"The answer now has {len(self.answer)} nodes.")
+        lines.append(f"The answer now has {count_of(len(self.answer), 'node')}.")
         text = fit_lines(lines, [], cfg.max_observation_chars)
         error = None if added or repeated else ("unknown_node" if missing else "budget")
         return ToolOutcome(text, ok=error is None, node_indices=added, error=error)
@@ -247,7 +249,7 @@ class Toolbox:
         self.telemetry.finish_calls += 1
         self.finished = True
         count = len(self.answer)
-        return ToolOutcome(f"Finished. The answer has {count} node{'s' if count != 1 else ''}.", finished=True)
+        return ToolOutcome(f"Finished. The answer has {count_of(count, 'node')}.", finished=True)
 
     # ----------------------------------------------------------------- helpers
     def _label(self, node: int) -> str:

@@ -174,7 +174,7 @@ class OfflinePolicy:
             if len(anchors) < 2 or not ev.candidate_score or "search_in_neighborhood" not in tool_names:
                 return [], ""
             anchor_types = sorted({t for _, _, t, _ in anchors})
-            count = self.verify + ev.rng.choice((-10, 0, 10)) if ev.agent_index else self.verify
+            count = self.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
             calls = []
             for index in self._ranked_candidates(ev)[: max(count, 1)]:
                 for anchor_type in anchor_types:
@@ -194,14 +194,16 @@ class OfflinePolicy:
         return [a for a in ev.anchors if not a[3]]
 
     def _expansion_query(self, ev: Evidence) -> str:
-        """The subquery that ranks a neighborhood: agents differ here, so their candidate pools differ."""
+        """The subquery that ranks a neighborhood: the question without the findings it says are absent; agents
+        after the first put the quoted text constraints first, then the named entities in a shuffled order, so
+        their candidate pools differ where a neighborhood is larger than the budget."""
         a = ev.analysis
-        if ev.agent_index % 3 == 1:
-            return " ".join(m.text for m in a.mentions if not m.negated) or a.question
-        if ev.agent_index % 3 == 2:
-            return " ".join(m.text for m in ev.rng.sample(a.mentions, len(a.mentions)) if not m.negated)[:400] \
-                or a.question
-        return a.question_without_negations or a.question
+        base = a.question_without_negations or a.question
+        if ev.agent_index == 0:
+            return base
+        named = [m.text for m in a.mentions if not m.negated]
+        ev.rng.shuffle(named)
+        return " ".join([*a.quoted, *named])[:400] or base
 
     def _hop_type(self, anchor_type: str, a: QuestionAnalysis, ev: Evidence) -> tuple[str | None, bool]:
         """The type to explore from an anchor, and whether it is an intermediate stop: a type the question names
