@@ -40,6 +40,7 @@ import pyarrow as pa
 
 from ark.atomic import atomic_directory
 from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays
+from ark.graph.storage import check_source_outside_target
 
 STARK_DATASETS = ("prime", "mag", "amazon")
 ALIASES = {"primekg": "prime"}
@@ -173,6 +174,7 @@ def load_stark_skb(name: str, root: str | Path, amazon_dimensions: bool = True) 
 
 def import_stark(name: str, root: str | Path, out: str | Path) -> Path:
     """Load STaRK knowledge base ``name`` from ``root`` and save it to ``out`` (atomic)."""
+    check_source_outside_target(root, out)
     return load_stark_skb(name, root).save(out)
 
 

@@ -28,6 +28,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
+from ark.graph.storage import check_source_outside_target
 
 FORMATS = ("parquet", "csv", "jsonl")
 NODE_COLUMNS = ("id", "name", "type")
@@ -81,6 +82,7 @@ def load_tabular(
 
 def import_tabular(path: str | Path, out: str | Path, name: str | None = None) -> Path:
     """Load the folder at ``path`` and save the graph to ``out``; nothing is written if loading fails."""
+    check_source_outside_target(path, out)
     graph = load_tabular(path, name=name)
     return graph.save(out)
 
