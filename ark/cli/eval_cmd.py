@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.table import Table
 from typer.core import TyperGroup
@@ -24,13 +23,17 @@ class _EvalGroup(TyperGroup):
 
     allow_interspersed_args = True
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] in self.commands:
-            click.Command.parse_args(self, ctx, [])
+            _COMMAND.parse_args(self, ctx, [])
             ctx._protected_args, ctx.args = args[:1], args[1:]
             return ctx.args
         return super().parse_args(ctx, args)
 
+
+# click's plain Command class, found through TyperGroup's bases rather than imported: recent typer releases ship
+# their own copy of click and no longer install the `click` package.
+_COMMAND = next(base for base in TyperGroup.__mro__ if base.__name__ == "Command")
 
 eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_help=False,
                        help="Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` compares.")
