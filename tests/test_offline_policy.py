@@ -161,7 +161,7 @@ def test_agents_make_different_choices_when_there_are_enough_anchors(graph, inde
 def test_replaying_a_recorded_conversation_gives_the_recorded_next_message(graph, index):
     """The policy is a pure function of the conversation: every prefix of a trajectory yields its next step."""
     result = retrieve(graph, index, SHARED_FINDINGS[0], n_agents=2)
-    policy = OfflinePolicy(graph, index)
+    policy = OfflinePolicy(graph)
     for trajectory in result.trajectories:
         messages = trajectory.messages
         for position, message in enumerate(messages):

@@ -38,7 +38,7 @@ class ARK:
         if llm is None:
             from ark.llm.offline import OfflinePolicy
 
-            llm = OfflinePolicy(graph, index)
+            llm = OfflinePolicy(graph)
         self.llm = llm
         self.config = config or AgentConfig(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
                                             tools=tool_config or ToolConfig())

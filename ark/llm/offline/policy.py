@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...graph import KnowledgeGraph, normalize_name
-from ...index import Tokenizer
 from ...tools.observations import ParsedNode, parse_node_lines
 from ..policy import PolicyReply, Usage
 from .question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, name_tokens
@@ -62,23 +61,20 @@ class Evidence:
     anchor_weight: dict[int, float] = field(default_factory=dict)
     via_middle: set[int] = field(default_factory=set)  # anchors explored towards a named intermediate type
     intermediate_types: dict[int, str] = field(default_factory=dict)
-    done: list[str] = field(default_factory=list)
 
 
 class OfflinePolicy:
-    """A :class:`~ark.llm.ChatPolicy` that needs no model: ``OfflinePolicy(graph, index)``.
+    """A :class:`~ark.llm.ChatPolicy` that needs no model: ``OfflinePolicy(graph)``.
 
-    ``index`` is only asked for its tokenizer (so mentions are matched with the tokens search uses); all searching
-    goes through the tool calls the policy emits.
+    It reads the graph's schema and node text; all searching goes through the tool calls it emits.
     """
 
     name = "offline"
 
-    def __init__(self, graph: KnowledgeGraph, index: Any = None, verify: int = 40, max_answers: int = 20) -> None:
+    def __init__(self, graph: KnowledgeGraph, verify: int = 40, max_answers: int = 20) -> None:
         self.graph = graph
-        self.tokenizer = getattr(index, "tokenizer", None) or Tokenizer()
         self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
-        self.reader = QuestionReader(graph, self.tokenizer)
+        self.reader = QuestionReader(graph)
         self.verify = verify
         self.max_answers = max_answers
         self.type_sizes = graph.type_counts()
@@ -366,7 +362,7 @@ class OfflinePolicy:
             return chosen[:3] + direct[:3]
         if len(words) <= 5:
             for node in nodes[:3]:
-                if not self._valid(node) or not (self._tokens(node.name) & words):
+                if not self.graph.is_valid_index(node.index) or not (self._tokens(node.name) & words):
                     continue
                 if words <= self._tokens(self.graph.text(node.index)):
                     return [node]
@@ -411,9 +407,6 @@ class OfflinePolicy:
     def _self_linked(self, node_type: str | None) -> bool:
         """Whether the schema relates nodes of this type to each other (e.g. an is-a hierarchy of terms)."""
         return node_type is not None and (node_type, node_type) in self.links
-
-    def _valid(self, node: ParsedNode) -> bool:
-        return 0 <= node.index < self.graph.num_nodes
 
     def _ranked_candidates(self, ev: Evidence) -> list[int]:
         anchor_ids = {a[0] for a in ev.anchors}

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 
 from ...graph import KnowledgeGraph
-from ...index import Tokenizer
 
 _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or|but|while|plus)\s+", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
@@ -44,7 +43,6 @@ class Mention:
 @dataclass
 class QuestionAnalysis:
     question: str
-    tokens: list[str]
     target_types: list[str] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
     quoted: list[str] = field(default_factory=list)
@@ -73,9 +71,8 @@ def _type_words(node_type: str) -> set[str]:
 class QuestionReader:
     """Analyses questions against one graph's schema."""
 
-    def __init__(self, graph: KnowledgeGraph, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        self.tokenizer = tokenizer or Tokenizer()
         self.type_words = {t: _type_words(t) for t in graph.node_types}
         self.relation_words = {
             r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
@@ -83,7 +80,7 @@ class QuestionReader:
         }
 
     def read(self, question: str) -> QuestionAnalysis:
-        analysis = QuestionAnalysis(question=question, tokens=self.tokenizer.tokenize(question))
+        analysis = QuestionAnalysis(question=question)
         analysis.target_types = self._target_types(question)
         analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
         analysis.mentions = self._mentions(question, analysis.quoted)
