@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ark.config import ark_home
+
 ENV_VARS = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY", "model": "ARK_MODEL"}
 CONFIG_TABLE = "llm"
 
@@ -42,12 +44,6 @@ class LLMSettings(BaseModel):
     def configured(self) -> bool:
         """True when a model is set and there is somewhere to send it (a base URL or an API key)."""
         return bool(self.model) and bool(self.base_url or self.api_key)
-
-
-def ark_home(environ: Mapping[str, str] | None = None) -> Path:
-    """ARK's data folder: ``$ARK_HOME`` or ``~/.cache/ark``."""
-    env = os.environ if environ is None else environ
-    return Path(env.get("ARK_HOME") or Path.home() / ".cache" / "ark").expanduser()
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
