@@ -8,8 +8,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from ark.agent import ARK, NO_TOOL_CALL_MESSAGE, AgentConfig, Retrieval, read_jsonl, run_agent
+from ark.agent import ARK, NO_TOOL_CALL_MESSAGE, AgentConfig, Retrieval, run_agent
 from ark.llm import OpenAIChatClient, resolve_settings
+from ark.runtime.jsonl import read_jsonl
 from ark.tools import Toolbox, ToolConfig
 from tests.support.openai_server import http_error, text_reply, tool_reply, turn_script
 from tests.test_tools import build_index, build_small_graph
@@ -252,7 +253,7 @@ def test_trajectory_show_rejects_out_of_range_numbers(tmp_path, option):
 
 
 def test_append_after_a_torn_line_keeps_every_complete_record(tmp_path):
-    from ark.agent import append_jsonl
+    from ark.runtime.jsonl import append_jsonl
 
     path = tmp_path / "runs.jsonl"
     append_jsonl(path, [{"question": "q1"}])
@@ -267,5 +268,5 @@ def test_append_after_a_torn_line_keeps_every_complete_record(tmp_path):
 def test_read_jsonl_still_reports_damage_before_the_last_line(tmp_path):
     path = tmp_path / "runs.jsonl"
     path.write_text('{"question": "q1"}\n{broken\n{"question": "q3"}\n', encoding="utf-8")
-    with pytest.raises(json.JSONDecodeError):
+    with pytest.raises(ValueError, match="line 2"):
         read_jsonl(path)

@@ -1,4 +1,4 @@
-"""ark.atomic: a write either replaces the target completely or leaves it as it was, with no temp left behind."""
+"""ark.runtime.atomic: a write replaces the target completely or leaves it as it was, with no temp left behind."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import ark.atomic
-from ark.atomic import atomic_directory, atomic_file, atomic_write_bytes, atomic_write_text
+import ark.runtime.atomic
+from ark.runtime.atomic import atomic_directory, atomic_file, atomic_write_bytes, atomic_write_text
 
 
 class Boom(Exception):
@@ -67,10 +67,10 @@ def test_unknown_mode_names_the_valid_ones(tmp_path):
 def swap(request, monkeypatch):
     """Run directory tests through the atomic swap (where the platform has it) and through the fallback."""
     if request.param == "exchange":
-        if ark.atomic._renameat2 is None:
+        if ark.runtime.atomic._renameat2 is None:
             pytest.skip("no renameat2 on this platform")
     else:
-        monkeypatch.setattr(ark.atomic, "_renameat2", None)
+        monkeypatch.setattr(ark.runtime.atomic, "_renameat2", None)
     return request.param
 
 
@@ -131,7 +131,7 @@ def test_exchange_swaps_two_directories_where_supported(tmp_path):
     a.mkdir()
     b.mkdir()
     (a / "from_a").touch()
-    if not ark.atomic._exchange(a, b):
+    if not ark.runtime.atomic._exchange(a, b):
         pytest.skip("this platform or filesystem cannot swap atomically (the two-rename fallback is used)")
     assert names(a) == [] and names(b) == ["from_a"]
 
@@ -143,7 +143,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from ark.atomic import atomic_directory, atomic_write_text
+from ark.runtime.atomic import atomic_directory, atomic_write_text
 root = Path(sys.argv[1])
 atomic_write_text(root / "file.txt", "x")
 with atomic_directory(root / "folder") as tmp:
@@ -158,7 +158,7 @@ def test_written_paths_get_the_modes_the_umask_allows(tmp_path, umask, file_mode
     previous = os.umask(umask)
     try:
         done = subprocess.run([sys.executable, "-c", WRITE_BOTH, str(tmp_path)], capture_output=True, text=True,
-                              check=True, cwd=Path(ark.atomic.__file__).parents[2])
+                              check=True, cwd=Path(ark.runtime.atomic.__file__).parents[2])
     finally:
         os.umask(previous)
     assert done.stdout.split() == [oct(file_mode), oct(dir_mode)]

@@ -10,8 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 from ark.cli.eval_cmd import register
-from ark.eval.jsonl import read_complete_lines
 from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.runtime.jsonl import read_jsonl
 
 DISEASES = {
     "D:1": ("Marfan syndrome", "tall stature long fingers lens dislocation aortic dilation"),
@@ -74,13 +74,13 @@ def test_retrieve_writes_one_line_per_query_and_resumes(cli, graph_dir, tmp_path
     out = tmp_path / "results.jsonl"
     result = cli("retrieve", graph_dir, "--method", "bm25", "--queries", queries, "--out", out, "--no-progress")
     assert result.exit_code == 0, result.output
-    records = read_complete_lines(out)
+    records = read_jsonl(out)
     assert [r["id"] for r in records] == ["a", "b", "c", "d"]
     assert records[0]["ranked"][0] == "D:1"
     assert records[0]["scores"] == sorted(records[0]["scores"], reverse=True)
     again = cli("retrieve", graph_dir, "--method", "bm25", "--queries", queries, "--out", out, "--no-progress")
     assert again.exit_code == 0 and "0 new, 4 already done" in again.text
-    assert len(read_complete_lines(out)) == 4
+    assert len(read_jsonl(out)) == 4
 
 
 def test_eval_writes_run_folder_and_prints_table(cli, graph_dir, tmp_path):
@@ -96,9 +96,9 @@ def test_eval_writes_run_folder_and_prints_table(cli, graph_dir, tmp_path):
     assert set(summary["by_template"]) == {"easy", "hard"}
     # P:1 is not a candidate with --candidate-types disease: dropped and counted, like STaRK
     assert summary["dropped_answers"] == 1
-    rows = {r["id"]: r for r in read_complete_lines(run / "per_query.jsonl")}
+    rows = {r["id"]: r for r in read_jsonl(run / "per_query.jsonl")}
     assert rows["a"]["hit@1"] == 1.0
-    assert all(n.startswith("D:") for r in read_complete_lines(run / "results.jsonl") for n in r["ranked"])
+    assert all(n.startswith("D:") for r in read_jsonl(run / "results.jsonl") for n in r["ranked"])
     assert "Hit@1" in result.text and "template: easy" in result.text
     assert "| overall | 4 |" in (run / "summary.md").read_text()
 
@@ -140,7 +140,7 @@ def test_compare_shows_both_runs_and_their_disagreements(cli, graph_dir, tmp_pat
     assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", a, "--no-progress").exit_code == 0
     assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", b, "--no-progress").exit_code == 0
     # make run b miss query "a" at rank 1
-    rows = read_complete_lines(b / "per_query.jsonl")
+    rows = read_jsonl(b / "per_query.jsonl")
     for row in rows:
         if row["id"] == "a":
             row["hit@1"] = 0.0
@@ -175,12 +175,12 @@ def test_stark_csv_queries(cli, tmp_path):
     run = tmp_path / "run"
     result = cli("eval", gdir, "-m", "bm25", "-q", qa, "--split", "test", "--run-dir", run, "--no-progress")
     assert result.exit_code == 0, result.output
-    assert [r["id"] for r in read_complete_lines(run / "results.jsonl")] == ["2", "0"]
+    assert [r["id"] for r in read_jsonl(run / "results.jsonl")] == ["2", "0"]
     assert json.loads((run / "summary.json").read_text())["overall"]["hit@1"] == 1.0
     result = cli("retrieve", gdir, "-m", "bm25", "-q", qa / "stark_qa" / "stark_qa.csv", "--out",
                  tmp_path / "all.jsonl", "--no-progress")
     assert result.exit_code == 0, result.output
-    assert len(read_complete_lines(tmp_path / "all.jsonl")) == 3
+    assert len(read_jsonl(tmp_path / "all.jsonl")) == 3
 
 
 def test_ark_offline_run_with_tool_use_and_charts(cli, graph_dir, tmp_path):
@@ -190,7 +190,7 @@ def test_ark_offline_run_with_tool_use_and_charts(cli, graph_dir, tmp_path):
     result = cli("eval", graph_dir, "-m", "ark", "--offline", "-q", queries, "--run-dir", run, "--no-progress",
                  "--agents", "2", "--steps", "4", "--charts")
     assert result.exit_code == 0, result.output
-    trajectories = read_complete_lines(run / "trajectories.jsonl")
+    trajectories = read_jsonl(run / "trajectories.jsonl")
     assert sorted(r["id"] for r in trajectories) == ["a", "b", "c", "d"]
     assert all(len(r["trajectories"]) == 2 for r in trajectories)
     tool_use = json.loads((run / "tool_use.json").read_text())
@@ -210,7 +210,7 @@ def test_eval_trajectories_render_with_trajectory_show(cli, graph_dir, tmp_path)
     result = cli("eval", graph_dir, "-m", "ark", "--offline", "-q", queries, "--run-dir", run, "--no-progress",
                  "--agents", "2", "--steps", "4")
     assert result.exit_code == 0, result.output
-    record = read_complete_lines(run / "trajectories.jsonl")[0]
+    record = read_jsonl(run / "trajectories.jsonl")[0]
     assert record["question"] == QUERIES[0]["query"]
     assert record["ranked"] and record["ranked"][0]["node_id"] == "D:1"
     shown = CliRunner().invoke(app, ["trajectory", "show", str(run / "trajectories.jsonl")])
@@ -228,7 +228,7 @@ def test_retrieve_refuses_to_resume_results_of_other_settings(cli, graph_dir, tm
     result = cli("retrieve", graph_dir, "-m", "bm25-rel", "-q", queries, "-o", out, "--no-progress")
     assert result.exit_code == 2, result.output
     assert "different run" in result.text and "bm25-rel" in result.text and "already done" not in result.text
-    assert [r["id"] for r in read_complete_lines(out)] == ["a", "b", "c", "d"]  # left as it was
+    assert [r["id"] for r in read_jsonl(out)] == ["a", "b", "c", "d"]  # left as it was
     again = cli("retrieve", graph_dir, "-m", "bm25", "-q", queries, "-o", out, "--no-progress", "--k", "7")
     assert again.exit_code == 2 and "k: was 100, now 7" in again.text
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ark.eval.jsonl import read_complete_lines
 from ark.eval.methods import MethodOutput
 from ark.eval.runner import run_retrieval
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.loaders.queries import Query
+from ark.runtime.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,7 @@ class EchoRetriever:
 
 
 def ids_in(path: Path) -> list[str]:
-    return [r["id"] for r in read_complete_lines(path, repair=False)]
+    return [r["id"] for r in read_jsonl(path, repair=False)]
 
 
 def test_writes_one_line_per_query_with_node_ids(tmp_path):

@@ -8,7 +8,7 @@ import ir_measures
 import pytest
 from ir_measures import RR, R, ScoredDoc, Success
 
-from ark.eval.metrics import METRIC_NAMES, filter_answers, mean_metrics, query_metrics
+from ark.metrics import METRIC_NAMES, filter_answers, mean_metrics, query_metrics
 
 
 def test_single_answer_at_rank_three():

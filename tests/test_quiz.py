@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 from ark.cli.quiz_cmd import register
 from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, build_graph_from_arrays
 from ark.quiz import QuizConfig, generate_quiz, load_phrasebook
-from ark.quiz.output import template_table, write_jsonl
+from ark.quiz.output import template_table
 from ark.quiz.paraphrase import paraphrase_all
+from ark.runtime.jsonl import write_jsonl_atomic
 from tests.support.openai_server import text_reply
 
 VOCAB = [
@@ -135,7 +136,7 @@ def test_same_seed_same_bytes_and_other_seed_differs(graph, tmp_path):
     paths = []
     for k, seed in enumerate((11, 11, 12)):
         result = generate_quiz(graph, QuizConfig(n=80, seed=seed))
-        paths.append(write_jsonl(result.questions, tmp_path / f"run{k}.jsonl"))
+        paths.append(write_jsonl_atomic(tmp_path / f"run{k}.jsonl", result.questions))
     assert paths[0].read_bytes() == paths[1].read_bytes()
     assert paths[0].read_bytes() != paths[2].read_bytes()
 

@@ -5,7 +5,7 @@ from .config import AgentConfig
 from .fusion import FUSIONS, FusedNode, fuse
 from .loop import NO_TOOL_CALL_MESSAGE, run_agent
 from .prompt import first_user_message, render_system_prompt
-from .trajectory import RankedNode, Retrieval, StepRecord, ToolCallRecord, Trajectory, append_jsonl, read_jsonl
+from .trajectory import RankedNode, Retrieval, StepRecord, ToolCallRecord, Trajectory
 
 __all__ = [
     "ARK",
@@ -18,10 +18,8 @@ __all__ = [
     "StepRecord",
     "ToolCallRecord",
     "Trajectory",
-    "append_jsonl",
     "first_user_message",
     "fuse",
-    "read_jsonl",
     "render_system_prompt",
     "run_agent",
 ]

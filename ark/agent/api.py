@@ -10,12 +10,13 @@ from typing import Any
 
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
+from ark.runtime.jsonl import append_jsonl
 from ark.tools import Toolbox, ToolConfig
 
 from .config import AgentConfig
 from .fusion import fuse
 from .loop import run_agent
-from .trajectory import RankedNode, Retrieval, append_jsonl
+from .trajectory import RankedNode, Retrieval
 
 
 class ARK:

@@ -8,14 +8,10 @@ samples.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ark.jsonl import repair_torn_tail
 from ark.llm.policy import Usage
 
 
@@ -180,43 +176,3 @@ class Retrieval:
     def to_sft_samples(self) -> list[dict[str, Any]]:
         """One distillation sample per trajectory (see :meth:`Trajectory.to_sft_sample`)."""
         return [t.to_sft_sample() for t in self.trajectories]
-
-
-def append_jsonl(path: str | Path, records: list[dict[str, Any]]) -> None:
-    """Append records as JSON lines with one ``write`` (whole lines; the file is created if missing).
-
-    A torn last line left by a writer that was killed is cut off first, so the new records start on a line of
-    their own.
-    """
-    if not records:
-        return
-    data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    repair_torn_tail(path)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Records of a trajectory file: JSON lines, or a single JSON object.
-
-    An unfinished last line (no trailing newline, not valid JSON: a writer was killed mid-write) is skipped; the
-    file itself is not changed. A damaged line elsewhere raises ``json.JSONDecodeError``.
-    """
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    else:
-        return whole if isinstance(whole, list) else [whole]
-    lines = text.split("\n")
-    torn = lines.pop()  # "" when the file ends with a newline
-    records = [json.loads(line) for line in lines if line.strip()]
-    if torn.strip():
-        with contextlib.suppress(json.JSONDecodeError):  # else the torn tail of an interrupted append
-            records.append(json.loads(torn))
-    return records

@@ -249,8 +249,8 @@ def evaluate(
 
 
 def _print_summary(summary: dict[str, Any], title: str) -> None:
-    from ..eval.metrics import HEADLINE_METRICS
     from ..eval.scoring import METRIC_LABELS, percent, scoring_note, summary_rows
+    from ..metrics import HEADLINE_METRICS
 
     table = Table(title=title, title_justify="left")
     table.add_column("scope")
@@ -284,10 +284,10 @@ def compare(
     markdown: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown here.")] = None,
 ) -> None:
     """Compare runs side by side (overall and per template) and list queries one gets right and another wrong."""
-    from ..atomic import atomic_write_text
     from ..eval import RunFolderError, comparison_markdown, comparison_rows, disagreements, load_run
-    from ..eval.metrics import HEADLINE_METRICS, METRIC_NAMES
     from ..eval.scoring import METRIC_LABELS
+    from ..metrics import HEADLINE_METRICS, METRIC_NAMES
+    from ..runtime.atomic import atomic_write_text
 
     if len(runs) < 2:
         fail("give at least two run folders to compare")

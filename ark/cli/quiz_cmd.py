@@ -28,8 +28,9 @@ def quiz(
 ) -> None:
     """Generate questions whose answers are computed exactly by graph traversal."""
     from ..quiz import QuizConfig, generate_quiz, load_phrasebook, parse_mix
-    from ..quiz.output import template_table, write_jsonl, write_splits
+    from ..quiz.output import template_table, write_splits
     from ..quiz.recipes import recipe as get_recipe
+    from ..runtime.jsonl import write_jsonl_atomic
 
     try:
         base = get_recipe(recipe) if recipe else QuizConfig()
@@ -52,7 +53,7 @@ def quiz(
         with err_console.status("Paraphrasing ..."):
             kept = asyncio.run(_paraphrase(client, result.questions))
         err_console.print(f"Paraphrases kept: {kept:,} of {len(result.questions):,} (others left null).")
-    write_jsonl(result.questions, out)
+    write_jsonl_atomic(out, result.questions)
     if split_dir is not None:
         write_splits(result.questions, split_dir)
     console.print(_table(template_table(result.questions)))

@@ -28,7 +28,7 @@ def show(
     top: Annotated[int, typer.Option(min=1, help="How many fused nodes to show.")] = 20,
 ) -> None:
     """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
-    from ..agent.trajectory import read_jsonl
+    from ..runtime.jsonl import read_jsonl
 
     if not file.is_file():
         fail(f"no such file: {file}")

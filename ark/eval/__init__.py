@@ -1,9 +1,9 @@
 """Evaluation: query files, retrieval methods, resumable runs, STaRK metrics, run folders, comparisons, tool use."""
 
+from ..metrics import HEADLINE_METRICS, METRIC_NAMES, filter_answers, mean_metrics, query_metrics
 from .compare import LoadedRun, comparison_markdown, comparison_rows, disagreements, load_run
 from .experiment import EvalOutcome, run_eval, score_folder
 from .methods import AGENT_METHODS, METHODS, MethodOptions, MethodOutput, make_method
-from .metrics import HEADLINE_METRICS, METRIC_NAMES, filter_answers, mean_metrics, query_metrics
 from .query_files import QueryCheck, QueryFileError, open_queries, read_queries
 from .run_folder import (
     RunFolder,

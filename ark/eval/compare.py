@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..metrics import HEADLINE_METRICS
+from ..runtime.jsonl import read_jsonl
 from ..tools.observations import clean_inline
-from .jsonl import read_complete_lines
-from .metrics import HEADLINE_METRICS
 from .run_folder import RunFolder, RunFolderError
 from .scoring import METRIC_LABELS, percent, summary_rows
 
@@ -32,7 +32,7 @@ def load_run(path: str | Path, label: str | None = None) -> LoadedRun:
         raise RunFolderError(f"{folder.path} is not a scored run folder (no summary.json / per_query.jsonl); "
                              "run `ark eval` there first")
     summary = json.loads(folder.summary_json.read_text(encoding="utf-8"))
-    rows = {str(r["id"]): r for r in read_complete_lines(folder.per_query, repair=False)}
+    rows = {str(r["id"]): r for r in read_jsonl(folder.per_query, repair=False)}
     return LoadedRun(label or folder.path.name, folder, summary, rows)
 
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from ..atomic import atomic_write_text
-from .jsonl import read_complete_lines, write_json_atomic, write_jsonl_atomic
+from ..runtime.atomic import atomic_write_text
+from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from .methods import AGENT_METHODS, MethodOptions, make_method
 from .run_folder import RunFolder, prepare_run_folder
 from .runner import RunStats, run_retrieval
@@ -95,7 +95,7 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
                  candidate_types: Sequence[str] | None = None, truncate: int | None = None,
                  charts: bool = False) -> EvalOutcome:
     """Write ``per_query.jsonl``, ``summary.json``/``.md`` (and tool use for agent runs) from the results file."""
-    rows = score_results(queries, read_complete_lines(folder.results), graph,
+    rows = score_results(queries, read_jsonl(folder.results, repair=True), graph,
                          candidate_types=candidate_types, truncate=truncate)
     summary = summarize(rows, truncate=truncate, candidate_types=candidate_types)
     config = folder.read_config()
@@ -105,7 +105,7 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     markdown = markdown_table(summary, title=title)
     outcome = EvalOutcome(folder=folder, stats=stats, summary=summary)
     if folder.trajectories.is_file():
-        records = read_complete_lines(folder.trajectories)
+        records = read_jsonl(folder.trajectories, repair=True)
         outcome.tool_use = analyze_tool_use(records, rows)
         write_json_atomic(folder.tool_use, outcome.tool_use)
         markdown += "\n" + tool_use_markdown(outcome.tool_use)

@@ -26,7 +26,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from .jsonl import JsonlAppender, read_complete_lines, write_jsonl_atomic
+from ..runtime.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
 from .methods import MethodOutput, is_async
 
 if TYPE_CHECKING:
@@ -51,9 +51,9 @@ class RunStats:
 
 def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[str]:
     """Ids with a complete results line (repairing torn lines), and trajectory lines brought in step with them."""
-    done = {str(r["id"]) for r in read_complete_lines(results_path)}
+    done = {str(r["id"]) for r in read_jsonl(results_path, repair=True)}
     if trajectories_path is not None and trajectories_path.is_file():
-        records = read_complete_lines(trajectories_path)
+        records = read_jsonl(trajectories_path, repair=True)
         kept, seen = [], set()
         for record in records:
             qid = str(record.get("id"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .metrics import HEADLINE_METRICS, METRIC_NAMES, dedupe, filter_answers, mean_metrics, query_metrics
+from ..metrics import HEADLINE_METRICS, METRIC_NAMES, dedupe, filter_answers, mean_metrics, query_metrics
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph

@@ -1,6 +1,6 @@
 """Graph directories: ``graph.json`` (metadata, type tables, schema), ``nodes.parquet`` and ``.npy`` arrays.
 
-A save goes to a temporary sibling directory that is renamed into place (:func:`ark.atomic.atomic_directory`),
+A save goes to a temporary sibling directory that is renamed into place (:func:`ark.runtime.atomic.atomic_directory`),
 so a reader never sees half a graph. A save only ever replaces a missing path, an empty directory or an earlier
 ARK graph directory: any other folder (a user's data, an ark-agent-cli source folder) is refused, never wiped.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from ..atomic import atomic_directory
+from ..runtime.atomic import atomic_directory
 from .errors import GraphValidationError
 from .store import KnowledgeGraph, SchemaTriple
 

@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ark.atomic import atomic_directory
 from ark.index._progress import progress_bar
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k_dense
+from ark.runtime.atomic import atomic_directory
 
 FORMAT_VERSION = 1
 _ARRAYS = ("indptr", "indices", "weights", "doc_lengths")

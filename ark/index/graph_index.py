@@ -12,9 +12,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.atomic import atomic_write_text
 from ark.index.bm25 import BM25Index
 from ark.index.tokenizer import Tokenizer
+from ark.runtime.atomic import atomic_write_text
 
 # "bm25-rel": BM25 over relational documents (node text plus neighbor names by relation, STaRK's ``add_rel``).
 INDEX_KINDS = ("bm25", "bm25-rel", "dense")

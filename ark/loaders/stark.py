@@ -38,9 +38,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ark.atomic import atomic_directory
 from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays
 from ark.graph.storage import check_source_outside_target
+from ark.runtime.atomic import atomic_directory
 
 STARK_DATASETS = ("prime", "mag", "amazon")
 ALIASES = {"primekg": "prime"}

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..atomic import atomic_file
+from ..runtime.jsonl import write_jsonl_atomic
 from .splits import SPLITS
 from .templates import TEMPLATES
-
-
-def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> Path:
-    """Write one JSON object a line to a temp file beside ``path``, then rename it into place."""
-    path = Path(path)
-    with atomic_file(path) as out:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return path
 
 
 def write_splits(records: list[dict[str, Any]], directory: str | Path) -> dict[str, Path]:
     """``train.jsonl``, ``val.jsonl`` and ``test.jsonl`` in ``directory``, by each record's ``split``."""
     directory = Path(directory)
-    return {name: write_jsonl([r for r in records if r["split"] == name], directory / f"{name}.jsonl")
+    return {name: write_jsonl_atomic(directory / f"{name}.jsonl", [r for r in records if r["split"] == name])
             for name in SPLITS}
 
 
