@@ -12,7 +12,9 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "ARK": "ark.agent",
+    "ARK": "ark.methods.ark.api",
+    "build_method": "ark.methods",
+    "method_specs": "ark.methods",
     "KnowledgeGraph": "ark.graph",
     "open_graph": "ark.loaders",
     "open_index": "ark.index",

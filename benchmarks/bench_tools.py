@@ -20,7 +20,8 @@ from rich.table import Table
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.index import open_index
 from ark.loaders import open_graph
-from ark.tools import Toolbox, ToolConfig
+from ark.methods.ark.options import ToolConfig
+from ark.methods.ark.tools import Toolbox
 
 WORDS = ["seizure", "ataxia", "cardiomyopathy", "anemia", "deafness",
          "cataract", "scoliosis", "hypotonia", "obesity", "epilepsy"]

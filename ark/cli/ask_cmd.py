@@ -1,116 +1,141 @@
-"""``ark ask GRAPH QUESTION``: run the ARK agents on one question and show the answer and how it was found."""
+"""``ark ask GRAPH QUESTION``: run one method on one question and show the answer and how it was found."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..agent.fusion import FUSIONS
-from ..tools.observations import clean_inline
-from .common import console, err_console, fail, load_graph, make_policy
+from ..text import clean_inline
+from .common import console, err_console, fail, load_graph
+from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+
+DEFAULT_METHOD = "ark"
 
 
 def register(app: typer.Typer) -> None:
     app.command("ask")(ask)
 
 
+@method_options(default_method=DEFAULT_METHOD)
 def ask(
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
     question: Annotated[str, typer.Argument(help="The question, in plain language.")],
-    agents: Annotated[int, typer.Option("--agents", min=1, help="Parallel agents whose answers are fused.")] = 3,
-    steps: Annotated[int, typer.Option("--steps", min=1, help="Maximum steps per agent.")] = 20,
-    model: Annotated[str | None, typer.Option(help="Chat model name (else ARK_MODEL).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (else OPENAI_BASE_URL).")] = None,
-    offline: Annotated[bool, typer.Option(help="Use the offline policy even if a model is configured.")] = False,
-    fusion: Annotated[str, typer.Option(help=f"Fusion of the agents' lists: {', '.join(FUSIONS)}.")] = "votes",
     top: Annotated[int, typer.Option(min=1, help="How many ranked nodes to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record (ranking + trajectories) as JSON.")]
     = False,
     trajectories: Annotated[Path | None, typer.Option(help="Append the run's record to this JSONL file.")] = None,
+    *,
+    selection: MethodSelection,
 ) -> None:
-    """Answer QUESTION over GRAPH with the ARK agent (an LLM if configured, else the offline policy)."""
-    from ..agent import ARK
-    from ..index import open_index
+    """Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, else the offline
+    policy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 --set max_steps=10."""
+    from ..runtime.jsonl import append_jsonl
 
-    if fusion not in FUSIONS:
-        fail(f"unknown fusion {fusion!r}; valid: {', '.join(FUSIONS)}")
     if not question.strip():
         fail("the question is empty")
     graph = load_graph(graph_name, quiet=as_json)
-    with err_console.status("Opening the text index (built on first use) ..."):
-        index = open_index(graph, kind="bm25", progress=False)
-    policy = make_policy(model=model, base_url=base_url, offline=offline)
-    ark = ARK(graph, llm=policy, index=index, n_agents=agents, max_steps=steps, fusion=fusion,
-              trajectory_path=trajectories)
+    choice = resolve_choice(selection, graph)
+    retriever = build_retriever(choice, graph)
     try:
-        with err_console.status(f"Running {agents} agent(s) ..."):
-            result = ark.retrieve(question)
+        with err_console.status(f"Running {choice.name} ..."):
+            output = retriever.retrieve(question, max(top, 100))
     except Exception as exc:  # the LLM client raises LLMError with a clear message
         fail(f"{type(exc).__name__}: {exc}")
-    _check_agents(result)
+    record = question_record(question, choice.name, output, graph)
+    if trajectories is not None:
+        try:
+            append_jsonl(trajectories, [record])
+        except OSError as exc:
+            fail(f"cannot write --trajectories {trajectories}: {exc}")
+    _check_agents(output.trajectories or [])
     if as_json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        print(json.dumps(record, ensure_ascii=False))
         return
-    _print_trace(result, graph)
-    _print_ranking(result, graph, top)
-    usage = result.usage
-    console.print(f"[dim]{escape(result.policy)} · {len(result.trajectories)} agent(s) · {result.wall_s:.2f} s"
-                  + (f" · {usage.total_tokens:,} tokens" if usage.total_tokens else "") + "[/]", highlight=False)
+    _print_trace(output.trajectories or [], graph)
+    _print_ranking(question, output, record, graph, top)
+    if output.answer is not None:
+        console.print(Text(f"Answer ({output.answer.type}): {output.answer.text}"))
+    usage = record.get("usage", {}).get("total_tokens", 0)
+    who = record.get("policy") or choice.name
+    agents = f" · {len(output.trajectories)} agent(s)" if output.trajectories else ""
+    console.print(f"[dim]{escape(who)}{agents} · {record.get('wall_s', 0):.2f} s"
+                  + (f" · {usage:,} tokens" if usage else "") + "[/]", highlight=False)
 
 
-def _check_agents(result) -> None:
+def question_record(question: str, method: str, output: Any, graph: Any) -> dict[str, Any]:
+    """The JSON record of one answered question: the method's own record (``ark``: the retrieval with its fused
+    ranking) plus its trajectories under ``agents``; for other methods the ranking with ids, names and types."""
+    if output.record is not None:
+        record = dict(output.record)
+    else:
+        record = {"question": question, "method": method, "ranked": [
+            {"index": i, "node_id": graph.node_id(i), "name": graph.name(i), "type": graph.node_type(i),
+             "score": round(float(s), 6)} for i, s in zip(output.indices, output.scores, strict=False)]}
+    if output.answer is not None:
+        record["answer"] = output.answer.to_dict()
+    if output.trajectories is not None:
+        record["agents"] = output.trajectories
+    return record
+
+
+def _check_agents(trajectories: list[dict]) -> None:
     """Exit with the first error when every agent failed (e.g. the endpoint rejected the key); warn when some did.
 
     The loop records a policy failure in the trajectory instead of raising (one agent must not sink the others),
     so without this check an unreachable or misconfigured endpoint would look like an empty answer and exit 0.
     """
-    failed = [t for t in result.trajectories if t.error]
-    if failed and len(failed) == len(result.trajectories):
-        fail(f"every agent failed; first error: {failed[0].error}", code=1)
+    failed = [t for t in trajectories if t.get("error")]
+    if failed and len(failed) == len(trajectories):
+        fail(f"every agent failed; first error: {failed[0]['error']}", code=1)
     if failed:
-        err_console.print(f"[yellow]warning:[/] {len(failed)} of {len(result.trajectories)} agent(s) failed; "
-                          f"first error: {escape(failed[0].error or '')}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {len(failed)} of {len(trajectories)} agent(s) failed; "
+                          f"first error: {escape(failed[0]['error'])}", highlight=False)
 
 
-def _print_ranking(result, graph, top: int) -> None:
+def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: Any, top: int) -> None:
     # Names, questions and model-written reasoning are data, not rich markup: cells are plain Text.
-    table = Table(title=Text(f"Answer to: {result.question}"), title_justify="left")
-    for column in ("#", "id", "name", "type", "votes", "evidence"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes") else "left")
-    reasons: dict[int, str] = {}
-    for trajectory in result.trajectories:
-        for index, reason in trajectory.reasoning.items():
-            reasons.setdefault(int(index), reason)
-    for rank, node in enumerate(result.ranked[:top], start=1):
-        evidence = reasons.get(node.index) or clean_inline(graph.text(node.index), 80)
-        table.add_row(*(Text(cell) for cell in (str(rank), node.node_id, node.name, node.type, str(node.votes),
-                                                 evidence)))
-    if not result.ranked:
+    if not output.indices:
         console.print("[yellow]No node was added to the answer.[/]")
         return
+    votes = {int(node["index"]): node.get("votes") for node in record.get("ranked", []) if "votes" in node}
+    reasons: dict[int, str] = {}
+    for trajectory in output.trajectories or []:
+        for index, reason in (trajectory.get("reasoning") or {}).items():
+            reasons.setdefault(int(index), reason)
+    table = Table(title=Text(f"Answer to: {question}"), title_justify="left")
+    columns = ("#", "id", "name", "type", "votes" if votes else "score", "evidence")
+    for column in columns:
+        table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes", "score") else "left")
+    for rank, (index, score) in enumerate(zip(output.indices[:top], output.scores[:top], strict=False), start=1):
+        evidence = reasons.get(index) or clean_inline(graph.text(index), 80)
+        weight = str(votes.get(index, "")) if votes else f"{score:.3f}"
+        table.add_row(*(Text(cell) for cell in (str(rank), graph.node_id(index), graph.name(index),
+                                                 graph.node_type(index), weight, evidence)))
     console.print(table)
 
 
-def _print_trace(result, graph) -> None:
-    for trajectory in result.trajectories:
-        status = trajectory.stop_reason + (f" ({trajectory.error})" if trajectory.error else "")
-        console.print(f"[bold]Agent {trajectory.agent_index}[/] · {len(trajectory.steps)} steps · {escape(status)}",
+def _print_trace(trajectories: list[dict], graph: Any) -> None:
+    for trajectory in trajectories:
+        status = trajectory.get("stop_reason", "") + (f" ({trajectory['error']})" if trajectory.get("error") else "")
+        steps = trajectory.get("steps", [])
+        console.print(f"[bold]Agent {trajectory.get('agent_index', 0)}[/] · {len(steps)} steps · {escape(status)}",
                       highlight=False)
-        for step in trajectory.steps:
-            for call in step.tool_calls:
-                found = f" → {len(call.node_indices)} node(s)" if call.node_indices else ""
-                mark = "" if call.ok else " [red](error)[/]"
-                line = escape(f"{call.name}({_short_args(call.arguments, graph)})")
-                console.print(f"  {step.index + 1:>2}. {line}{found}{mark}", highlight=False)
+        for step in steps:
+            for call in step.get("tool_calls", []):
+                nodes = call.get("node_indices") or []
+                found = f" → {len(nodes)} node(s)" if nodes else ""
+                mark = "" if call.get("ok", True) else " [red](error)[/]"
+                line = escape(f"{call.get('name', '')}({_short_args(call.get('arguments', ''), graph)})")
+                console.print(f"  {step.get('index', 0) + 1:>2}. {line}{found}{mark}", highlight=False)
 
 
-def _short_args(raw: str, graph, limit: int = 90) -> str:
+def _short_args(raw: str, graph: Any, limit: int = 90) -> str:
     """The arguments of a call in one short plain-text line (node indices shown with the node's name)."""
     try:
         args = json.loads(raw)

@@ -9,9 +9,9 @@ import typer
 from rich.table import Table
 from typer.core import TyperGroup
 
-from ..agent.fusion import FUSIONS
-from ..tools.observations import clean_inline
-from .common import console, err_console, fail, load_graph, make_policy
+from ..text import clean_inline
+from .common import console, err_console, fail, load_graph
+from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 
 class _EvalGroup(TyperGroup):
@@ -47,39 +47,21 @@ def register(app: typer.Typer) -> None:
 
 # ----------------------------------------------------------------------------- shared options
 GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")]
-MethodOpt = Annotated[str, typer.Option("--method", "-m", help="Retrieval method: bm25, bm25-rel, dense or ark.")]
 QueriesOpt = Annotated[Path, typer.Option(
     "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")]
 SplitOpt = Annotated[str | None, typer.Option(help="STaRK split (train, val, test, ...); STaRK files only.")]
 HumanOpt = Annotated[bool, typer.Option("--human", help="STaRK: the human-generated questions.")]
 LimitOpt = Annotated[int | None, typer.Option(min=1, help="Only the first N queries.")]
-KOpt = Annotated[int, typer.Option("--k", min=1, help="Nodes to retrieve per query (baselines).")]
-TypesOpt = Annotated[list[str] | None, typer.Option(
-    "--candidate-types", help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]
-AgentsOpt = Annotated[int, typer.Option("--agents", min=1, help="ark: parallel agents per query.")]
-StepsOpt = Annotated[int, typer.Option("--steps", min=1, help="ark: maximum steps per agent.")]
-FusionOpt = Annotated[str, typer.Option(help=f"ark: fusion of the agents' lists ({', '.join(FUSIONS)}).")]
-ModelOpt = Annotated[str | None, typer.Option(help="ark: chat model name (else ARK_MODEL).")]
-BaseUrlOpt = Annotated[str | None, typer.Option(help="ark: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]
-OfflineOpt = Annotated[bool, typer.Option(help="ark: use the offline policy even if a model is configured.")]
-ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="ark: queries in flight at once.")]
+KOpt = Annotated[int, typer.Option("--k", min=1, help="Nodes to retrieve per query (methods that rank a top k).")]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Queries in flight at once (methods that call a model).")]
 SkipInvalidOpt = Annotated[bool, typer.Option(
     help="Continue without malformed queries; unknown answer ids are dropped when scoring.")]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar with ETA.")]
 
 
-def _open_inputs(graph_name: str, method: str, queries: Path, split: str | None, human: bool, limit: int | None,
-                 skip_invalid: bool, candidate_types: list[str] | None):
-    from ..eval import METHODS, QueryFileError, open_queries
+def _open_queries(graph, queries: Path, split: str | None, human: bool, limit: int | None, skip_invalid: bool):
+    from ..eval import QueryFileError, open_queries
 
-    if method not in METHODS:
-        fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
-    graph = load_graph(graph_name)
-    if candidate_types:
-        try:
-            candidate_types = [graph.resolve_node_type(t) for t in candidate_types]
-        except ValueError as exc:
-            fail(str(exc))
     try:
         selected, check = open_queries(queries, graph, split=split, human=human, skip_invalid=skip_invalid,
                                        limit=limit)
@@ -89,28 +71,7 @@ def _open_inputs(graph_name: str, method: str, queries: Path, split: str | None,
         err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{check.describe()}")
     if not selected:
         fail(f"{queries}: no queries to run")
-    return graph, selected, candidate_types
-
-
-def _method_options(method: str, candidate_types, agents: int, steps: int, fusion: str, model: str | None,
-                    base_url: str | None, offline: bool, progress: bool):
-    from ..eval import AGENT_METHODS, MethodOptions
-
-    if fusion not in FUSIONS:
-        fail(f"unknown fusion {fusion!r}; valid: {', '.join(FUSIONS)}")
-    policy = make_policy(model=model, base_url=base_url, offline=offline) if method in AGENT_METHODS else None
-    return MethodOptions(candidate_types=candidate_types, n_agents=agents, max_steps=steps, fusion=fusion,
-                         policy=policy, progress=progress)
-
-
-def _build_method(method: str, graph, options):
-    from ..eval import make_method
-
-    try:
-        with err_console.status(f"Preparing {method} (indexes are built on first use) ..."):
-            return make_method(method, graph, options)
-    except ImportError as exc:
-        fail(f"method {method!r} needs an optional dependency: {exc}. For dense: pip install 'ark-kg[dense]'")
+    return selected
 
 
 def _report_stats(stats, where: Path) -> None:
@@ -122,50 +83,45 @@ def _report_stats(stats, where: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- ark retrieve
+@method_options()
 def retrieve(
     graph_name: GraphArg,
-    method: MethodOpt,
     queries: QueriesOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Results JSONL (resumed if it exists).")],
     split: SplitOpt = None,
     human: HumanOpt = False,
     limit: LimitOpt = None,
     k: KOpt = 100,
-    candidate_types: TypesOpt = None,
-    agents: AgentsOpt = 3,
-    steps: StepsOpt = 20,
-    fusion: FusionOpt = "votes",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    offline: OfflineOpt = False,
     concurrency: ConcurrencyOpt = 4,
     trajectories: Annotated[Path | None, typer.Option(
-        help="ark: trajectories JSONL (default: beside --out, *.trajectories.jsonl).")] = None,
+        help="Trajectories JSONL of methods that record them (default: beside --out, *.trajectories.jsonl).")]
+    = None,
     skip_invalid: SkipInvalidOpt = False,
     progress: ProgressOpt = True,
+    *,
+    selection: MethodSelection,
 ) -> None:
     """Run METHOD over a query file and write one line per query: {"id", "ranked", "scores"} (resumable).
 
     The settings are kept beside --out (``<name>.config.json``); resuming with other retrieval settings is refused.
     """
-    from ..eval import AGENT_METHODS, RunFolderError, prepare_results_file, run_retrieval
+    from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
 
     if out.is_dir():
         fail(f"--out {out} is a directory; give a results file path such as {out / 'results.jsonl'}")
-    graph, selected, types = _open_inputs(graph_name, method, queries, split, human, limit, skip_invalid,
-                                          candidate_types)
-    options = _method_options(method, types, agents, steps, fusion, model, base_url, offline, progress)
+    graph = load_graph(graph_name)
+    choice = resolve_choice(selection, graph)
+    selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
     try:
-        prepare_results_file(out, run_config(graph, method, str(queries), split, human, k, options, None))
+        prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
     except RunFolderError as exc:
         fail(str(exc))
-    retriever = _build_method(method, graph, options)
-    if method in AGENT_METHODS and trajectories is None:
+    retriever = build_retriever(choice, graph)
+    if trajectories is None:
         trajectories = out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
     try:
-        stats = run_retrieval(retriever, selected, graph, out, k=k,
-                              trajectories_path=trajectories if method in AGENT_METHODS else None,
+        stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
                               concurrency=concurrency, progress=progress, console=err_console)
     except ValueError as exc:
         fail(str(exc))
@@ -176,12 +132,11 @@ def retrieve(
 
 # ----------------------------------------------------------------------------- ark eval
 @eval_app.callback()
+@method_options()
 def evaluate(
     ctx: typer.Context,
     graph_name: Annotated[str | None, typer.Argument(
         metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")] = None,
-    method: Annotated[str | None, typer.Option(
-        "--method", "-m", help="Retrieval method: bm25, bm25-rel, dense or ark.")] = None,
     queries: Annotated[Path | None, typer.Option(
         "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")
     ] = None,
@@ -191,22 +146,17 @@ def evaluate(
     name: Annotated[str | None, typer.Option(help="Name the default run folder (rerun with it to resume).")] = None,
     truncate: Annotated[int | None, typer.Option(
         min=1, help="Cut rankings to the top N before all metrics (the ARK paper uses 20).")] = None,
-    charts: Annotated[bool, typer.Option(help="Agent methods: also write tool-use PNG charts (matplotlib).")]
+    charts: Annotated[bool, typer.Option(help="Methods with a run analysis (ark): also write PNG charts.")]
     = False,
     split: SplitOpt = None,
     human: HumanOpt = False,
     limit: LimitOpt = None,
     k: KOpt = 100,
-    candidate_types: TypesOpt = None,
-    agents: AgentsOpt = 3,
-    steps: StepsOpt = 20,
-    fusion: FusionOpt = "votes",
-    model: ModelOpt = None,
-    base_url: BaseUrlOpt = None,
-    offline: OfflineOpt = False,
     concurrency: ConcurrencyOpt = 4,
     skip_invalid: SkipInvalidOpt = False,
     progress: ProgressOpt = True,
+    *,
+    selection: MethodSelection,
 ) -> None:
     """Run METHOD over a query file into a run folder and print Hit@1, Hit@5, Recall@20 and MRR (STaRK semantics).
 
@@ -215,34 +165,34 @@ def evaluate(
     """
     if ctx.invoked_subcommand is not None:
         return
-    missing = [flag for flag, value in (("GRAPH", graph_name), ("--method", method), ("--queries", queries))
-               if value is None]
+    missing = [flag for flag, value in (("GRAPH", graph_name), ("--method", selection.method),
+                                        ("--queries", queries)) if value is None]
     if missing:
         console.print(ctx.get_help())
         fail(f"missing {', '.join(missing)}")
     from ..eval import RunFolderError, default_run_dir, run_eval
-    from ..eval.charts import ChartsUnavailable
+    from ..plots import ChartsUnavailable
 
-    assert graph_name is not None and method is not None and queries is not None
-    graph, selected, types = _open_inputs(graph_name, method, queries, split, human, limit, skip_invalid,
-                                          candidate_types)
-    options = _method_options(method, types, agents, steps, fusion, model, base_url, offline, progress)
-    target = run_dir or default_run_dir(graph_name, method, queries, name=name)
-    retriever = _build_method(method, graph, options)  # indexes are built before the progress bar starts
+    assert graph_name is not None and queries is not None
+    graph = load_graph(graph_name)
+    choice = resolve_choice(selection, graph)
+    selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
+    target = run_dir or default_run_dir(graph_name, choice.name, queries, name=name)
+    retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts
     try:
-        outcome = run_eval(graph, method, selected, target, queries_source=str(queries), split=split, human=human,
-                           k=k, options=options, truncate=truncate, concurrency=concurrency, charts=charts,
-                           progress=progress, console=err_console, retriever=retriever)
+        outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human,
+                           k=k, truncate=truncate, concurrency=concurrency, charts=charts, progress=progress,
+                           console=err_console, retriever=retriever)
     except (RunFolderError, ValueError) as exc:
         fail(str(exc))
     except ChartsUnavailable as exc:
         fail(f"{exc} (the run itself is saved in {target}; rerun without --charts or after installing)")
     _report_stats(outcome.stats, outcome.folder.results)
-    _print_summary(outcome.summary, f"{graph_name} · {method} · {queries.name}")
-    if outcome.tool_use:
-        _print_tool_use(outcome.tool_use)
+    _print_summary(outcome.summary, f"{graph_name} · {choice.name} · {queries.name}")
+    if outcome.tool_use_rows:
+        _print_tool_use(outcome.tool_use_rows)
     if charts and not outcome.charts:
-        err_console.print("[dim]No trajectories in this run: no tool-use charts.[/]")
+        err_console.print("[dim]No trajectories with a run analysis in this run: no charts.[/]")
     for path in outcome.charts:
         err_console.print(f"[dim]chart: {path}[/]")
     console.print(f"[dim]Run folder: {outcome.folder.path}[/]")
@@ -263,13 +213,11 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
     console.print(f"[dim]{scoring_note(summary)}[/]")
 
 
-def _print_tool_use(analysis: dict[str, Any]) -> None:
-    from ..eval.tooluse import tool_use_rows
-
+def _print_tool_use(rows: list[tuple[str, str]]) -> None:
     table = Table(title="Tool use", title_justify="left")
     table.add_column("figure")
     table.add_column("value", justify="right")
-    for figure, value in tool_use_rows(analysis):
+    for figure, value in rows:
         table.add_row(figure, value)
     console.print(table)
 

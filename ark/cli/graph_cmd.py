@@ -95,8 +95,8 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     types = Table(title="Node types")
     for column in ("type", "nodes", "mean text chars", "empty text"):
         types.add_column(column, justify="left" if column == "type" else "right")
-    for code, name in enumerate(graph.node_types):
-        mask = graph.node_type_codes == code
+    for name in graph.node_types:
+        mask = graph.type_mask(name)
         sizes = lengths[mask]
         types.add_row(name, f"{int(mask.sum()):,}", f"{sizes.mean():.0f}" if len(sizes) else "-",
                       f"{int((sizes == 0).sum()):,}")

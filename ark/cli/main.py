@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import ask_cmd, eval_cmd, graph_cmd, quiz_cmd, trajectory_cmd
+from . import ask_cmd, eval_cmd, graph_cmd, methods_cmd, quiz_cmd, trajectory_cmd
 
 app = typer.Typer(
     name="ark",
@@ -14,7 +14,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (graph_cmd, ask_cmd, eval_cmd, quiz_cmd, trajectory_cmd):
+for module in (graph_cmd, ask_cmd, eval_cmd, methods_cmd, quiz_cmd, trajectory_cmd):
     module.register(app)
 
 

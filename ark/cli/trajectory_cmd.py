@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..tools.observations import clean_inline
+from ..text import clean_inline
 from .common import console, fail
 
 trajectory_app = typer.Typer(help="Inspect recorded agent trajectories (JSONL files).", no_args_is_help=True)
@@ -34,7 +33,7 @@ def show(
         fail(f"no such file: {file}")
     try:
         records = read_jsonl(file)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError) as exc:
         fail(f"{file} is not a JSONL trajectory file: {exc}")
     if not records:
         fail(f"{file} holds no records")

@@ -1,9 +1,8 @@
-"""Evaluation: query files, retrieval methods, resumable runs, STaRK metrics, run folders, comparisons, tool use."""
+"""Evaluation of any registered method: query files, resumable runs, STaRK metrics, run folders, comparisons."""
 
 from ..metrics import HEADLINE_METRICS, METRIC_NAMES, filter_answers, mean_metrics, query_metrics
 from .compare import LoadedRun, comparison_markdown, comparison_rows, disagreements, load_run
 from .experiment import EvalOutcome, run_eval, score_folder
-from .methods import AGENT_METHODS, METHODS, MethodOptions, MethodOutput, make_method
 from .query_files import QueryCheck, QueryFileError, open_queries, read_queries
 from .run_folder import (
     RunFolder,
@@ -15,23 +14,17 @@ from .run_folder import (
 )
 from .runner import RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
-from .tooluse import analyze_tool_use
 
 __all__ = [
-    "AGENT_METHODS",
     "HEADLINE_METRICS",
-    "METHODS",
     "METRIC_NAMES",
     "EvalOutcome",
     "LoadedRun",
-    "MethodOptions",
-    "MethodOutput",
     "QueryCheck",
     "QueryFileError",
     "RunFolder",
     "RunFolderError",
     "RunStats",
-    "analyze_tool_use",
     "check_same_run",
     "comparison_markdown",
     "comparison_rows",
@@ -39,7 +32,6 @@ __all__ = [
     "disagreements",
     "filter_answers",
     "load_run",
-    "make_method",
     "markdown_table",
     "mean_metrics",
     "open_queries",

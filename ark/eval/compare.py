@@ -10,7 +10,7 @@ from typing import Any
 
 from ..metrics import HEADLINE_METRICS
 from ..runtime.jsonl import read_jsonl
-from ..tools.observations import clean_inline
+from ..text import clean_inline
 from .run_folder import RunFolder, RunFolderError
 from .scoring import METRIC_LABELS, percent, summary_rows
 

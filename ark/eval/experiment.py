@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,15 +14,15 @@ from rich.console import Console
 
 from ..runtime.atomic import atomic_write_text
 from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
-from .methods import AGENT_METHODS, MethodOptions, make_method
 from .run_folder import RunFolder, prepare_run_folder
 from .runner import RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
-from .tooluse import analyze_tool_use, tool_use_markdown
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..loaders.queries import Query
+    from ..methods.base import Retriever
+    from ..methods.choice import MethodChoice
 
 
 @dataclass
@@ -31,89 +33,109 @@ class EvalOutcome:
     stats: RunStats
     summary: dict[str, Any]
     tool_use: dict[str, Any] | None = None
+    tool_use_rows: list[tuple[str, str]] = field(default_factory=list)
     charts: list[Path] = field(default_factory=list)
 
 
-def run_config(graph: KnowledgeGraph, method: str, queries_source: str, split: str | None, human: bool, k: int,
-               options: MethodOptions, truncate: int | None) -> dict[str, Any]:
-    """The ``config.json`` of a run: the retrieval settings a resumed run must repeat, plus scoring settings."""
-    method_options: dict[str, Any] = {}
-    if method in AGENT_METHODS:
-        policy = options.policy
-        method_options = {"n_agents": options.n_agents, "max_steps": options.max_steps, "fusion": options.fusion,
-                          "policy": "offline" if policy is None else getattr(policy, "name", type(policy).__name__)}
+def run_config(graph: KnowledgeGraph, choice: MethodChoice, queries_source: str, split: str | None, human: bool,
+               k: int, truncate: int | None) -> dict[str, Any]:
+    """The ``config.json`` of a run: the retrieval settings a resumed run must repeat, scoring settings, and where
+    the run came from (library versions, graph fingerprint)."""
     return {
         "graph": str(graph.metadata.get("name") or graph.path),
         "graph_path": str(graph.path) if graph.path is not None else None,
         "graph_fingerprint": graph.metadata.get("fingerprint"),
-        "method": method,
+        **choice.config(),
         "queries": queries_source,
         "split": split,
         "human": human,
         "k": k,
-        "candidate_types": list(options.candidate_types) if options.candidate_types else None,
-        "method_options": method_options,
         "truncate": truncate,
+        "versions": library_versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
 
 
 def run_eval(
     graph: KnowledgeGraph,
-    method: str,
+    choice: MethodChoice,
     queries: Sequence[Query],
     run_dir: str | Path,
     queries_source: str = "",
     split: str | None = None,
     human: bool = False,
     k: int = 100,
-    options: MethodOptions | None = None,
     truncate: int | None = None,
     concurrency: int = 4,
     charts: bool = False,
     progress: bool = True,
     console: Console | None = None,
-    retriever: Any = None,
+    retriever: Retriever | None = None,
 ) -> EvalOutcome:
     """Retrieve for every query into ``run_dir`` (continuing a previous attempt there), then score it.
 
-    ``retriever`` is a method object already made by :func:`make_method` for ``method`` (else one is made here).
+    ``retriever`` is the method already built from ``choice`` (else it is built here, after the run folder is
+    checked, so a refused resume costs no index build).
     """
-    options = options or MethodOptions()
-    config = run_config(graph, method, queries_source, split, human, k, options, truncate)
+    config = run_config(graph, choice, queries_source, split, human, k, truncate)
     folder, _ = prepare_run_folder(run_dir, config)
-    retriever = retriever if retriever is not None else make_method(method, graph, options)
-    is_agent = method in AGENT_METHODS
-    stats = run_retrieval(retriever, queries, graph, folder.results, k=k,
-                          trajectories_path=folder.trajectories if is_agent else None,
+    retriever = retriever if retriever is not None else choice.build(graph)
+    stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
                           concurrency=concurrency, progress=progress, console=console)
-    return score_folder(folder, queries, graph, stats, candidate_types=options.candidate_types,
+    return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
                         truncate=truncate, charts=charts)
 
 
 def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGraph, stats: RunStats,
                  candidate_types: Sequence[str] | None = None, truncate: int | None = None,
                  charts: bool = False) -> EvalOutcome:
-    """Write ``per_query.jsonl``, ``summary.json``/``.md`` (and tool use for agent runs) from the results file."""
+    """Write ``per_query.jsonl``, ``summary.json``/``.md`` and, for a method with a run analysis and trajectories,
+    its analysis (``tool_use.json``, charts) from the run folder's files."""
     rows = score_results(queries, read_jsonl(folder.results, repair=True), graph,
                          candidate_types=candidate_types, truncate=truncate)
     summary = summarize(rows, truncate=truncate, candidate_types=candidate_types)
     config = folder.read_config()
-    summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options")}
+    summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options",
+                                                       "llm")}
     write_jsonl_atomic(folder.per_query, rows)
     title = f"{config.get('graph')} · {config.get('method')} · {Path(str(config.get('queries'))).name}"
     markdown = markdown_table(summary, title=title)
     outcome = EvalOutcome(folder=folder, stats=stats, summary=summary)
-    if folder.trajectories.is_file():
+    analysis = run_analysis(str(config.get("method")))
+    if analysis is not None and folder.trajectories.is_file():
         records = read_jsonl(folder.trajectories, repair=True)
-        outcome.tool_use = analyze_tool_use(records, rows)
+        outcome.tool_use = analysis.analyze(records, rows)
+        outcome.tool_use_rows = analysis.summary_rows(outcome.tool_use)
         write_json_atomic(folder.tool_use, outcome.tool_use)
-        markdown += "\n" + tool_use_markdown(outcome.tool_use)
+        markdown += "\n" + analysis.markdown(outcome.tool_use)
         summary["tool_use"] = {k: v for k, v in outcome.tool_use.items() if k != "by_step"}
         if charts:
-            from .charts import write_tool_use_charts
-
-            outcome.charts = write_tool_use_charts(outcome.tool_use, records, rows, folder.charts, title=title)
+            outcome.charts = analysis.write_charts(outcome.tool_use, records, rows, folder.charts, title=title)
     write_json_atomic(folder.summary_json, summary)
     atomic_write_text(folder.summary_md, markdown)
     return outcome
+
+
+def run_analysis(method: str) -> Any:
+    """The analysis module of ``method`` (see :class:`~ark.methods.MethodSpec`), or None (unknown method, or none)."""
+    from ..methods import MethodError, get_method_spec
+
+    try:
+        spec = get_method_spec(method)
+    except MethodError:
+        return None
+    return importlib.import_module(spec.analysis) if spec.analysis else None
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of Python, ARK and the libraries that shape results (read from package metadata, not imported)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for package in ("ark-kg", "numpy", "scipy", "pyarrow", "pydantic", "openai", "torch", "transformers",
+                    "sentence-transformers", "PyStemmer"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            continue
+    return found

@@ -1,8 +1,8 @@
 """The folder of one evaluation run, and the check that a resumed run is the same run.
 
-Layout: ``config.json`` (what was run), ``results.jsonl`` (one line per query), ``trajectories.jsonl`` (agent
-methods), ``per_query.jsonl`` (metrics per query), ``summary.json``, ``summary.md``, ``tool_use.json`` and
-``charts/*.png`` (agent methods).
+Layout: ``config.json`` (what was run), ``results.jsonl`` (one line per query), ``trajectories.jsonl`` (methods that
+record trajectories), ``per_query.jsonl`` (metrics per query), ``summary.json``, ``summary.md``, ``tool_use.json`` and
+``charts/*.png`` (methods with trajectories and a run analysis, such as ``ark``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from ..runtime.jsonl import write_json_atomic
 
 # Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
-RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "method", "queries", "split", "human", "k", "candidate_types",
-                  "method_options")
+RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "method", "method_options", "llm", "seed", "queries", "split", "human",
+                  "k", "candidate_types")
 
 
 class RunFolderError(ValueError):

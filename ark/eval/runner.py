@@ -3,8 +3,9 @@
 ``results.jsonl`` gets one line per query, ``{"id", "ranked": [node ids, best first], "scores": [...],
 "wall_s"}``, written whole and fsynced as each query finishes. A rerun reads the complete lines, cuts off a torn
 last line, and only runs the queries that are missing, so an interrupted run finishes with exactly one line per
-query. Agent methods also write ``trajectories.jsonl`` (``{"id", "trajectories": [...]}``) *before* the results
-line; on resume, trajectory lines without a results line are dropped, so the two files stay in step.
+query; question-answering methods add ``"answer": {"text", "type"}``. Methods that record trajectories also write
+``trajectories.jsonl`` (``{"id", ..., "trajectories": [...]}``) *before* the results line; on resume, trajectory
+lines without a results line are dropped, so the two files stay in step.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..methods.base import MethodOutput, Retriever
 from ..runtime.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
-from .methods import MethodOutput, is_async
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -66,7 +67,7 @@ def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[s
 
 
 def run_retrieval(
-    method: Any,
+    method: Retriever,
     queries: Sequence[Query],
     graph: KnowledgeGraph,
     results_path: str | Path,
@@ -79,7 +80,8 @@ def run_retrieval(
     """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
 
     A query whose retrieval raises is reported in ``RunStats.failed`` and left out of the file, so a rerun
-    retries it. ``concurrency`` bounds how many queries an async (agent) method runs at once.
+    retries it. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
+    once; other methods run one query at a time.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
@@ -91,18 +93,20 @@ def run_retrieval(
     console = console or Console(stderr=True)
     start = time.perf_counter()
     results = JsonlAppender(results_path)
-    trajectories = JsonlAppender(traj_path) if traj_path is not None else None
+    trajectories: JsonlAppender | None = None  # opened on the first query that has trajectories
     try:
         with _progress_bar(console, progress) as bar:
             task = bar.add_task("Retrieving", total=len(queries), completed=stats.already_done)
 
             def record(query: Query, output: MethodOutput | BaseException, wall_s: float) -> None:
+                nonlocal trajectories
                 if isinstance(output, BaseException):
                     if not stats.failed:
                         console.print(f"[red]query {query.id!r} failed:[/] {type(output).__name__}: {output}")
                     stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
                 else:
-                    if trajectories is not None and output.trajectories is not None:
+                    if traj_path is not None and output.trajectories is not None:
+                        trajectories = trajectories or JsonlAppender(traj_path)
                         # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.
                         trajectories.append({"id": query.id, **(output.record or {}),
                                              "trajectories": output.trajectories})
@@ -110,7 +114,7 @@ def run_retrieval(
                     stats.completed += 1
                 bar.advance(task)
 
-            if is_async(method):
+            if method.concurrent:
                 asyncio.run(_run_async(method, todo, k, concurrency, record))
             else:
                 for query in todo:
@@ -128,7 +132,7 @@ def run_retrieval(
     return stats
 
 
-async def _run_async(method: Any, todo: Sequence[Query], k: int, concurrency: int, record) -> None:
+async def _run_async(method: Retriever, todo: Sequence[Query], k: int, concurrency: int, record) -> None:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(query: Query) -> tuple[Query, MethodOutput | BaseException, float]:
@@ -145,18 +149,19 @@ async def _run_async(method: Any, todo: Sequence[Query], k: int, concurrency: in
             query, output, wall_s = await finished
             record(query, output, wall_s)  # single writer: lines never interleave
     finally:
-        close = getattr(method, "aclose", None)
-        if close is not None:
-            await close()
+        await method.aclose()
 
 
 def _result_record(query: Query, output: MethodOutput, graph: KnowledgeGraph, wall_s: float) -> dict[str, Any]:
-    return {
+    line = {
         "id": query.id,
         "ranked": [graph.node_id(i) for i in output.indices],
         "scores": [round(float(s), 6) for s in output.scores],
         "wall_s": round(wall_s, 4),
     }
+    if output.answer is not None:
+        line["answer"] = output.answer.to_dict()
+    return line
 
 
 def _progress_bar(console: Console, enabled: bool) -> Progress:

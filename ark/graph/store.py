@@ -9,6 +9,7 @@ lookup is a slice found by binary search.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -140,8 +141,14 @@ class KnowledgeGraph:
         return 0 <= i < self.num_nodes
 
     def nodes_of_type(self, node_type: str) -> np.ndarray:
-        code = self.node_types.index(self.resolve_node_type(node_type))
-        return np.flatnonzero(self.node_type_codes == code).astype(np.int32)
+        return np.flatnonzero(self.type_mask(node_type)).astype(np.int32)
+
+    def type_mask(self, node_types: str | Sequence[str]) -> np.ndarray:
+        """Bool mask over nodes whose type is one of ``node_types`` (names resolved case-insensitively; an
+        unknown name raises ``ValueError`` listing the valid ones)."""
+        names = [node_types] if isinstance(node_types, str) else list(node_types)
+        codes = [self.node_types.index(self.resolve_node_type(name)) for name in names]
+        return np.isin(self.node_type_codes, np.asarray(codes, dtype=self.node_type_codes.dtype))
 
     def type_counts(self) -> dict[str, int]:
         counts = np.bincount(self.node_type_codes, minlength=len(self.node_types))

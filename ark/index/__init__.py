@@ -5,8 +5,8 @@
 
 from ark.index.bm25 import BM25Index
 from ark.index.graph_index import GraphTextIndex, TextIndex, node_documents, open_index
-from ark.index.stopwords import ENGLISH_STOPWORDS
 from ark.index.tokenizer import Tokenizer
+from ark.text import ENGLISH_STOPWORDS
 
 __all__ = [
     "ENGLISH_STOPWORDS",

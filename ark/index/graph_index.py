@@ -6,20 +6,16 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.index.bm25 import BM25Index
-from ark.index.tokenizer import Tokenizer
 from ark.runtime.atomic import atomic_write_text
 
-# "bm25-rel": BM25 over relational documents (node text plus neighbor names by relation, STaRK's ``add_rel``).
-INDEX_KINDS = ("bm25", "bm25-rel", "dense")
 _MANIFEST = "manifest.json"
-RELATIONAL_MAX_NEIGHBORS = 50  # neighbors listed per relation in a bm25-rel document
 
 
 @runtime_checkable
@@ -44,11 +40,7 @@ class GraphTextIndex:
 
     def type_mask(self, node_types: str | Sequence[str] | None) -> np.ndarray | None:
         """Bool mask of nodes whose type is one of ``node_types`` (names resolved by the graph), or None."""
-        if node_types is None:
-            return None
-        names = [node_types] if isinstance(node_types, str) else list(node_types)
-        codes = [self.graph.node_types.index(self.graph.resolve_node_type(name)) for name in names]
-        return np.isin(self.graph.node_type_codes, np.asarray(codes, dtype=self.graph.node_type_codes.dtype))
+        return None if node_types is None else self.graph.type_mask(node_types)
 
     def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
         """Top-``k`` ``(node, score)`` pairs, descending, optionally restricted to some node types."""
@@ -129,60 +121,49 @@ def _writable(directory: Path) -> bool:
     return False
 
 
-def open_index(
-    graph: Any,
-    kind: str = "bm25",
-    fields: dict[str, list[str]] | None = None,
-    progress: bool = True,
-    *,
-    k1: float = 1.5,
-    b: float = 0.75,
-    tokenizer: Tokenizer | None = None,
-    model: str | None = None,
-) -> GraphTextIndex:
+@dataclass(frozen=True)
+class IndexKind:
+    """One kind of node index: the settings that identify a build, the documents it indexes, how to build and load.
+
+    ``settings(params, fields)`` turns :func:`open_index`'s keyword parameters into the JSON settings recorded in the
+    cache manifest (a change rebuilds); ``documents(graph, settings, fields)`` yields one document per node;
+    ``build(docs, settings, num_docs, cache_dir, progress)`` and ``load(directory)`` make the index object.
+    """
+
+    name: str
+    settings: Callable[[dict[str, Any], dict[str, list[str]] | None], dict[str, Any]]
+    documents: Callable[[Any, dict[str, Any], dict[str, list[str]] | None], Iterable[str]]
+    build: Callable[[Iterable[str], dict[str, Any], int, Path | None, bool], Any]
+    load: Callable[[Path], Any]
+
+
+INDEX_KINDS: dict[str, IndexKind] = {}
+
+
+def register_index_kind(kind: IndexKind) -> IndexKind:
+    """Make ``kind`` available to :func:`open_index` under its name."""
+    INDEX_KINDS[kind.name] = kind
+    return kind
+
+
+def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | None = None, progress: bool = True,
+               **params: Any) -> GraphTextIndex:
     """Open the ``kind`` index of ``graph`` (one of :data:`INDEX_KINDS`), building it on first use.
 
+    ``params`` are the kind's settings (``bm25``/``bm25-rel``: ``k1``, ``b``, ``tokenizer``; ``dense``: ``model``).
     Cached in ``<graph.path>/index/<kind>-<settings hash>/`` and rebuilt only when the graph's fingerprint or
     the settings change; written atomically. An in-memory graph (``graph.path is None``), one without a
-    fingerprint, or one whose folder cannot be written is indexed in memory. ``bm25-rel`` indexes each node's
-    :func:`~ark.loaders.documents.relational_document` (``fields`` does not apply to it).
+    fingerprint, or one whose folder cannot be written is indexed in memory.
     """
+    from . import kinds  # noqa: F401 - registers the built-in kinds
+
     if kind not in INDEX_KINDS:
-        raise ValueError(f"unknown index kind {kind!r}; choose one of {INDEX_KINDS}")
-    if kind == "bm25-rel" and fields:
-        raise ValueError("fields do not apply to kind='bm25-rel' (its documents are the relational documents)")
-    tokenizer = tokenizer or Tokenizer()
-    if kind in ("bm25", "bm25-rel"):
-        settings: dict[str, Any] = {"kind": kind, "k1": k1, "b": b, "tokenizer": tokenizer.config()}
-    else:
-        from ark.index.dense import DEFAULT_MODEL
+        raise ValueError(f"unknown index kind {kind!r}; choose one of {tuple(INDEX_KINDS)}")
+    spec = INDEX_KINDS[kind]
+    settings = spec.settings(params, fields)
 
-        settings = {"kind": kind, "model": model or DEFAULT_MODEL}
-    if kind == "bm25-rel":
-        settings["max_neighbors_per_relation"] = RELATIONAL_MAX_NEIGHBORS
-    settings["fields"] = fields or {}
-
-    def docs() -> Iterable[str]:
-        if kind == "bm25-rel":
-            from ark.loaders.documents import relational_document
-
-            return (relational_document(graph, i, RELATIONAL_MAX_NEIGHBORS) for i in range(graph.num_nodes))
-        return node_documents(graph, fields)
-
-    def build(cache_dir: Path | None):
-        if kind != "dense":
-            return BM25Index.build(docs(), k1=k1, b=b, tokenizer=tokenizer, num_docs=graph.num_nodes,
-                                   progress=progress)
-        from ark.index.dense import DenseIndex
-
-        return DenseIndex.build(list(docs()), model=settings["model"], cache_dir=cache_dir, progress=progress)
-
-    def load(directory: Path):
-        if kind != "dense":
-            return BM25Index.load(directory)
-        from ark.index.dense import DenseIndex
-
-        return DenseIndex.load(directory)
+    def build(cache_dir: Path | None) -> Any:
+        return spec.build(spec.documents(graph, settings, fields), settings, graph.num_nodes, cache_dir, progress)
 
     fingerprint = _graph_fingerprint(graph)
     graph_path = getattr(graph, "path", None)
@@ -192,7 +173,7 @@ def open_index(
     directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
     manifest = _read_manifest(directory)
     if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
-        return GraphTextIndex(graph, load(directory))
+        return GraphTextIndex(graph, spec.load(directory))
     if not _writable(directory.parent):  # e.g. a graph installed read-only: index in memory, cache nothing
         return GraphTextIndex(graph, build(None))
     work_dir = directory.parent / f".{directory.name}.partial"  # resumable dense embeddings
@@ -205,4 +186,4 @@ def open_index(
     shutil.rmtree(work_dir, ignore_errors=True)
     # A directory without a manifest is never trusted, so a crash between the two writes only costs a rebuild.
     atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
-    return GraphTextIndex(graph, load(directory))
+    return GraphTextIndex(graph, spec.load(directory))

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ark.index.stopwords import ENGLISH_STOPWORDS
+from ark.text import ENGLISH_STOPWORDS
 
 _NON_WORD = r"[^\p{L}\p{N}_]+"
 _WORD_RE = re.compile(r"(?u)\b\w\w+\b")

@@ -16,7 +16,7 @@ from typing import Any
 import openai
 
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.policy import LLMError, PolicyReply, Usage
+from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
 from ark.llm.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ class OpenAIChatClient:
                       tool_choice: str = "required") -> dict[str, Any]:
         """The chat-completions request body sent for these arguments."""
         s = self.settings
-        request: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
+        request: dict[str, Any] = {"model": s.model, "messages": [protocol_message(m) for m in messages],
+                                   "temperature": s.temperature}
         if tools:  # endpoints reject tool_choice without tools
             request["tools"] = tools
             request["tool_choice"] = tool_choice

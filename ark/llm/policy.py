@@ -5,6 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+# The keys of a chat message in the OpenAI protocol; anything else in ARK's in-memory messages (such as the
+# structured tool results under "data") stays on this side of the wire.
+PROTOCOL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+
+
+def protocol_message(message: dict) -> dict:
+    """``message`` with only the OpenAI protocol's keys (what is sent, cached, stored and trained on)."""
+    return {key: message[key] for key in PROTOCOL_KEYS if key in message}
+
 
 class LLMError(RuntimeError):
     """A chat request failed for good (bad key, unknown model, bad request, retries exhausted)."""

@@ -6,38 +6,23 @@ the punctuation between words. Words are maximal runs of Unicode letters and dig
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 
 import numpy as np
 
 from ..graph import KnowledgeGraph
-
-WORD = re.compile(r"[^\W_]+")
-
-# Function words never make a useful textual constraint.
-STOPWORDS = frozenset(
-    [
-        "about", "above", "after", "again", "against", "also", "among", "because", "been", "before",
-        "being", "below", "between", "both", "cannot", "could", "does", "doing", "down", "during",
-        "each", "either", "from", "further", "have", "having", "here", "however", "into", "itself",
-        "more", "most", "much", "must", "neither", "other", "otherwise", "over", "same", "should",
-        "some", "such", "than", "that", "their", "them", "then", "there", "these", "they", "this",
-        "those", "through", "under", "until", "upon", "very", "were", "what", "when", "where",
-        "which", "while", "whom", "whose", "will", "with", "within", "without", "would", "your",
-        "only", "often", "usually", "may"
-    ]
-)
+from ..text import CONSTRAINT_STOPWORDS, LETTERS_AND_DIGITS
+from ..text import words as split_words
 
 
 def words(text: str) -> list[str]:
-    """The lower-cased words of ``text``."""
-    return WORD.findall(text.lower())
+    """The lower-cased words of ``text`` (letters and digits; the underscore separates words)."""
+    return split_words(text, pattern=LETTERS_AND_DIGITS)
 
 
 def is_candidate_word(word: str) -> bool:
     """Whether ``word`` may serve as a textual constraint: 4+ characters, some letter, not a function word."""
-    return len(word) >= 4 and not word.isdigit() and word not in STOPWORDS
+    return len(word) >= 4 and not word.isdigit() and word not in CONSTRAINT_STOPWORDS
 
 
 class TypeVocabulary:

@@ -1,4 +1,6 @@
-"""A tiny, hand-made biomedical graph for tests of the agent, the offline policy and ``ark ask``.
+"""Small hand-made graphs shared by the tests (the one home of graph fixtures).
+
+The clinical graph: a tiny, hand-made biomedical graph for tests of the agent, the offline policy and ``ark ask``.
 
 Phenotypes, diseases and genes with short documents and typed edges, shaped like the HPO graph
 (``disease -has_phenotype-> phenotype``, ``disease -associated_gene-> gene``, ``phenotype -is_a-> phenotype``).
@@ -13,7 +15,12 @@ It is small but rich enough for each offline strategy to have one clear answer:
 
 from __future__ import annotations
 
+import csv
+import json
 from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
 
@@ -109,4 +116,91 @@ def build_clinical_graph() -> KnowledgeGraph:
 def save_clinical_graph(folder: Path) -> Path:
     """Build the graph and save it to ``folder`` (a graph directory ``ark ask`` accepts); return the folder."""
     build_clinical_graph().save(folder)
+    return folder
+
+
+# ---------------------------------------------------------------- a small epilepsy/migraine graph (tool tests)
+# Node index = position in this list.
+NODES = [
+    ("D:dravet", "disease", "Dravet syndrome", "Dravet syndrome: severe epilepsy of infancy with febrile seizures"),
+    ("D:migraine", "disease", "Migraine", "Migraine with aura: recurrent headache attacks"),
+    ("P:seizure", "phenotype", "Seizure", "Seizure: an intermittent abnormality of nervous system physiology"),
+    ("P:febrile", "phenotype", "Febrile seizure", "Febrile seizure: seizures triggered by fever in children"),
+    ("P:headache", "phenotype", "Headache", "Headache: pain in the head"),
+    ("G:SCN1A", "gene/protein", "SCN1A", "SCN1A sodium channel alpha subunit, mutated in epilepsy"),
+    ("G:CACNA1A", "gene/protein", "CACNA1A", "CACNA1A calcium channel gene associated with migraine"),
+    ("P:nervous", "phenotype", "Abnormality of the nervous system", "Abnormality of the nervous system"),
+]
+EDGES = [
+    ("D:dravet", "P:seizure", "has_phenotype"),
+    ("D:dravet", "P:febrile", "has_phenotype"),
+    ("D:migraine", "P:headache", "has_phenotype"),
+    ("G:SCN1A", "D:dravet", "associated_with"),
+    ("G:CACNA1A", "D:migraine", "associated_with"),
+    ("G:SCN1A", "P:febrile", "has_phenotype"),
+    ("P:seizure", "P:nervous", "is_a"),
+    ("P:febrile", "P:seizure", "is_a"),
+    ("P:headache", "P:nervous", "is_a"),
+    ("D:dravet", "G:SCN1A", "associated_with"),  # both directions between the same pair
+]
+
+
+def build_small_graph():
+    ids, types, names, texts = zip(*NODES, strict=True)
+    src, dst, rel = zip(*EDGES, strict=True)
+    return build_graph(NodeTable(ids, types, names, texts), EdgeTable(src, dst, rel), metadata={"name": "tiny"})
+
+
+def build_index(graph):
+    """The real BM25 index over the graph's node documents."""
+    try:
+        from ark.index import open_index
+    except ImportError:
+        from ark.index import BM25Index
+
+        return BM25Index.build(graph.text(i) for i in range(graph.num_nodes))
+    return open_index(graph, kind="bm25")
+
+
+# ---------------------------------------------------------------- ark-agent-cli folders (loader and CLI tests)
+TABULAR_NODES = [
+    {"id": "007", "name": "Marfan syndrome", "type": "disease",
+     "properties": {"source": "OMIM", "summary": "A connective tissue disorder.", "description": "Tall stature.",
+                    "synonyms": ["MFS", "Marfan"], "score": 3, "_internal": "x"}},
+    {"id": "FBN1", "name": "FBN1", "type": "gene", "properties": {"summary": "Fibrillin 1."}},
+    {"id": "HP:1", "name": "Arachnodactyly", "type": "phenotype", "properties": None},
+]
+TABULAR_EDGES = [
+    {"from": "007", "to": "HP:1", "type": "has_phenotype", "properties": {"frequency": "common"}},
+    {"from": "FBN1", "to": "007", "type": "causes", "properties": None},
+]
+
+
+def properties_json(value) -> str:
+    return "" if value is None else json.dumps(value)
+
+
+HEADERS = {"nodes": ["id", "name", "type", "properties"], "edges": ["from", "to", "type", "properties"]}
+
+
+def write_folder(folder: Path, fmt: str, nodes=TABULAR_NODES, edges=TABULAR_EDGES,
+                 graph_json: dict | None = None) -> Path:
+    """Write a graph folder in ``fmt`` (parquet, csv or jsonl); ``properties`` become JSON strings."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, rows in (("nodes", nodes), ("edges", edges)):
+        flat = [{**row, "properties": properties_json(row.get("properties"))} if "properties" in row else row
+                for row in rows]
+        path = folder / f"{stem}.{fmt}"
+        if fmt == "parquet":
+            columns = list(flat[0]) if flat else HEADERS[stem]
+            pq.write_table(pa.table({c: pa.array([r.get(c) for r in flat], pa.string()) for c in columns}), path)
+        elif fmt == "csv":
+            with path.open("w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(flat[0]) if flat else HEADERS[stem])
+                writer.writeheader()
+                writer.writerows(flat)
+        else:
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if graph_json is not None:
+        (folder / "graph.json").write_text(json.dumps(graph_json))
     return folder

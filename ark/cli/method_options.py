@@ -1,0 +1,139 @@
+"""The method options every command shares (``--method``, ``--set``, ``--config``, the model flags), declared once.
+
+:func:`method_options` adds them to a command's signature (typer reads the signature) and hands the command one
+:class:`MethodSelection`; :func:`resolve_choice` validates it against the method's options model and builds the run
+context (the chat model, candidate types, seed), failing with one clear line on bad input.
+"""
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .common import err_console, fail, make_policy
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+    from ..methods.choice import MethodChoice
+
+SELECTION = "selection"
+
+
+@dataclass
+class MethodSelection:
+    """The raw method flags of one command line."""
+
+    method: str | None
+    sets: list[str]
+    config: Path | None
+    model: str | None
+    base_url: str | None
+    offline: bool
+    candidate_types: list[str] | None
+    seed: int
+    progress: bool = False
+
+
+def _parameters(default_method: str | None) -> list[inspect.Parameter]:
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return [
+        inspect.Parameter("method", keyword, default=default_method, annotation=Annotated[str | None, typer.Option(
+            "--method", "-m", help="Retrieval method (`ark methods` lists them with their options).")]),
+        inspect.Parameter("sets", keyword, default=None, annotation=Annotated[list[str] | None, typer.Option(
+            "--set", "-s", metavar="KEY=VALUE",
+            help="A method option, e.g. --set n_agents=5 or --set tools.neighborhood_budget=10 (repeatable).")]),
+        inspect.Parameter("config", keyword, default=None, annotation=Annotated[Path | None, typer.Option(
+            "--config", help="TOML file of method options (a table named after the method, or top-level keys); "
+                             "--set overrides it.")]),
+        inspect.Parameter("model", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+            help="LLM methods: chat model name (else ARK_MODEL).")]),
+        inspect.Parameter("base_url", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+            help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]),
+        inspect.Parameter("offline", keyword, default=False, annotation=Annotated[bool, typer.Option(
+            help="LLM methods: use the offline policy even if a model is configured.")]),
+        inspect.Parameter("candidate_types", keyword, default=None, annotation=Annotated[list[str] | None,
+            typer.Option("--candidate-types",
+                         help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]),
+        inspect.Parameter("seed", keyword, default=0, annotation=Annotated[int, typer.Option(
+            help="Seed of a method's random choices (sampling, training); recorded in the run's config.")]),
+    ]
+
+
+def method_options(default_method: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command so it also takes the shared method flags, passed to it as ``selection``."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != SELECTION]
+        added = _parameters(default_method)
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {p.name: kwargs.pop(p.name) for p in added}
+            selection = MethodSelection(
+                method=values["method"], sets=list(values["sets"] or []), config=values["config"],
+                model=values["model"], base_url=values["base_url"], offline=values["offline"],
+                candidate_types=values["candidate_types"], seed=values["seed"], progress=bool(kwargs.get("progress")))
+            return command(*args, **kwargs, selection=selection)
+
+        positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p not in positional]
+        wrapper.__signature__ = signature.replace(parameters=[*positional, *keyword, *added])  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in [*positional, *keyword, *added]}
+        del wrapper.__wrapped__  # typer must read the new signature, not the command's own
+        return wrapper
+
+    return decorate
+
+
+def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: str | None = None) -> "MethodChoice":
+    """The validated method choice, or exit with one line naming what is wrong and the valid choices."""
+    from ..methods import MethodContext, MethodError
+    from ..methods.choice import MethodChoice
+    from ..methods.options import merge_options, parse_set_values, read_options_file
+
+    name = method or selection.method
+    if not name:
+        fail("missing --method (`ark methods` lists them)")
+    candidate_types = None
+    if selection.candidate_types:
+        try:
+            candidate_types = [graph.resolve_node_type(t) for t in selection.candidate_types]
+        except ValueError as exc:
+            fail(str(exc))
+    try:
+        from ..methods import get_method_spec
+
+        spec = get_method_spec(name)
+        file_values = read_options_file(selection.config, name) if selection.config is not None else {}
+        values = merge_options(file_values, parse_set_values(selection.sets))
+        options = spec.make_options(values)
+    except MethodError as exc:
+        fail(str(exc))
+    llm = None
+    if spec.uses_llm:
+        llm = make_policy(model=selection.model, base_url=selection.base_url, offline=selection.offline)
+    elif selection.model or selection.base_url:
+        err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url are ignored")
+    context = MethodContext(llm=llm, candidate_types=candidate_types, progress=selection.progress,
+                            seed=selection.seed)
+    return MethodChoice(name, options, context)
+
+
+def build_retriever(choice: "MethodChoice", graph: "KnowledgeGraph") -> Any:
+    """Build the method (indexes and models are made on first use, under a spinner)."""
+    from ..methods import MethodError
+
+    try:
+        with err_console.status(f"Preparing {choice.name} (indexes are built on first use) ..."):
+            return choice.build(graph)
+    except MethodError as exc:
+        fail(str(exc))
+    except ImportError as exc:
+        extras = ", ".join(choice.spec.requires) or "the method's extra"
+        fail(f"method {choice.name!r} needs an optional dependency: {exc}. Install it with pip install "
+             f"'ark-kg[{extras}]'")

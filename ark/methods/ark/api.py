@@ -1,0 +1,96 @@
+"""The Python API: ``ARK(graph, llm=...).retrieve("question")``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ark.graph import KnowledgeGraph
+from ark.llm.policy import ChatPolicy
+from ark.runtime.jsonl import append_jsonl
+from ark.runtime.records import RankedNode, Retrieval
+
+from .fusion import fuse
+from .loop import run_agent
+from .options import ArkOptions, ToolConfig
+from .tools import Toolbox
+
+
+class ARK:
+    """Adaptive Retriever of Knowledge: n agents explore the graph in parallel; their answers are fused.
+
+    ``llm`` is any :class:`~ark.llm.ChatPolicy` (e.g. ``OpenAIChatClient``); None uses the deterministic offline
+    policy. ``index`` defaults to the graph's BM25 index. With ``trajectory_path`` every retrieval appends its
+    record (:meth:`Retrieval.to_dict`) to that JSONL file.
+    """
+
+    def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: Any = None, n_agents: int = 3,
+                 max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
+                 config: ArkOptions | None = None, trajectory_path: str | Path | None = None) -> None:
+        self.graph = graph
+        if index is None:
+            from ark.index import open_index
+
+            index = open_index(graph, kind="bm25")
+        self.index = index
+        if llm is None:
+            from .offline import OfflinePolicy
+
+            llm = OfflinePolicy(graph)
+        self.llm = llm
+        self.config = config or ArkOptions(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
+                                            tools=tool_config or ToolConfig())
+        self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
+
+    def toolbox(self) -> Toolbox:
+        """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
+        return Toolbox(self.graph, self.index, self.config.tools)
+
+    async def aretrieve(self, question: str) -> Retrieval:
+        """Run the agents concurrently on ``question`` and fuse their answers."""
+        started = time.perf_counter()
+        trajectories = await asyncio.gather(*(
+            run_agent(question, self.toolbox, self.llm, agent_index=i, config=self.config)
+            for i in range(self.config.n_agents)
+        ))
+        fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed)
+        g = self.graph
+        ranked = [RankedNode(f.index, g.node_id(f.index), g.name(f.index), g.node_type(f.index), f.votes,
+                             round(f.score, 6), f.first_position) for f in fused]
+        retrieval = Retrieval(question, ranked, list(trajectories), config=self.config.model_dump(mode="json"),
+                              policy=getattr(self.llm, "name", ""), wall_s=time.perf_counter() - started,
+                              graph=str(g.metadata.get("name", "")))
+        if self.trajectory_path is not None:
+            # One synchronous write of whole lines: records of concurrent questions never interleave.
+            append_jsonl(self.trajectory_path, [retrieval.to_dict()])
+        return retrieval
+
+    async def aretrieve_many(self, questions: Sequence[str], concurrency: int = 4) -> list[Retrieval]:
+        """Retrieve for many questions, at most ``concurrency`` questions in flight; results in input order."""
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(question: str) -> Retrieval:
+            async with semaphore:
+                return await self.aretrieve(question)
+
+        return list(await asyncio.gather(*(one(q) for q in questions)))
+
+    def retrieve(self, question: str) -> Retrieval:
+        """Synchronous :meth:`aretrieve` (not for use inside a running event loop)."""
+        return asyncio.run(self._closing(self.aretrieve(question)))
+
+    def retrieve_many(self, questions: Sequence[str], concurrency: int = 4) -> list[Retrieval]:
+        """Synchronous :meth:`aretrieve_many`."""
+        return asyncio.run(self._closing(self.aretrieve_many(questions, concurrency)))
+
+    async def _closing(self, work):
+        # The policy's HTTP connections belong to this event loop: close them before asyncio.run ends it.
+        try:
+            return await work
+        finally:
+            await self.llm.aclose()

@@ -1,0 +1,38 @@
+"""One ARK agent: the shared tool loop over ARK's toolbox, until ``finish`` or ``max_steps``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ark.llm.policy import ChatPolicy
+from ark.runtime.loop import run_tool_loop
+from ark.runtime.records import Trajectory
+
+from .options import ArkOptions
+from .prompt import first_user_message, render_system_prompt
+from .tools import TOOL_NAMES, Toolbox
+
+NO_TOOL_CALL_MESSAGE = (
+    f"You must call one of the tools ({', '.join(TOOL_NAMES)}) in every turn. Continue the search, or call finish "
+    "if the answer is complete."
+)
+
+
+async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], policy: ChatPolicy,
+                    agent_index: int = 0, config: ArkOptions | None = None) -> Trajectory:
+    """Run one trajectory. Never raises for model misbehaviour; a policy failure ends the trajectory with
+    ``error`` set (stop reason ``error``)."""
+    config = config or ArkOptions()
+    toolbox = toolbox_factory()
+    system = config.system_prompt or render_system_prompt(toolbox.graph, toolbox.config)
+    messages: list[dict] = [{"role": "system", "content": system},
+                            {"role": "user", "content": first_user_message(question), "data": {"question": question}}]
+    trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(policy, "name", ""),
+                            messages=messages, tools=toolbox.openai_tools())
+    await run_tool_loop(trajectory, policy, toolbox, max_steps=config.max_steps, tool_choice=config.tool_choice,
+                        on_no_tool_call=lambda _message: NO_TOOL_CALL_MESSAGE)
+    trajectory.answer = list(toolbox.answer)
+    trajectory.answer_ids = [toolbox.graph.node_id(i) for i in toolbox.answer]
+    trajectory.reasoning = dict(toolbox.reasoning)
+    trajectory.telemetry = toolbox.telemetry.to_dict()
+    return trajectory

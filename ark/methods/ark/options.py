@@ -1,0 +1,71 @@
+"""The options of the ``ark`` method (:class:`ArkOptions`) and of its tools (:class:`ToolConfig`), with the paper's
+defaults: 3 agents, 20 steps, vote fusion; global search k = 5 up to 30, neighbourhood budget 20.
+
+This module is what ``ark methods`` and option validation import: it holds no implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from ..base import MethodOptions
+
+FUSIONS = ("votes", "ordering", "random")
+ABLATIONS = ("full", "no_neighbors", "neighbors_no_query", "neighbors_no_filters")
+
+
+class ToolConfig(MethodOptions):
+    """How the tools behave: budgets, observation caps and the ablation switches of the paper's Table 2."""
+
+    default_global_size: int = Field(default=5, ge=1, description="global search k when the model gives no size "
+                                     "(Appendix A.2: k = 5)")
+    max_global_size: int = Field(default=30, ge=1, description="largest global search size a call may ask for")
+    neighborhood_budget: int = Field(default=20, ge=1, description="neighbours shown per neighbourhood call "
+                                     "(Appendix A.2: 20)")
+    neighborhood_tool: bool = Field(default=True, description="offer the neighbourhood tool (Table 2 ablation)")
+    neighborhood_query: bool = Field(default=True, description="rank neighbours by a query (Table 2 ablation)")
+    neighborhood_filters: bool = Field(default=True, description="node/edge type filters (Table 2 ablation)")
+    neighborhood_ranking: Literal["bm25", "keyword"] = Field(
+        default="bm25", description="bm25: the paper's Neighbors(v, q, F); keyword: the reference code's matching")
+    max_observation_chars: int = Field(default=6000, ge=200, description="observation length cap")
+    snippet_chars: int = Field(default=160, ge=20, description="characters of context shown around a match")
+    max_name_chars: int = Field(default=120, ge=10, description="node names are cut to this length")
+    max_global_calls: int | None = Field(default=None, ge=0, description="per-trajectory global search budget")
+    max_neighborhood_calls: int | None = Field(default=None, ge=0,
+                                               description="per-trajectory neighbourhood call budget")
+    max_answer_nodes: int | None = Field(default=None, ge=1, description="largest answer list per trajectory")
+
+    @classmethod
+    def for_ablation(cls, name: str, **overrides: object) -> ToolConfig:
+        """A config for one of :data:`ABLATIONS` (``full`` is the default toolset)."""
+        switches = {
+            "full": {},
+            "no_neighbors": {"neighborhood_tool": False},
+            "neighbors_no_query": {"neighborhood_query": False},
+            "neighbors_no_filters": {"neighborhood_filters": False},
+        }
+        if name not in switches:
+            raise ValueError(f"unknown ablation {name!r}; valid: {', '.join(ABLATIONS)}")
+        return cls(**{**switches[name], **overrides})
+
+
+class ArkOptions(MethodOptions):
+    """How ARK explores (Section 3, Appendix A.2)."""
+
+    n_agents: int = Field(default=3, ge=1, description="parallel agents whose answers are fused (n = 3)")
+    max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")
+    fusion: str = Field(default="votes", description=f"fusion of the agents' lists: {', '.join(FUSIONS)} (Table 3)")
+    fusion_seed: int = Field(default=0, description="seed of the random fusion")
+    tool_choice: str = Field(default="required", description="the chat API's tool_choice")
+    system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
+                                      "the graph's schema)")
+    tools: ToolConfig = Field(default_factory=ToolConfig)
+
+    @field_validator("fusion")
+    @classmethod
+    def _known_fusion(cls, value: str) -> str:
+        if value not in FUSIONS:
+            raise ValueError(f"unknown fusion {value!r}; valid: {', '.join(FUSIONS)}")
+        return value

@@ -1,0 +1,101 @@
+"""``add_to_answer(answer_nodes)``: append nodes, each with a one-sentence reasoning, to the trajectory's answer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec, decode_json_string
+from ark.text import clean_inline
+
+from .observations import count_of, fit_lines
+
+if TYPE_CHECKING:
+    from .toolbox import Toolbox
+
+NAME = "add_to_answer"
+UNKNOWN_NODE = "unknown_node"
+BUDGET = "budget"
+
+
+class AnswerNode(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    node_index: int = Field(description="Index of a node to add to the answer.")
+    reasoning: str = Field(default="", description="Why this node answers the question (one sentence).")
+
+    @field_validator("reasoning", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return "" if value is None else value  # models often send "reasoning": null
+
+
+class AddToAnswerArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    answer_nodes: list[AnswerNode] = Field(description="Nodes to add to the answer, most relevant first.")
+
+    @field_validator("answer_nodes", mode="before")
+    @classmethod
+    def _accept_encoded(cls, value: Any) -> Any:
+        value = decode_json_string(value)
+        return [value] if isinstance(value, dict) else value
+
+
+SPEC = ToolSpec(
+    NAME,
+    "Add nodes that answer the question to the answer list, in order of relevance. Nodes already added are kept "
+    "where they are.",
+    AddToAnswerArgs,
+    example='{"answer_nodes": [{"node_index": 123, "reasoning": "why it answers"}]}',
+)
+
+
+def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
+    """Append nodes to the answer list (the first addition wins the position).
+
+    ``data``: ``added``, ``repeated``, ``missing`` (no such index) and ``refused`` (answer full) node indices and
+    the answer's ``size`` afterwards.
+    """
+    cfg, g = box.config, box.graph
+    box.telemetry.add_calls += 1
+    if not args.answer_nodes:
+        return ToolResult.failure("answer_nodes is empty: pass at least one {node_index, reasoning}.",
+                                  INVALID_ARGUMENTS)
+    added, repeated, missing, refused = [], [], [], []
+    for item in args.answer_nodes:
+        node = item.node_index
+        if not g.is_valid_index(node):
+            missing.append(node)
+        elif node in box.reasoning:
+            repeated.append(node)
+        elif cfg.max_answer_nodes is not None and len(box.answer) >= cfg.max_answer_nodes:
+            refused.append(node)
+        else:
+            box.answer.append(node)
+            box.reasoning[node] = item.reasoning
+            added.append(node)
+    lines = []
+    if added:
+        lines.append("Added the following nodes to the answer:")
+        for node in added:
+            lines.append(f"- {box.label(node)}")
+            if box.reasoning[node]:
+                lines.append(f"  Reasoning: {clean_inline(box.reasoning[node], 300)}")
+    if repeated:
+        lines.append("Already in the answer: " + ", ".join(f"[{n}]" for n in repeated))
+    if missing:
+        lines.append("Not found (no such node index): " + ", ".join(str(n) for n in missing)
+                     + f". Valid indices are 0 to {g.num_nodes - 1}; use indices shown by the search tools.")
+    if refused:
+        lines.append(f"Not added, the answer is full ({cfg.max_answer_nodes} nodes): "
+                     + ", ".join(f"[{n}]" for n in refused))
+        box.telemetry.budget_refusals += 1
+    lines.append(f"The answer now has {count_of(len(box.answer), 'node')}.")
+    text = fit_lines(lines, [], cfg.max_observation_chars)
+    error = None if added or repeated else (UNKNOWN_NODE if missing else BUDGET)
+    data = {"added": added, "repeated": repeated, "missing": missing, "refused": refused, "size": len(box.answer)}
+    if error is not None:
+        data["error"] = error
+    return ToolResult(text, data=data, ok=error is None, node_indices=added, error=error)

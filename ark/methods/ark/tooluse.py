@@ -1,0 +1,158 @@
+"""How ARK's agents used their tools (ARK paper, Sections 5.2 and 5.8, Appendix A.4), from a run's trajectories.
+
+The run analysis of the ``ark`` method: :func:`analyze`, :func:`summary_rows`, :func:`markdown`, :func:`write_charts`
+(the interface the evaluation harness calls for any method's trajectories).
+
+Input: ``trajectories.jsonl`` records ``{"id", "trajectories": [Trajectory.to_dict(), ...]}`` and the run's
+per-query rows (for success = Hit@5 and wall time). Output: one plain dict of figures, saved as ``tool_use.json``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .tools import SEARCH_IN_GRAPH as GLOBAL_TOOL
+from .tools import SEARCH_IN_NEIGHBORHOOD as NEIGHBORHOOD_TOOL
+
+
+def step_tool_names(trajectory: Mapping[str, Any]) -> list[list[str]]:
+    """The names of the tools called at each step of one trajectory."""
+    return [[call.get("name", "") for call in step.get("tool_calls", [])] for step in trajectory.get("steps", [])]
+
+
+def _stats(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0, "mean": 0.0, "median": 0.0, "p90": 0.0, "max": 0.0}
+    array = np.asarray(values, dtype=np.float64)
+    return {"n": len(values), "mean": float(array.mean()), "median": float(np.median(array)),
+            "p90": float(np.percentile(array, 90)), "max": float(array.max())}
+
+
+def _share(part: float, whole: float) -> float:
+    return float(part) / whole if whole else 0.0
+
+
+def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """One flat row per trajectory: query id, success (Hit@5 of the fused ranking), call counts, tokens, steps."""
+    success = {str(r["id"]): bool(r.get("hit@5")) for r in per_query}
+    rows = []
+    for record in records:
+        qid = str(record["id"])
+        for trajectory in record.get("trajectories", []):
+            names = step_tool_names(trajectory)
+            flat = [n for step in names for n in step]
+            telemetry = trajectory.get("telemetry", {})
+            rows.append({
+                "id": qid,
+                "success": success.get(qid, False),
+                "steps": len(names),
+                "global_calls": flat.count(GLOBAL_TOOL),
+                "neighborhood_calls": flat.count(NEIGHBORHOOD_TOOL),
+                "returns_to_global": any(GLOBAL_TOOL in step for step in names[1:]),
+                "zero_result_calls": int(telemetry.get("zero_result_calls", 0)),
+                "repeated_calls": int(telemetry.get("repeated_calls", 0)),
+                "invalid_calls": int(telemetry.get("invalid_calls", 0)),
+                "total_calls": len(flat),
+                "tokens": int(trajectory.get("usage", {}).get("total_tokens", 0)),
+                "stop_reason": trajectory.get("stop_reason", ""),
+                "step_tools": names,
+            })
+    return rows
+
+
+def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Tool-use figures of an agent run (see the module doc); ``{"n_trajectories": 0}`` when there are none."""
+    rows = trajectory_rows(records, per_query)
+    if not rows:
+        return {"n_trajectories": 0}
+
+    def total(key: str) -> int:
+        return sum(r[key] for r in rows)
+
+    n_global, n_neigh, n_calls = total("global_calls"), total("neighborhood_calls"), total("total_calls")
+    tokens_per_query: Counter[str] = Counter()
+    for r in rows:
+        tokens_per_query[r["id"]] += r["tokens"]
+    wall = [float(r["wall_s"]) for r in per_query if r.get("wall_s") is not None]
+    max_steps = max(r["steps"] for r in rows)
+    by_step = []
+    for t in range(max_steps):
+        active = [r for r in rows if r["steps"] > t]
+        by_step.append({
+            "step": t + 1,
+            "trajectories": len(active),
+            "with_global": _share(sum(GLOBAL_TOOL in r["step_tools"][t] for r in active), len(active)),
+            "with_neighborhood": _share(sum(NEIGHBORHOOD_TOOL in r["step_tools"][t] for r in active), len(active)),
+        })
+    return {
+        "n_queries": len({r["id"] for r in rows}),
+        "n_trajectories": len(rows),
+        "calls": {"total": n_calls, "global": n_global, "neighborhood": n_neigh,
+                  "zero_result": total("zero_result_calls"), "repeated": total("repeated_calls"),
+                  "invalid": total("invalid_calls")},
+        "share_global": _share(n_global, n_global + n_neigh),
+        "share_neighborhood": _share(n_neigh, n_global + n_neigh),
+        "share_returning_to_global": _share(sum(r["returns_to_global"] for r in rows), len(rows)),
+        "share_zero_result_calls": _share(total("zero_result_calls"), n_calls),
+        "share_repeated_calls": _share(total("repeated_calls"), n_calls),
+        "neighborhood_calls_per_trajectory": {
+            "all": _stats([r["neighborhood_calls"] for r in rows]),
+            "success": _stats([r["neighborhood_calls"] for r in rows if r["success"]]),
+            "failure": _stats([r["neighborhood_calls"] for r in rows if not r["success"]]),
+        },
+        "steps_per_trajectory": _stats([r["steps"] for r in rows]),
+        "stop_reasons": dict(Counter(r["stop_reason"] for r in rows)),
+        "tokens_per_query": _stats(list(tokens_per_query.values())),
+        "wall_s_per_query": _stats(wall),
+        "by_step": by_step,
+        "success_definition": "Hit@5 of the query's fused ranking",
+    }
+
+
+def summary_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The headline figures of :func:`analyze` as ``(figure, value)`` rows (none without trajectories)."""
+    if not analysis.get("n_trajectories"):
+        return []
+    neigh = analysis["neighborhood_calls_per_trajectory"]
+    calls = analysis["calls"]
+    steps = analysis["steps_per_trajectory"]
+    tokens = analysis["tokens_per_query"]
+    wall = analysis["wall_s_per_query"]
+    return [
+        ("trajectories (queries)", f"{analysis['n_trajectories']} ({analysis['n_queries']})"),
+        ("global / neighborhood calls", f"{calls['global']} / {calls['neighborhood']}"),
+        ("share global / neighborhood",
+         f"{100 * analysis['share_global']:.1f}% / {100 * analysis['share_neighborhood']:.1f}%"),
+        ("trajectories returning to global search after step 1",
+         f"{100 * analysis['share_returning_to_global']:.1f}%"),
+        ("neighborhood calls per trajectory: success / failure (Hit@5)",
+         f"{neigh['success']['mean']:.2f} / {neigh['failure']['mean']:.2f}"),
+        ("zero-result calls", f"{calls['zero_result']} ({100 * analysis['share_zero_result_calls']:.1f}%)"),
+        ("repeated calls", f"{calls['repeated']} ({100 * analysis['share_repeated_calls']:.1f}%)"),
+        ("invalid calls", f"{calls['invalid']}"),
+        ("steps per trajectory (mean / max)", f"{steps['mean']:.1f} / {steps['max']:.0f}"),
+        ("tokens per query (mean / median)", f"{tokens['mean']:.0f} / {tokens['median']:.0f}"),
+        ("wall time per query, s (mean / p90)", f"{wall['mean']:.2f} / {wall['p90']:.2f}"),
+    ]
+
+
+def markdown(analysis: Mapping[str, Any]) -> str:
+    """A short Markdown account of :func:`analyze`'s figures (the rows of :func:`summary_rows`)."""
+    rows = summary_rows(analysis)
+    if not rows:
+        return "No trajectories: no tool-use analysis.\n"
+    lines = ["## Tool use", "", "| figure | value |", "|---|---:|"]
+    lines += [f"| {figure} | {value} |" for figure, value in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_charts(analysis: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
+                 per_query: Sequence[Mapping[str, Any]], directory: Any, title: str = "") -> list:
+    """The tool-use PNG charts (needs matplotlib: ``pip install 'ark-kg[plots]'``)."""
+    from .charts import write_tool_use_charts
+
+    return write_tool_use_charts(analysis, records, per_query, directory, title=title)

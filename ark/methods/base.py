@@ -1,0 +1,101 @@
+"""The method contract: what every retrieval method takes and returns.
+
+A method is built by its factory as ``factory(graph, options, context)`` and answers ``retrieve(query, k)`` (or
+``async aretrieve``) with a :class:`MethodOutput`: node indices best first, their scores and, where the method has
+them, trajectories, a per-question record and a typed :class:`Answer` (question-answering methods). Subclass
+:class:`Retriever` and implement one of the two; the other is derived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+    from ..llm import ChatPolicy
+
+ANSWER_TYPES = ("entity", "set", "number", "boolean")
+AnswerType = Literal["entity", "set", "number", "boolean"]
+
+
+@dataclass
+class Answer:
+    """A question-answering method's final answer: the text and its type."""
+
+    text: str
+    type: AnswerType = "entity"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"text": self.text, "type": self.type}
+
+
+@dataclass
+class MethodOutput:
+    """One query's retrieval: node indices best first, their scores, and what else the method produced."""
+
+    indices: list[int]
+    scores: list[float]
+    trajectories: list[dict[str, Any]] | None = None  # agent methods: one record per trajectory
+    record: dict[str, Any] | None = None  # agent methods: the per-question record (question, config, ranking)
+    answer: Answer | None = None  # question-answering methods
+
+
+@dataclass
+class MethodContext:
+    """What a run gives every method besides its own options."""
+
+    llm: ChatPolicy | None = None  # the configured chat model; None where none is configured
+    candidate_types: list[str] | None = None  # rank only nodes of these types (None: all types)
+    progress: bool = False  # show progress bars while building indexes or models
+    seed: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class MethodOptions(BaseModel):
+    """Base of every method's options model: unknown keys are refused; each field documents itself."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoOptions(MethodOptions):
+    """For methods without options."""
+
+
+class Retriever:
+    """Base class of methods. Implement :meth:`retrieve` (synchronous) or :meth:`aretrieve` (asynchronous)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.retrieve is Retriever.retrieve and cls.aretrieve is Retriever.aretrieve:
+            raise TypeError(f"{cls.__name__} must implement retrieve() or aretrieve()")
+
+    def retrieve(self, query: str, k: int) -> MethodOutput:
+        """Synchronous retrieval (derived from :meth:`aretrieve` when only that is implemented)."""
+        async def once() -> MethodOutput:
+            try:
+                return await self.aretrieve(query, k)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(once())
+
+    async def aretrieve(self, query: str, k: int) -> MethodOutput:
+        """Asynchronous retrieval (the runner's entry point; runs :meth:`retrieve` when only that exists)."""
+        return self.retrieve(query, k)
+
+    async def aclose(self) -> None:
+        """Release connections that belong to the running event loop (e.g. an LLM client's)."""
+
+    @property
+    def concurrent(self) -> bool:
+        """Whether several queries may be in flight at once (methods that await I/O, such as LLM calls)."""
+        return type(self).aretrieve is not Retriever.aretrieve
+
+
+def type_mask(graph: KnowledgeGraph, node_types: list[str] | None):
+    """Bool mask over nodes of the given types, or ``None`` for all types (names resolved by the graph)."""
+    return graph.type_mask(node_types) if node_types else None

@@ -1,0 +1,145 @@
+"""The one registry of retrieval methods, read by the command line, the evaluation harness and the Python API.
+
+A :class:`MethodSpec` names a method, its options model, and its factory as an import path, so listing methods
+and validating options never imports a method's implementation or an optional extra. Specs come from:
+
+- the method families shipped with ARK: every ``ark/methods/<family>/spec.py`` defines ``METHODS`` (a list of
+  specs); a new family folder with a ``spec.py`` is picked up with no edit elsewhere;
+- modules named in the environment variable ``ARK_METHOD_MODULES`` (comma-separated) and packages that declare an
+  ``ark.methods`` entry point; each registers its specs with :func:`register_method` when imported (or, for an entry
+  point, by pointing at a spec or a list of specs);
+- :func:`register_method` called from Python.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pkgutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .base import MethodContext, MethodOptions
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+    from .base import Retriever
+
+PLUGIN_VARIABLE = "ARK_METHOD_MODULES"
+ENTRY_POINT_GROUP = "ark.methods"
+
+
+class MethodError(ValueError):
+    """An unknown method, bad options, or a method that cannot be built (its message says what to do)."""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method: what the registry knows without importing its implementation.
+
+    ``factory`` is ``"module:attribute"``, called as ``factory(graph, options, context)``. ``uses_llm``: the
+    method talks to a chat model (``--model``/``--base-url``/``--offline`` apply). ``requires``: the extras it needs
+    (named in the error when an import fails). ``analysis``: a module with ``analyze(records, per_query_rows)``,
+    ``summary_rows(analysis)``, ``markdown(analysis)`` and ``write_charts(...)`` for the run's trajectories.
+    """
+
+    name: str
+    summary: str
+    options: type[MethodOptions]
+    factory: str
+    family: str = ""
+    uses_llm: bool = False
+    requires: tuple[str, ...] = ()
+    analysis: str | None = None
+    docs: str | None = None
+    paper: str | None = None
+
+    def make_options(self, values: Mapping[str, Any] | MethodOptions | None = None) -> MethodOptions:
+        """Validated options from ``values`` (a mapping, already-built options, or None for the defaults)."""
+        if isinstance(values, self.options):
+            return values
+        if isinstance(values, MethodOptions):
+            raise MethodError(f"options of type {type(values).__name__} do not belong to method {self.name!r} "
+                              f"(it takes {self.options.__name__})")
+        from .options import validate_options
+
+        return validate_options(self, dict(values or {}))
+
+    def load_factory(self) -> Any:
+        module_name, _, attribute = self.factory.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            extras = ", ".join(self.requires)
+            hint = f"; install it with pip install 'ark-kg[{extras}]'" if extras else ""
+            raise MethodError(f"method {self.name!r} needs a package that is not installed ({exc}){hint}") from exc
+        return getattr(module, attribute)
+
+
+_REGISTRY: dict[str, MethodSpec] = {}
+_discovered = False
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Add ``spec`` to the registry (registering the same spec again is a no-op; another spec under a taken name
+    raises :class:`MethodError`)."""
+    existing = _REGISTRY.get(spec.name)
+    if existing is not None and existing != spec:
+        raise MethodError(f"a method named {spec.name!r} is already registered (from {existing.factory})")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def method_specs() -> dict[str, MethodSpec]:
+    """Every registered method by name (built-in families first, then plugins), discovering them on first use."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        _discover_builtin()
+        _discover_plugins()
+    return dict(_REGISTRY)
+
+
+def get_method_spec(name: str) -> MethodSpec:
+    """The spec of method ``name``; :class:`MethodError` lists the valid names."""
+    specs = method_specs()
+    if name not in specs:
+        raise MethodError(f"unknown method {name!r}; valid: {', '.join(specs)}")
+    return specs[name]
+
+
+def build_method(name: str, graph: KnowledgeGraph, options: Mapping[str, Any] | MethodOptions | None = None,
+                 context: MethodContext | None = None) -> Retriever:
+    """Build method ``name`` for ``graph`` with validated ``options`` (a mapping or its options model)."""
+    spec = get_method_spec(name)
+    return spec.load_factory()(graph, spec.make_options(options), context or MethodContext())
+
+
+def _discover_builtin() -> None:
+    from . import __path__ as package_path
+
+    for module in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
+        if not module.ispkg:
+            continue
+        spec_module = f"{__package__}.{module.name}.spec"
+        if importlib.util.find_spec(spec_module) is None:
+            continue
+        for spec in importlib.import_module(spec_module).METHODS:
+            register_method(spec)
+
+
+def _discover_plugins() -> None:
+    for name in filter(None, (part.strip() for part in os.environ.get(PLUGIN_VARIABLE, "").split(","))):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise MethodError(f"{PLUGIN_VARIABLE} names module {name!r}, which cannot be imported: {exc}") from exc
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        loaded = point.load()
+        for spec in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
+            if isinstance(spec, MethodSpec):
+                register_method(spec)

@@ -1,0 +1,32 @@
+"""Registry entries of the text-index baselines."""
+
+from pydantic import Field
+
+from ..base import MethodOptions
+from ..registry import MethodSpec
+
+
+class BM25Options(MethodOptions):
+    """Okapi BM25 parameters (STaRK's baseline uses the common defaults)."""
+
+    k1: float = Field(default=1.5, gt=0, description="term-frequency saturation")
+    b: float = Field(default=0.75, ge=0, le=1, description="document-length normalisation")
+
+
+class DenseOptions(MethodOptions):
+    """Dense retrieval by cosine similarity of sentence embeddings."""
+
+    model: str = Field(default="all-MiniLM-L6-v2",
+                       description="sentence-transformers model (the packaged MiniLM by default)")
+
+
+_FACTORY = "ark.methods.text.retriever:TextIndexRetriever"
+
+METHODS = [
+    MethodSpec("bm25", "BM25 over each node's text", BM25Options, _FACTORY, family="text",
+               docs="docs/methods/baselines.md"),
+    MethodSpec("bm25-rel", "BM25 over node text plus neighbour names by relation (STaRK's add_rel)", BM25Options,
+               "ark.methods.text.retriever:relational", family="text", docs="docs/methods/baselines.md"),
+    MethodSpec("dense", "cosine similarity of MiniLM embeddings of node text", DenseOptions, _FACTORY,
+               family="text", requires=("dense",), docs="docs/methods/baselines.md"),
+]

@@ -1,0 +1,7 @@
+"""Reading a question against a graph's schema: wanted node types, entity mentions, negations, quoted text
+constraints, relation hints and taxonomy direction. Shared by the offline ARK policy, GraphScout's scripted solver
+and the quizzer; generic English cues only, names come from the graph."""
+
+from .analysis import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
+
+__all__ = ["TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers", "name_tokens"]

@@ -1,0 +1,163 @@
+"""Reading a question with nothing but the graph's schema: wanted node type, entity mentions, relation hints.
+
+No rules for a particular benchmark or graph: node-type and relation names come from the graph itself, and the
+linguistic cues (interrogatives, negation, list punctuation) are generic English.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from ..graph import KnowledgeGraph
+from ..text import NAME_STOPWORDS, words
+
+_SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or|but|while|plus)\s+", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
+_NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
+_INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
+_GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
+# Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
+_BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
+_NARROWER = re.compile(r"\b(?:narrower|more specific|subclass\w*|subtypes?|sub-?terms?|child(?:ren)?|kinds? of|"
+                       r"types? of|speciali[sz]\w*|descendants?)\b", re.I)
+TAXONOMY_RELATIONS = frozenset({"is a", "isa", "subclass of", "sub class of", "instance of", "parent child"})
+
+
+@functools.lru_cache(maxsize=200_000)
+def name_tokens(text: str) -> tuple[str, ...]:
+    """Words of a name or mention for matching: lowercase, single letters and digits kept ("type 3", "X-linked")."""
+    return tuple(words(text, NAME_STOPWORDS))
+
+
+@dataclass
+class Mention:
+    """A stretch of the question that may name an entity; ``negated`` when the question says it is absent."""
+
+    text: str
+    tokens: list[str]
+    negated: bool = False
+
+
+@dataclass
+class QuestionAnalysis:
+    question: str
+    target_types: list[str] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    quoted: list[str] = field(default_factory=list)
+    relation_hints: list[str] = field(default_factory=list)
+    question_without_negations: str = ""
+    type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
+    hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
+
+
+def _type_words(node_type: str) -> set[str]:
+    """Surface forms of a node type name: its parts and their plurals (``gene/protein`` → gene, genes, ...)."""
+    words: set[str] = set()
+    parts = [p for p in re.split(r"[/_\s-]+", node_type.lower()) if p]
+    phrases = [*parts, " ".join(parts)] if len(parts) > 1 else parts
+    for word in phrases:
+        words.add(word)
+        if word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
+            words.add(word[:-1] + "ies")
+        elif word.endswith(("s", "x", "sh", "ch")):
+            words.add(word + "es")
+        else:
+            words.add(word + "s")
+    return words
+
+
+class QuestionReader:
+    """Analyses questions against one graph's schema."""
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self.graph = graph
+        self.type_words = {t: _type_words(t) for t in graph.node_types}
+        self.relation_words = {
+            r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
+            for r in graph.relation_types
+        }
+
+    def read(self, question: str) -> QuestionAnalysis:
+        analysis = QuestionAnalysis(question=question)
+        analysis.target_types = self._target_types(question)
+        analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
+        analysis.mentions = self._mentions(question, analysis.quoted)
+        negated = [m.text for m in analysis.mentions if m.negated]
+        kept = question
+        for text in negated:
+            kept = kept.replace(text, " ")
+        analysis.question_without_negations = " ".join(kept.split())
+        question_words = set(words(question))
+        all_type_words = set().union(*self.type_words.values()) if self.type_words else set()
+        analysis.relation_hints = [
+            r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - all_type_words, question_words)
+        ]
+        lower = question.lower()
+        analysis.type_mentions = sorted(
+            (m.start(), node_type)
+            for node_type, forms in self.type_words.items()
+            for form in forms
+            for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
+        )
+        if _BROADER.search(question):
+            analysis.hierarchy = "broader"
+        elif _NARROWER.search(question):
+            analysis.hierarchy = "narrower"
+        return analysis
+
+    def _target_types(self, question: str) -> list[str]:
+        """Node types named after an interrogative ("which genes ...") or, failing that, anywhere."""
+        lower = question.lower()
+        found: list[tuple[int, str]] = []
+        for node_type, forms in self.type_words.items():
+            positions = [m.start() for w in forms for m in re.finditer(rf"\b{re.escape(w)}\b", lower)]
+            if positions:
+                found.append((min(positions), node_type))
+        if not found:
+            return []
+        interrogative = _INTERROGATIVE.search(lower)
+        if interrogative:
+            after = sorted((pos, t) for pos, t in found if pos >= interrogative.start())
+            if after:
+                return [after[0][1]]
+        return [min(found)[1]]
+
+    def _mentions(self, question: str, quoted: list[str]) -> list[Mention]:
+        text = question
+        for phrase in quoted:
+            text = text.replace(phrase, " ")
+        mentions: list[Mention] = []
+        negated_zone = False
+        for sentence in re.split(r"(?<=[.?!])\s+", text):
+            negated_zone = bool(re.match(r"\s*(?:absent|excluded|negative|not present|no)\b", sentence, re.I))
+            for chunk in _SPLIT.split(sentence):
+                chunk = chunk.strip()
+                tokens = [t for t in name_tokens(chunk) if not _NEGATION.fullmatch(t)]
+                if not tokens:
+                    continue
+                negated = negated_zone or bool(_NEGATION.match(chunk))
+                mentions.append(Mention(chunk, tokens, negated))
+        return mentions
+
+
+def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> bool:
+    """True when a relation word occurs in the question, or shares its first ``prefix`` letters with a question word
+    (``inheritance`` ~ ``inherited``)."""
+    for word in relation_words:
+        if word in words:
+            return True
+        if len(word) >= prefix and any(len(w) >= prefix and w[:prefix] == word[:prefix] for w in words):
+            return True
+    return False
+
+
+def identifiers(question: str) -> list[str]:
+    """Symbol-like words (``MAPT``, ``XK``, ``HLA-G``, ``COL1A1``): all capitals or digits after the first letter."""
+    found = []
+    for word in re.findall(r"\b[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]\b", question):
+        letters = [c for c in word if c.isalpha()]
+        if letters and sum(c.isupper() for c in letters) >= max(2, len(letters) - 1) and word not in found:
+            found.append(word)
+    return found

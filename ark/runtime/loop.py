@@ -1,0 +1,106 @@
+"""The tool-calling loop shared by agent methods: ask the policy, execute its tool calls, feed back observations.
+
+:func:`run_tool_loop` extends a :class:`~ark.runtime.records.Trajectory` in place until a tool ends it (``finish``),
+a turn without tool calls ends it (a method that accepts a final text answer), the step budget runs out, or the
+policy fails. Tool messages carry the observation text for the model and, under ``data``, the tool's structured
+result for scripted policies; records keep the structured result once, in each tool call's record.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from ark.llm.policy import ChatPolicy, Usage
+
+from .records import StepRecord, ToolCallRecord, Trajectory
+from .tools import ToolResult
+
+# A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
+NoCallHandler = Callable[[dict], str | None]
+
+
+class ToolExecutor(Protocol):
+    """What the loop drives: tool execution and whether a tool has ended the trajectory."""
+
+    finished: bool
+
+    def execute(self, name: str, arguments: str | dict | None) -> ToolResult: ...
+
+
+async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: ToolExecutor, *, max_steps: int,
+                        tool_choice: str = "required", on_no_tool_call: NoCallHandler | None = None) -> None:
+    """Run up to ``max_steps`` turns on ``trajectory.messages``; sets ``stop_reason`` (``finish``, ``answer``,
+    ``max_steps`` or ``error``), ``finished``, ``error``, usage and wall time. Never raises for model misbehaviour;
+    a policy failure ends the trajectory with ``error`` set (one agent's failure must not sink the others)."""
+    messages = trajectory.messages
+    started = time.perf_counter()
+    trajectory.stop_reason = "max_steps"
+    for step_index in range(max_steps):
+        step_started = time.perf_counter()
+        try:
+            reply = await policy.next_message(messages, trajectory.tools, agent_index=trajectory.agent_index,
+                                              tool_choice=tool_choice)
+        except Exception as exc:  # noqa: BLE001 - reported in the trajectory, see the docstring
+            trajectory.error = f"{type(exc).__name__}: {exc}"
+            trajectory.stop_reason = "error"
+            break
+        llm_s = time.perf_counter() - step_started
+        message = assistant_message(reply.message, step_index)
+        messages.append(message)
+        records, observations, corrective = [], [], None
+        calls = message.get("tool_calls") or []
+        for call in calls:
+            function = call.get("function") or {}
+            name, arguments = str(function.get("name") or ""), function.get("arguments")
+            raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+            result = executor.execute(name, raw)
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text, "data": result.data})
+            records.append(ToolCallRecord(call["id"], name, raw, _parses(raw), result.ok, result.error,
+                                          list(result.node_indices), result.data))
+            observations.append(result.text)
+        ends_here = False
+        if not calls:
+            corrective = on_no_tool_call(message) if on_no_tool_call is not None else None
+            if corrective is None:
+                ends_here = True
+            else:
+                messages.append({"role": "user", "content": corrective})
+        usage = reply.usage if isinstance(reply.usage, Usage) else Usage()
+        trajectory.usage = trajectory.usage + usage
+        trajectory.steps.append(StepRecord(step_index, records, observations, time.perf_counter() - step_started,
+                                           llm_s, usage, bool(reply.cached), message.get("content"), corrective))
+        if executor.finished:
+            trajectory.finished, trajectory.stop_reason = True, "finish"
+            break
+        if ends_here:
+            trajectory.finished, trajectory.stop_reason = True, "answer"
+            break
+    trajectory.wall_s = time.perf_counter() - started
+
+
+def assistant_message(message: dict, step_index: int) -> dict:
+    """A clean OpenAI-format assistant message; tool calls get ids if the back-end sent none."""
+    out: dict = {"role": "assistant", "content": message.get("content")}
+    calls = []
+    for k, call in enumerate(message.get("tool_calls") or []):
+        function = dict(call.get("function") or {})
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):  # keep arguments a JSON string, as the protocol has them
+            function["arguments"] = json.dumps(arguments if arguments is not None else {})
+        calls.append({"id": call.get("id") or f"call_{step_index}_{k}", "type": call.get("type", "function"),
+                      "function": function})
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _parses(raw: str) -> bool:
+    if not raw.strip():
+        return True
+    try:
+        return isinstance(json.loads(raw), dict)
+    except json.JSONDecodeError:
+        return False

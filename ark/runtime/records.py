@@ -1,0 +1,182 @@
+"""Records of tool-using runs: one :class:`Trajectory` per agent and one :class:`Retrieval` per question.
+
+``Retrieval.to_dict()`` is the JSONL record (question, config, policy, per agent the full OpenAI-format history,
+tool schemas, steps with raw tool-call arguments, observations and their structured results, wall time and token
+usage, the answer; the fused ranking). ``to_reference_format()`` gives the ARK authors' per-question JSON and
+``to_sft_samples()`` distillation samples. Messages are stored as the model saw them: the structured results that
+travel beside tool messages in memory (key ``data``) are kept once, in each :class:`ToolCallRecord`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ark.llm.policy import Usage, protocol_message
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call as the model sent it, and how it went."""
+
+    id: str
+    name: str
+    arguments: str  # raw JSON string exactly as sent
+    parsed_ok: bool
+    ok: bool = True
+    error: str | None = None
+    node_indices: list[int] = field(default_factory=list)
+    result: dict[str, Any] | None = None  # the tool's structured result (None in records written before it existed)
+
+
+@dataclass
+class StepRecord:
+    """One model turn and the execution of its tool calls."""
+
+    index: int
+    tool_calls: list[ToolCallRecord]
+    observations: list[str]
+    wall_s: float
+    llm_s: float
+    usage: Usage
+    cached: bool = False
+    content: str | None = None  # assistant text, if any
+    corrective: str | None = None  # the user message sent when the turn had no tool call
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["usage"] = self.usage.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StepRecord:
+        values = dict(data)
+        values["tool_calls"] = [ToolCallRecord(**c) for c in data.get("tool_calls", [])]
+        values["usage"] = Usage(**data.get("usage", {}))
+        return cls(**values)
+
+
+@dataclass
+class Trajectory:
+    """One agent's exploration of one question."""
+
+    question: str
+    agent_index: int = 0
+    policy: str = ""
+    messages: list[dict] = field(default_factory=list)
+    tools: list[dict] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    answer: list[int] = field(default_factory=list)
+    answer_ids: list[str] = field(default_factory=list)
+    reasoning: dict[int, str] = field(default_factory=dict)
+    finished: bool = False
+    stop_reason: str = ""  # finish | max_steps | error
+    error: str | None = None
+    telemetry: dict[str, int] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    wall_s: float = 0.0
+
+    @property
+    def step_times(self) -> list[float]:
+        """Cumulative wall time after each step (the reference code's ``step_times``)."""
+        total, out = 0.0, []
+        for step in self.steps:
+            total += step.wall_s
+            out.append(round(total, 6))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_index": self.agent_index, "question": self.question, "policy": self.policy,
+            "finished": self.finished, "stop_reason": self.stop_reason, "error": self.error,
+            "answer": self.answer, "answer_ids": self.answer_ids,
+            "reasoning": {str(k): v for k, v in self.reasoning.items()},
+            "telemetry": self.telemetry, "usage": self.usage.to_dict(), "wall_s": self.wall_s,
+            "steps": [s.to_dict() for s in self.steps], "messages": [protocol_message(m) for m in self.messages],
+            "tools": self.tools,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        values = dict(data)
+        values["steps"] = [StepRecord.from_dict(s) for s in data.get("steps", [])]
+        values["usage"] = Usage(**data.get("usage", {}))
+        values["reasoning"] = {int(k): v for k, v in data.get("reasoning", {}).items()}
+        return cls(**values)
+
+    def to_sft_sample(self) -> dict[str, str | list[dict]]:
+        """``{"messages": history without the system prompt, "tools": schemas as a JSON string}``."""
+        return {"messages": [protocol_message(m) for m in self.messages if m.get("role") != "system"],
+                "tools": json.dumps(self.tools, ensure_ascii=False)}
+
+
+@dataclass(frozen=True)
+class RankedNode:
+    """One node of the fused ranking."""
+
+    index: int
+    node_id: str
+    name: str
+    type: str
+    votes: int
+    score: float
+    first_position: int
+
+
+@dataclass
+class Retrieval:
+    """The result of one question: the fused ranking and every agent's trajectory."""
+
+    question: str
+    ranked: list[RankedNode]
+    trajectories: list[Trajectory]
+    config: dict[str, Any] = field(default_factory=dict)
+    policy: str = ""
+    wall_s: float = 0.0
+    graph: str = ""
+
+    @property
+    def fused_ids(self) -> list[int]:
+        """Node indices of the fused ranking, best first."""
+        return [node.index for node in self.ranked]
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for trajectory in self.trajectories:
+            total = total + trajectory.usage
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSONL record of this question."""
+        return {
+            "question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
+            "wall_s": self.wall_s, "usage": self.usage.to_dict(), "fused_ids": self.fused_ids,
+            "ranked": [asdict(node) for node in self.ranked],
+            "agents": [t.to_dict() for t in self.trajectories],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Retrieval:
+        return cls(question=data["question"], ranked=[RankedNode(**n) for n in data.get("ranked", [])],
+                   trajectories=[Trajectory.from_dict(t) for t in data.get("agents", [])],
+                   config=data.get("config", {}), policy=data.get("policy", ""), wall_s=data.get("wall_s", 0.0),
+                   graph=data.get("graph", ""))
+
+    def to_reference_format(self) -> dict[str, Any]:
+        """The authors' per-question JSON: question, fused answer indices and per-agent histories."""
+        return {
+            "question": self.question,
+            "answer_indices": self.fused_ids,
+            "trajectories": [
+                {"message_history": [protocol_message(m) for m in t.messages], "agent_answer_indices": t.answer,
+                 "steps": len(t.steps),
+                 "step_times": t.step_times}
+                for t in self.trajectories
+            ],
+        }
+
+    def to_sft_samples(self) -> list[dict[str, Any]]:
+        """One distillation sample per trajectory (see :meth:`Trajectory.to_sft_sample`)."""
+        return [t.to_sft_sample() for t in self.trajectories]

@@ -1,0 +1,186 @@
+"""Tools a model calls: one typed spec per tool, structured results, and one dispatcher.
+
+- :class:`ToolSpec`: a tool's name, description (shown to the model), pydantic argument model (the one schema source
+  for OpenAI, TRL and MCP schemas) and a JSON example used in error observations.
+- :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure, which
+  every other consumer (scripted policies, analysis, rewards) reads instead of parsing the text.
+- :class:`ToolSet`: the tools offered in one trajectory bound to their handlers. :meth:`ToolSet.execute` never raises
+  for bad input: malformed JSON, unknown tools and invalid arguments come back as an observation that says what to
+  send instead, with an error kind in ``ToolResult.error``.
+
+A method adds a tool by writing a module with its spec and handler and listing it where it builds its ``ToolSet``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+# Error kinds of ToolResult.error raised by the dispatcher itself; tools add their own (unknown_node, budget, ...).
+INVALID_JSON = "invalid_json"
+INVALID_ARGUMENTS = "invalid_arguments"
+UNKNOWN_TOOL = "unknown_tool"
+
+
+@dataclass
+class ToolResult:
+    """One tool call's outcome: the observation text and its structured twin."""
+
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    ok: bool = True
+    error: str | None = None
+    node_indices: list[int] = field(default_factory=list)  # nodes this call showed or touched
+    finished: bool = False  # the call ends the trajectory
+
+    @classmethod
+    def failure(cls, text: str, error: str, **data: Any) -> ToolResult:
+        """A refused call: the explanation for the model, and the error kind in both ``error`` and ``data``."""
+        return cls(text, data={"error": error, **data}, ok=False, error=error)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its name, what it does (shown to the model), its argument model and an example call."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    example: str = "{}"
+
+    def parameters(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+        """JSON schema of the arguments, flattened for function calling (no $refs, no titles, no null unions)."""
+        schema = self.args_model.model_json_schema()
+        clean = _clean_schema(schema, schema.get("$defs", {}))
+        clean.setdefault("properties", {})
+        for name in drop:
+            clean["properties"].pop(name, None)
+            if name in clean.get("required", []):
+                clean["required"].remove(name)
+        return clean
+
+    def openai_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry (also TRL's format)."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters(drop)}}
+
+    def mcp_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+        """The MCP tool descriptor (``name``, ``description``, ``inputSchema``)."""
+        return {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+
+
+Handler = Callable[[Any], ToolResult]
+
+
+@dataclass(frozen=True)
+class BoundTool:
+    """A spec offered in a trajectory: its handler and the parameters hidden from the model (ablations)."""
+
+    spec: ToolSpec
+    handler: Handler
+    hidden: frozenset[str] = frozenset()
+
+
+class ToolSet:
+    """The tools of one trajectory: their schemas, and the dispatch of raw calls to handlers."""
+
+    def __init__(self, tools: Sequence[BoundTool]) -> None:
+        self.tools = {tool.spec.name: tool for tool in tools}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.tools)
+
+    def openai_schemas(self) -> list[dict[str, Any]]:
+        return [tool.spec.openai_schema(tool.hidden) for tool in self.tools.values()]
+
+    def mcp_schemas(self) -> list[dict[str, Any]]:
+        return [tool.spec.mcp_schema(tool.hidden) for tool in self.tools.values()]
+
+    def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
+        """Run tool ``name`` with its raw JSON ``arguments``; every bad call becomes an explanatory observation."""
+        name = str(name or "")
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self.tools))}.",
+                                      UNKNOWN_TOOL, tool=name)
+        raw, problem = parse_arguments(arguments)
+        if problem is not None:
+            return ToolResult.failure(f"Could not read the arguments of {name} ({problem}). Send a JSON object such "
+                                      f"as {tool.spec.example}.", INVALID_JSON)
+        try:
+            args = tool.spec.args_model.model_validate(raw)
+        except ValidationError as exc:
+            return ToolResult.failure(f"Invalid arguments for {name}: {describe_validation_error(exc)}. "
+                                      f"Example: {tool.spec.example}.", INVALID_ARGUMENTS)
+        return tool.handler(args)
+
+
+def parse_arguments(arguments: str | dict | None) -> tuple[Any, str | None]:
+    """``(arguments as a dict, None)``, or ``(None, what is wrong)`` for text that is not a JSON object."""
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}, None
+    if isinstance(arguments, dict):
+        return arguments, None
+    try:
+        value = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc.msg} at position {exc.pos}"
+    if not isinstance(value, dict):
+        return None, f"expected a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def arguments_of(call: dict[str, Any]) -> dict[str, Any]:
+    """The parsed arguments of an OpenAI-format tool call (``{}`` when they are not a JSON object)."""
+    value, problem = parse_arguments((call.get("function") or {}).get("arguments"))
+    return value if problem is None else {}
+
+
+def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
+    """The first ``limit`` problems of a pydantic error as ``field: message`` parts."""
+    parts = []
+    for error in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        message = "missing required field" if error["type"] == "missing" else error["msg"]
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts)
+
+
+def decode_json_string(value: Any) -> Any:
+    """Models sometimes double-encode nested arguments as a JSON string; accept that (a pydantic before-validator)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_clean_schema(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _clean_schema(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    out: dict[str, Any] = {}
+    any_of = node.get("anyOf")
+    if any_of is not None:
+        non_null = [option for option in any_of if option.get("type") != "null"]
+        if len(non_null) == 1:
+            out.update(_clean_schema(non_null[0], defs))
+        else:
+            out["anyOf"] = _clean_schema(non_null, defs)
+    for key, value in node.items():
+        if key in ("title", "$defs", "anyOf") or (key == "default" and value is None):
+            continue
+        if key == "properties":  # keys here are argument names, not schema keywords
+            out[key] = {name: _clean_schema(sub, defs) for name, sub in value.items()}
+        else:
+            out[key] = _clean_schema(value, defs)
+    return out

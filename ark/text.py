@@ -1,0 +1,61 @@
+"""Words of text, shared by every part that splits text outside the BM25 tokenizer, and the stopword sets.
+
+One splitter (:func:`words`) with the word pattern and stopword set as parameters; the named sets below are the
+only stopword lists in the package:
+
+- :data:`ENGLISH_STOPWORDS`: function words without topical signal (the BM25 tokenizer's default, neighbourhood
+  keyword ranking);
+- :data:`NAME_STOPWORDS`: the few words ignored when matching an entity's name against a question;
+- :data:`CONSTRAINT_STOPWORDS`: longer function words that never make a useful textual constraint (the quiz).
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"\w+")
+LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")  # words without the underscore
+
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    [
+        "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as",
+        "at", "be", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did",
+        "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have",
+        "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "if", "in", "into",
+        "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now",
+        "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own",
+        "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+        "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
+        "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+        "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"
+    ]
+)
+
+NAME_STOPWORDS: frozenset[str] = frozenset(
+    {"a", "an", "the", "of", "and", "or", "in", "on", "with", "to", "for", "by", "at", "is"}
+)
+
+CONSTRAINT_STOPWORDS: frozenset[str] = frozenset(
+    [
+        "about", "above", "after", "again", "against", "also", "among", "because", "been", "before",
+        "being", "below", "between", "both", "cannot", "could", "does", "doing", "down", "during",
+        "each", "either", "from", "further", "have", "having", "here", "however", "into", "itself",
+        "more", "most", "much", "must", "neither", "other", "otherwise", "over", "same", "should",
+        "some", "such", "than", "that", "their", "them", "then", "there", "these", "they", "this",
+        "those", "through", "under", "until", "upon", "very", "were", "what", "when", "where",
+        "which", "while", "whom", "whose", "will", "with", "within", "without", "would", "your",
+        "only", "often", "usually", "may"
+    ]
+)
+
+
+def words(text: str, stopwords: frozenset[str] = frozenset(), pattern: re.Pattern[str] = WORD) -> list[str]:
+    """The lower-cased words of ``text`` (maximal matches of ``pattern``) that are not in ``stopwords``."""
+    found = pattern.findall(text.lower())
+    return [w for w in found if w not in stopwords] if stopwords else found
+
+
+def clean_inline(text: str, limit: int) -> str:
+    """One line, whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: max(limit - 3, 1)].rstrip() + "..."

@@ -1,0 +1,217 @@
+"""``ark ask GRAPH QUESTION`` through typer's CliRunner: the offline policy, a loopback LLM endpoint, errors.
+
+The graph is the small clinical graph of ``tests/support/graphs.py`` saved to a folder; ``ARK_HOME`` points at the
+test's temporary folder and the LLM environment variables are unset, so nothing outside the test is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ark.cli.main import app
+from tests.support.graphs import ONE_HOP, SHARED_FINDINGS, save_clinical_graph
+from tests.support.openai_server import http_error, tool_reply, turn_script
+
+OFFLINE_NOTICE = "using the offline policy"
+MARFAN_GENES_QUESTION, FBN1 = ONE_HOP
+COL3A1 = "NCBIGene:1281"  # a gene the offline policy would never pick for the Marfan question
+TOOL_NAMES = ["search_in_graph", "search_in_neighborhood", "add_to_answer", "finish"]
+USER_ARK_HOME = os.environ.get("ARK_HOME")  # read before the fixtures point ARK_HOME at a temporary folder
+
+
+@pytest.fixture(scope="module")
+def graph_dir(tmp_path_factory) -> Path:
+    return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps at the terminal width: keep lines whole
+
+
+def ask(*args: object):
+    return CliRunner().invoke(app, ["ask", *(str(a) for a in args)])
+
+
+def flat(text: str) -> str:
+    """Text with every run of whitespace made one space (rich wraps long messages)."""
+    return " ".join(text.split())
+
+
+def table_rows(stdout: str) -> list[list[str]]:
+    """The body rows of the answer table, as lists of stripped cells."""
+    return [[cell.strip() for cell in line.strip().strip("│").split("│")]
+            for line in stdout.splitlines() if line.startswith("│")]
+
+
+# ------------------------------------------------------------------------------------------------ offline
+def test_ask_offline_prints_notice_traces_and_the_answer_table(graph_dir):
+    result = ask(graph_dir, MARFAN_GENES_QUESTION)
+    assert result.exit_code == 0, result.output
+    assert OFFLINE_NOTICE in result.stderr and OFFLINE_NOTICE not in result.stdout
+    assert result.stderr.count(OFFLINE_NOTICE) == 1
+    for agent in range(3):
+        assert re.search(rf"^Agent {agent} · \d+ steps · finish$", result.stdout, re.MULTILINE)
+    assert "Agent 3" not in result.stdout
+    assert "search_in_neighborhood(node_index=19: Marfan syndrome" in result.stdout
+    assert re.search(r"\d+\. add_to_answer\(\d+ node\(s\)\) → \d+ node\(s\)", result.stdout)
+    rows = table_rows(result.stdout)
+    assert rows[0][:5] == ["1", FBN1, "FBN1", "gene", "3"]
+    assert "Linked to Marfan syndrome" in rows[0][5]
+    assert "offline · 3 agent(s)" in result.stdout
+
+
+def test_ask_json_prints_one_record_with_ranking_and_agents(graph_dir, tmp_path):
+    record_file = tmp_path / "runs" / "ask.jsonl"
+    question, disease = SHARED_FINDINGS
+    result = ask(graph_dir, question, "--json", "--set", "n_agents=2", "--set", "max_steps=5",
+                 "--trajectories", record_file)
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)  # stdout is exactly the JSON record: notices go to stderr
+    assert record["question"] == question and record["policy"] == "offline"
+    assert record["config"]["n_agents"] == 2 and record["config"]["max_steps"] == 5
+    assert record["ranked"][0]["node_id"] == disease
+    assert [agent["agent_index"] for agent in record["agents"]] == [0, 1]
+    for agent in record["agents"]:
+        assert 1 <= len(agent["steps"]) <= 5 and agent["stop_reason"] == "finish"
+        assert agent["messages"][0]["role"] == "system"
+    saved = [json.loads(line) for line in record_file.read_text().splitlines()]
+    assert len(saved) == 1 and saved[0]["fused_ids"] == record["fused_ids"]
+
+
+def test_ask_steps_limit_cuts_every_agent_short(graph_dir):
+    result = ask(graph_dir, SHARED_FINDINGS[0], "--json", "--set", "n_agents=2", "--set", "max_steps=2")
+    assert result.exit_code == 0, result.output
+    agents = json.loads(result.stdout)["agents"]
+    assert len(agents) == 2
+    assert all(len(a["steps"]) == 2 and a["stop_reason"] == "max_steps" and not a["finished"] for a in agents)
+
+    human = ask(graph_dir, SHARED_FINDINGS[0], "--set", "n_agents=2", "--set", "max_steps=2")
+    assert human.exit_code == 0 and "No node was added to the answer." in human.stdout
+    assert "Agent 1 · 2 steps · max_steps" in human.stdout and "Agent 2" not in human.stdout
+
+
+def test_ask_offline_flag_wins_over_a_configured_model(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("ARK_MODEL", "test-model")
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--offline", "--set", "n_agents=1")
+    assert result.exit_code == 0, result.output
+    assert OFFLINE_NOTICE in result.stderr.lower() and openai_server.request_count == 0
+    assert table_rows(result.stdout)[0][1] == FBN1
+
+
+# ------------------------------------------------------------------------------------------------ errors
+def test_unknown_graph_name_exits_2_listing_the_built_in_graphs(graph_dir):
+    result = ask("no-such-graph", MARFAN_GENES_QUESTION)
+    assert result.exit_code == 2
+    assert "'no-such-graph'" in result.stderr and "hpo" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_error_messages_are_shown_verbatim_not_as_markup(graph_dir):
+    # A path with rich-markup brackets used to crash the error printer (MarkupError) or lose text.
+    for name in ("graphs[/]", "[red]graph"):
+        result = ask(name, MARFAN_GENES_QUESTION)
+        assert result.exit_code == 2, result.output
+        assert f"'{name}'" in result.stderr
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t"])
+def test_empty_question_is_refused(graph_dir, question):
+    result = ask(graph_dir, question)
+    assert result.exit_code == 2
+    assert "the question is empty" in result.stderr
+
+
+def test_unknown_fusion_lists_the_valid_ones(graph_dir):
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--set", "fusion=borda")
+    assert result.exit_code == 2
+    assert "'borda'" in result.stderr and "votes, ordering, random" in result.stderr
+
+
+def test_agents_must_be_positive(graph_dir):
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--set", "n_agents=0")
+    assert result.exit_code == 2 and "n_agents=0" in result.stderr and "greater than or equal to 1" in result.stderr
+
+
+def test_top_must_be_positive(graph_dir):
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--top", -2)
+    assert result.exit_code == 2 and "--top" in result.output
+
+
+# ------------------------------------------------------------------------------------------------ with an LLM
+def scripted_agent(graph_dir) -> list:
+    """search → add COL3A1 (with a reasoning containing markup-like brackets) → finish."""
+    from ark.graph import KnowledgeGraph
+
+    col3a1 = KnowledgeGraph.load(graph_dir).index_of(COL3A1)
+    return [
+        tool_reply(("search_in_graph", {"query": "Marfan syndrome"})),
+        tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "scripted [/] pick"}]})),
+        tool_reply(("finish", {})),
+    ]
+
+
+def test_ask_with_base_url_uses_the_endpoint(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    openai_server.responder = turn_script(scripted_agent(graph_dir))
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model",
+                 "--set", "n_agents=2")
+    assert result.exit_code == 0, result.output
+    assert OFFLINE_NOTICE not in result.output
+    assert openai_server.request_count == 6  # 2 agents x 3 turns
+    for body, headers in zip(openai_server.requests, openai_server.headers, strict=True):
+        assert body["model"] == "test-model" and body["tool_choice"] == "required"
+        assert [t["function"]["name"] for t in body["tools"]] == TOOL_NAMES
+        assert MARFAN_GENES_QUESTION in body["messages"][1]["content"]
+        assert headers["authorization"] == "Bearer dummy-key"
+    for agent in range(2):
+        assert f"Agent {agent} · 3 steps · finish" in result.stdout
+    assert "search_in_graph(query=Marfan syndrome)" in result.stdout
+    rows = table_rows(result.stdout)
+    assert len(rows) == 1 and rows[0][:5] == ["1", COL3A1, "COL3A1", "gene", "2"]
+    assert rows[0][5] == "scripted [/] pick"  # the model's reasoning, verbatim
+    assert "openai:test-model · 2 agent(s)" in result.stdout and "tokens" in result.stdout
+
+
+def test_rejected_key_exits_non_zero_naming_the_url(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    openai_server.api_key = "the-real-key"
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model")
+    assert result.exit_code not in (0, None), result.output
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an exception escaping the command
+    assert openai_server.base_url in flat(result.stderr) and "401" in result.stderr
+    assert "Traceback" not in result.output and "No node was added" not in result.stdout
+    assert "dummy-key" not in result.output  # the key is never echoed
+
+
+def test_one_failing_agent_warns_and_the_others_still_answer(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    script = scripted_agent(graph_dir)
+    # Whichever agent asks first gets a non-retried error; the other plays the script.
+    openai_server.enqueue(http_error(400, "bad request from the test", retry_after_ms=None), *script)
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model",
+                 "--set", "n_agents=2")
+    assert result.exit_code == 0, result.output
+    assert "1 of 2 agent(s) failed" in flat(result.stderr) and "bad request from the test" in flat(result.stderr)
+    assert "0 steps · error (LLMError" in result.stdout
+    assert table_rows(result.stdout)[0][1] == COL3A1
+
+
+# ------------------------------------------------------------------------------------------------ real graph
+@pytest.mark.slow
+def test_ask_hpo_ranks_fbn1_first_for_marfan(monkeypatch, tmp_path_factory):
+    # The HPO graph is built into ARK_HOME on first use: reuse the user's cache when there is one.
+    monkeypatch.setenv("ARK_HOME", USER_ARK_HOME or str(tmp_path_factory.mktemp("ark-home")))
+    result = ask("hpo", "Which genes are implicated in Marfan syndrome?", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["ranked"][0]["node_id"] == "NCBIGene:2200"

@@ -1,0 +1,140 @@
+"""ark-agent-cli graph folders (Parquet, CSV, JSONL): loading, node text, metadata and bad-input errors."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.loaders.tabular import import_tabular, load_tabular, node_text
+from tests.support.graphs import TABULAR_EDGES as EDGES
+from tests.support.graphs import TABULAR_NODES as NODES
+from tests.support.graphs import properties_json, write_folder
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+def test_each_format_loads_the_same_graph(tmp_path: Path, fmt: str) -> None:
+    folder = write_folder(tmp_path / "marfan", fmt)
+    graph = load_tabular(folder)
+    assert [graph.node_id(i) for i in range(graph.num_nodes)] == ["007", "FBN1", "HP:1"]
+    assert [graph.node_type(i) for i in range(3)] == ["disease", "gene", "phenotype"]
+    assert graph.num_edges == 2 and sorted(graph.relation_types) == ["causes", "has_phenotype"]
+    marfan = graph.index_of("007")
+    assert graph.name(marfan) == "Marfan syndrome"
+    assert graph.properties(marfan)["score"] == 3
+    assert graph.properties(graph.index_of("HP:1")) == {}
+    out = graph.neighbors(marfan, "has_phenotype", "out")
+    assert [graph.node_id(int(n)) for n in out.nodes] == ["HP:1"]
+    incoming = graph.neighbors(marfan, "causes", "in")
+    assert [graph.node_id(int(n)) for n in incoming.nodes] == ["FBN1"]
+    assert graph.metadata["name"] == "marfan"
+
+
+def test_node_text_puts_description_and_summary_first() -> None:
+    text = node_text("Marfan syndrome", NODES[0]["properties"])
+    assert text == (
+        "Marfan syndrome\ndescription: Tall stature.\nsummary: A connective tissue disorder.\n"
+        "synonyms: MFS; Marfan\nsource: OMIM"
+    )
+    assert node_text("X", {}) == "X"
+
+
+def test_graph_json_gives_name_and_description(tmp_path: Path) -> None:
+    info = {"id": "mfs", "name": "Marfan graph", "description": "A toy graph.", "color": "#fff", "order": 1}
+    graph = load_tabular(write_folder(tmp_path / "g", "parquet", graph_json=info))
+    assert graph.metadata["name"] == "Marfan graph"
+    assert graph.metadata["description"] == "A toy graph." and graph.metadata["id"] == "mfs"
+    assert load_tabular(tmp_path / "g", name="custom").metadata["name"] == "custom"
+
+
+def test_import_writes_a_loadable_graph(tmp_path: Path) -> None:
+    folder = write_folder(tmp_path / "src", "csv")
+    out = import_tabular(folder, tmp_path / "out", name="marfan")
+    loaded = KnowledgeGraph.load(out)
+    original = load_tabular(folder, name="marfan")
+    assert loaded.metadata == original.metadata
+    assert [loaded.text(i) for i in range(3)] == [original.text(i) for i in range(3)]
+    assert loaded.text(0).startswith("Marfan syndrome\ndescription: Tall stature.")
+
+
+def test_edges_without_nodes_file_or_graph_folder_are_reported(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="graph folder not found"):
+        load_tabular(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="expected one of nodes.parquet, nodes.csv, nodes.jsonl"):
+        load_tabular(tmp_path / "empty")
+
+
+BAD_INPUTS = {
+    "missing column": (
+        [{k: v for k, v in n.items() if k != "type"} for n in NODES], EDGES,
+        r"nodes\.csv: missing column\(s\) type; required: id, name, type",
+    ),
+    "missing edge column": (
+        NODES, [{k: v for k, v in e.items() if k != "to"} for e in EDGES],
+        r"edges\.csv: missing column\(s\) to; required: from, to, type",
+    ),
+    "duplicate ids": (
+        NODES + [NODES[1], NODES[2], NODES[2]], EDGES,
+        r"nodes\.csv: duplicate node ids in 2 row\(s\): 'FBN1', 'HP:1'",
+    ),
+    "unknown endpoints": (
+        NODES, EDGES + [{"from": "007", "to": "HP:404", "type": "has_phenotype", "properties": None},
+                        {"from": "FBN1", "to": "ghost", "type": "causes", "properties": None}],
+        r"edges\.csv: column 'to' points at unknown node ids in 2 row\(s\): 'row 2: HP:404', 'row 3: ghost'",
+    ),
+    "empty graph": ([], [], r"nodes\.csv: the graph has no nodes"),
+    "malformed properties": (
+        [{**NODES[0], "properties": "{oops"}, NODES[1], {**NODES[2], "properties": "[1, 2]"}], EDGES,
+        r"nodes\.csv: column 'properties' must hold JSON objects; malformed in 2 row\(s\): row 0: '\{oops', "
+        r"row 2: '\[1, 2\]'",
+    ),
+    "blank id": (
+        [{**NODES[0], "id": ""}] + NODES[1:], EDGES, r"nodes\.csv: column 'id' is empty in 1 row\(s\): 0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_is_reported_and_nothing_is_written(tmp_path: Path, case: str) -> None:
+    nodes, edges, message = BAD_INPUTS[case]
+    if case == "malformed properties":  # write the raw strings, not JSON-encoded ones
+        folder = tmp_path / "g"
+        write_folder(folder, "csv", nodes=[{**n, "properties": None} for n in nodes], edges=edges)
+        rows = [{**n, "properties": n["properties"] if isinstance(n["properties"], str)
+                 else properties_json(n["properties"])}
+                for n in nodes]
+        with (folder / "nodes.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    else:
+        folder = write_folder(tmp_path / "g", "csv", nodes=nodes, edges=edges)
+    with pytest.raises(GraphValidationError, match=message):
+        import_tabular(folder, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
+
+
+def test_unknown_relation_names_are_rejected_when_a_list_is_given(tmp_path: Path) -> None:
+    folder = write_folder(tmp_path / "g", "jsonl")
+    with pytest.raises(GraphValidationError, match=r"unknown relation name\(s\) in 1 row\(s\): 'causes'; "
+                                                   r"valid: has_phenotype, is_a"):
+        load_tabular(folder, relations=["has_phenotype", "is_a"])
+    assert load_tabular(folder, relations=["has_phenotype", "causes"]).num_edges == 2
+
+
+def test_malformed_jsonl_line_names_file_and_line(tmp_path: Path) -> None:
+    folder = write_folder(tmp_path / "g", "jsonl")
+    with (folder / "edges.jsonl").open("a") as handle:
+        handle.write("{not json\n")
+    with pytest.raises(GraphValidationError, match=r"edges\.jsonl, line 3: not valid JSON"):
+        load_tabular(folder)
+
+
+def test_csv_ids_keep_leading_zeros_and_edges_only_graph_is_allowed(tmp_path: Path) -> None:
+    graph = load_tabular(write_folder(tmp_path / "g", "csv", edges=[]))
+    assert graph.has_node("007") and not graph.has_node("7")
+    assert graph.num_edges == 0 and graph.schema == []

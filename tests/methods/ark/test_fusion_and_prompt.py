@@ -1,0 +1,56 @@
+"""Fusion of parallel agents' answer lists (paper Section 3.2, Table 3) and the system prompt."""
+
+from __future__ import annotations
+
+import pytest
+
+from ark.methods.ark.fusion import fuse
+from ark.methods.ark.options import ToolConfig
+from ark.methods.ark.prompt import render_system_prompt
+from tests.support.graphs import build_small_graph
+
+
+def test_votes_rank_by_count_then_earliest_position():
+    # L = [1,2,3 | 3,4 | 4,3,5]; votes: 3→3, 4→2, others 1; first positions: 1@0, 2@1, 3@2, 4@4, 5@7.
+    fused = fuse([[1, 2, 3], [3, 4], [4, 3, 5]])
+    assert [f.index for f in fused] == [3, 4, 1, 2, 5]
+    assert [f.votes for f in fused] == [3, 2, 1, 1, 1]
+    assert [f.first_position for f in fused] == [2, 4, 0, 1, 7]
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+
+
+def test_votes_ignore_duplicates_within_one_agent():
+    assert [f.index for f in fuse([[7, 7, 8], [8]])] == [8, 7]
+
+
+def test_ordering_keeps_first_appearance_in_agent_order():
+    fused = fuse([[1, 2, 3], [3, 4], [4, 3, 5]], "ordering")
+    assert [f.index for f in fused] == [1, 2, 3, 4, 5] and fused[2].votes == 3
+
+
+def test_random_is_a_seeded_permutation_of_the_union():
+    lists = [[1, 2, 3], [3, 4], [4, 3, 5], [9, 8, 7, 6]]
+    first = [f.index for f in fuse(lists, "random", seed=1)]
+    assert sorted(first) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert first == [f.index for f in fuse(lists, "random", seed=1)]
+    assert any([f.index for f in fuse(lists, "random", seed=s)] != first for s in range(2, 6))
+
+
+def test_unknown_fusion_and_empty_input():
+    with pytest.raises(ValueError, match="valid: votes, ordering, random"):
+        fuse([[1]], "borda")
+    assert fuse([[], []]) == []
+
+
+def test_system_prompt_lists_types_relations_and_schema():
+    graph = build_small_graph()
+    prompt = render_system_prompt(graph)
+    assert "Node types: disease, phenotype, gene/protein" in prompt
+    assert "Relation types: has_phenotype, associated_with, is_a" in prompt
+    assert "- disease -has_phenotype-> phenotype (3)" in prompt
+    assert "search_in_neighborhood(node_index, query, node_type, edge_type)" in prompt and "$" not in prompt
+    global_only = render_system_prompt(graph, ToolConfig.for_ablation("no_neighbors"))
+    assert "search_in_neighborhood" not in global_only
+    assert "search_in_neighborhood(node_index, query)`" in render_system_prompt(
+        graph, ToolConfig.for_ablation("neighbors_no_filters"))

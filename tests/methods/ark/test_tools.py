@@ -1,0 +1,294 @@
+"""ARK's tools: observation formats and their structured twins, filters, error observations, caps, ablations, budgets,
+telemetry."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+
+from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.methods.ark.options import ToolConfig
+from ark.methods.ark.tools import TOOL_SPECS, Toolbox
+from tests.support.graphs import build_index, build_small_graph
+
+
+def toolbox(graph, index, **config):
+    return Toolbox(graph, index, ToolConfig(**config))
+
+
+# ------------------------------------------------------------------------------------------------ schemas
+def to_openai_tools(config=None):
+    return Toolbox(build_small_graph(), None, config).openai_tools()
+
+
+def to_mcp_tools(config=None):
+    return Toolbox(build_small_graph(), None, config).mcp_tools()
+
+
+def test_openai_schemas_come_from_the_argument_models():
+    tools = {t["function"]["name"]: t["function"] for t in to_openai_tools()}
+    assert list(tools) == ["search_in_graph", "search_in_neighborhood", "add_to_answer", "finish"]
+    neighborhood = tools["search_in_neighborhood"]["parameters"]
+    assert neighborhood["required"] == ["node_index"]
+    assert set(neighborhood["properties"]) == {"node_index", "query", "node_type", "edge_type"}
+    assert neighborhood["properties"]["node_type"]["type"] == "string"  # Optional flattened, no anyOf/null
+    item = tools["add_to_answer"]["parameters"]["properties"]["answer_nodes"]["items"]
+    assert item["properties"]["node_index"]["type"] == "integer" and "$ref" not in json.dumps(tools)
+    assert [m["name"] for m in to_mcp_tools()] == list(TOOL_SPECS)
+    assert to_mcp_tools()[0]["inputSchema"] == tools["search_in_graph"]["parameters"]
+
+
+def test_ablation_switches_change_the_schemas():
+    names = [t["function"]["name"] for t in to_openai_tools(ToolConfig.for_ablation("no_neighbors"))]
+    assert "search_in_neighborhood" not in names and len(names) == 3
+
+    def props(ablation):
+        tools = to_openai_tools(ToolConfig.for_ablation(ablation))
+        return set(tools[1]["function"]["parameters"]["properties"])
+
+    assert props("neighbors_no_query") == {"node_index", "node_type", "edge_type"}
+    assert props("neighbors_no_filters") == {"node_index", "query"}
+    with pytest.raises(ValueError, match="valid: full"):
+        ToolConfig.for_ablation("nope")
+
+
+# ------------------------------------------------------------------------------------------------ global search
+def test_global_search_lists_nodes_with_scores_and_snippets(graph, index):
+    outcome = toolbox(graph, index).execute("search_in_graph", json.dumps({"query": "febrile seizures"}))
+    assert outcome.ok and outcome.text.startswith("Found ")
+    results = outcome.data["results"]
+    assert results[0]["index"] == 3 and outcome.text.split("\n")[2].startswith("[3] Febrile seizure (phenotype)")
+    assert [r["index"] for r in results] == outcome.node_indices and len(results) <= 5
+    assert all(r["score"] > 0 for r in results) and outcome.data["omitted"] == 0
+    assert all(f"[{r['index']}] " in outcome.text and f"Score: {r['score']:.3f}" in outcome.text for r in results)
+    assert "**" in outcome.text and "Context:" in outcome.text
+
+
+def test_global_search_size_default_and_cap(graph, index):
+    box = toolbox(graph, index, max_global_size=3)
+    assert len(box.execute("search_in_graph", '{"query": "seizure epilepsy nervous head"}').node_indices) <= 5
+    capped = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous head migraine", "size": "50"}')
+    assert len(capped.node_indices) == 3 and "(size capped at 3)" in capped.text
+
+
+def test_zero_results_and_empty_query(graph, index):
+    box = toolbox(graph, index)
+    outcome = box.execute("search_in_graph", '{"query": "xylophone"}')
+    assert outcome.ok and outcome.text == "No nodes found for query: 'xylophone'"
+    assert box.telemetry.zero_result_calls == 1
+    blank = box.execute("search_in_graph", '{"query": "  "}')
+    assert not blank.ok and "non-empty" in blank.text
+
+
+# ------------------------------------------------------------------------------------------------ neighborhood
+def test_neighborhood_shows_relations_and_directions(graph, index):
+    outcome = toolbox(graph, index).execute("search_in_neighborhood", '{"node_index": 0}')
+    assert outcome.text.startswith("Search around [0] Dravet syndrome (disease) found 3 results:")
+    by_index = {r["index"]: r for r in outcome.data["results"]}
+    assert set(by_index) == {2, 3, 5} and outcome.data["total"] == 3 and outcome.data["center"] == 0
+    assert by_index[2]["out"] == ["has_phenotype"] and by_index[2]["in"] == []
+    # SCN1A: Dravet -associated_with-> SCN1A and SCN1A -associated_with-> Dravet, on one line.
+    assert by_index[5]["out"] == ["associated_with"] and by_index[5]["in"] == ["associated_with"]
+    assert "-associated_with-> [5] SCN1A (gene/protein) <-associated_with-" in outcome.text
+
+
+def test_neighborhood_query_ranks_by_bm25(graph, index):
+    outcome = toolbox(graph, index).execute("search_in_neighborhood", '{"node_index": 0, "query": "fever"}')
+    assert outcome.data["results"][0]["index"] == 3 and "1. -has_phenotype-> [3] Febrile seizure" in outcome.text
+    assert outcome.data["matching"] == 1 and outcome.data["query"] == "fever"
+    assert "(1 matches the query)" in outcome.text and "**fever**" in outcome.text
+    # The paper's Neighbors(v, q, F) is a top-k over N_F: non-matching neighbors follow the matching ones.
+    assert len(outcome.node_indices) == 3
+
+
+def test_neighborhood_filters_are_case_and_separator_insensitive(graph, index):
+    box = toolbox(graph, index)
+    typed = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "Gene/Protein"}')
+    assert typed.node_indices == [5] and "node_type=gene/protein" in typed.text
+    related = box.execute("search_in_neighborhood", '{"node_index": "3", "edge_type": "IS-A"}')
+    assert sorted(related.node_indices) == [2] and "edge_type=is_a" in related.text
+    incoming = box.execute("search_in_neighborhood", '{"node_index": 3, "edge_type": "has phenotype"}')
+    assert sorted(incoming.node_indices) == [0, 5] and "<-has_phenotype-" in incoming.text
+
+
+def test_unknown_names_list_the_valid_ones(graph, index):
+    box = toolbox(graph, index)
+    bad_type = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "drug"}')
+    assert not bad_type.ok and bad_type.error == "unknown_name"
+    assert "Valid node types: disease, phenotype, gene/protein" in bad_type.text
+    bad_rel = box.execute("search_in_neighborhood", '{"node_index": 4, "edge_type": "treats"}')
+    assert "Valid edge types: has_phenotype, associated_with, is_a" in bad_rel.text
+    assert "Edge types at node [4]: has_phenotype, is_a" in bad_rel.text
+    missing = box.execute("search_in_neighborhood", '{"node_index": 999}')
+    assert missing.error == "unknown_node" and "0 to 7" in missing.text
+    no_field = box.execute("search_in_neighborhood", '{"query": "x"}')
+    assert no_field.error == "invalid_arguments" and "node_index: missing required field" in no_field.text
+    assert box.telemetry.invalid_calls == 4
+
+
+def test_zero_result_neighborhood(graph, index):
+    box = toolbox(graph, index)
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 4, "node_type": "gene/protein"}')
+    assert "found no results" in outcome.text and outcome.node_indices == []
+    assert box.telemetry.zero_result_calls == 1
+
+
+def test_ablation_without_query_ignores_the_query(graph, index):
+    box = toolbox(graph, index, neighborhood_query=False)
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "fever"}')
+    # Row order: relation code (has_phenotype before associated_with), direction, node index.
+    assert outcome.node_indices == [2, 3, 5] and "query=" not in outcome.text
+
+
+def test_ablation_without_filters_ignores_types(graph, index):
+    box = toolbox(graph, index, neighborhood_filters=False)
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "gene/protein"}')
+    assert sorted(outcome.node_indices) == [2, 3, 5] and "node_type" not in outcome.text
+
+
+def test_ablation_without_neighborhood_rejects_the_tool(graph, index):
+    box = toolbox(graph, index, neighborhood_tool=False)
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 0}')
+    assert outcome.error == "unknown_tool" and "add_to_answer, finish, search_in_graph" in outcome.text
+
+
+def test_keyword_ranking_option_follows_the_reference_rule(graph, index):
+    box = toolbox(graph, index, neighborhood_ranking="keyword")
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "the febrile seizure"}')
+    # Name containing the whole query first; then text matching query words; non-matching neighbors dropped.
+    assert outcome.node_indices[0] == 3 and 5 not in outcome.node_indices
+
+
+# ------------------------------------------------------------------------------------------------ answers
+def test_add_to_answer_keeps_order_without_duplicates(graph, index):
+    box = toolbox(graph, index)
+    first = box.execute("add_to_answer", json.dumps(
+        {"answer_nodes": [{"node_index": 3, "reasoning": "fever seizures"}, {"node_index": "0"}]}))
+    assert first.ok and first.node_indices == [3, 0]
+    assert "- [3] Febrile seizure (phenotype)" in first.text and "Reasoning: fever seizures" in first.text
+    again = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}, {"node_index": 77}, {"node_index": 5}]}')
+    assert again.node_indices == [5] and "Already in the answer: [0]" in again.text and "77" in again.text
+    assert box.answer == [3, 0, 5]
+    encoded = box.execute("add_to_answer", json.dumps({"answer_nodes": json.dumps([{"node_index": 7}])}))
+    assert encoded.node_indices == [7]
+    done = box.execute("finish", "")
+    assert done.finished and box.finished and "4 nodes" in done.text
+
+
+def test_null_reasoning_is_accepted_as_none_given(graph, index):
+    box = toolbox(graph, index)
+    outcome = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3, "reasoning": null}]}')
+    assert outcome.ok and outcome.node_indices == [3] and box.answer == [3]
+    assert "Reasoning:" not in outcome.text and box.reasoning[3] == ""
+
+
+def test_counts_in_observations_agree_in_number(graph, index):
+    box = toolbox(graph, index)
+    one = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3}]}')
+    assert one.text.endswith("The answer now has 1 node.")
+    two = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}]}')
+    assert two.text.endswith("The answer now has 2 nodes.")
+    found = box.execute("search_in_graph", '{"query": "seizure", "size": 1}')
+    assert found.text.startswith("Found 1 node for query: 'seizure':")
+    assert box.execute("finish", "").text == "Finished. The answer has 2 nodes."
+
+
+def test_answer_cap_and_call_budgets(graph, index):
+    box = toolbox(graph, index, max_answer_nodes=2, max_global_calls=1, max_neighborhood_calls=1)
+    box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 1}, {"node_index": 2}, {"node_index": 3}]}')
+    assert box.answer == [1, 2]
+    assert box.execute("search_in_graph", '{"query": "seizure"}').ok
+    refused = box.execute("search_in_graph", '{"query": "headache"}')
+    assert refused.error == "budget" and "1 global searches" in refused.text
+    assert box.execute("search_in_neighborhood", '{"node_index": 0}').ok
+    assert box.execute("search_in_neighborhood", '{"node_index": 1}').error == "budget"
+    assert box.telemetry.global_calls == 1 and box.telemetry.neighborhood_calls == 1
+    assert box.telemetry.budget_refusals == 3 and box.telemetry.invalid_calls == 0
+
+
+def test_bad_calls_are_answered_never_raised(graph, index):
+    box = toolbox(graph, index)
+    assert box.execute("search_in_graph", '{"query": "sei').error == "invalid_json"
+    assert box.execute("search_in_graph", "[1, 2]").error == "invalid_json"
+    assert box.execute("teleport", "{}").error == "unknown_tool"
+    assert box.execute("add_to_answer", '{"answer_nodes": []}').error == "invalid_arguments"
+    assert box.execute("add_to_answer", '{"answer_nodes": [{"node_index": -1}]}').error == "unknown_node"
+    assert box.execute("search_in_neighborhood", '{"node_index": "abc"}').error == "invalid_arguments"
+    assert box.telemetry.invalid_calls == 6 and box.answer == []
+
+
+def test_repeated_identical_calls_are_counted(graph, index):
+    box = toolbox(graph, index)
+    box.execute("search_in_graph", '{"query": "seizure", "size": 5}')
+    box.execute("search_in_graph", '{"size": 5, "query": "seizure"}')  # same call, other key order
+    box.execute("search_in_graph", '{"query": "seizure", "size": 6}')
+    assert box.telemetry.repeated_calls == 1 and box.telemetry.global_calls == 3
+
+
+def test_observation_cap(graph, index):
+    box = toolbox(graph, index, max_observation_chars=200)
+    outcome = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 8}')
+    assert len(outcome.text) <= 200 and "(Output cut to 200 characters.)" in outcome.text
+
+
+def test_structured_results_list_exactly_what_the_model_saw():
+    """When the observation cap cuts result lines, ``data["results"]`` holds just the shown entries."""
+    graph = build_hub_graph(200)
+    box = Toolbox(graph, build_index(graph), ToolConfig(max_observation_chars=900))
+    outcome = box.execute("search_in_graph", '{"query": "protein kinase receptor", "size": 30}')
+    shown = [line for line in outcome.text.split("\n") if line.startswith("[")]
+    assert "(Output cut to 900 characters.)" in outcome.text and 0 < len(shown) < 30
+    assert [int(line[1:line.index("]")]) for line in shown] == [r["index"] for r in outcome.data["results"]]
+    assert outcome.data["omitted"] == 30 - len(shown) and len(outcome.node_indices) == 30
+    around = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
+    lines = [line for line in around.text.split("\n") if line[:1].isdigit()]
+    assert len(lines) == len(around.data["results"]) < 20 and around.data["omitted"] == 20 - len(lines)
+
+
+# ------------------------------------------------------------------------------------------------ hub
+def build_hub_graph(n_neighbors: int = 5000):
+    words = ["kinase", "receptor", "channel", "transporter", "ligase", "factor", "binding", "domain"]
+    ids = ["hub"] + [f"n{i}" for i in range(n_neighbors)]
+    types = ["disease"] + [("gene" if i % 3 else "drug") for i in range(n_neighbors)]
+    names = ["Hub disease"] + [f"protein {i} {words[i % 8]}" for i in range(n_neighbors)]
+    texts = ["Hub disease"] + [f"protein {i} {words[i % 8]} {words[(i * 7) % 8]} " * 5 for i in range(n_neighbors)]
+    src = ["hub" if i % 2 else f"n{i}" for i in range(n_neighbors)]
+    dst = [f"n{i}" if i % 2 else "hub" for i in range(n_neighbors)]
+    rel = [("targets", "associated", "expressed", "binds", "regulates")[i % 5] for i in range(n_neighbors)]
+    return build_graph(NodeTable(ids, types, names, texts), EdgeTable(src, dst, rel))
+
+
+def test_hub_with_thousands_of_neighbors_stays_capped_and_fast():
+    graph = build_hub_graph()
+    box = Toolbox(graph, build_index(graph), ToolConfig())
+    calls = [
+        '{"node_index": 0}',
+        '{"node_index": 0, "query": "kinase channel"}',
+        '{"node_index": 0, "query": "receptor", "node_type": "GENE", "edge_type": "targets"}',
+    ]
+    box.execute("search_in_neighborhood", calls[1])  # warm-up (lazy caches)
+    for call in calls:
+        elapsed = []
+        for _ in range(3):  # best of three: the bound is about the work, not a busy machine's scheduling
+            started = time.perf_counter()
+            outcome = box.execute("search_in_neighborhood", call)
+            elapsed.append(time.perf_counter() - started)
+        assert min(elapsed) < 0.05, f"{call} took {min(elapsed) * 1000:.1f} ms"
+        assert len(outcome.text) <= 6000 and len(outcome.node_indices) == 20
+        assert "(Showing 20 of " in outcome.text
+    first = box.execute("search_in_neighborhood", calls[1])
+    assert "found 5000 results" in first.text
+    shown = [graph.name(r["index"]) for r in first.data["results"]]
+    assert all("kinase" in name or "channel" in name for name in shown[:5])
+    keyword = Toolbox(graph, box.index, ToolConfig(neighborhood_ranking="keyword"))
+    elapsed = []
+    for _ in range(3):
+        started = time.perf_counter()
+        assert len(keyword.execute("search_in_neighborhood", calls[1]).node_indices) == 20
+        elapsed.append(time.perf_counter() - started)
+    assert min(elapsed) < 0.05
+    scores = np.asarray(box.index.score("kinase", np.arange(1, 5001)))
+    assert int((scores > 0).sum()) > 20
