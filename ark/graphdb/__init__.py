@@ -1,0 +1,91 @@
+"""Any ARK graph as a read-only Cypher database: embedded ladybug (extra ``graphdb``) or a Neo4j server (extra
+``neo4j``), behind one :class:`CypherEngine` interface with short, actionable errors.
+
+    from ark.graphdb import open_cypher
+    engine = open_cypher(graph)                      # exported once, cached beside the graph
+    engine.query("MATCH (d:disease)-[:associated_gene]->(g:gene) WHERE d.name = $name RETURN g.name",
+                 {"name": "Marfan syndrome"}).records()
+    print(engine.schema.describe())                  # node/relationship tables for a prompt
+
+Nothing here imports ladybug or neo4j until an engine is opened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherEngine, CypherResult, check_read_only
+from .errors import (
+    CypherError,
+    CypherParameterError,
+    CypherQueryError,
+    CypherResourceError,
+    CypherSyntaxError,
+    CypherTimeout,
+    CypherUnavailable,
+    TooManyRows,
+    WriteRefused,
+)
+from .schema import CypherSchema, build_schema, cypher_identifier
+
+__all__ = [
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_TIMEOUT_S",
+    "CypherEngine",
+    "CypherError",
+    "CypherParameterError",
+    "CypherQueryError",
+    "CypherResourceError",
+    "CypherResult",
+    "CypherSchema",
+    "CypherSyntaxError",
+    "CypherTimeout",
+    "CypherUnavailable",
+    "GraphDBSettings",
+    "TooManyRows",
+    "WriteRefused",
+    "build_schema",
+    "check_read_only",
+    "cypher_identifier",
+    "open_cypher",
+    "resolve_graphdb_settings",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # Settings pull in pydantic; the sandbox worker imports this package and should start fast.
+    if name in ("GraphDBSettings", "resolve_graphdb_settings"):
+        from . import settings
+
+        return getattr(settings, name)
+    raise AttributeError(f"module 'ark.graphdb' has no attribute {name!r}")
+
+
+def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
+                **options: Any) -> CypherEngine:
+    """A read-only engine over ``graph``: the embedded ladybug export (default) or the configured Neo4j server.
+
+    ``settings`` (a :class:`GraphDBSettings`) defaults to :func:`resolve_graphdb_settings` (environment and
+    ``[graphdb]`` in config.toml);
+    ``options`` go to the engine (e.g. ``timeout_s``, ``buffer_pool_mb``).
+    """
+    from .settings import resolve_graphdb_settings
+
+    settings = settings or resolve_graphdb_settings()
+    options.setdefault("timeout_s", settings.timeout_s)
+    options.setdefault("max_rows", settings.max_rows)
+    if settings.engine == "neo4j":
+        from .neo4j_engine import Neo4jEngine
+        from .schema import build_schema as schema_of
+
+        return Neo4jEngine(settings.url, user=settings.user, password=settings.password, database=settings.database,
+                           schema=schema_of(graph, _properties(graph)), **options)
+    from .ladybug_engine import open_ladybug
+
+    return open_ladybug(graph, progress=progress, **options)
+
+
+def _properties(graph: Any) -> dict[str, list[dict[str, Any]]]:
+    from .export import node_properties_by_type
+
+    return node_properties_by_type(graph)

@@ -1,0 +1,172 @@
+"""The engine-neutral part: the :class:`CypherEngine` protocol, query results, the read-only guard and row limits.
+
+Read-only is enforced twice: engines open the database read-only (or run read transactions), and
+:func:`check_read_only` refuses, before anything runs, statements that write to the database or touch files
+(``CREATE``/``MERGE``/``SET``/``DELETE``/``REMOVE``/``DROP``/``ALTER``, ``COPY``, ``LOAD``, ``INSTALL``,
+``ATTACH``, ``EXPORT``, ...) and procedure calls outside a read-only allowlist (a ladybug ``CALL timeout=0``
+would otherwise change the session, ``COPY ... TO`` write a file and ``LOAD FROM`` read one).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import CypherParameterError, CypherSyntaxError, TooManyRows, WriteRefused
+from .schema import CypherSchema
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_ROWS = 1000  # rows a query may return without an explicit ``limit``
+HARD_MAX_ROWS = 100_000  # the largest ``limit`` a caller may ask for
+
+_WRITE_WORDS = """
+CREATE MERGE SET DELETE DETACH REMOVE DROP ALTER COPY LOAD INSTALL UNINSTALL ATTACH USE EXPORT IMPORT CHECKPOINT
+BEGIN COMMIT ROLLBACK FOREACH TRUNCATE
+"""
+WRITE_KEYWORDS = frozenset(_WRITE_WORDS.split())
+# Read-only procedures a query may CALL, per dialect (names compared case-insensitively).
+READ_ONLY_PROCEDURES: dict[str, tuple[str, ...]] = {
+    "ladybug": ("show_tables", "table_info", "show_connection", "db_version", "show_functions",
+                "show_indexes", "show_warnings"),
+    "neo4j": ("db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
+              "db.schema.nodetypeproperties", "db.schema.reltypeproperties", "db.indexes", "db.constraints"),
+}
+
+
+@dataclass
+class CypherResult:
+    """Rows of a query: column names and one list of values per row; ``truncated`` when ``limit`` cut it."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool = False
+    elapsed_s: float = 0.0
+    node_indices: list[int] = field(default_factory=list)  # ``idx`` of the graph nodes in the rows
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by column name (what the sandbox's ``cypher()`` returns)."""
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@runtime_checkable
+class CypherEngine(Protocol):
+    """A read-only Cypher endpoint over one graph."""
+
+    dialect: str  # "ladybug" | "neo4j"
+    schema: CypherSchema | None
+
+    def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
+              timeout_s: float | None = None) -> CypherResult:
+        """Run one read-only statement. Without ``limit`` more than the engine's ``max_rows`` rows raise
+        :class:`TooManyRows`; with it the rows are cut at ``limit`` (``truncated`` says so). Failures raise a
+        :class:`~ark.graphdb.errors.CypherError` subclass."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+# --------------------------------------------------------------------------------------------- read-only guard
+_LITERALS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.DOTALL)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL = re.compile(r"\bCALL\s+([A-Za-z_][\w.]*)\s*(\(|=)?", re.IGNORECASE)
+
+
+def strip_literals(cypher: str) -> str:
+    """``cypher`` with string literals, quoted identifiers and comments blanked (same length)."""
+    return _LITERALS.sub(lambda m: " " * len(m.group(0)), cypher)
+
+
+def check_read_only(cypher: str, dialect: str = "ladybug") -> None:
+    """Raise :class:`WriteRefused` if ``cypher`` writes, touches files or calls a procedure not known read-only."""
+    if not isinstance(cypher, str) or not cypher.strip():
+        raise CypherSyntaxError("empty query: pass one Cypher statement such as MATCH (n) RETURN count(n)")
+    code = strip_literals(cypher)
+    for match in _WORD.finditer(code):
+        word = match.group(0).upper()
+        if word not in WRITE_KEYWORDS:
+            continue
+        before = code[:match.start()].rstrip()
+        if before.endswith((".", ":")) or before.endswith("$"):  # a property, label or parameter name
+            continue
+        raise WriteRefused(f"{word} is not allowed: the graph database is read-only (use MATCH ... RETURN)")
+    allowed = READ_ONLY_PROCEDURES.get(dialect, ())
+    for match in _CALL.finditer(code):
+        name, opener = match.group(1), match.group(2)
+        if opener == "=":
+            raise WriteRefused(f"CALL {name}=... changes database settings and is not allowed")
+        if name.lower() not in allowed:
+            raise WriteRefused(f"CALL {name} is not allowed; read-only procedures: {', '.join(allowed) or 'none'}")
+    if dialect == "neo4j" and re.search(r"\bCALL\s*\{", code, re.IGNORECASE) and re.search(
+            r"\bIN\s+TRANSACTIONS\b", code, re.IGNORECASE):
+        raise WriteRefused("CALL { ... } IN TRANSACTIONS is not allowed: the graph database is read-only")
+
+
+# --------------------------------------------------------------------------------------------- arguments
+def check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``params`` as a plain dict with string keys and JSON-like values; :class:`CypherParameterError` otherwise."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise CypherParameterError(f"params must be a dict of name -> value, got {type(params).__name__}")
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if not isinstance(key, str) or not re.fullmatch(r"[A-Za-z_]\w*", key):
+            raise CypherParameterError(f"parameter name {key!r} is not an identifier (use names like 'node_id')")
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise CypherParameterError(f"parameter {key!r} has a value of type {type(value).__name__}; use "
+                                       "strings, numbers, booleans, None, or lists/dicts of them") from None
+        out[key] = value
+    return out
+
+
+def check_limit(limit: int | None) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise CypherParameterError(f"limit must be a non-negative integer or None, got {limit!r}")
+    if limit > HARD_MAX_ROWS:
+        raise CypherParameterError(f"limit {limit} is above the maximum of {HARD_MAX_ROWS} rows; aggregate instead")
+    return limit
+
+
+def check_timeout(timeout_s: float | None, default: float) -> float:
+    value = default if timeout_s is None else timeout_s
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise CypherParameterError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    return float(value)
+
+
+def too_many_rows(max_rows: int) -> TooManyRows:
+    return TooManyRows(f"the query returned more than {max_rows} rows; aggregate (count, collect), add LIMIT, "
+                       f"or pass limit=N to get the first N rows")
+
+
+# --------------------------------------------------------------------------------------------- values
+def node_indices(rows: list[list[Any]]) -> list[int]:
+    """The ``idx`` of every node value in ``rows`` (nodes are dicts with a ``_label`` key), first-seen order."""
+    seen: dict[int, None] = {}
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            if "_label" in value and isinstance(value.get("idx"), int):
+                seen.setdefault(value["idx"], None)
+            for item in value.values():
+                if isinstance(item, dict | list):
+                    visit(item)
+        elif isinstance(value, list):
+            for item in value:
+                visit(item)
+
+    for row in rows:
+        visit(row)
+    return list(seen)

@@ -1,0 +1,193 @@
+"""Write a :class:`~ark.graph.KnowledgeGraph` into an embedded ladybug database (once), cached beside the graph.
+
+The database goes to ``<graph.path>/cypher/ladybug-<settings hash>/graph.lbug`` with a ``manifest.json`` holding
+the graph's fingerprint, the build settings and the :class:`~ark.graphdb.schema.CypherSchema`; it is rebuilt when
+the fingerprint or settings change, and published atomically (a folder without a manifest is never trusted). A
+graph held only in memory, or one whose folder cannot be written, is exported to a temporary folder removed when
+the engine closes (or the process exits).
+
+Nodes and edges travel as Parquet files (one per node type, one per relationship FROM/TO pair) loaded with
+``COPY ... FROM``, the engine's bulk path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..runtime.atomic import atomic_directory
+from .schema import CypherSchema, build_schema, convert_property
+
+LAYOUT_VERSION = 1  # bump when the exported tables change
+DB_FILE = "graph.lbug"
+MANIFEST = "manifest.json"
+_ARROW_TYPES = {"STRING": pa.string(), "INT64": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(),
+                "STRING[]": pa.list_(pa.string()), "DOUBLE[]": pa.list_(pa.float64())}
+
+
+@dataclass(frozen=True)
+class LadybugDatabase:
+    """A built database: its file, its schema, and whether it lives in a temporary folder."""
+
+    path: Path
+    schema: CypherSchema
+    temporary: bool = False
+
+
+def settings_hash(settings: dict[str, Any]) -> str:
+    """Short stable hash of the build settings (the cache folder's suffix)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _read_manifest(directory: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _writable(directory: Path) -> bool:
+    """Whether ``directory`` (or, if missing, its nearest existing parent) can be written to."""
+    for candidate in (directory, *directory.parents):
+        if candidate.exists():
+            return candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK)
+    return False
+
+
+def ladybug_version() -> str:
+    import ladybug
+
+    return str(getattr(ladybug, "__version__", "unknown"))
+
+
+def build_settings() -> dict[str, Any]:
+    return {"engine": "ladybug", "ladybug": ladybug_version(), "layout": LAYOUT_VERSION}
+
+
+def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) -> LadybugDatabase:
+    """The ladybug database of ``graph``, built on first use (see the module docstring for the cache)."""
+    settings = build_settings()
+    fingerprint = graph.metadata.get("fingerprint")
+    graph_path = getattr(graph, "path", None)
+    if cache and graph_path is not None and fingerprint is not None:
+        directory = Path(graph_path) / "cypher" / f"ladybug-{settings_hash(settings)}"
+        manifest = _read_manifest(directory)
+        if (manifest is not None and manifest.get("fingerprint") == fingerprint
+                and manifest.get("settings") == settings and (directory / DB_FILE).is_file()):
+            return LadybugDatabase(directory / DB_FILE, CypherSchema.from_dict(manifest["schema"]))
+        if _writable(directory.parent):
+            try:
+                with atomic_directory(directory) as tmp:
+                    schema = write_database(graph, tmp / DB_FILE, progress=progress)
+                    manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict()}
+                    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+                return LadybugDatabase(directory / DB_FILE, schema)
+            except PermissionError:
+                pass  # the folder became unwritable meanwhile: fall through to a temporary database
+    folder = Path(tempfile.mkdtemp(prefix="ark-cypher-"))
+    atexit.register(shutil.rmtree, folder, True)
+    schema = write_database(graph, folder / DB_FILE, progress=progress)
+    return LadybugDatabase(folder / DB_FILE, schema, temporary=True)
+
+
+def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2) -> CypherSchema:
+    """Create a ladybug database at ``db_file`` holding ``graph``; returns its schema."""
+    import ladybug
+
+    properties = node_properties_by_type(graph)
+    schema = build_schema(graph, properties)
+    staging = Path(tempfile.mkdtemp(prefix=".parquet-", dir=db_file.parent))
+    try:
+        database = ladybug.Database(str(db_file), max_num_threads=threads)
+        connection = ladybug.Connection(database)
+        try:
+            for spec in schema.nodes:
+                columns = ", ".join(f"`{name}` {kind}" for name, kind in spec.columns)
+                connection.execute(f"CREATE NODE TABLE `{spec.label}`({columns}, PRIMARY KEY(id))")
+                file = staging / f"nodes-{len(list(staging.iterdir()))}.parquet"
+                pq.write_table(_node_table(graph, spec, properties.get(spec.node_type)), file)
+                connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
+                _say(progress, f"nodes {spec.label}: {spec.count:,}")
+            for spec in schema.rels:
+                pairs = ", ".join(f"FROM `{p.source}` TO `{p.target}`" for p in spec.pairs)
+                connection.execute(f"CREATE REL TABLE `{spec.label}`({pairs})")
+            for (label, source, target), table in _edge_tables(graph, schema).items():
+                file = staging / f"edges-{len(list(staging.iterdir()))}.parquet"
+                pq.write_table(table, file)
+                connection.execute(f"COPY `{label}` FROM '{_quote(file)}' (from='{source}', to='{target}')")
+                _say(progress, f"edges {label} ({source})->({target}): {table.num_rows:,}")
+        finally:
+            connection.close()
+            database.close()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return schema
+
+
+def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
+    """Node type -> the property dicts of its nodes (in node order); empty when no node has properties."""
+    column = graph.nodes.column("properties") if "properties" in graph.nodes.column_names else None
+    if column is None or pc.all(pc.equal(column, "{}")).as_py() in (True, None):
+        return {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for node_type in graph.node_types:
+        out[node_type] = [graph.properties(int(i)) for i in graph.nodes_of_type(node_type)]
+    return out
+
+
+def _node_table(graph: Any, spec: Any, properties: list[dict[str, Any]] | None) -> pa.Table:
+    indices = graph.nodes_of_type(spec.node_type)
+    take = pa.array(indices, pa.int64())
+    data: dict[str, pa.Array] = {
+        "id": graph.nodes.column("id").take(take),
+        "name": graph.nodes.column("name").take(take),
+        "text": graph.nodes.column("text").take(take),
+        "idx": pa.array(indices.astype(np.int64), pa.int64()),
+    }
+    for column in spec.properties:
+        values = [convert_property(row.get(column.key), column.type) for row in properties or ()]
+        data[column.name] = pa.array(values or [None] * len(indices), _ARROW_TYPES[column.type])
+    return pa.table(data)
+
+
+def _edge_tables(graph: Any, schema: CypherSchema) -> dict[tuple[str, str, str], pa.Table]:
+    """(rel label, from label, to label) -> table of (from id, to id), one per FROM/TO pair."""
+    src, dst, rel = graph.edges()
+    codes = np.asarray(graph.node_type_codes)
+    src_types, dst_types = codes[src], codes[dst]
+    ids = graph.nodes.column("id")
+    tables: dict[tuple[str, str, str], pa.Table] = {}
+    for spec in schema.rels:
+        r = graph.relation_types.index(spec.relation)
+        for pair in spec.pairs:
+            s = graph.node_types.index(schema.node_table(pair.source).node_type)
+            t = graph.node_types.index(schema.node_table(pair.target).node_type)
+            keep = (rel == r) & (src_types == s) & (dst_types == t)
+            tables[(spec.label, pair.source, pair.target)] = pa.table({
+                "from": ids.take(pa.array(src[keep], pa.int64())),
+                "to": ids.take(pa.array(dst[keep], pa.int64())),
+            })
+    return tables
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        import sys
+
+        print(f"[cypher export] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,219 @@
+"""A :class:`~ark.graphdb.engine.CypherEngine` over an embedded ladybug database (the maintained fork of Kùzu).
+
+The database is opened read-only; each thread gets its own connection; every query gets a timeout
+(``Connection.set_query_timeout``). The engine's own timeout is checked between batches of work, so a query that
+spends long in one step (``UNWIND range(1, 10^9)``) can run well past it: code that runs queries written by a model
+should run them where a wall clock can kill them (the sandbox does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .engine import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    CypherResult,
+    check_limit,
+    check_params,
+    check_read_only,
+    check_timeout,
+    node_indices,
+    strip_literals,
+    too_many_rows,
+)
+from .errors import (
+    CypherError,
+    CypherParameterError,
+    CypherQueryError,
+    CypherResourceError,
+    CypherSyntaxError,
+    CypherTimeout,
+    CypherUnavailable,
+    WriteRefused,
+)
+from .schema import CypherSchema
+
+MAX_MESSAGE_CHARS = 600
+
+
+class LadybugEngine:
+    """Read-only Cypher over the ladybug database file at ``path``.
+
+    ``buffer_pool_mb`` bounds the page cache; ``max_db_size_mb`` (a power of two, at least the file's size)
+    bounds the address space the engine reserves (needed under an address-space rlimit; None: the engine's
+    default); ``threads`` is the engine's worker-thread count.
+    """
+
+    dialect = "ladybug"
+
+    def __init__(self, path: str | Path, schema: CypherSchema | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 max_rows: int = DEFAULT_MAX_ROWS, buffer_pool_mb: int = 256, max_db_size_mb: int | None = None,
+                 threads: int = 1, cleanup_dir: Path | None = None) -> None:
+        try:
+            import ladybug
+        except ImportError as exc:
+            raise CypherUnavailable("the embedded graph database needs the 'graphdb' extra: "
+                                    "pip install 'ark-kg[graphdb]'") from exc
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise CypherUnavailable(f"no ladybug database at {self.path}")
+        self.schema = schema
+        self.timeout_s = check_timeout(timeout_s, DEFAULT_TIMEOUT_S)
+        self.max_rows = int(max_rows)
+        self._cleanup_dir = cleanup_dir
+        options: dict[str, Any] = {"read_only": True, "buffer_pool_size": int(buffer_pool_mb) * 2**20,
+                                   "max_num_threads": int(threads)}
+        if max_db_size_mb is not None:
+            options["max_db_size"] = int(max_db_size_mb) * 2**20
+        try:
+            self._database = ladybug.Database(str(self.path), **options)
+        except RuntimeError as exc:
+            raise CypherUnavailable(f"cannot open the graph database {self.path}: {exc}") from exc
+        self._ladybug = ladybug
+        self._threads = int(threads)
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"LadybugEngine({str(self.path)!r})"
+
+    def _connection(self) -> Any:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            if self._closed:
+                raise CypherUnavailable("the graph database is closed")
+            connection = self._ladybug.Connection(self._database, num_threads=self._threads)
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
+              timeout_s: float | None = None) -> CypherResult:
+        check_read_only(cypher, self.dialect)
+        _check_single_statement(cypher)
+        values = check_params(params)
+        missing = sorted(set(re.findall(r"\$([A-Za-z_]\w*)", strip_literals(cypher))) - set(values))
+        if missing:  # ladybug would quietly read them as null
+            raise CypherParameterError(f"missing parameter(s) {', '.join('$' + m for m in missing)}: "
+                                       f"pass params={{{', '.join(repr(m) + ': ...' for m in missing)}}}")
+        limit = check_limit(limit)
+        timeout = check_timeout(timeout_s, self.timeout_s)
+        connection = self._connection()
+        connection.set_query_timeout(max(1, int(timeout * 1000)))
+        started = time.perf_counter()
+        try:
+            result = connection.execute(cypher, values) if values else connection.execute(cypher)
+        except RuntimeError as exc:
+            raise self._error(str(exc), timeout) from None
+        try:
+            if isinstance(result, list):  # cannot happen after the single-statement check; be safe
+                raise CypherSyntaxError("one statement per query: remove the ';'-separated extra statements")
+            columns = list(result.get_column_names())
+            cap = limit if limit is not None else self.max_rows
+            rows: list[list[Any]] = []
+            while result.has_next() and len(rows) <= cap:
+                rows.append([plain_value(v) for v in result.get_next()])
+        except RuntimeError as exc:
+            raise self._error(str(exc), timeout) from None
+        finally:
+            if not isinstance(result, list):
+                result.close()
+        truncated = len(rows) > cap
+        if truncated and limit is None:
+            raise too_many_rows(self.max_rows)
+        rows = rows[:cap]
+        return CypherResult(columns, rows, truncated, time.perf_counter() - started, node_indices(rows))
+
+    def _error(self, message: str, timeout: float) -> CypherError:
+        """A short, actionable error for a ladybug failure message."""
+        kind, _, detail = message.partition(":")
+        detail = detail.strip() if detail else message.strip()
+        text = detail[:MAX_MESSAGE_CHARS]
+        if message.strip().startswith("Interrupted"):
+            return CypherTimeout(f"the query ran past its {timeout:g} s time limit; narrow it (start from a node id, "
+                                 "add LIMIT, avoid unbounded variable-length paths and cartesian products)")
+        if kind.startswith("Parser exception"):
+            return CypherSyntaxError(f"Cypher syntax error: {text}")
+        if "read-only" in message:
+            return WriteRefused("the graph database is read-only (use MATCH ... RETURN)")
+        if "bad_alloc" in message or kind.startswith("Buffer manager exception"):
+            return CypherResourceError("the query ran out of memory; narrow it or aggregate inside the query")
+        if re.match(r"Parameter \w+ not found", detail):
+            return CypherParameterError(f"{text} (pass it in params={{...}})")
+        hint = self._schema_hint(detail)
+        return CypherQueryError(f"{text}{hint}")
+
+    def _schema_hint(self, detail: str) -> str:
+        if self.schema is None:
+            return ""
+        nodes, rels = self.schema.labels()
+        if re.search(r"Table \S+ does not exist", detail):
+            return f" Node tables: {', '.join(nodes)}. Relationship tables: {', '.join(rels)}."
+        found = re.search(r"Cannot find property \S+ for", detail)
+        if found:
+            columns = sorted({name for spec in self.schema.nodes for name, _ in spec.columns})
+            return f" Node properties: {', '.join(columns)}; relationships have no properties."
+        return ""
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            with contextlib.suppress(RuntimeError):
+                connection.close()
+        with contextlib.suppress(RuntimeError):
+            self._database.close()
+        if self._cleanup_dir is not None:
+            shutil.rmtree(self._cleanup_dir, ignore_errors=True)
+
+    def __enter__(self) -> LadybugEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_single_statement(cypher: str) -> None:
+    code = strip_literals(cypher).strip().rstrip(";")
+    if ";" in code:
+        raise CypherSyntaxError("one statement per query: remove the ';'-separated extra statements")
+
+
+def plain_value(value: Any) -> Any:
+    """A ladybug value as plain JSON-like Python: nodes -> ``{"_label": ..., **properties}``, relationships ->
+    ``{"_type": ...}``, paths -> ``{"nodes": [...], "rels": [...]}``; dates and other scalars as text."""
+    if isinstance(value, dict):
+        if "_NODES" in value and "_RELS" in value:
+            return {"nodes": [plain_value(n) for n in value["_NODES"]],
+                    "rels": [plain_value(r) for r in value["_RELS"]]}
+        if "_LABEL" in value and "_SRC" in value:
+            return {"_type": value["_LABEL"], **{k: plain_value(v) for k, v in value.items() if not k.startswith("_")}}
+        if "_LABEL" in value:
+            return {"_label": value["_LABEL"], **{k: plain_value(v) for k, v in value.items() if not k.startswith("_")}}
+        return {str(k): plain_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_value(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def open_ladybug(graph: Any, *, cache: bool = True, progress: bool = False, **options: Any) -> LadybugEngine:
+    """Export ``graph`` to ladybug (cached, see :mod:`ark.graphdb.export`) and open it read-only."""
+    from .export import ladybug_database
+
+    built = ladybug_database(graph, cache=cache, progress=progress)
+    cleanup = built.path.parent if built.temporary else None
+    return LadybugEngine(built.path, built.schema, cleanup_dir=cleanup, **options)
