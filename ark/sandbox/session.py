@@ -1,0 +1,281 @@
+"""`CodeSandbox`: one stateful, sandboxed Python worker per trajectory, with ``cypher()`` wired to a graph database.
+
+Where ``cypher()`` runs. With the embedded ladybug engine the worker opens the database file itself, read-only,
+inside the sandbox ("local"): the file system is read-only there, so nothing the code does can change the
+database, and a runaway query (ladybug only checks its timeout between steps; ``UNWIND range(1, 10^9)`` can run
+for minutes and take gigabytes) is bounded by the worker's memory limit and wall clock, and dies with the worker,
+never in the parent. A query costs no round trip to the parent. With any other engine (a Neo4j server, which the
+network-less sandbox cannot reach) the worker sends each query to the parent over the pipe ("callback") and the
+parent runs it through the engine's read transaction and server-side timeout.
+
+A call never raises for what the code does: every failure comes back in :class:`RunResult` as a short
+observation. A worker that dies or overruns its wall clock is killed; the next call starts a fresh one and says so
+in ``RunResult.note``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
+from .limits import RunResult, SandboxLimits
+from .protocol import ChannelClosed, ChannelCorrupt, ChannelTimeout, read_message, write_message
+
+GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
+START_TIMEOUT_S = 60.0
+CYPHER_MODES = ("auto", "local", "callback")
+DB_HEADROOM_MB = 512  # address space for the engine's code and threads on top of its buffer pool and file map
+
+
+class CodeSandbox:
+    """A Python interpreter for model-written code; variables persist between :meth:`run` calls.
+
+    ``engine``: the :class:`~ark.graphdb.CypherEngine` behind ``cypher()`` (None: no database). ``isolation``:
+    ``auto`` (bubblewrap when it works, else the weaker rlimit-only mode with a warning), ``bwrap`` or ``rlimit``.
+    ``cypher_mode``: ``auto`` (local for a ladybug engine, else callback), ``local`` or ``callback``.
+    Use one sandbox per trajectory and :meth:`close` it (or use ``with``).
+    """
+
+    def __init__(self, engine: Any = None, limits: SandboxLimits | None = None, *, isolation: str = "auto",
+                 cypher_mode: str = "auto", hide: list[Path] | None = None) -> None:
+        if cypher_mode not in CYPHER_MODES:
+            raise ValueError(f"unknown cypher_mode {cypher_mode!r}; valid: {', '.join(CYPHER_MODES)}")
+        self.engine = engine
+        self.limits = limits or SandboxLimits()
+        self.mode = isolation_mode(isolation)
+        local_ok = engine is not None and getattr(engine, "dialect", None) == "ladybug" and hasattr(engine, "path")
+        if cypher_mode == "local" and not local_ok:
+            raise ValueError("cypher_mode='local' needs a ladybug engine (LadybugEngine)")
+        self.cypher_mode = ("local" if local_ok else "callback") if cypher_mode == "auto" else cypher_mode
+        if engine is None:
+            self.cypher_mode = "none"
+        self.hide = list(hide or ())
+        self.starts = 0
+        self._process: subprocess.Popen | None = None
+        self._tmp: str | None = None
+        self._stderr: Any = None
+        self._request_id = 0
+        self._pending_note: str | None = None
+        self._lock = threading.Lock()
+        self.worker_info: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The pid (in the parent's namespace) of the sandbox's outermost process."""
+        return self._process.pid if self._process is not None else None
+
+    def _config(self) -> dict[str, Any]:
+        limits = self.limits
+        config: dict[str, Any] = {"limits": limits.to_dict(), "uid": worker_uid(), "cypher": self.cypher_mode,
+                                  "pid_namespace": self.mode == "bwrap", "tmp": "/tmp" if self.mode == "bwrap"
+                                  else self._tmp, "address_space_mb": limits.memory_mb}
+        if self.cypher_mode == "local":
+            path = Path(self.engine.path)
+            reserve = _power_of_two_mb(max(2 * path.stat().st_size, 64 * 2**20))
+            schema = self.engine.schema.to_dict() if getattr(self.engine, "schema", None) is not None else None
+            config["db"] = {"path": str(path), "schema": schema, "max_db_size_mb": reserve}
+            config["address_space_mb"] = limits.memory_mb + reserve + limits.db_buffer_mb + DB_HEADROOM_MB
+        return config
+
+    def _start(self) -> dict[str, Any]:
+        self._tmp = tempfile.mkdtemp(prefix="ark-sandbox-")
+        config = self._config()
+        if config["uid"] is not None and self.mode == "rlimit":  # the unprivileged worker must own its temp folder
+            os.chown(self._tmp, config["uid"], config["uid"])
+        command = worker_command()
+        if self.mode == "bwrap":
+            read_only = [Path(config["db"]["path"]).parent] if "db" in config else []
+            command = bwrap_command(self.limits.tmp_size_mb, hide=self.hide, read_only=read_only) + command
+        home = "/tmp" if self.mode == "bwrap" else self._tmp
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the worker's life, closed in _stop
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                         env=clean_environment(home), cwd=self._tmp, start_new_session=True,
+                                         close_fds=True)
+        self.starts += 1
+        deadline = time.monotonic() + START_TIMEOUT_S
+        try:
+            write_message(self._process.stdin.fileno(), config)
+            ready = read_message(self._process.stdout.fileno(), deadline)
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
+            ready = {"op": "failed", "error": "the worker did not start"}
+        if ready.get("op") != "ready":
+            detail = ready.get("error") or ""
+            tail = self._stderr_tail()
+            self._stop()
+            raise RuntimeError(f"the code sandbox could not start: {detail} {tail}".strip())
+        self.worker_info = ready
+        return ready
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.seek(0)
+            return self._stderr.read()[-800:].decode("utf-8", "replace").strip()
+        return ""
+
+    def _stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)
+            for stream in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if self._stderr is not None:
+            with contextlib.suppress(OSError):
+                self._stderr.close()
+            self._stderr = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def reset(self) -> None:
+        """Forget everything (variables, files, processes): the next call starts a fresh worker."""
+        with self._lock:
+            self._stop()
+            self._pending_note = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def __enter__(self) -> CodeSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stop()
+
+    # ------------------------------------------------------------------ calls
+    def start(self) -> None:
+        """Start the worker now (otherwise the first :meth:`run` does)."""
+        with self._lock:
+            if not self.running:
+                self._start()
+
+    def run(self, code: str, timeout_s: float | None = None) -> RunResult:
+        """Run ``code`` in the worker; never raises for anything the code does."""
+        timeout = float(timeout_s if timeout_s is not None else self.limits.timeout_s)
+        if not isinstance(code, str):
+            return RunResult(error=f"code must be a string, got {type(code).__name__}", error_kind="syntax")
+        with self._lock:
+            note = self._pending_note
+            self._pending_note = None
+            if not self.running:
+                if self._process is not None:  # it died between calls
+                    note = note or "the interpreter had stopped; it was restarted and earlier variables are gone"
+                self._stop()
+                try:
+                    self._start()
+                except (RuntimeError, OSError) as exc:
+                    return RunResult(error=str(exc), error_kind="sandbox", note=note)
+            result = self._call(code, timeout)
+            result.restarted = note is not None
+            if note:
+                result.note = f"{note}. {result.note}" if result.note else note
+            return result
+
+    def _call(self, code: str, timeout: float) -> RunResult:
+        assert self._process is not None
+        self._request_id += 1
+        request_id = self._request_id
+        started = time.monotonic()
+        deadline = started + timeout + GRACE_S
+        stdin, stdout = self._process.stdin.fileno(), self._process.stdout.fileno()
+        try:
+            write_message(stdin, {"op": "run", "id": request_id, "code": code, "timeout_s": timeout})
+            while True:
+                message = read_message(stdout, deadline)
+                op = message.get("op")
+                if op == "cypher":
+                    self._serve_cypher(message, stdin, deadline)
+                elif op == "result" and message.get("id") == request_id:
+                    return _result(message, self.limits.output_chars)
+        except ChannelTimeout:
+            self._stop()
+            self._pending_note = "the interpreter was restarted after a timeout; variables from earlier calls are gone"
+            return RunResult(error=f"the code ran past its {timeout:g} s time limit and the interpreter was stopped",
+                             error_kind="timeout", elapsed_s=time.monotonic() - started)
+        except (ChannelClosed, ChannelCorrupt, OSError, BrokenPipeError):
+            status = self._exit_description()
+            self._stop()
+            self._pending_note = "the interpreter was restarted after it stopped; variables from earlier calls are gone"
+            return RunResult(error=f"the interpreter process stopped ({status}); it restarts on the next call",
+                             error_kind="crashed", elapsed_s=time.monotonic() - started)
+
+    def _exit_description(self) -> str:
+        process = self._process
+        if process is None:
+            return "not running"
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=2)
+        code = process.returncode
+        if code is None:
+            return "it broke the protocol"
+        if self.mode == "bwrap" and 128 < code < 128 + 65:  # bwrap reports a child killed by signal N as 128 + N
+            code = 128 - code
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            hint = {"SIGXCPU": ": CPU time budget used up", "SIGKILL": ": killed, e.g. for memory"}.get(name, "")
+            return f"signal {name}{hint}"
+        return f"exit status {code}"
+
+    def _serve_cypher(self, message: dict[str, Any], stdin: int, deadline: float) -> None:
+        """Run a query sent by the worker (callback mode) and send back rows or the error."""
+        from ark.graphdb.errors import CypherError, CypherUnavailable
+
+        reply: dict[str, Any] = {"op": "cypher_reply", "id": message.get("id")}
+        remaining = deadline - GRACE_S - time.monotonic()
+        try:
+            if self.engine is None:
+                raise CypherUnavailable("no graph database is attached to this interpreter")
+            if remaining <= 0.05:
+                from ark.graphdb.errors import CypherTimeout
+
+                raise CypherTimeout("no time left in this call for another query")
+            timeout = min(self.limits.cypher_timeout_s, remaining)
+            result = self.engine.query(message.get("query"), message.get("params"), message.get("limit"),
+                                       timeout_s=timeout)
+            reply.update(columns=result.columns, rows=result.rows, truncated=result.truncated,
+                         node_indices=result.node_indices[:1000])
+        except CypherError as exc:
+            reply.update(error=exc.kind, message=str(exc))
+        except Exception as exc:  # an engine bug must not take the agent down
+            reply.update(error="error", message=f"{type(exc).__name__}: {str(exc)[:300]}")
+        write_message(stdin, reply)
+
+
+def _result(message: dict[str, Any], output_chars: int) -> RunResult:
+    stdout = str(message.get("stdout") or "")
+    truncated = bool(message.get("output_truncated")) or len(stdout) > output_chars
+    calls = message.get("cypher_calls")
+    return RunResult(stdout=stdout[:output_chars], error=message.get("error"), error_kind=message.get("error_kind"),
+                     cypher_kind=message.get("cypher_kind"), elapsed_s=float(message.get("elapsed_s") or 0.0),
+                     cypher_calls=calls if isinstance(calls, list) else [], output_truncated=truncated)
+
+
+def _power_of_two_mb(size_bytes: int) -> int:
+    mb = max(1, -(-size_bytes // 2**20))
+    return 1 << (mb - 1).bit_length()
