@@ -1,5 +1,16 @@
-"""Metrics shared by evaluation and training: STaRK ranking metrics (``ranking``) and set-level rewards."""
+"""Metrics shared by evaluation and training: STaRK ranking metrics (``ranking``), set-level rewards (``sets``),
+question-answering answer metrics (``answers``) and the optional LLM judge (``judge``, imported on demand)."""
 
+from .answers import (
+    ANSWER_METRICS,
+    ANSWER_TYPES,
+    answer_metrics,
+    exact_match,
+    infer_answer_type,
+    mean_answer_metrics,
+    normalize_answer,
+    token_f1,
+)
 from .ranking import (
     HEADLINE_METRICS,
     HIT_CUTOFFS,
@@ -13,6 +24,14 @@ from .ranking import (
 from .sets import recall_any, set_f1
 
 __all__ = [
+    "ANSWER_METRICS",
+    "ANSWER_TYPES",
+    "answer_metrics",
+    "exact_match",
+    "infer_answer_type",
+    "mean_answer_metrics",
+    "normalize_answer",
+    "token_f1",
     "HEADLINE_METRICS",
     "HIT_CUTOFFS",
     "METRIC_NAMES",
