@@ -1,0 +1,130 @@
+"""The graph section of the GraphScout solver's system prompt (GraphScout Appendix B.4.2 lists its parts: the
+domain, the backend, node types with their properties, edge types, and code examples): written here in our own
+words, with Cypher examples built from the graph's own schema and real node ids, so every example runs (a test
+executes each one against the engine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...graph import KnowledgeGraph
+from ...graphdb.schema import CypherSchema
+
+MAX_RELATION_EXAMPLES = 6
+DIALECT_NOTES = {
+    "ladybug": ("Cypher dialect of the embedded engine (Kùzu-compatible): use label(r) for a relationship's type "
+                "and label(n) for a node's table; variable-length paths are written -[:rel*1..3]->."),
+    "neo4j": "Neo4j Cypher: use type(r) for a relationship's type and labels(n) for a node's labels.",
+}
+
+
+@dataclass(frozen=True)
+class CypherExample:
+    purpose: str
+    cypher: str
+    params: dict[str, Any]
+
+    def code(self) -> str:
+        return f"rows = cypher({self.cypher!r}, {self.params!r})\nprint(rows)"
+
+
+def _edge_sample(graph: KnowledgeGraph, relation: str, source_type: str, target_type: str) -> tuple[int, int] | None:
+    """A (source, target) edge of this kind whose source has a handful (2-20, else any) of such edges."""
+    src, dst, rel = graph.edges()
+    codes = np.asarray(graph.node_type_codes)
+    keep = ((rel == graph.relation_types.index(relation))
+            & (codes[src] == graph.node_types.index(source_type)) & (codes[dst] == graph.node_types.index(target_type)))
+    sources, targets = src[keep], dst[keep]
+    if len(sources) == 0:
+        return None
+    values, counts = np.unique(sources, return_counts=True)
+    good = values[(counts >= 2) & (counts <= 20)]
+    chosen = int(good[0]) if len(good) else int(values[0])
+    return chosen, int(targets[np.flatnonzero(sources == chosen)[0]])
+
+
+def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
+                    max_relations: int = MAX_RELATION_EXAMPLES) -> list[CypherExample]:
+    """Examples for the prompt: finding nodes by name, a node's relations, then for the most frequent relations a
+    one-hop listing, a count, an existence check, a top-k aggregation and (where relations chain) a two-hop query."""
+    examples: list[CypherExample] = []
+    biggest = max(schema.nodes, key=lambda spec: spec.count)
+    nodes = graph.nodes_of_type(biggest.node_type)
+    first = next((int(i) for i in nodes[:1000] if max(map(len, (graph.name(int(i)) or "x").split())) >= 5),
+                 int(nodes[0]))
+    word = max((graph.name(first) or graph.node_id(first)).split(), key=len)
+    examples.append(CypherExample(
+        f"find {biggest.label} nodes whose name contains a word",
+        f"MATCH (n:{biggest.label}) WHERE lower(n.name) CONTAINS lower($text) RETURN n.id, n.name LIMIT 5",
+        {"text": word}))
+    examples.append(CypherExample(
+        "which relations a node has, and to what",
+        "MATCH (n {id: $id})-[r]-(m) RETURN label(r) AS relation, label(m) AS neighbor, count(*) AS n "
+        "ORDER BY n DESC", {"id": graph.node_id(first)}))
+    pairs = sorted(((p.count, spec, p) for spec in schema.rels for p in spec.pairs), key=lambda x: -x[0])
+    used: list[tuple[Any, Any]] = []
+    for _, spec, pair in pairs:
+        if len(used) >= max_relations:
+            break
+        source_type = schema.node_table(pair.source).node_type
+        target_type = schema.node_table(pair.target).node_type
+        sample = _edge_sample(graph, spec.relation, source_type, target_type)
+        if sample is None:
+            continue
+        used.append((spec, pair))
+        a, b = graph.node_id(sample[0]), graph.node_id(sample[1])
+        hop = f"(a:{pair.source} {{id: $id}})-[:{spec.label}]->(b:{pair.target})"
+        if len(used) == 1:
+            examples.append(CypherExample(f"list the {pair.target} nodes a {pair.source} reaches by {spec.label}",
+                                          f"MATCH {hop} RETURN b.id, b.name LIMIT 10", {"id": a}))
+            examples.append(CypherExample("count them (no LIMIT when counting)",
+                                          f"MATCH {hop} RETURN count(DISTINCT b) AS n", {"id": a}))
+            examples.append(CypherExample(
+                "check whether two given nodes are linked",
+                f"MATCH (a:{pair.source} {{id: $a}})-[:{spec.label}]->(b:{pair.target} {{id: $b}}) "
+                "RETURN count(*) > 0 AS linked", {"a": a, "b": b}))
+            examples.append(CypherExample(
+                f"the {pair.target} nodes reached from the most {pair.source} nodes",
+                f"MATCH (a:{pair.source})-[:{spec.label}]->(b:{pair.target}) RETURN b.name, count(a) AS n "
+                "ORDER BY n DESC LIMIT 5", {}))
+        else:
+            examples.append(CypherExample(f"{pair.source} -{spec.label}-> {pair.target}, from the other end",
+                                          f"MATCH (a:{pair.source})-[:{spec.label}]->(b:{pair.target} {{id: $id}}) "
+                                          "RETURN a.id, a.name LIMIT 10", {"id": b}))
+    for spec, pair in used:  # a two-hop chain: (x)-[first]->(pair.source)-[spec]->(pair.target)
+        for other, left in used:
+            if left.target == pair.source and (other, left) != (spec, pair):
+                sample = _edge_sample(graph, other.relation, schema.node_table(left.source).node_type,
+                                      schema.node_table(left.target).node_type)
+                if sample is None:
+                    continue
+                examples.append(CypherExample(
+                    f"two hops: {left.source} -{other.label}-> {left.target} -{spec.label}-> {pair.target}",
+                    f"MATCH (x:{left.source} {{id: $id}})-[:{other.label}]->(m:{left.target})-[:{spec.label}]->"
+                    f"(y:{pair.target}) RETURN y.name, count(DISTINCT m) AS via ORDER BY via DESC LIMIT 10",
+                    {"id": graph.node_id(sample[0])}))
+                return examples
+    return examples
+
+
+def render_graph_section(graph: KnowledgeGraph, schema: CypherSchema, examples: list[CypherExample] | None = None,
+                         dialect: str = "ladybug") -> str:
+    """The system prompt's description of the graph: domain, backend, node tables and their properties, edge
+    tables with their endpoints, and how to query it from code."""
+    examples = cypher_examples(graph, schema) if examples is None else examples
+    name = graph.metadata.get("name", "knowledge")
+    description = graph.metadata.get("description")
+    lines = [f"The {name} knowledge graph" + (f": {str(description).rstrip('.')}" if description else "") + ".",
+             f"Backend: {'an embedded graph database' if dialect == 'ladybug' else 'Neo4j'}, read-only. "
+             f"{DIALECT_NOTES.get(dialect, '')}",
+             "", schema.describe(), "",
+             "Query it from the code interpreter with cypher(query, params=None, limit=None), which returns a list "
+             "of dicts (one per row). Pass values as $parameters. Examples:"]
+    for example in examples:
+        lines.append(f"# {example.purpose}")
+        lines.append(example.code())
+    return "\n".join(lines)
