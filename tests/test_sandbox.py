@@ -179,3 +179,10 @@ def test_missing_bubblewrap_falls_back_to_a_clearly_weaker_mode(monkeypatch, eng
 def test_cypher_error_class_is_the_one_code_sees(sandbox):
     assert sandbox.run("print(CypherError.__module__)").stdout == "ark.graphdb.errors\n"
     assert CypherError.__module__ == "ark.graphdb.errors"
+
+
+def test_a_worker_that_spends_its_cpu_budget_is_replaced(engine):
+    with CodeSandbox(engine, SandboxLimits(timeout_s=10, cpu_s=1)) as sandbox:
+        result = sandbox.run("while True:\n    pass")
+        assert result.error_kind == "crashed" and "CPU time budget" in result.error
+        assert sandbox.run("print('fresh')").stdout == "fresh\n"

@@ -238,7 +238,8 @@ class CodeSandbox:
             code = 128 - code
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            hint = {"SIGXCPU": ": CPU time budget used up", "SIGKILL": ": killed, e.g. for memory"}.get(name, "")
+            hints = {"SIGXCPU": ": CPU time budget used up", "SIGKILL": ": killed at a memory or CPU limit"}
+            hint = hints.get(name, "")
             return f"signal {name}{hint}"
         return f"exit status {code}"
 

@@ -152,9 +152,12 @@ class Worker:
             resource.RLIMIT_CORE: 0,
         }
         for which, value in settings.items():
-            soft, hard = resource.getrlimit(which)
+            _, hard = resource.getrlimit(which)
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(which, (value, value))
+            # CPU: SIGXCPU at the soft limit names the cause; the hard limit (SIGKILL) follows if it is ignored.
+            ceiling = value + 2 if which == resource.RLIMIT_CPU else value
+            ceiling = ceiling if hard == resource.RLIM_INFINITY else min(ceiling, hard)
+            resource.setrlimit(which, (value, ceiling))
 
     def _redirect_output(self) -> None:
         null = os.open(os.devnull, os.O_RDONLY)
