@@ -22,7 +22,7 @@ from typing import Any
 
 from ...graph import KnowledgeGraph, normalize_name
 from ...graphdb.schema import CypherSchema
-from ...llm.offline.question import TAXONOMY_RELATIONS, QuestionReader, name_tokens
+from ...question import TAXONOMY_RELATIONS, QuestionReader, name_tokens
 
 _BOOLEAN_OPENERS = re.compile(r"^\s*(?:is|are|does|do|did|can|could|has|have|was|were)\b", re.IGNORECASE)
 _SINGULAR = re.compile(r"^\s*(?:what|which|who)\s+is\b", re.IGNORECASE)

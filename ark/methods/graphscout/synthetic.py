@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...graph import KnowledgeGraph
-from ...llm.offline.question import name_tokens
+from ...question import name_tokens
 
 MIN_COUNT, MAX_SET = 2, 10
 

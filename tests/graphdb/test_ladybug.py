@@ -19,8 +19,7 @@ from ark.graphdb import (
     check_read_only,
     cypher_identifier,
 )
-from tests.support.cypher_graphs import build_drug_graph
-from tests.support.graphs import build_clinical_graph
+from tests.support.graphs import build_clinical_graph, build_drug_graph
 
 pytest.importorskip("ladybug")
 

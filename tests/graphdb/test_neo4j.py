@@ -18,7 +18,7 @@ from ark.graphdb import (
     open_cypher,
     resolve_graphdb_settings,
 )
-from tests.support.cypher_graphs import build_drug_graph
+from tests.support.graphs import build_drug_graph
 
 neo4j = pytest.importorskip("neo4j")
 

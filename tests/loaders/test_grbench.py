@@ -10,7 +10,7 @@ import pytest
 from ark.graph import GraphValidationError, KnowledgeGraph
 from ark.loaders.grbench import AnswerMatcher, import_grbench, load_grbench, load_grbench_questions
 
-FIXTURES = Path(__file__).parent / "fixtures" / "grbench"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "grbench"
 
 
 def neighbors(graph: KnowledgeGraph, node_id: str, relation: str, direction: str) -> set[str]:

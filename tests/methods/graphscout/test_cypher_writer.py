@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ark.metrics import exact_match
-from tests.support.cypher_graphs import build_drug_graph
-from tests.support.graphs import build_clinical_graph
+from tests.support.graphs import build_clinical_graph, build_drug_graph
 
 pytest.importorskip("ladybug")
 
