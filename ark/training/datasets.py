@@ -86,3 +86,16 @@ def chat_statistics(samples: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def tools_json(tools: list[dict[str, Any]]) -> str:
     """Tool schemas as the JSON string a chat sample stores."""
     return json.dumps(tools, ensure_ascii=False)
+
+
+def record_sft_samples(record: Mapping[str, Any], include_system: bool = True) -> list[dict[str, Any]]:
+    """One chat sample per agent trajectory of a retrieval record (the JSONL line an ARK run writes).
+
+    ``include_system`` keeps the system prompt, so the student trains on exactly the context the agent loop gives
+    it at inference (the reference implementation drops it; pass False for that format).
+    """
+    samples = []
+    for agent in record.get("agents", []):
+        messages = [m for m in agent.get("messages", []) if include_system or m.get("role") != "system"]
+        samples.append({"messages": messages, "tools": tools_json(agent.get("tools", []))})
+    return samples

@@ -1,0 +1,89 @@
+"""Helpers shared by the trainers and the local back-end for Hugging Face causal LMs: the device and dtype to use,
+the checks of a chat template, and the fingerprint that ties a LoRA adapter to its base model. Needs the ``train``
+extra."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+# Written beside every adapter this package trains: which base it was made for (path, id and fingerprint).
+ADAPTER_META = "ark_adapter.json"
+# Config keys that change with where and how a model is saved or loaded, not with what it is.
+_VOLATILE_CONFIG_KEYS = {"_name_or_path", "transformers_version", "dtype", "torch_dtype", "use_cache",
+                         "architectures", "_attn_implementation_autoset", "output_attentions",
+                         "output_hidden_states", "return_dict"}
+
+
+class ChatTemplateError(ValueError):
+    """A tokenizer whose chat template cannot drive a tool-calling agent."""
+
+
+def pick_device(device: str | None = None) -> str:
+    """``device`` when given, else ``cuda`` when available, else ``cpu``."""
+    if device:
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pick_dtype(device: str):
+    """bfloat16 on a GPU that supports it, float32 otherwise (CPU training and inference stay exact)."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float32
+
+
+def model_fingerprint(config: Any, vocab_size: int | None = None) -> str:
+    """A short hash of a model's architecture (its config without load-time keys) and tokenizer size.
+
+    Two bases an adapter cannot move between (other sizes, layers, vocabulary) get different fingerprints.
+    """
+    values = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+    kept = {k: v for k, v in values.items() if k not in _VOLATILE_CONFIG_KEYS}
+    payload = json.dumps({"config": kept, "vocab": vocab_size}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def read_adapter_meta(adapter_dir: str | Path) -> dict[str, Any] | None:
+    """The base-model record written beside an adapter by :func:`ark.training.sft.train_sft`, if any."""
+    path = Path(adapter_dir) / ADAPTER_META
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+_PROBE_TOOL, _PROBE_CALL, _PROBE_VALUE, _PROBE_RESULT = ("probe_schema_q7x", "probe_call_k2w", "probe_value_m5z",
+                                                         "probe_result_t9y")
+
+
+def check_tool_chat_template(tokenizer: Any, where: str) -> None:
+    """Raise :class:`ChatTemplateError` unless ``tokenizer`` has a chat template that renders tool schemas, the
+    assistant's tool calls with their arguments, and tool results (what an agent conversation needs)."""
+    if not getattr(tokenizer, "chat_template", None):
+        raise ChatTemplateError(
+            f"{where} has no chat template, so it cannot hold a conversation; use an instruct/chat model, or a "
+            f"model built by ark.training.tiny_model (set tokenizer.chat_template before training)")
+    tools = [{"type": "function", "function": {"name": _PROBE_TOOL, "description": "probe",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    messages = [
+        {"role": "user", "content": "probe"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c0", "type": "function",
+             "function": {"name": _PROBE_CALL, "arguments": json.dumps({"key": _PROBE_VALUE})}}]},
+        {"role": "tool", "tool_call_id": "c0", "content": _PROBE_RESULT},
+    ]
+    try:
+        text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
+    except Exception as exc:  # noqa: BLE001 - templates raise anything (jinja errors, raise_exception)
+        raise ChatTemplateError(f"the chat template of {where} cannot render a tool-calling conversation: "
+                                f"{type(exc).__name__}: {exc}") from exc
+    missing = [what for what, probe in (("tool schemas", _PROBE_TOOL), ("tool calls", _PROBE_CALL),
+                                        ("tool-call arguments", _PROBE_VALUE), ("tool results", _PROBE_RESULT))
+               if probe not in text]
+    if missing:
+        raise ChatTemplateError(f"the chat template of {where} has no tool support: it drops the "
+                                f"{', '.join(missing)}; use a model whose template supports tools")
