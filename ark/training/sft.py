@@ -134,7 +134,10 @@ def training_chat_template(tokenizer: Any) -> str:
         template = template.get("default")
     if not template:
         raise SFTError("the base model's tokenizer has no chat template; assistant-only loss needs one")
-    patched = get_training_chat_template(tokenizer)
+    try:
+        patched = get_training_chat_template(tokenizer)
+    except ValueError:  # TRL knows no training variant of this template
+        patched = None
     if patched is not None:
         return patched
     if has_generation_markers(template):
