@@ -4,6 +4,14 @@
 - ``rollouts``: groups of sampled trajectories per question and their group-relative advantages.
 - ``datasets``: chat-format training files (``{"messages", "tools"}`` per line) with validation and statistics.
 - ``checkpoints``: atomic, resumable training checkpoints (model, optimiser, scheduler, RNG states, step).
+- ``tiny_model``: tiny Qwen3 models built from a config with a BPE tokenizer trained offline (pipeline checks).
+- ``sft``: LoRA (or full) supervised fine-tuning with TRL, assistant-only loss, merged export.
+- ``local_backend``: a ``ChatPolicy`` running a local Hugging Face model (``--model hf:PATH``);
+  ``tool_calls`` parses its ``<tool_call>`` blocks; ``hf_models`` holds the shared device/template/adapter checks.
+- ``imitation``: how closely a student's trajectories follow its teacher's.
+
+Every module imports without the ``train`` extra; torch and the Hugging Face libraries load inside the functions
+that need them.
 
 Method-specific trainers live in their method's folder (``ark/methods/<family>/``) and import from here.
 """
