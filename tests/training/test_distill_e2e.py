@@ -24,7 +24,7 @@ STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 100, "batch_si
 def test_student_reproduces_the_teachers_tool_calls(clinical_graph, teacher_retrievals, teacher_dataset,
                                                     tiny_base, tmp_path):
     from ark.agent import ARK
-    from ark.training.imitation import reproduction_rate, valid_call_rate
+    from ark.training.imitation import reproduction_rate, tool_call_sequence, valid_call_rate
     from ark.training.local_backend import LocalChatClient
     from ark.training.sft import SFTSettings, train_sft
     from tests.training.conftest import QUESTIONS, agent_config
@@ -43,4 +43,7 @@ def test_student_reproduces_the_teachers_tool_calls(clinical_graph, teacher_retr
           f"(final loss {result.log_history[-2].get('loss')}); reproduced {rate:.0%} of {len(QUESTIONS)} "
           f"teacher trajectories; valid calls {valid_call_rate(student_records):.0%}")
     assert rate >= 0.9
-    assert [r.fused_ids for r in student_runs] == [r.fused_ids for r in teacher_retrievals if rate == 1.0] or rate < 1
+    for teacher, record, run, taught in zip(teacher_records, student_records, student_runs, teacher_retrievals,
+                                            strict=True):
+        if tool_call_sequence(teacher["agents"][0]) == tool_call_sequence(record["agents"][0]):
+            assert run.fused_ids == taught.fused_ids  # same calls on the same graph: the same answer
