@@ -9,6 +9,7 @@
 - ``local_backend``: a ``ChatPolicy`` running a local Hugging Face model (``--model hf:PATH``);
   ``tool_calls`` parses its ``<tool_call>`` blocks; ``hf_models`` holds the shared device/template/adapter checks.
 - ``imitation``: how closely a student's trajectories follow its teacher's.
+- ``distill_data``: teacher retrieval records → train/validation chat files split by question, with statistics.
 
 Every module imports without the ``train`` extra; torch and the Hugging Face libraries load inside the functions
 that need them.
