@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ark.llm.cache import ResponseCache, request_key
 from ark.llm.policy import LLMError, PolicyReply, Usage
 
 from .hf_models import (
@@ -37,12 +38,14 @@ class LocalChatClient:
 
     ``adapter``: a LoRA adapter folder trained for this base (merged into the weights at load time).
     ``temperature`` 0 means greedy decoding; above 0, sampling seeded by ``seed``, the agent index and the
-    conversation, so a rerun replays the same samples. Counters: ``calls`` and ``usage_total``.
+    conversation, so a rerun replays the same samples. ``cache_dir``: replies cached on disk like the OpenAI client's
+    (keyed on the weights' files, the decoding settings, the conversation and the agent index). Counters: ``calls``
+    (generations), ``cache_hits`` and ``usage_total`` (tokens of the generations).
     """
 
     def __init__(self, model_path: str | Path, *, adapter: str | Path | None = None, temperature: float = 0.0,
                  top_p: float = 1.0, max_new_tokens: int = 1024, seed: int | None = None, concurrency: int = 1,
-                 device: str | None = None) -> None:
+                 device: str | None = None, cache_dir: str | Path | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         if temperature < 0:
@@ -57,8 +60,11 @@ class LocalChatClient:
         self.concurrency = concurrency
         self.device = pick_device(device)
         self.calls = 0
+        self.cache_hits = 0
         self.usage_total = Usage()
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.tokenizer, self.model = self._load()
+        self._weights_id = self._weights_identity()
         self._stop_ids = self._stop_token_ids()
         self._rng_lock = threading.Lock()  # sampling seeds torch's global RNG: one sampled generation at a time
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -120,6 +126,22 @@ class LocalChatClient:
             ids.append(end_of_turn)
         return ids
 
+    def _weights_identity(self) -> list:
+        """Name, size and modification time of every weight file of the model and adapter (cache key part)."""
+        files = []
+        for folder in filter(None, (self.model_path, self.adapter)):
+            path = Path(folder)
+            if path.is_dir():
+                files += [[str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in sorted(path.iterdir())
+                          if f.suffix in (".safetensors", ".bin", ".json", ".jinja")]
+        return files or [self.model_path, self.adapter]
+
+    def cache_key(self, messages: list[dict], tools: list[dict], agent_index: int) -> str:
+        """Key of a request: the weights, the decoding settings, the conversation, the tools and the agent index."""
+        return request_key({"weights": self._weights_id, "temperature": self.temperature, "top_p": self.top_p,
+                            "max_new_tokens": self.max_new_tokens, "seed": self.seed, "messages": messages,
+                            "tools": tools, "sample": agent_index})
+
     def _call_seed(self, messages: list[dict], agent_index: int) -> int:
         """A seed that depends on the client's seed, the agent and the conversation (order of calls irrelevant)."""
         key = json.dumps([self.seed, agent_index, messages], sort_keys=True, default=str)
@@ -165,6 +187,14 @@ class LocalChatClient:
 
         ``tool_choice`` cannot be enforced on a local model; a turn without a tool call gets the loop's correction.
         """
+        key = self.cache_key(messages, tools, agent_index) if self.cache is not None else None
+        if key is not None:
+            started = time.perf_counter()
+            entry = self.cache.get(key)
+            if entry is not None:
+                self.cache_hits += 1
+                return PolicyReply(entry["message"], Usage(**entry["usage"]), cached=True,
+                                   latency_s=time.perf_counter() - started)
         async with self._semaphore_for_loop():
             started = time.perf_counter()
             text, usage = await asyncio.to_thread(self.generate_text, messages, tools, agent_index)
@@ -172,6 +202,8 @@ class LocalChatClient:
         self.calls += 1
         self.usage_total = self.usage_total + usage
         message = parse_tool_calls(text, id_prefix=f"call_{self.calls}")
+        if key is not None:
+            self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": self.name, "text": text})
         return PolicyReply(message, usage, cached=False, latency_s=latency)
 
     async def aclose(self) -> None:
@@ -198,7 +230,7 @@ def make_chat_client(model_spec: str | None = None, settings: Any = None, *, ada
             raise LLMError(f"{model_spec!r}: give the model folder or id after '{LOCAL_PREFIX}', e.g. hf:./student")
         options: dict[str, Any] = {"adapter": adapter, "device": device, "concurrency": concurrency or 1}
         if settings is not None:
-            options.update(temperature=settings.temperature, seed=settings.seed)
+            options.update(temperature=settings.temperature, seed=settings.seed, cache_dir=settings.cache_dir)
             if settings.max_tokens is not None:
                 options["max_new_tokens"] = settings.max_tokens
         return LocalChatClient(path, **options)

@@ -92,3 +92,18 @@ def test_make_chat_client_resolves_local_and_remote_models(tiny_base):
     with pytest.raises(LLMError, match="adapter needs a local model"):
         make_chat_client("some-model", LLMSettings(), adapter="x")
     assert json.loads((tiny_base / "config.json").read_text())["model_type"] == "qwen3"
+
+
+def test_replies_are_cached_on_disk_per_conversation_and_agent(tiny_base, tmp_path):
+    messages = [{"role": "user", "content": "Find nodes that answer the question: Marfan?"}]
+    client = LocalChatClient(tiny_base, max_new_tokens=8, cache_dir=tmp_path / "cache")
+    first = asyncio.run(client.next_message(messages, []))
+    again = asyncio.run(client.next_message(messages, []))
+    assert not first.cached and again.cached and again.message == first.message
+    assert client.calls == 1 and client.cache_hits == 1 and again.usage == first.usage
+    asyncio.run(client.next_message(messages, [], agent_index=1))  # another agent: its own sample
+    assert client.calls == 2
+    reopened = LocalChatClient(tiny_base, max_new_tokens=8, cache_dir=tmp_path / "cache")
+    assert asyncio.run(reopened.next_message(messages, [])).cached and reopened.calls == 0
+    longer = LocalChatClient(tiny_base, max_new_tokens=9, cache_dir=tmp_path / "cache")
+    assert not asyncio.run(longer.next_message(messages, [])).cached  # other decoding settings, other key
