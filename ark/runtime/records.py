@@ -105,10 +105,11 @@ class Trajectory:
         values["reasoning"] = {int(k): v for k, v in data.get("reasoning", {}).items()}
         return cls(**values)
 
-    def to_sft_sample(self) -> dict[str, str | list[dict]]:
-        """``{"messages": history without the system prompt, "tools": schemas as a JSON string}``."""
-        return {"messages": [protocol_message(m) for m in self.messages if m.get("role") != "system"],
-                "tools": json.dumps(self.tools, ensure_ascii=False)}
+    def to_sft_sample(self, include_system: bool = False) -> dict[str, str | list[dict]]:
+        """``{"messages": the history, "tools": schemas as a JSON string}``; without the system prompt by default
+        (the reference format), with it when ``include_system`` (the context the loop gives at inference)."""
+        messages = [protocol_message(m) for m in self.messages if include_system or m.get("role") != "system"]
+        return {"messages": messages, "tools": json.dumps(self.tools, ensure_ascii=False)}
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,6 @@ class Retrieval:
             ],
         }
 
-    def to_sft_samples(self) -> list[dict[str, Any]]:
+    def to_sft_samples(self, include_system: bool = False) -> list[dict[str, Any]]:
         """One distillation sample per trajectory (see :meth:`Trajectory.to_sft_sample`)."""
-        return [t.to_sft_sample() for t in self.trajectories]
+        return [t.to_sft_sample(include_system) for t in self.trajectories]

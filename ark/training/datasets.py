@@ -89,13 +89,13 @@ def tools_json(tools: list[dict[str, Any]]) -> str:
 
 
 def record_sft_samples(record: Mapping[str, Any], include_system: bool = True) -> list[dict[str, Any]]:
-    """One chat sample per agent trajectory of a retrieval record (the JSONL line an ARK run writes).
+    """One chat sample per agent trajectory of a retrieval record (``ark ask --trajectories`` or an eval run's
+    ``trajectories.jsonl`` line).
 
     ``include_system`` keeps the system prompt, so the student trains on exactly the context the agent loop gives
     it at inference (the reference implementation drops it; pass False for that format).
     """
-    samples = []
-    for agent in record.get("agents", []):
-        messages = [m for m in agent.get("messages", []) if include_system or m.get("role") != "system"]
-        samples.append({"messages": messages, "tools": tools_json(agent.get("tools", []))})
-    return samples
+    from ..runtime.records import Trajectory
+
+    agents = record.get("agents", record.get("trajectories", []))
+    return [Trajectory.from_dict(agent).to_sft_sample(include_system) for agent in agents]

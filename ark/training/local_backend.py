@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.policy import LLMError, PolicyReply, Usage
+from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
 
 from .hf_models import (
     ChatTemplateError,
@@ -187,6 +187,7 @@ class LocalChatClient:
 
         ``tool_choice`` cannot be enforced on a local model; a turn without a tool call gets the loop's correction.
         """
+        messages = [protocol_message(m) for m in messages]  # what the model sees: no in-memory extras
         key = self.cache_key(messages, tools, agent_index) if self.cache is not None else None
         if key is not None:
             started = time.perf_counter()

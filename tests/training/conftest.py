@@ -23,10 +23,9 @@ SYSTEM_PROMPT = "Find the nodes that answer the question with the tools."
 
 def agent_config():
     """One agent, short observations, a short system prompt: small samples for a tiny model."""
-    from ark.agent import AgentConfig
-    from ark.tools import ToolConfig
+    from ark.methods.ark.options import ArkOptions, ToolConfig
 
-    return AgentConfig(n_agents=1, max_steps=8, system_prompt=SYSTEM_PROMPT,
+    return ArkOptions(n_agents=1, max_steps=8, system_prompt=SYSTEM_PROMPT,
                        tools=ToolConfig(max_observation_chars=200, snippet_chars=20, default_global_size=3))
 
 
@@ -38,7 +37,7 @@ def clinical_graph():
 @pytest.fixture(scope="session")
 def teacher_retrievals(clinical_graph):
     """The offline policy (the teacher) on every training question."""
-    from ark.agent import ARK
+    from ark.methods.ark.api import ARK
 
     return ARK(clinical_graph, config=agent_config()).retrieve_many(QUESTIONS, concurrency=1)
 

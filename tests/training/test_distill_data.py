@@ -15,7 +15,8 @@ def _record(question, agents=2):
                 {"role": "assistant", "content": None, "tool_calls": [
                     {"id": "c", "type": "function", "function": {"name": "finish", "arguments": "{}"}}]},
                 {"role": "tool", "tool_call_id": "c", "content": "done"}]
-    return {"question": question, "agents": [{"messages": messages, "tools": []} for _ in range(agents)]}
+    return {"question": question, "agents": [{"question": question, "messages": messages, "tools": []}
+                                             for _ in range(agents)]}
 
 
 def test_validation_holds_whole_questions_drawn_with_the_seed():

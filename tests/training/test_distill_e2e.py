@@ -23,7 +23,7 @@ STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 100, "batch_si
 
 def test_student_reproduces_the_teachers_tool_calls(clinical_graph, teacher_retrievals, teacher_dataset,
                                                     tiny_base, tmp_path):
-    from ark.agent import ARK
+    from ark.methods.ark.api import ARK
     from ark.training.imitation import reproduction_rate, tool_call_sequence, valid_call_rate
     from ark.training.local_backend import LocalChatClient
     from ark.training.sft import SFTSettings, train_sft

@@ -35,7 +35,7 @@ def test_models_that_cannot_chat_with_tools_are_refused_clearly(tiny_base, tmp_p
 
 def test_untrained_model_runs_through_the_loop_without_crashing(clinical_graph, tiny_base):
     """A random model writes garbage; the loop corrects it and the run ends normally with tokens counted."""
-    from ark.agent import ARK
+    from ark.methods.ark.api import ARK
 
     client = LocalChatClient(tiny_base, max_new_tokens=24)
     retrieval = ARK(clinical_graph, llm=client, n_agents=1, max_steps=2).retrieve("Which genes cause Marfan syndrome?")
@@ -46,8 +46,9 @@ def test_untrained_model_runs_through_the_loop_without_crashing(clinical_graph, 
 
 
 def test_broken_tool_calls_get_corrective_observations(clinical_graph, tiny_base, monkeypatch):
-    from ark.agent import ARK, NO_TOOL_CALL_MESSAGE
     from ark.llm import Usage
+    from ark.methods.ark.api import ARK
+    from ark.methods.ark.loop import NO_TOOL_CALL_MESSAGE
 
     client = LocalChatClient(tiny_base)
     replies = iter([
