@@ -16,6 +16,7 @@ from .common import console, err_console, fail, load_graph
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 DEFAULT_METHOD = "ark"
+CODE_OUTPUT_LINES = 12  # lines of a code call's output shown under it
 
 
 def register(app: typer.Typer) -> None:
@@ -108,7 +109,8 @@ def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: An
     for trajectory in output.trajectories or []:
         for index, reason in (trajectory.get("reasoning") or {}).items():
             reasons.setdefault(int(index), reason)
-    table = Table(title=Text(f"Answer to: {question}"), title_justify="left")
+    title = f"Nodes touched while answering: {question}" if output.answer is not None else f"Answer to: {question}"
+    table = Table(title=Text(title), title_justify="left")
     columns = ("#", "id", "name", "type", "votes" if votes else "score", "evidence")
     for column in columns:
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes", "score") else "left")
@@ -127,12 +129,37 @@ def _print_trace(trajectories: list[dict], graph: Any) -> None:
         console.print(f"[bold]Agent {trajectory.get('agent_index', 0)}[/] · {len(steps)} steps · {escape(status)}",
                       highlight=False)
         for step in steps:
-            for call in step.get("tool_calls", []):
+            observations = step.get("observations") or []
+            for position, call in enumerate(step.get("tool_calls", [])):
                 nodes = call.get("node_indices") or []
                 found = f" → {len(nodes)} node(s)" if nodes else ""
                 mark = "" if call.get("ok", True) else " [red](error)[/]"
-                line = escape(f"{call.get('name', '')}({_short_args(call.get('arguments', ''), graph)})")
+                code = _code_argument(call.get("arguments", ""))
+                shown = "code below" if code is not None else _short_args(call.get("arguments", ""), graph)
+                line = escape(f"{call.get('name', '')}({shown})")
                 console.print(f"  {step.get('index', 0) + 1:>2}. {line}{found}{mark}", highlight=False)
+                if code is not None:  # code-running tools: the code in full, then what it printed
+                    _print_block(code, "      │ ")
+                    if position < len(observations):
+                        _print_block(observations[position], "      → ", max_lines=CODE_OUTPUT_LINES)
+
+
+def _code_argument(raw: str) -> str | None:
+    """The ``code`` argument of a call, when it has one (code interpreters)."""
+    try:
+        args = json.loads(raw)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    code = args.get("code") if isinstance(args, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def _print_block(text: str, prefix: str, max_lines: int | None = None) -> None:
+    lines = str(text).rstrip("\n").splitlines() or [""]
+    if max_lines is not None and len(lines) > max_lines:
+        lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
+    for line in lines:
+        console.print(Text(prefix + line, style="dim" if prefix.strip() == "→" else ""), soft_wrap=True)
 
 
 def _short_args(raw: str, graph: Any, limit: int = 90) -> str:

@@ -148,6 +148,11 @@ def evaluate(
         min=1, help="Cut rankings to the top N before all metrics (the ARK paper uses 20).")] = None,
     charts: Annotated[bool, typer.Option(help="Methods with a run analysis (ark): also write PNG charts.")]
     = False,
+    judge: Annotated[bool, typer.Option(
+        "--judge", help="Also grade answers of question-answering queries with an LLM judge (off by default; "
+                        "model-graded, labelled as such; the model from --judge-model or the [llm] settings).")]
+    = False,
+    judge_model: Annotated[str | None, typer.Option(help="The judge's chat model (with --judge).")] = None,
     split: SplitOpt = None,
     human: HumanOpt = False,
     limit: LimitOpt = None,
@@ -158,7 +163,8 @@ def evaluate(
     *,
     selection: MethodSelection,
 ) -> None:
-    """Run METHOD over a query file into a run folder and print Hit@1, Hit@5, Recall@20 and MRR (STaRK semantics).
+    """Run METHOD over a query file into a run folder and print Hit@1, Hit@5, Recall@20 and MRR (STaRK semantics);
+    where queries carry an answer text, also exact match and token F1 of the method's answers.
 
     Per-template rows appear when the file has templates. Queries with no valid answer count as 0. Ranked nodes
     not returned by the method are not retrieved (no tied filler as in STaRK).
@@ -178,11 +184,12 @@ def evaluate(
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
     target = run_dir or default_run_dir(graph_name, choice.name, queries, name=name)
+    grader = _make_judge(judge_model) if judge else None
     retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts
     try:
         outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human,
                            k=k, truncate=truncate, concurrency=concurrency, charts=charts, progress=progress,
-                           console=err_console, retriever=retriever)
+                           console=err_console, retriever=retriever, judge=grader)
     except (RunFolderError, ValueError) as exc:
         fail(str(exc))
     except ChartsUnavailable as exc:
@@ -198,17 +205,43 @@ def evaluate(
     console.print(f"[dim]Run folder: {outcome.folder.path}[/]")
 
 
+def _make_judge(model: str | None):
+    """The LLM judge of ``--judge`` (temperature 0), or exit saying how to configure its model."""
+    from ..llm import resolve_settings
+    from ..metrics.judge import make_judge
+
+    settings = resolve_settings(**({"model": model} if model else {}))
+    if not settings.configured():
+        fail("--judge needs a chat model: --judge-model, ARK_MODEL/OPENAI_BASE_URL, or [llm] in config.toml")
+    return make_judge(**({"model": model} if model else {}))
+
+
 def _print_summary(summary: dict[str, Any], title: str) -> None:
-    from ..eval.scoring import METRIC_LABELS, percent, scoring_note, summary_rows
+    from ..eval.scoring import (
+        METRIC_LABELS,
+        answer_cells,
+        answer_columns,
+        retrieval_cells,
+        scoring_note,
+        summary_rows,
+    )
     from ..metrics import HEADLINE_METRICS
 
+    answers = answer_columns(summary)
     table = Table(title=title, title_justify="left")
     table.add_column("scope")
     table.add_column("n", justify="right")
     for metric in HEADLINE_METRICS:
         table.add_column(METRIC_LABELS[metric], justify="right")
+    if answers:
+        table.add_column("n answered", justify="right")
+        for metric in answers:
+            table.add_column(f"answer {METRIC_LABELS[metric]}", justify="right")
     for scope, values in summary_rows(summary):
-        table.add_row(scope, str(values["n"]), *(percent(values[m]) for m in HEADLINE_METRICS))
+        cells = [scope, str(values["n"]), *retrieval_cells(values, HEADLINE_METRICS)]
+        if answers:
+            cells += [str((values.get("answers") or {}).get("n", 0)), *answer_cells(values, answers)]
+        table.add_row(*cells)
     console.print(table)
     console.print(f"[dim]{scoring_note(summary)}[/]")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import platform
 import time
@@ -71,11 +72,13 @@ def run_eval(
     progress: bool = True,
     console: Console | None = None,
     retriever: Retriever | None = None,
+    judge: Any = None,
 ) -> EvalOutcome:
     """Retrieve for every query into ``run_dir`` (continuing a previous attempt there), then score it.
 
     ``retriever`` is the method already built from ``choice`` (else it is built here, after the run folder is
-    checked, so a refused resume costs no index build).
+    checked, so a refused resume costs no index build). ``judge`` (an :class:`~ark.metrics.judge.AnswerJudge`,
+    off by default) also grades the answers of question-answering queries.
     """
     config = run_config(graph, choice, queries_source, split, human, k, truncate)
     folder, _ = prepare_run_folder(run_dir, config)
@@ -83,17 +86,23 @@ def run_eval(
     stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
                           concurrency=concurrency, progress=progress, console=console)
     return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
-                        truncate=truncate, charts=charts)
+                        truncate=truncate, charts=charts, judge=judge)
 
 
 def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGraph, stats: RunStats,
                  candidate_types: Sequence[str] | None = None, truncate: int | None = None,
-                 charts: bool = False) -> EvalOutcome:
+                 charts: bool = False, judge: Any = None) -> EvalOutcome:
     """Write ``per_query.jsonl``, ``summary.json``/``.md`` and, for a method with a run analysis and trajectories,
-    its analysis (``tool_use.json``, charts) from the run folder's files."""
+    its analysis (``tool_use.json``, charts) from the run folder's files. With ``judge``, answers are also graded
+    by the LLM judge (``judge_accuracy``, labelled as model-graded)."""
     rows = score_results(queries, read_jsonl(folder.results, repair=True), graph,
                          candidate_types=candidate_types, truncate=truncate)
+    if judge is not None:
+        judge_rows(rows, judge)
     summary = summarize(rows, truncate=truncate, candidate_types=candidate_types)
+    if judge is not None and "answers" in summary:
+        summary["answers"]["judge_model"] = str(getattr(judge.policy, "name", type(judge.policy).__name__))
+        summary["answers"]["judge_label"] = judge.label
     config = folder.read_config()
     summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options",
                                                        "llm")}
@@ -114,6 +123,26 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     write_json_atomic(folder.summary_json, summary)
     atomic_write_text(folder.summary_md, markdown)
     return outcome
+
+
+def judge_rows(rows: list[dict[str, Any]], judge: Any) -> None:
+    """Add the judge's verdict to the answer metrics of every question-answering row (``judge_accuracy`` 1 or 0;
+    left out where the judge's reply could not be read or its request failed)."""
+    answered = [row for row in rows if "answer_metrics" in row]
+    items = [(row["query"], row.get("predicted_answer"), row["answer_text"], row["answer_type"]) for row in answered]
+
+    async def grade() -> list[Any]:
+        try:
+            return await judge.ajudge_many(items)
+        finally:  # the client's connections belong to this event loop
+            await judge.policy.aclose()
+
+    verdicts = asyncio.run(grade()) if items else []
+    for row, verdict in zip(answered, verdicts, strict=True):
+        if verdict.correct is not None:
+            row["answer_metrics"]["judge_accuracy"] = float(verdict.correct)
+        elif verdict.error:
+            row["judge_error"] = verdict.error
 
 
 def run_analysis(method: str) -> Any:

@@ -1,7 +1,10 @@
 """Opening a query file of any supported format and checking it against a graph before a run.
 
-Formats: our JSONL (``.jsonl``, see ``ark.loaders.queries``); a STaRK QA folder (holding ``stark_qa/``) or a
-STaRK ``stark_qa.csv`` / ``stark_qa_human_generated_eval.csv`` path, optionally with a split name.
+Formats: our JSONL (``.jsonl``, see ``ark.loaders.queries``; answer ids and/or answer text); a STaRK QA folder
+(holding ``stark_qa/``) or a STaRK ``stark_qa.csv`` / ``stark_qa_human_generated_eval.csv`` path, optionally with a
+split name; a GRBench question file (``data.json`` or any ``.json`` of ``{"qid", "question", "answer"}`` lines, or
+a GRBench domain folder holding ``data.json``): free-text answers, mapped to answer ids by node name where they
+name nodes (:class:`ark.loaders.grbench.AnswerMatcher`), so retrieval metrics apply to those questions too.
 
 Problems are collected rather than raised one at a time, so the user sees how many queries are affected:
 malformed lines (missing fields, bad JSON), repeated query ids, and answer ids the graph does not have.
@@ -9,7 +12,7 @@ malformed lines (missing fields, bad JSON), repeated query ids, and answer ids t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,9 +23,10 @@ if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
 
 FORMATS_HELP = (
-    "a .jsonl query file, a STaRK QA folder (containing stark_qa/), or a STaRK stark_qa.csv / "
-    "stark_qa_human_generated_eval.csv file"
+    "a .jsonl query file, a STaRK QA folder (containing stark_qa/), a STaRK stark_qa.csv / "
+    "stark_qa_human_generated_eval.csv file, or a GRBench question file (data.json) or folder"
 )
+GRBENCH = "grbench"
 
 
 class QueryFileError(ValueError):
@@ -37,6 +41,7 @@ class QueryCheck:
     malformed: list[str] = field(default_factory=list)
     duplicate_ids: list[str] = field(default_factory=list)
     unknown_answers: dict[str, list[str]] = field(default_factory=dict)
+    source_format: str = "ids"  # "grbench": answers are text, matched to nodes by name when opened
 
     @property
     def ok(self) -> bool:
@@ -64,8 +69,10 @@ def read_queries(path: str | Path, split: str | None = None, human: bool = False
     """Read any supported query file, keeping malformed JSONL lines aside instead of stopping at the first."""
     path = Path(path)
     if path.is_dir():
+        if (path / "data.json").is_file() and not (path / "stark_qa").is_dir():
+            return _read_grbench_tolerant(path / "data.json", split)
         if not (path / "stark_qa").is_dir():
-            raise QueryFileError(f"{path} is a folder without stark_qa/; expected {FORMATS_HELP}")
+            raise QueryFileError(f"{path} is a folder without stark_qa/ or data.json; expected {FORMATS_HELP}")
         return _dedupe(load_stark_qa(path, split=split, human=human), [])
     if not path.is_file():
         raise QueryFileError(f"query file not found: {path}; expected {FORMATS_HELP}")
@@ -73,6 +80,8 @@ def read_queries(path: str | Path, split: str | None = None, human: bool = False
         if split is not None:
             raise QueryFileError(f"--split {split!r} applies to STaRK question files only, not {path}")
         return _read_jsonl_tolerant(path)
+    if path.suffix == ".json":
+        return _read_grbench_tolerant(path, split)
     if path.suffix == ".csv":
         dataset_dir = path.parent.parent
         if path.name == HUMAN_FILE.name:
@@ -95,6 +104,43 @@ def _read_jsonl_tolerant(path: Path) -> QueryCheck:
             except ValueError as error:
                 malformed.append(str(error).removeprefix(f"{path}, "))
     return _dedupe(queries, malformed)
+
+
+def _read_grbench_tolerant(path: Path, split: str | None) -> QueryCheck:
+    from ..loaders.grbench import parse_grbench_question
+
+    if split is not None:
+        raise QueryFileError(f"--split {split!r} applies to STaRK question files only, not {path}")
+    queries: list[Query] = []
+    malformed: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                question = parse_grbench_question(line, f"line {line_no}")
+            except ValueError as error:
+                malformed.append(str(error))
+                continue
+            queries.append(Query(question.qid, question.question, [], None, answer=question.answer))
+    check = _dedupe(queries, malformed)
+    check.source_format = GRBENCH
+    return check
+
+
+def match_answer_ids(check: QueryCheck, graph: KnowledgeGraph) -> QueryCheck:
+    """Give queries with answer text but no answer ids the ids of the nodes their answer names (entity and set
+    answers; numbers and yes/no name no node)."""
+    from ..loaders.grbench import AnswerMatcher
+    from ..metrics.answers import infer_answer_type
+
+    pending = [q for q in check.queries if q.answer is not None and not q.answer_ids
+               and (q.answer_type or infer_answer_type(q.answer)) in ("entity", "set")]
+    if pending:
+        matcher = AnswerMatcher(graph)
+        found = {q.id: matcher.ids(q.answer) for q in pending}
+        check.queries = [replace(q, answer_ids=found[q.id]) if q.id in found else q for q in check.queries]
+    return check
 
 
 def _dedupe(queries: list[Query], malformed: list[str]) -> QueryCheck:
@@ -132,7 +178,10 @@ def open_queries(
     are left out and queries with unknown answer ids are kept: their unknown answers are dropped when scoring
     (STaRK drops non-candidate answers), so a query left with no answer scores 0.
     """
-    check = check_answers(read_queries(path, split=split, human=human), graph)
+    check = read_queries(path, split=split, human=human)
+    if check.source_format == GRBENCH:
+        check = match_answer_ids(check, graph)
+    check = check_answers(check, graph)
     if not check.ok and not skip_invalid:
         raise QueryFileError(f"{path}: {check.describe()}\n(pass --skip-invalid to continue with the rest)")
     queries = check.queries[:limit] if limit is not None else check.queries

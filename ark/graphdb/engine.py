@@ -170,3 +170,28 @@ def node_indices(rows: list[list[Any]]) -> list[int]:
     for row in rows:
         visit(row)
     return list(seen)
+
+
+def mentioned_strings(rows: list[list[Any]], params: dict[str, Any] | None = None, max_values: int = 1000,
+                      max_chars: int = 200) -> list[str]:
+    """Distinct short strings among the parameters and the row values (inside lists and node values too), first
+    seen first: the ids and names a query was given or returned, which a caller can map to the graph's nodes."""
+    seen: dict[str, None] = {}
+
+    def visit(value: Any) -> None:
+        if len(seen) >= max_values:
+            return
+        if isinstance(value, str):
+            if 0 < len(value) <= max_chars:
+                seen.setdefault(value, None)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                visit(item)
+
+    visit(list((params or {}).values()))
+    for row in rows:
+        visit(row)
+    return list(seen)

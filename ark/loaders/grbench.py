@@ -112,29 +112,35 @@ def import_grbench(path: str | Path, out: str | Path, name: str | None = None) -
 
 def load_grbench_questions(path: str | Path) -> list[GRBenchQuestion]:
     """Questions of a GRBench ``data.json`` (or a folder holding one); ``ValueError`` names the bad line."""
-    file = Path(path)
-    if file.is_dir():
-        file = file / "data.json"
+    file = grbench_questions_file(path)
     questions: list[GRBenchQuestion] = []
     with file.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{file}, line {line_no}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{where}: expected a JSON object with {', '.join(QUESTION_FIELDS)}")
-            missing = [f for f in QUESTION_FIELDS if f not in record]
-            if missing:
-                raise ValueError(f"{where}: missing field(s) {', '.join(missing)}; "
-                                 f"required: {', '.join(QUESTION_FIELDS)}")
-            if not isinstance(record["question"], str) or not record["question"].strip():
-                raise ValueError(f"{where}: 'question' must be a non-empty string")
-            questions.append(GRBenchQuestion(str(record["qid"]), record["question"], str(record["answer"])))
+            if line.strip():
+                questions.append(parse_grbench_question(line, f"{file}, line {line_no}"))
     return questions
+
+
+def grbench_questions_file(path: str | Path) -> Path:
+    """``path`` itself, or the ``data.json`` inside a GRBench domain folder."""
+    file = Path(path)
+    return file / "data.json" if file.is_dir() else file
+
+
+def parse_grbench_question(line: str, where: str) -> GRBenchQuestion:
+    """One line of a GRBench question file; ``ValueError`` starting with ``where`` says what is wrong."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: expected a JSON object with {', '.join(QUESTION_FIELDS)}")
+    missing = [f for f in QUESTION_FIELDS if f not in record]
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(QUESTION_FIELDS)}")
+    if not isinstance(record["question"], str) or not record["question"].strip():
+        raise ValueError(f"{where}: 'question' must be a non-empty string")
+    return GRBenchQuestion(str(record["qid"]), record["question"], str(record["answer"]))
 
 
 class AnswerMatcher:

@@ -23,7 +23,9 @@ NoCallHandler = Callable[[dict], str | None]
 
 
 class ToolExecutor(Protocol):
-    """What the loop drives: tool execution and whether a tool has ended the trajectory."""
+    """What the loop drives: tool execution and whether a tool has ended the trajectory. An executor may also
+    define ``async aexecute(name, arguments)``, which the loop then awaits instead (tools that block, such as a
+    code sandbox, run in a thread without stalling other trajectories)."""
 
     finished: bool
 
@@ -36,6 +38,7 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
     ``max_steps`` or ``error``), ``finished``, ``error``, usage and wall time. Never raises for model misbehaviour;
     a policy failure ends the trajectory with ``error`` set (one agent's failure must not sink the others)."""
     messages = trajectory.messages
+    execute_async = getattr(executor, "aexecute", None)
     started = time.perf_counter()
     trajectory.stop_reason = "max_steps"
     for step_index in range(max_steps):
@@ -56,7 +59,7 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             function = call.get("function") or {}
             name, arguments = str(function.get("name") or ""), function.get("arguments")
             raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
-            result = executor.execute(name, raw)
+            result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text, "data": result.data})
             records.append(ToolCallRecord(call["id"], name, raw, _parses(raw), result.ok, result.error,
                                           list(result.node_indices), result.data))

@@ -69,6 +69,15 @@ class RunResult:
             seen.update(dict.fromkeys(call.get("node_indices", ())))
         return list(seen)
 
+    @property
+    def strings(self) -> list[str]:
+        """Short strings this call's Cypher queries were given as parameters or returned (ids, names), first-seen
+        order: what a caller maps to graph nodes to know which nodes the code looked at."""
+        seen: dict[str, None] = {}
+        for call in self.cypher_calls:
+            seen.update(dict.fromkeys(call.get("strings", ())))
+        return list(seen)
+
     def observation(self) -> str:
         """The text a model reads: notes, output, then the error."""
         parts = []

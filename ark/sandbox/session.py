@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +104,9 @@ class CodeSandbox:
             command = bwrap_command(self.limits.tmp_size_mb, hide=self.hide, read_only=read_only) + command
         home = "/tmp" if self.mode == "bwrap" else self._tmp
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the worker's life, closed in _stop
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                         env=clean_environment(home), cwd=self._tmp, start_new_session=True,
-                                         close_fds=True)
+        self._process = _SPAWNER.popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                                       env=clean_environment(home), cwd=self._tmp, start_new_session=True,
+                                       close_fds=True)
         self.starts += 1
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
@@ -266,6 +268,40 @@ class CodeSandbox:
         except Exception as exc:  # an engine bug must not take the agent down
             reply.update(error="error", message=f"{type(exc).__name__}: {str(exc)[:300]}")
         write_message(stdin, reply)
+
+
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as the program.
+
+    bubblewrap's ``--die-with-parent`` (``PR_SET_PDEATHSIG``) kills the worker when the *thread* that started it
+    exits, not the process: a worker started from a short-lived thread (``asyncio.to_thread``, a background
+    start, a thread pool that shrinks) would die with that thread. Every start therefore goes through this thread.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="ark-sandbox-spawner", daemon=True)
+                self._thread.start()
+        future: Future = Future()
+        self._requests.put((future, args, kwargs))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            future, args, kwargs = self._requests.get()
+            try:
+                future.set_result(subprocess.Popen(*args, **kwargs))
+            except BaseException as exc:  # handed to the caller, which reports it
+                future.set_exception(exc)
+
+
+_SPAWNER = _Spawner()
 
 
 def _result(message: dict[str, Any], output_chars: int) -> RunResult:

@@ -176,7 +176,7 @@ class Worker:
     # ------------------------------------------------------------------ cypher()
     def cypher(self, query: str, params: dict[str, Any] | None = None, limit: int | None = None) -> list[dict]:
         """Run one read-only Cypher query on the graph; returns a list of dicts (column -> value)."""
-        from ark.graphdb.engine import check_limit, check_params
+        from ark.graphdb.engine import check_limit, check_params, mentioned_strings
         from ark.graphdb.errors import CypherError, error_from_kind
 
         started = time.perf_counter()
@@ -201,7 +201,8 @@ class Worker:
         except CypherError as exc:
             record.update(error=exc.kind, message=str(exc)[:300], ms=_ms(started))
             raise
-        record.update(rows=len(rows), truncated=truncated, ms=_ms(started), node_indices=list(indices)[:1000])
+        record.update(rows=len(rows), truncated=truncated, ms=_ms(started), node_indices=list(indices)[:1000],
+                      strings=mentioned_strings(rows, params))
         return [dict(zip(columns, row, strict=True)) for row in rows]
 
     def _ask_parent(self, message: dict[str, Any]) -> dict[str, Any]:

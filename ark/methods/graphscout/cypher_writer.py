@@ -23,10 +23,8 @@ from typing import Any
 from ...graph import KnowledgeGraph, normalize_name
 from ...graphdb.schema import CypherSchema
 from ...question import TAXONOMY_RELATIONS, QuestionReader, name_tokens
+from .answer import answer_type as question_answer_type
 
-_BOOLEAN_OPENERS = re.compile(r"^\s*(?:is|are|does|do|did|can|could|has|have|was|were)\b", re.IGNORECASE)
-_SINGULAR = re.compile(r"^\s*(?:what|which|who)\s+is\b", re.IGNORECASE)
-_COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
 _QUESTION_WORDS = frozenset({"which", "what", "how", "many", "is", "are", "does", "do", "the", "of", "with", "have"})
 
 
@@ -42,9 +40,17 @@ class CypherPlan:
     target_type: str | None = None
     path: list[str] = field(default_factory=list)  # relation labels walked
 
-    def python_code(self) -> str:
-        """The code the solver runs in the interpreter (what ``ark ask`` shows)."""
-        return f"rows = cypher({self.cypher!r}, {self.params!r})\nprint(rows)"
+    def python_code(self, params: dict[str, Any] | None = None) -> str:
+        """The code the scripted solver runs in the interpreter (what ``ark ask`` shows): the query, then the
+        answer computed from its rows and printed (``params`` replace the plan's, e.g. ids the retriever found)."""
+        query = f"rows = cypher({self.cypher!r}, {params if params is not None else self.params!r})"
+        show = {
+            "number": "print(rows[0]['answer'] if rows else 0)",
+            "boolean": "print('yes' if rows and rows[0]['answer'] else 'no')",
+            "entity": "print(rows[0]['name'] if rows else '')",
+            "set": "print(', '.join(row['name'] for row in rows))",
+        }[self.answer_type]
+        return f"{query}\n{show}"
 
 
 @dataclass
@@ -71,18 +77,7 @@ class CypherWriter:
 
     # ------------------------------------------------------------------ reading the question
     def answer_type(self, question: str, target_types: list[str]) -> str:
-        if _COUNT.search(question):
-            return "number"
-        if _BOOLEAN_OPENERS.match(question):
-            return "boolean"
-        if _SINGULAR.match(question):
-            return "entity"
-        if target_types:
-            singular = normalize_name(target_types[0])
-            opener = re.search(rf"\b(?:which|what)\s+(?:\w+\s+){{0,2}}?{re.escape(singular)}\b(?!s)", question.lower())
-            if opener:
-                return "entity"
-        return "set"
+        return question_answer_type(question, target_types)
 
     def anchors(self, question: str) -> list[int]:
         """Nodes named in the question, longest names first, one node per non-overlapping span."""
@@ -192,7 +187,7 @@ class CypherWriter:
         if answer_type == "number":
             returns = "RETURN count(DISTINCT x) AS answer"
         else:
-            returns = "RETURN DISTINCT x.name AS name, x.idx AS idx ORDER BY name"
+            returns = "RETURN DISTINCT x.name AS name, x.id AS id, x.idx AS idx ORDER BY name"
         return CypherPlan(question, answer_type, f"MATCH {pattern} {returns}", {"anchor": self.graph.node_id(anchor)},
                           [anchor], target, [hop.label for _, hop in path])
 

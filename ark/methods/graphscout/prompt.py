@@ -7,6 +7,8 @@ executes each one against the engine).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
+from string import Template
 from typing import Any
 
 import numpy as np
@@ -112,19 +114,56 @@ def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
 
 
 def render_graph_section(graph: KnowledgeGraph, schema: CypherSchema, examples: list[CypherExample] | None = None,
-                         dialect: str = "ladybug") -> str:
+                         dialect: str = "ladybug", code: bool = True) -> str:
     """The system prompt's description of the graph: domain, backend, node tables and their properties, edge
-    tables with their endpoints, and how to query it from code."""
-    examples = cypher_examples(graph, schema) if examples is None else examples
+    tables with their endpoints, and (with ``code``) how to query it from code, with examples."""
     name = graph.metadata.get("name", "knowledge")
     description = graph.metadata.get("description")
     lines = [f"The {name} knowledge graph" + (f": {str(description).rstrip('.')}" if description else "") + ".",
              f"Backend: {'an embedded graph database' if dialect == 'ladybug' else 'Neo4j'}, read-only. "
              f"{DIALECT_NOTES.get(dialect, '')}",
-             "", schema.describe(), "",
-             "Query it from the code interpreter with cypher(query, params=None, limit=None), which returns a list "
-             "of dicts (one per row). Pass values as $parameters. Examples:"]
+             "", schema.describe()]
+    if not code:
+        return "\n".join(lines)
+    examples = cypher_examples(graph, schema) if examples is None else examples
+    lines += ["", "Query it from the code interpreter with cypher(query, params=None, limit=None), which returns a "
+                  "list of dicts (one per row). Pass values as $parameters. Examples:"]
     for example in examples:
         lines.append(f"# {example.purpose}")
         lines.append(example.code())
     return "\n".join(lines)
+
+
+def _read(name: str) -> str:
+    return resources.files("ark.methods.graphscout").joinpath(name).read_text(encoding="utf-8")
+
+
+def tool_lines(code: bool, topk: int, limits: Any = None) -> str:
+    """The tools paragraph of the system prompt (the retriever-only ablation drops the code interpreter)."""
+    lines = [f"- node_id_retriever(queries, topk={topk}): for each mention in `queries`, the most similar nodes with "
+             "their id, type (the Cypher label) and name. Use it to find the ids of the entities in the question."]
+    if code:
+        timeout = f"{limits.timeout_s:g} s" if limits is not None else "a few seconds"
+        rows = f"{limits.cypher_max_rows:,}" if limits is not None else "a limited number of"
+        lines.append(
+            "- code_interpreter(code): runs Python in a sandbox; variables persist between calls. Inside it, "
+            "cypher(query, params=None, limit=None) runs a read-only Cypher query and returns the rows as a list of "
+            f"dicts. Print what you need to see. Each call may run {timeout}; a query may return at most {rows} "
+            "rows (aggregate with count() or collect(), or pass limit=N).")
+    else:
+        lines.append("- There is no code interpreter: answer from what the retriever returns.")
+    return "\n".join(lines)
+
+
+def render_system_prompt(graph: KnowledgeGraph, schema: CypherSchema, *, code: bool = True, topk: int = 2,
+                         max_turns: int = 10, limits: Any = None, max_relations: int = MAX_RELATION_EXAMPLES,
+                         dialect: str = "ladybug") -> str:
+    """The solver's system prompt (our wording; the parts follow GraphScout Appendix B.4.2): the task, the tools,
+    the graph (domain, node types and their properties, edge types, Cypher examples from the graph's own schema)
+    and the answer wrapper."""
+    examples = cypher_examples(graph, schema, max_relations) if code else []
+    return Template(_read("system_prompt.md")).substitute(
+        tool_lines=tool_lines(code, topk, limits),
+        graph_section=render_graph_section(graph, schema, examples, dialect=dialect, code=code),
+        max_turns=max_turns,
+    ).strip() + "\n"

@@ -1,0 +1,59 @@
+"""The options of the ``graphscout`` method (:class:`GraphScoutOptions`): the solver's turn budget, its two tools
+(GraphScout §3.2, Appendix B.4.1) and the sandbox limits of the code interpreter.
+
+This module is what ``ark methods`` and option validation import: it holds no implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..base import MethodOptions
+
+RETRIEVER_INDEXES = ("bm25", "dense")
+RETRIEVER_FIELDS = ("name", "text")
+
+
+class RetrieverConfig(MethodOptions):
+    """``node_id_retriever(queries, topk)``: semantic search from mentions to node ids (§3.2.2)."""
+
+    index: Literal["bm25", "dense"] = Field(
+        default="bm25", description="bm25: BM25 (no extra, built in about a second); dense: MiniLM embeddings, the "
+                                    "paper's semantic search (§3.2.2: FAISS), needs the dense extra")
+    fields: Literal["name", "text"] = Field(
+        default="name", description="what is indexed per node: its name (entity grounding, as in the paper's "
+                                    "example) or its whole text")
+    default_topk: int = Field(default=2, ge=1, description="nodes per query when the model gives no topk "
+                                                          "(Appendix B.4.1: default 2)")
+    max_topk: int = Field(default=20, ge=1, description="largest topk a call may ask for")
+    max_queries: int = Field(default=10, ge=1, description="queries per call (the rest are refused, with a note)")
+
+
+class SandboxConfig(MethodOptions):
+    """``code_interpreter(code)``: limits of the sandboxed Python worker (one per trajectory)."""
+
+    timeout_s: float = Field(default=20.0, gt=0, description="wall clock of one code call, seconds")
+    memory_mb: int = Field(default=1024, ge=64, description="address space of the worker's Python, MiB")
+    output_chars: int = Field(default=8000, ge=200, description="printed output kept per call")
+    cypher_timeout_s: float = Field(default=10.0, gt=0, description="time limit of one cypher() query, seconds")
+    cypher_max_rows: int = Field(default=1000, ge=1, description="rows one cypher() query may return")
+    isolation: Literal["auto", "bwrap", "rlimit"] = Field(
+        default="auto", description="auto: bubblewrap where it works, else rlimits only (weaker, with a warning)")
+
+
+class GraphScoutOptions(MethodOptions):
+    """How the GraphScout solver explores (GraphScout §3.2, §3.4.1, Appendix B.4)."""
+
+    max_turns: int = Field(default=10, ge=1, description="model turns per trajectory, the fixed interaction budget "
+                                                         "(§3.4.1; the quizzer's T = 10 tool calls, §3.3.2)")
+    code_interpreter: bool = Field(default=True, description="offer code_interpreter; false = the retriever-only "
+                                                             "ablation (Table 2, 'w/o A_code')")
+    tool_choice: Literal["auto", "required"] = Field(
+        default="auto", description="the chat API's tool_choice (auto: the final turn answers in text)")
+    system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
+                                                                "the graph's schema, Appendix B.4.2)")
+    examples: int = Field(default=6, ge=0, description="relations illustrated by Cypher examples in the prompt")
+    retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)

@@ -1,0 +1,209 @@
+r"""The GraphScout solver (GraphScout §3.4.1, Appendix B.4): one trajectory per question through the shared tool
+loop, with ``node_id_retriever`` and ``code_interpreter`` (unless ablated), until the model replies without a tool
+call and ends with ``\answer{...}`` on its last line, or the turn budget runs out.
+
+``GraphScout(graph, llm=None).solve("How many genes are associated with Marfan syndrome?")`` gives a
+:class:`Solution`: the answer (text and type), the nodes the run touched (those named in the answer first, then
+the others, each group in the order the tools returned them) and the trajectory in ARK's record format. With
+``llm=None`` the scripted solver (:class:`~ark.methods.graphscout.offline.ScriptedSolver`) plays the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ark.graph import KnowledgeGraph
+from ark.llm.policy import ChatPolicy
+from ark.metrics.answers import normalize_text
+from ark.runtime.jsonl import append_jsonl
+from ark.runtime.loop import run_tool_loop
+from ark.runtime.records import Trajectory
+
+from ..base import Answer
+from .answer import WRAPPER, answer_type, extract_answer
+from .options import GraphScoutOptions
+from .prompt import render_system_prompt
+from .tools import NodeResolver, Toolbox
+
+FIRST_USER_MESSAGE = "Question: {question}"
+NO_ANSWER_MESSAGE = (f"Your reply has no final answer. Call a tool to continue, or end your reply with the answer "
+                     f"alone on the last line as {WRAPPER}.")
+
+
+@dataclass
+class TouchedNode:
+    index: int
+    node_id: str
+    name: str
+    type: str
+    in_answer: bool
+
+
+@dataclass
+class Solution:
+    """One question's outcome: the answer (None when the solver gave none), the touched nodes ranked, the
+    trajectory."""
+
+    question: str
+    answer: Answer | None
+    ranked: list[TouchedNode]
+    trajectory: Trajectory
+    config: dict[str, Any] = field(default_factory=dict)
+    policy: str = ""
+    graph: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def indices(self) -> list[int]:
+        return [node.index for node in self.ranked]
+
+    def record(self) -> dict[str, Any]:
+        """The per-question record (trajectories are kept apart, as for ARK)."""
+        return {"question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
+                "wall_s": self.wall_s, "usage": self.trajectory.usage.to_dict(),
+                "answer": self.answer.to_dict() if self.answer is not None else None,
+                "stop_reason": self.trajectory.stop_reason,
+                "ranked": [vars(node) for node in self.ranked]}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.record(), "agents": [self.trajectory.to_dict()]}
+
+
+class GraphScout:
+    """The GraphScout solver over one graph: its Cypher engine, node index and sandboxes are opened once.
+
+    ``llm`` is any :class:`~ark.llm.ChatPolicy`; None uses the scripted solver. ``engine`` defaults to
+    :func:`ark.graphdb.open_cypher` (ladybug, or Neo4j when configured), ``index`` to the node index named by the
+    options. With ``trajectory_path`` every solution appends its record to that JSONL file. Call :meth:`close`
+    (or ``aclose``) to stop the sandbox workers.
+    """
+
+    def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, options: GraphScoutOptions | None = None,
+                 *, engine: Any = None, index: Any = None, progress: bool = False,
+                 trajectory_path: str | Path | None = None) -> None:
+        from ark.graphdb import open_cypher
+
+        self.graph = graph
+        self.options = options or GraphScoutOptions()
+        self.engine = engine if engine is not None else open_cypher(graph, progress=progress)
+        self.schema = self.engine.schema
+        self.index = index if index is not None else open_node_index(graph, self.options, progress=progress)
+        self.llm = llm
+        if self.llm is None:
+            from .offline import ScriptedSolver
+
+            self.llm = ScriptedSolver(graph, self.schema, topk=self.options.retriever.default_topk)
+        self.resolver = NodeResolver(graph)
+        self.pool = None
+        if self.options.code_interpreter:
+            from ark.sandbox import SandboxLimits
+
+            from .sandbox_pool import SandboxPool
+
+            box = self.options.sandbox
+            limits = SandboxLimits(timeout_s=box.timeout_s, memory_mb=box.memory_mb, output_chars=box.output_chars,
+                                   cypher_timeout_s=box.cypher_timeout_s, cypher_max_rows=box.cypher_max_rows)
+            self.pool = SandboxPool(self.engine, limits, isolation=box.isolation)
+        self.system_prompt = self.options.system_prompt or render_system_prompt(
+            graph, self.schema, code=self.options.code_interpreter, topk=self.options.retriever.default_topk,
+            max_turns=self.options.max_turns, limits=self.pool.limits if self.pool is not None else None,
+            max_relations=self.options.examples, dialect=getattr(self.engine, "dialect", "ladybug"))
+        self._reader = None
+        self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
+
+    # ------------------------------------------------------------------ solving
+    async def asolve(self, question: str, agent_index: int = 0) -> Solution:
+        """Run one trajectory on ``question``; never raises for model misbehaviour (see the trajectory)."""
+        started = time.perf_counter()
+        sandbox = self.pool.acquire() if self.pool is not None else None
+        toolbox = Toolbox(self.graph, self.schema, self.index, self.options,
+                          sandbox_factory=(lambda: sandbox) if sandbox is not None else None, resolver=self.resolver)
+        messages: list[dict] = [{"role": "system", "content": self.system_prompt},
+                                {"role": "user", "content": FIRST_USER_MESSAGE.format(question=question),
+                                 "data": {"question": question}}]
+        trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(self.llm, "name", ""),
+                                messages=messages, tools=toolbox.openai_tools())
+        try:
+            await run_tool_loop(trajectory, self.llm, toolbox, max_steps=self.options.max_turns,
+                                tool_choice=self.options.tool_choice, on_no_tool_call=_needs_answer)
+        finally:
+            if sandbox is not None:
+                await asyncio.to_thread(self.pool.release, sandbox)
+        text = None
+        if trajectory.stop_reason == "answer":
+            text = extract_answer(trajectory.messages[-1].get("content"))
+        answer = Answer(text, self.answer_type(question)) if text else None
+        ranked = self._rank(list(toolbox.touched), answer)
+        trajectory.answer = [node.index for node in ranked]
+        trajectory.answer_ids = [node.node_id for node in ranked]
+        trajectory.telemetry = toolbox.telemetry.to_dict()
+        solution = Solution(question, answer, ranked, trajectory, config=self.options.model_dump(mode="json"),
+                            policy=trajectory.policy, graph=str(self.graph.metadata.get("name", "")),
+                            wall_s=time.perf_counter() - started)
+        if self.trajectory_path is not None:
+            append_jsonl(self.trajectory_path, [solution.to_dict()])
+        return solution
+
+    def solve(self, question: str) -> Solution:
+        """Synchronous :meth:`asolve` (not inside a running event loop); closes the policy's connections after."""
+        async def once() -> Solution:
+            try:
+                return await self.asolve(question)
+            finally:
+                await self.llm.aclose()
+
+        return asyncio.run(once())
+
+    def answer_type(self, question: str) -> str:
+        """The answer type the question asks for (entity, set, number, boolean)."""
+        if self._reader is None:
+            from ark.question import QuestionReader
+
+            self._reader = QuestionReader(self.graph)
+        return answer_type(question, self._reader.read(question).target_types)
+
+    def _rank(self, touched: list[int], answer: Answer | None) -> list[TouchedNode]:
+        """Touched nodes named in the answer first, then the others; each group in the order first touched."""
+        g = self.graph
+        named = [i for i in touched if answer is not None and names_in(g.name(i), answer.text)]
+        chosen = set(named)
+        return [TouchedNode(i, g.node_id(i), g.name(i), g.node_type(i), i in chosen)
+                for i in named + [i for i in touched if i not in chosen]]
+
+    async def aclose(self) -> None:
+        """Stop the sandbox workers and close the policy's connections."""
+        if self.pool is not None:
+            await asyncio.to_thread(self.pool.close)
+        await self.llm.aclose()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+
+def names_in(name: str, answer: str) -> bool:
+    """Whether ``name`` is the answer or one of its comma-separated items (names with commas kept whole)."""
+    parts = [normalize_text(part) for part in str(answer).split(",")]
+    wanted = [normalize_text(part) for part in str(name).split(",")]
+    if not any(wanted):
+        return False
+    size = len(wanted)
+    return any(parts[k:k + size] == wanted for k in range(len(parts) - size + 1))
+
+
+def _needs_answer(message: dict) -> str | None:
+    """End the trajectory at a reply carrying the answer wrapper; otherwise ask for it."""
+    return None if extract_answer(message.get("content")) is not None else NO_ANSWER_MESSAGE
+
+
+def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress: bool = False) -> Any:
+    """The retriever's node index: ``retriever.index`` (dense or BM25) over names or whole node texts."""
+    from ark.index import open_index
+
+    config = options.retriever
+    fields = {node_type: ["name"] for node_type in graph.node_types} if config.fields == "name" else None
+    return open_index(graph, kind=config.index, fields=fields, progress=progress)

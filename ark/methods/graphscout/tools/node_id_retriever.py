@@ -1,0 +1,84 @@
+"""``node_id_retriever(queries, topk=2)``: from mentions to node ids by similarity (GraphScout §3.2.2).
+
+Observation, one block per query, best first::
+
+    'Marfan syndrome':
+      OMIM:154700  Marfan syndrome  (disease)  score 1.000
+      OMIM:609192  Loeys-Dietz syndrome  (disease)  score 0.614
+
+The type shown is the node's Cypher label (what a query names it by). ``data["results"]`` lists the shown entries as
+``{"query", "index", "node_id", "type", "label", "name", "score"}``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec, decode_json_string
+from ark.text import clean_inline
+
+if TYPE_CHECKING:
+    from .toolbox import Toolbox
+
+NAME = "node_id_retriever"
+NAME_CHARS = 120
+
+
+class NodeIdRetrieverArgs(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    queries: list[str] = Field(description="Mentions to look up, e.g. ['Marfan syndrome', 'FBN1'].")
+    topk: int | None = Field(default=None, description="Nodes returned per query (default 2).")
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        value = decode_json_string(value)
+        return [value] if isinstance(value, str) else value
+
+
+SPEC = ToolSpec(
+    NAME,
+    "Find node ids by similarity to short mentions (batch): for each query, the top nodes with id, type (the Cypher "
+    "label), name and score. Use it to ground the entities of the question before querying the graph.",
+    NodeIdRetrieverArgs,
+    example='{"queries": ["Marfan syndrome", "FBN1"], "topk": 2}',
+)
+
+
+def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
+    """Top-k nodes per query; the retrieved nodes are what this call touched."""
+    cfg = box.config.retriever
+    queries = [q.strip() for q in args.queries if isinstance(q, str) and q.strip()]
+    if not queries:
+        return ToolResult.failure(f"{NAME} needs a non-empty list of 'queries', e.g. {SPEC.example}.",
+                                  INVALID_ARGUMENTS)
+    notes = []
+    if len(queries) > cfg.max_queries:
+        notes.append(f"(only the first {cfg.max_queries} of {len(queries)} queries were run)")
+        queries = queries[:cfg.max_queries]
+    wanted = cfg.default_topk if args.topk is None else args.topk
+    topk = min(max(int(wanted), 1), cfg.max_topk)
+    if wanted > cfg.max_topk:
+        notes.append(f"(topk capped at {cfg.max_topk})")
+    box.telemetry.retriever_calls += 1
+    g, schema = box.graph, box.schema
+    lines: list[str] = []
+    results: list[dict] = []
+    for query in queries:
+        lines.append(f"{query!r}:")
+        hits = box.search(query, topk)
+        if not hits:
+            lines.append("  (no nodes found)")
+        for node, score in hits:
+            node_type = g.node_type(node)
+            label = schema.node_label(node_type) if schema is not None else node_type
+            name = clean_inline(g.name(node) or "", NAME_CHARS)
+            lines.append(f"  {g.node_id(node)}  {name}  ({label})  score {score:.3f}")
+            results.append({"query": query, "index": node, "node_id": g.node_id(node), "type": node_type,
+                            "label": label, "name": g.name(node), "score": round(score, 6)})
+    text = "\n".join([*lines, *notes])
+    return ToolResult(text, data={"topk": topk, "queries": queries, "results": results},
+                      node_indices=[r["index"] for r in results])
