@@ -215,3 +215,40 @@ def test_ask_hpo_ranks_fbn1_first_for_marfan(monkeypatch, tmp_path_factory):
     result = ask("hpo", "Which genes are implicated in Marfan syndrome?", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["ranked"][0]["node_id"] == "NCBIGene:2200"
+
+
+# ------------------------------------------------------------------------------------------------ graphscout
+GENE_COUNT_QUESTION = "How many genes are associated with Loeys-Dietz syndrome?"
+
+
+def test_ask_graphscout_offline_answers_a_count_and_shows_the_code(graph_dir):
+    pytest.importorskip("ladybug")
+    result = ask(graph_dir, GENE_COUNT_QUESTION, "--method", "graphscout")
+    assert result.exit_code == 0, result.output
+    assert OFFLINE_NOTICE in result.stderr
+    assert "Agent 0 · 3 steps · answer" in result.stdout
+    assert "node_id_retriever(queries=['Loeys-Dietz syndrome'], topk=2)" in result.stdout
+    assert "code_interpreter(code below)" in result.stdout
+    assert "│ rows = cypher('MATCH (a0:disease {id: $anchor})-[:associated_gene]->(x:gene) RETURN count(DISTINCT " \
+           "x) AS answer', {'anchor': 'OMIM:609192'})" in result.stdout
+    assert "      → 2" in result.stdout  # what the code printed
+    assert "Answer (number): 2" in result.stdout
+    assert table_rows(result.stdout)[0][1] == "OMIM:609192"  # the nodes it touched
+
+
+def test_ask_graphscout_json_record_has_answer_and_trajectory(graph_dir):
+    pytest.importorskip("ladybug")
+    result = ask(graph_dir, GENE_COUNT_QUESTION, "--method", "graphscout", "--json")
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["answer"] == {"text": "2", "type": "number"} and record["stop_reason"] == "answer"
+    assert record["agents"][0]["messages"][-1]["content"].endswith("\\answer{2}")
+
+
+@pytest.mark.slow
+def test_ask_hpo_graphscout_counts_marfan_genes_with_cypher(monkeypatch, tmp_path_factory):
+    pytest.importorskip("ladybug")
+    monkeypatch.setenv("ARK_HOME", USER_ARK_HOME or str(tmp_path_factory.mktemp("ark-home")))
+    result = ask("hpo", "How many genes are associated with Marfan syndrome?", "--method", "graphscout")
+    assert result.exit_code == 0, result.output
+    assert "RETURN count(DISTINCT x) AS answer" in result.stdout and "Answer (number): 1" in result.stdout

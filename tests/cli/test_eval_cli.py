@@ -238,3 +238,74 @@ def test_retrieve_out_directory_is_a_clear_error(cli, graph_dir, tmp_path):
     result = cli("retrieve", graph_dir, "-m", "bm25", "-q", queries, "-o", tmp_path, "--no-progress")
     assert result.exit_code == 2, result.output
     assert "is a directory" in result.text and not isinstance(result.exception, IsADirectoryError)
+
+
+# ------------------------------------------------------------------------------------------------ answers
+QA_QUERIES = [
+    {"id": "count", "query": "How many genes are associated with Loeys-Dietz syndrome?", "answer": 2,
+     "template": "number"},
+    {"id": "genes", "query": "Which genes are associated with Loeys-Dietz syndrome?",
+     "answer_ids": ["NCBIGene:7046", "NCBIGene:7048"], "answer": ["TGFBR1", "TGFBR2"], "template": "set"},
+    {"id": "check", "query": "Is F8 associated with Marfan syndrome?", "answer": "no", "template": "boolean"},
+]
+
+
+@pytest.fixture(scope="module")
+def clinical_dir(tmp_path_factory) -> Path:
+    from tests.support.graphs import save_clinical_graph
+
+    return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
+
+
+@pytest.fixture
+def no_llm(monkeypatch, tmp_path):
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def test_eval_graphscout_reports_answer_metrics_beside_retrieval(cli, clinical_dir, tmp_path, no_llm):
+    pytest.importorskip("ladybug")
+    queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES)
+    run = tmp_path / "run-gs"
+    result = cli("eval", clinical_dir, "-m", "graphscout", "-q", queries, "--run-dir", run, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "answer EM" in result.text and "answer F1" in result.text
+    rows = {row["id"]: row for row in read_jsonl(run / "per_query.jsonl")}
+    assert rows["count"]["predicted_answer"] == "2" and rows["count"]["answer_metrics"]["exact_match"] == 1.0
+    assert rows["genes"]["answer_metrics"]["exact_match"] == 1.0 and rows["genes"]["hit@1"] == 1.0
+    assert rows["check"]["predicted_answer"] == "no"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["answers"] == {"n": 3, "exact_match": 1.0, "f1": 1.0, "item_f1": 1.0}
+    assert summary["overall"]["n"] == 1 and set(summary["by_template"]) == {"number", "set", "boolean"}
+    assert summary["by_template"]["number"]["answers"]["exact_match"] == 1.0
+    assert "| n answered | EM | F1 |" in (run / "summary.md").read_text()
+    results = {r["id"]: r for r in read_jsonl(run / "results.jsonl")}
+    assert results["count"]["answer"] == {"text": "2", "type": "number"}
+    assert len(read_jsonl(run / "trajectories.jsonl")) == 3
+
+
+def test_eval_judge_flag_grades_with_the_configured_model(cli, clinical_dir, tmp_path, no_llm, openai_server,
+                                                           monkeypatch):
+    pytest.importorskip("ladybug")
+    from tests.support.openai_server import text_reply, turn_script
+
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    openai_server.responder = turn_script([text_reply("INCORRECT")])
+    queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES[:1])
+    run = tmp_path / "run-judge"
+    result = cli("eval", clinical_dir, "-m", "graphscout", "--offline", "-q", queries, "--run-dir", run,
+                 "--no-progress", "--judge", "--judge-model", "judge-model")
+    assert result.exit_code == 0, result.output
+    assert [body["model"] for body in openai_server.requests] == ["judge-model"]  # the method stayed offline
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["answers"]["judge_accuracy"] == 0.0 and summary["answers"]["exact_match"] == 1.0
+    assert "LLM judge accuracy (model-graded, off by default)" in result.text and "answer Judge" in result.text
+
+
+def test_eval_judge_without_a_model_is_a_clear_error(cli, clinical_dir, tmp_path, no_llm):
+    queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES[:1])
+    result = cli("eval", clinical_dir, "-m", "bm25", "-q", queries, "--run-dir", tmp_path / "r", "--judge")
+    assert result.exit_code == 2 and "--judge needs a chat model" in result.text

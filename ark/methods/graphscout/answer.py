@@ -12,7 +12,9 @@ import re
 WRAPPER = r"\answer{...}"
 _OPEN = "\\answer{"
 _FENCE = re.compile(r"^\s*(?:```\w*|\$\$?)\s*$")
-_BOOLEAN_OPENERS = re.compile(r"^\s*(?:is|are|does|do|did|can|could|has|have|was|were)\b", re.IGNORECASE)
+_BOOLEAN_OPENERS = re.compile(r"^\s*(?:is|are|does|do|did|can|could|has|have|was|were)\b"
+                              r"(?!\s+(?:you|we)\s+(?:name|list|find|give|tell|identify|show|provide|retrieve)\b)",
+                              re.IGNORECASE)  # "Can you name ..." asks for things, not yes/no
 _SINGULAR = re.compile(r"^\s*(?:what|which|who)\s+is\b", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many\b|\bnumber of\b|\bcount\b", re.IGNORECASE)
 
@@ -38,7 +40,8 @@ def extract_answer(content: str | None) -> str | None:
 
 def answer_type(question: str, target_types: list[str]) -> str:
     """The answer type a question asks for: "how many" -> number; a question opening with is/are/does/... ->
-    boolean; "what is"/"which is" or "which <singular wanted type>" -> entity; otherwise a set."""
+    boolean (not "can you name/list ..."); "what is"/"which is" or "which <singular wanted type>" -> entity;
+    otherwise a set."""
     if _COUNT.search(question):
         return "number"
     if _BOOLEAN_OPENERS.match(question):
