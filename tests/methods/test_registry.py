@@ -81,7 +81,7 @@ def test_a_method_in_one_file_runs_through_ark_eval_with_its_options_recorded(tm
 
 
 BLOCKED = ("torch", "sentence_transformers", "transformers", "trl", "peft", "matplotlib", "pandas", "ladybug", "mcp",
-           "ray", "faiss", "openai")
+           "ray", "faiss", "openai", "neo4j")
 
 WITHOUT_EXTRAS = textwrap.dedent(f"""
     import importlib.abc, sys
@@ -95,7 +95,7 @@ WITHOUT_EXTRAS = textwrap.dedent(f"""
 
     sys.meta_path.insert(0, NotInstalled())
     from ark.cli.main import app
-    for args in (["--help"], ["methods"], ["methods", "ark"]):
+    for args in (["--help"], ["methods"], ["methods", "ark"], ["methods", "graphscout"]):
         try:
             app(args)
         except SystemExit as exit:

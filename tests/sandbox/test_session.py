@@ -186,3 +186,24 @@ def test_a_worker_that_spends_its_cpu_budget_is_replaced(engine):
         result = sandbox.run("while True:\n    pass")
         assert result.error_kind == "crashed" and "CPU time budget" in result.error
         assert sandbox.run("print('fresh')").stdout == "fresh\n"
+
+
+def test_a_worker_started_from_a_short_lived_thread_outlives_it(engine):
+    # bubblewrap's --die-with-parent follows the thread that started the worker: starts go through one
+    # long-lived thread, so asyncio.to_thread or a background start cannot take the worker down with them.
+    import threading
+    import time
+
+    with CodeSandbox(engine, SandboxLimits(timeout_s=5)) as sandbox:
+        starter = threading.Thread(target=sandbox.start)
+        starter.start()
+        starter.join()
+        time.sleep(0.3)
+        assert sandbox.running
+        result = sandbox.run("print('alive')")
+        assert result.stdout == "alive\n" and not result.restarted and sandbox.starts == 1
+
+
+def test_cypher_calls_report_the_strings_they_were_given_and_returned(sandbox):
+    result = sandbox.run("cypher('MATCH (g:gene {id: $id}) RETURN g.name AS name, 3 AS n', {'id': 'NCBIGene:2200'})")
+    assert result.ok and result.strings == ["NCBIGene:2200", "FBN1"]  # ids and names; numbers are not strings

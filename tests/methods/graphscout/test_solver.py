@@ -174,3 +174,29 @@ def test_registered_method_returns_answer_trajectory_and_touched_ranking(clinica
     assert output.scores == [1.0, 1.0]
     assert len(output.trajectories) == 1 and output.trajectories[0]["stop_reason"] == "answer"
     assert output.record["answer"]["text"] == "TGFBR1, TGFBR2" and output.record["config"]["max_turns"] == 5
+
+
+@pytest.mark.slow
+def test_offline_solver_matches_the_graph_truth_on_generated_hpo_questions():
+    """The full method (retriever, sandboxed Cypher, wrapper) on questions whose answers were computed by walking
+    the graph in memory; benchmarks/bench_scripted_solver.py runs 50 per type."""
+    from ark.loaders import open_graph
+    from ark.methods.graphscout.synthetic import TEMPLATES, QuestionMaker
+
+    graph = open_graph("hpo")
+    method = build_method("graphscout", graph)
+    maker = QuestionMaker(graph, seed=1)
+    batches = {kind: maker.questions(kind, 10) for kind in TEMPLATES}
+
+    async def run_all():
+        try:
+            return {kind: [await method.aretrieve(q.question, 20) for q in questions]
+                    for kind, questions in batches.items()}
+        finally:
+            await method.aclose()
+
+    outputs = asyncio.run(run_all())
+    for kind, questions in batches.items():
+        right = sum(output.answer is not None and exact_match(output.answer.text, q.answer, kind) == 1.0
+                    for q, output in zip(questions, outputs[kind], strict=True))
+        assert right >= 9, (kind, right)
