@@ -43,6 +43,15 @@ def solve(writer, engine, question):
     ("Does Dravet syndrome have the phenotype Febrile seizure?", "boolean", "yes"),
     ("Which gene is associated with Dravet syndrome?", "entity", "SCN1A"),
     ("What is the parent term of Febrile seizure?", "entity", "Seizure"),
+    # several anchors: an intersection (Loeys-Dietz lacks ectopia lentis, Homocystinuria arachnodactyly)
+    ("Which diseases have the phenotype Arachnodactyly and the phenotype Ectopia lentis?", "set", "Marfan syndrome"),
+    # a quoted phrase filters the answers by their text, as whole words
+    ("Which diseases have the phenotype Aortic root dilatation and mention 'aneurysm' in their description?", "set",
+     "Loeys-Dietz syndrome"),
+    # a relative clause: a hop through phenotypes, each hop with its own taxonomy direction
+    ("Which phenotypes are parent terms of phenotypes that are features of Dravet syndrome?", "set",
+     "Abnormality of the nervous system, Seizure"),
+    ("Can you name the genes associated with Homocystinuria?", "set", "CBS"),  # a request, not a yes/no question
 ])
 def test_questions_become_cypher_that_answers_them(clinical, question, answer_type, answer):
     graph, engine, writer = clinical
