@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import clean_inline
-from .common import console, err_console, fail, load_graph
+from .common import check_writable, console, err_console, fail, guarded, load_graph, one_line
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 DEFAULT_METHOD = "ark"
@@ -20,7 +20,7 @@ CODE_OUTPUT_LINES = 12  # lines of a code call's output shown under it
 
 
 def register(app: typer.Typer) -> None:
-    app.command("ask")(ask)
+    app.command("ask")(guarded(ask))
 
 
 @method_options(default_method=DEFAULT_METHOD)
@@ -30,16 +30,20 @@ def ask(
     top: Annotated[int, typer.Option(min=1, help="How many ranked nodes to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record (ranking + trajectories) as JSON.")]
     = False,
-    trajectories: Annotated[Path | None, typer.Option(help="Append the run's record to this JSONL file.")] = None,
+    trajectories: Annotated[Path | None, typer.Option(
+        help="Append the run's record to this JSONL file (packed; `ark trajectory show/export` read it).")] = None,
     *,
     selection: MethodSelection,
 ) -> None:
     """Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, else the offline
     policy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 --set max_steps=10."""
     from ..runtime.jsonl import append_jsonl
+    from ..runtime.trajectory_file import pack_record
 
     if not question.strip():
         fail("the question is empty")
+    if trajectories is not None:
+        check_writable(trajectories, "cannot write --trajectories")
     graph = load_graph(graph_name, quiet=as_json)
     choice = resolve_choice(selection, graph)
     retriever = build_retriever(choice, graph)
@@ -47,11 +51,11 @@ def ask(
         with err_console.status(f"Running {choice.name} ..."):
             output = retriever.retrieve(question, max(top, 100))
     except Exception as exc:  # the LLM client raises LLMError with a clear message
-        fail(f"{type(exc).__name__}: {exc}")
+        fail(f"{type(exc).__name__}: {one_line(str(exc))}", code=1)
     record = question_record(question, choice.name, output, graph)
     if trajectories is not None:
         try:
-            append_jsonl(trajectories, [record])
+            append_jsonl(trajectories, [pack_record(record)])
         except OSError as exc:
             fail(f"cannot write --trajectories {trajectories}: {exc}")
     _check_agents(output.trajectories or [])
@@ -86,17 +90,15 @@ def question_record(question: str, method: str, output: Any, graph: Any) -> dict
 
 
 def _check_agents(trajectories: list[dict]) -> None:
-    """Exit with the first error when every agent failed (e.g. the endpoint rejected the key); warn when some did.
-
-    The loop records a policy failure in the trajectory instead of raising (one agent must not sink the others),
-    so without this check an unreachable or misconfigured endpoint would look like an empty answer and exit 0.
-    """
+    """Exit with the first error when every agent failed; warn that the answer is partial when some did (a method
+    fails the question itself unless --allow-partial, so this sees failed agents only in a partial result)."""
     failed = [t for t in trajectories if t.get("error")]
     if failed and len(failed) == len(trajectories):
         fail(f"every agent failed; first error: {failed[0]['error']}", code=1)
     if failed:
-        err_console.print(f"[yellow]warning:[/] {len(failed)} of {len(trajectories)} agent(s) failed; "
-                          f"first error: {escape(failed[0]['error'])}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] partial answer (--allow-partial): {len(failed)} of "
+                          f"{len(trajectories)} agent(s) failed; first error: {escape(one_line(failed[0]['error']))}",
+                          highlight=False, soft_wrap=True)
 
 
 def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: Any, top: int) -> None:

@@ -1,8 +1,15 @@
-"""Pieces every command shares: the consoles, opening a graph with visible progress, choosing the policy."""
+"""Pieces every command shares: the consoles, one-line errors, interrupts, opening a graph with visible progress,
+choosing the policy."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
+import errno
+import functools
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -16,22 +23,106 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+INTERRUPTED = "interrupted — rerun the same command to resume"
+EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print a clear error and exit with ``code``. ``message`` is shown verbatim (never read as rich markup: it
-    often quotes user input such as paths and questions)."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    """Print a clear error on one line and exit with ``code``. ``message`` is shown verbatim (never read as rich
+    markup: it often quotes user input such as paths and questions) and never wrapped (the terminal wraps it)."""
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (line breaks included) made one space."""
+    return " ".join(str(text).split())
+
+
+def describe_os_error(exc: OSError) -> str:
+    """One line for a file-system error: what could not be written, and why."""
+    if exc.filename is None:
+        return os_error_reason(exc)
+    return f"cannot write {exc.filename}: {os_error_reason(exc)}"
+
+
+def os_error_reason(exc: OSError) -> str:
+    """Why a write failed, with a hint for the usual causes."""
+    hints = {
+        errno.EROFS: "the file system is read-only; choose an output on a writable disk",
+        errno.EACCES: "no permission; choose a folder you can write to",
+        errno.EPERM: "not permitted; choose a folder you can write to",
+        errno.ENOTDIR: "a parent of this path is a file, not a folder",
+        errno.ENOSPC: "the disk is full",
+        errno.EISDIR: "it is a folder; give a file path",
+        errno.ENOENT: "files cannot be created there",
+        errno.EINVAL: "not a place for an output file",
+    }
+    hint = hints.get(exc.errno or 0)
+    reason = exc.strerror or str(exc)
+    return f"{reason} ({hint})" if hint else reason
+
+
+def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a command so that an unwritable output is one error line (exit 2) instead of a traceback, and Ctrl-C
+    prints :data:`INTERRUPTED` (exit 130). Every write is whole-line or atomic, so a rerun resumes safely."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            from ..runtime.interrupts import announce_interrupt
+
+            announce_interrupt(lambda: err_console.print(f"[yellow]{INTERRUPTED}[/]", soft_wrap=True))
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            fail(describe_os_error(exc))
+
+    return wrapper
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Exit with one line unless a file can be written at ``path`` (missing parent folders are created)."""
+    from ..runtime.atomic import probe_writable
+
+    try:
+        probe_writable(path)
+    except OSError as exc:
+        where = f" (at {exc.filename})" if exc.filename and Path(exc.filename) != Path(path).absolute() else ""
+        fail(f"{what} {path}: {os_error_reason(exc)}{where}")
+
+
+@contextmanager
+def progress_status(text: str) -> Iterator[Callable[[str], None]]:
+    """A spinner showing ``text`` on a terminal; yields ``update(text)``. Off a terminal (logs, CI, pipes) each
+    update is printed as a line instead, so long first-use work is never silent."""
+    if err_console.is_terminal:
+        with err_console.status(text) as status:
+            yield lambda update: status.update(update)
+    else:
+        yield lambda update: err_console.print(update, highlight=False, soft_wrap=True)
 
 
 def load_graph(name_or_path: str, quiet: bool = False) -> KnowledgeGraph:
     """Open a built-in graph (building it on first use, with a spinner) or a graph directory."""
     from ..loaders import open_graph
 
+    started = time.perf_counter()
+    built: list[str] = []
+
+    def show(text: str) -> None:
+        built.append(text)
+        update(text)
+
     try:
-        with err_console.status("Opening graph ...") as status:
-            graph = open_graph(name_or_path, status=lambda text: status.update(text))
+        with progress_status("Opening graph ...") as update:
+            graph = open_graph(name_or_path, status=show)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
+    if built:
+        err_console.print(f"[dim]Graph {graph.metadata.get('name', name_or_path)!r} built in "
+                          f"{time.perf_counter() - started:.1f} s: {graph.path}[/]", soft_wrap=True)
     if not quiet and graph.metadata.get("credit"):
         err_console.print(f"[dim]Graph {graph.metadata.get('name', name_or_path)!r}: uses the "
                           f"{graph.metadata['credit']}.[/]")
@@ -51,7 +142,13 @@ def make_policy(
     from ..llm import OpenAIChatClient, resolve_settings
 
     overrides = {"model": model, "base_url": base_url, "temperature": temperature}
-    settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
+    try:
+        settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValueError as exc:
+        fail(str(exc))
+    problem = settings_problem(settings, model, base_url)
+    if problem is not None:
+        fail(problem)
     if not settings.configured():
         err_console.print(
             "[yellow]No LLM configured (--model/--base-url or ARK_MODEL/OPENAI_BASE_URL): using the offline policy, "
@@ -59,3 +156,26 @@ def make_policy(
         )
         return None
     return OpenAIChatClient(settings)
+
+
+def settings_problem(settings: Any, model: str | None, base_url: str | None) -> str | None:
+    """Why half-given LLM settings cannot reach a model, or None (complete, or nothing given: the offline policy).
+
+    A model without an endpoint or key (``--model gpt-4.1`` and no ``OPENAI_API_KEY``) or an endpoint without a
+    model is an error, never a silent fall-back to the offline policy.
+    """
+    import os
+
+    from ..llm.settings import ENV_VARS
+
+    if settings.configured() or not (settings.model or settings.base_url):
+        return None
+    if settings.model:
+        source = "--model" if model else (f"{ENV_VARS['model']}" if os.environ.get(ENV_VARS["model"])
+                                           else "the [llm] table of $ARK_HOME/config.toml")
+        return (f"model {settings.model!r} (from {source}) has no endpoint to call: set OPENAI_API_KEY for "
+                "api.openai.com, or give --base-url (or OPENAI_BASE_URL) for another OpenAI-compatible server; "
+                "--offline runs the offline policy instead")
+    source = "--base-url" if base_url else "OPENAI_BASE_URL or $ARK_HOME/config.toml"
+    return (f"endpoint {settings.base_url} (from {source}) has no model: give --model (or set ARK_MODEL); "
+            "--offline runs the offline policy instead")

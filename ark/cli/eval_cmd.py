@@ -10,7 +10,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from ..text import clean_inline
-from .common import console, err_console, fail, load_graph
+from .common import check_writable, console, err_console, fail, guarded, load_graph, one_line
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 
@@ -41,7 +41,7 @@ eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_h
 
 def register(app: typer.Typer) -> None:
     """Add ``retrieve`` and the ``eval`` group (with ``eval compare``) to the ``ark`` app."""
-    app.command("retrieve")(retrieve)
+    app.command("retrieve")(guarded(retrieve))
     app.add_typer(eval_app, name="eval")
 
 
@@ -75,11 +75,23 @@ def _open_queries(graph, queries: Path, split: str | None, human: bool, limit: i
 
 
 def _report_stats(stats, where: Path) -> None:
+    """The run's counts on one line; a run with failed queries ends here with one error line and exit code 1."""
+    if stats.failed or stats.stopped:
+        qid, error = stats.failed[0]
+        stopped = f"; {stats.stopped}, {stats.total - stats.already_done - stats.completed - len(stats.failed)} " \
+                  "not tried" if stats.stopped else ""
+        fail(f"{len(stats.failed)} of {stats.total - stats.already_done} queries failed and were not written "
+             f"({stats.completed} written, {stats.already_done} already done{stopped}); rerun the same command to "
+             f"retry them. First, {qid}: {one_line(error)}", code=1)
     err_console.print(f"[dim]{stats.completed} new, {stats.already_done} already done, of {stats.total} queries "
-                      f"({stats.wall_s:.1f} s) -> {where}[/]")
-    if stats.failed:
-        err_console.print(f"[yellow]{len(stats.failed)} query(ies) failed and were not written; rerun the same "
-                          f"command to retry them. First: {stats.failed[0][0]}: {stats.failed[0][1]}[/]")
+                      f"({stats.wall_s:.1f} s) -> {where}[/]", soft_wrap=True)
+    if stats.partial:
+        err_console.print(f"[yellow]warning:[/] {len(stats.partial)} query(ies) are partial (--allow-partial: some "
+                          f"agents failed and the others were fused), first: {stats.partial[0]}", soft_wrap=True)
+
+
+def _trajectories_beside(out: Path) -> Path:
+    return out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
 
 
 # ----------------------------------------------------------------------------- ark retrieve
@@ -107,31 +119,36 @@ def retrieve(
     """
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
+    from ..runtime.locks import OutputLocked, output_lock
 
     if out.is_dir():
         fail(f"--out {out} is a directory; give a results file path such as {out / 'results.jsonl'}")
-    graph = load_graph(graph_name)
-    choice = resolve_choice(selection, graph)
-    selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
+    trajectories = trajectories or _trajectories_beside(out)
+    check_writable(out, "cannot write --out")  # before the graph and indexes are loaded, not after
+    check_writable(trajectories, "cannot write --trajectories")
     try:
-        prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
-    except RunFolderError as exc:
-        fail(str(exc))
-    retriever = build_retriever(choice, graph)
-    if trajectories is None:
-        trajectories = out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
-    try:
-        stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
-                              concurrency=concurrency, progress=progress, console=err_console)
-    except ValueError as exc:
-        fail(str(exc))
+        with output_lock(out, "results file"):
+            graph = load_graph(graph_name)
+            choice = resolve_choice(selection, graph)
+            selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
+            try:
+                prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
+            except RunFolderError as exc:
+                fail(str(exc))
+            retriever = build_retriever(choice, graph)
+            try:
+                stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
+                                      concurrency=concurrency, progress=progress, console=err_console)
+            except ValueError as exc:
+                fail(str(exc))
+    except OutputLocked as exc:
+        fail(str(exc), code=1)
     _report_stats(stats, out)
-    if stats.failed:
-        raise typer.Exit(1)
 
 
 # ----------------------------------------------------------------------------- ark eval
 @eval_app.callback()
+@guarded
 @method_options()
 def evaluate(
     ctx: typer.Context,
@@ -178,18 +195,24 @@ def evaluate(
         fail(f"missing {', '.join(missing)}")
     from ..eval import RunFolderError, default_run_dir, run_eval
     from ..plots import ChartsUnavailable
+    from ..runtime.locks import OutputLocked
 
     assert graph_name is not None and queries is not None
+    if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
+        fail(f"--run-dir {run_dir} is a file; give a folder path")
+    target = run_dir or default_run_dir(graph_name, str(selection.method), queries, name=name)
+    check_writable(target / "config.json", "cannot write the run folder")  # before any slow loading
     graph = load_graph(graph_name)
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
-    target = run_dir or default_run_dir(graph_name, choice.name, queries, name=name)
     grader = _make_judge(judge_model) if judge else None
     retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts
     try:
         outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human,
                            k=k, truncate=truncate, concurrency=concurrency, charts=charts, progress=progress,
                            console=err_console, retriever=retriever, judge=grader)
+    except OutputLocked as exc:
+        fail(str(exc), code=1)
     except (RunFolderError, ValueError) as exc:
         fail(str(exc))
     except ChartsUnavailable as exc:
@@ -257,6 +280,7 @@ def _print_tool_use(rows: list[tuple[str, str]]) -> None:
 
 # ----------------------------------------------------------------------------- ark eval compare
 @eval_app.command("compare")
+@guarded
 def compare(
     runs: Annotated[list[Path], typer.Argument(metavar="RUN...", help="Scored run folders (at least two).")],
     metric: Annotated[str, typer.Option(help="Metric deciding right/wrong per query (hit@1, hit@5, ...).")]
@@ -303,5 +327,6 @@ def compare(
             if len(rows) > examples:
                 console.print(f"  … and {len(rows) - examples} more")
     if markdown is not None:
+        check_writable(markdown, "cannot write --markdown")
         atomic_write_text(markdown, comparison_markdown(loaded, metric=metric, examples=examples))
         err_console.print(f"[dim]Markdown: {markdown}[/]")

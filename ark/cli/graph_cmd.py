@@ -10,7 +10,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from .common import console, err_console, fail, load_graph
+from .common import check_writable, console, fail, guarded, load_graph, progress_status
 
 graph_app = typer.Typer(help="Build, import and inspect knowledge graphs.", no_args_is_help=True)
 import_app = typer.Typer(help="Import a graph from an outside format into an ARK graph directory.",
@@ -23,6 +23,7 @@ def register(app: typer.Typer) -> None:
 
 
 @graph_app.command("build")
+@guarded
 def build(
     name: Annotated[str, typer.Argument(help="Built-in graph name, e.g. 'hpo'.")],
     force: Annotated[bool, typer.Option(help="Rebuild even if the cache holds it.")] = False,
@@ -33,13 +34,14 @@ def build(
     if name not in BUILDERS:
         fail(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
     start = time.perf_counter()
-    with err_console.status(f"Building graph {name!r} ..."):
-        path = build_named_graph(name, force=force)
+    with progress_status(f"Building graph {name!r} ...") as update:
+        path = build_named_graph(name, force=force, status=update)
     graph = load_graph(str(path))
     console.print(f"{graph!r} ready in {time.perf_counter() - start:.1f} s at {path}")
 
 
 @import_app.command("parquet")
+@guarded
 def import_parquet(
     source: Annotated[Path, typer.Argument(help="Folder with nodes.parquet/edges.parquet (or .csv/.jsonl).")],
     out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")],
@@ -53,6 +55,7 @@ def import_parquet(
     try:
         check_source_outside_target(source, out)
         check_graph_target(out)  # fail before the (possibly long) load, not after it
+        check_writable(out / "graph.json", "cannot write --out")
         path = import_tabular(source, out, name=name)
     except (GraphValidationError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
@@ -60,6 +63,7 @@ def import_parquet(
 
 
 @import_app.command("stark")
+@guarded
 def import_stark(
     dataset: Annotated[str, typer.Argument(help="STaRK knowledge base: prime, mag or amazon.")],
     root: Annotated[Path, typer.Option(help="Folder holding the released processed/ folder.")],
@@ -73,6 +77,7 @@ def import_stark(
     try:
         check_source_outside_target(root, out)
         check_graph_target(out)  # fail before the (possibly long) load, not after it
+        check_writable(out / "graph.json", "cannot write --out")
         path = run_import(dataset, root, out)
     except (GraphValidationError, FileNotFoundError, ValueError, ImportError) as exc:
         fail(str(exc))
@@ -80,6 +85,7 @@ def import_stark(
 
 
 @graph_app.command("info")
+@guarded
 def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")]) -> None:
     """Counts per node type and relation, schema triples and text statistics."""
     graph = load_graph(graph_name, quiet=True)

@@ -35,6 +35,7 @@ class MethodSelection:
     offline: bool
     candidate_types: list[str] | None
     seed: int
+    allow_partial: bool = False
     progress: bool = False
 
 
@@ -60,6 +61,9 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
                          help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]),
         inspect.Parameter("seed", keyword, default=0, annotation=Annotated[int, typer.Option(
             help="Seed of a method's random choices (sampling, training); recorded in the run's config.")]),
+        inspect.Parameter("allow_partial", keyword, default=False, annotation=Annotated[bool, typer.Option(
+            "--allow-partial", help="Multi-agent methods: when some agents fail (their model calls keep failing), "
+                                    "fuse the others and mark the result partial instead of failing the question.")]),
     ]
 
 
@@ -77,7 +81,8 @@ def method_options(default_method: str | None = None) -> Callable[[Callable[...,
             selection = MethodSelection(
                 method=values["method"], sets=list(values["sets"] or []), config=values["config"],
                 model=values["model"], base_url=values["base_url"], offline=values["offline"],
-                candidate_types=values["candidate_types"], seed=values["seed"], progress=bool(kwargs.get("progress")))
+                candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
+                progress=bool(kwargs.get("progress")))
             return command(*args, **kwargs, selection=selection)
 
         positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -120,7 +125,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
     elif selection.model or selection.base_url:
         err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url are ignored")
     context = MethodContext(llm=llm, candidate_types=candidate_types, progress=selection.progress,
-                            seed=selection.seed)
+                            seed=selection.seed, allow_partial=selection.allow_partial)
     return MethodChoice(name, options, context)
 
 

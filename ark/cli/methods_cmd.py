@@ -11,11 +11,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, fail
+from .common import console, fail, guarded
 
 
 def register(app: typer.Typer) -> None:
-    app.command("methods")(methods)
+    app.command("methods")(guarded(methods))
 
 
 def methods(

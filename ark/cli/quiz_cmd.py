@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import console, err_console, fail, load_graph, make_policy
+from .common import check_writable, console, err_console, fail, guarded, load_graph, make_policy
 
 
 def quiz(
@@ -39,6 +39,9 @@ def quiz(
         phrasebook = load_phrasebook(phrases) if phrases else None
     except ValueError as exc:
         fail(str(exc))
+    check_writable(out, "cannot write --out")  # before sampling, not after
+    if split_dir is not None:
+        check_writable(split_dir / "train.jsonl", "cannot write --split-dir")
     client = _paraphrase_client(model, base_url) if paraphrase else None
 
     kg = load_graph(graph)
@@ -92,7 +95,7 @@ def _table(rows) -> Table:
 
 def register(app: typer.Typer) -> None:
     """Add the ``quiz`` command to the ``ark`` app."""
-    app.command("quiz")(quiz)
+    app.command("quiz")(guarded(quiz))
 
 
 if __name__ == "__main__":  # ``python -m ark.cli.quiz_cmd GRAPH ...`` works before the command is wired in.

@@ -1,4 +1,5 @@
-"""``ark trajectory show FILE``: render one recorded retrieval (question, each agent's calls, the fused ranking)."""
+"""``ark trajectory show FILE``: render one recorded retrieval (question, each agent's calls, the fused ranking);
+``ark trajectory export FILE --out OUT``: the records unpacked, in the ARK authors' format, or as SFT samples."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..text import clean_inline
-from .common import console, fail
+from .common import check_writable, console, fail, guarded
 
 trajectory_app = typer.Typer(help="Inspect recorded agent trajectories (JSONL files).", no_args_is_help=True)
 
@@ -19,7 +20,26 @@ def register(app: typer.Typer) -> None:
     app.add_typer(trajectory_app, name="trajectory")
 
 
+EXPORT_FORMATS = ("records", "reference", "sft")
+
+
+def _read_records(file: Path):
+    """The file's records (unpacked one at a time as they are used), or exit with one line."""
+    from ..runtime.trajectory_file import TrajectoryRecords
+
+    if not file.is_file():
+        fail(f"no such file: {file}")
+    try:
+        records = TrajectoryRecords(file)
+    except (ValueError, UnicodeDecodeError) as exc:
+        fail(f"{file} is not a JSONL trajectory file: {exc}")
+    if not len(records):
+        fail(f"{file} holds no records")
+    return records
+
+
 @trajectory_app.command("show")
+@guarded
 def show(
     file: Annotated[Path, typer.Argument(help="A trajectory JSONL file (one record per question) or JSON file.")],
     index: Annotated[int, typer.Option("--index", "-n", min=0, help="Which record of the file (0-based).")] = 0,
@@ -27,23 +47,63 @@ def show(
     top: Annotated[int, typer.Option(min=1, help="How many fused nodes to show.")] = 20,
 ) -> None:
     """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
-    from ..runtime.jsonl import read_jsonl
-
-    if not file.is_file():
-        fail(f"no such file: {file}")
-    try:
-        records = read_jsonl(file)
-    except (ValueError, UnicodeDecodeError) as exc:
-        fail(f"{file} is not a JSONL trajectory file: {exc}")
-    if not records:
-        fail(f"{file} holds no records")
+    records = _read_records(file)
     if not 0 <= index < len(records):
         fail(f"--index {index} is out of range: {file} holds {len(records)} record(s) (0..{len(records) - 1})")
-    problem = retrieval_record_problem(records[index])
+    record = _checked(file, records, index)
+    render(record, observation_chars, top)
+
+
+@trajectory_app.command("export")
+@guarded
+def export(
+    file: Annotated[Path, typer.Argument(help="A trajectory JSONL file (packed or not).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    to: Annotated[str, typer.Option("--to", help="records: the full records, unpacked (readable with jq); "
+                                    "reference: the ARK authors' per-question JSON; sft: one chat sample per "
+                                    "agent.")] = "records",
+) -> None:
+    """Write a trajectory file's records unpacked, in the reference format, or as SFT distillation samples."""
+    from ..runtime.jsonl import write_jsonl_atomic
+    from ..runtime.records import Retrieval
+
+    if to not in EXPORT_FORMATS:
+        fail(f"unknown --to {to!r}; valid: {', '.join(EXPORT_FORMATS)}")
+    if out.resolve() == file.resolve():
+        fail(f"--out {out} is the file being read; choose another path")
+    records = _read_records(file)
+    check_writable(out, "cannot write --out")
+
+    def rows():
+        for index in range(len(records)):
+            record = _checked(file, records, index)
+            if to == "records":
+                yield record
+                continue
+            retrieval = Retrieval.from_dict({**record, "agents": record.get("agents", record.get("trajectories"))})
+            if to == "reference":
+                yield {"id": record["id"], **retrieval.to_reference_format()} if "id" in record \
+                    else retrieval.to_reference_format()
+            else:
+                yield from retrieval.to_sft_samples()
+
+    write_jsonl_atomic(out, rows())
+    console.print(f"Wrote {to} of {len(records)} record(s) to {out}")
+
+
+def _checked(file: Path, records, index: int) -> dict:
+    """Record ``index`` unpacked, or exit naming what is wrong with it."""
+    from ..runtime.trajectory_file import TrajectoryFormatError
+
+    try:
+        record = records[index]
+    except TrajectoryFormatError as exc:
+        fail(str(exc))
+    problem = retrieval_record_problem(record)
     if problem is not None:
         fail(f"{file}, record {index} is not a retrieval record ({problem}). Give a trajectory file: the "
              "--trajectories file of `ark ask`, or an eval run's trajectories.jsonl (not its results.jsonl)")
-    render(records[index], observation_chars, top)
+    return record
 
 
 def retrieval_record_problem(record: object) -> str | None:

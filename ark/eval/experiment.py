@@ -15,7 +15,9 @@ from rich.console import Console
 
 from ..runtime.atomic import atomic_write_text
 from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
-from .run_folder import RunFolder, prepare_run_folder
+from ..runtime.locks import output_lock
+from ..runtime.trajectory_file import TrajectoryRecords
+from .run_folder import RunFolder, RunFolderError, prepare_run_folder
 from .runner import RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
 
@@ -78,15 +80,22 @@ def run_eval(
 
     ``retriever`` is the method already built from ``choice`` (else it is built here, after the run folder is
     checked, so a refused resume costs no index build). ``judge`` (an :class:`~ark.metrics.judge.AnswerJudge`,
-    off by default) also grades the answers of question-answering queries.
+    off by default) also grades the answers of question-answering queries. A run with failed queries is not scored (its outcome has
+    an empty summary): a rerun retries them first. One process at a time uses a run folder
+    (:class:`~ark.runtime.locks.OutputLocked` for a second).
     """
     config = run_config(graph, choice, queries_source, split, human, k, truncate)
-    folder, _ = prepare_run_folder(run_dir, config)
-    retriever = retriever if retriever is not None else choice.build(graph)
-    stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
-                          concurrency=concurrency, progress=progress, console=console)
-    return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
-                        truncate=truncate, charts=charts, judge=judge)
+    if Path(run_dir).exists() and not Path(run_dir).is_dir():
+        raise RunFolderError(f"--run-dir {run_dir} is a file; give a folder path")
+    with output_lock(run_dir, "run folder", folder=True):
+        folder, _ = prepare_run_folder(run_dir, config)
+        retriever = retriever if retriever is not None else choice.build(graph)
+        stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
+                              concurrency=concurrency, progress=progress, console=console)
+        if stats.failed or stats.stopped:
+            return EvalOutcome(folder=folder, stats=stats, summary={})
+        return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
+                            truncate=truncate, charts=charts, judge=judge)
 
 
 def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGraph, stats: RunStats,
@@ -103,6 +112,9 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     if judge is not None and "answers" in summary:
         summary["answers"]["judge_model"] = str(getattr(judge.policy, "name", type(judge.policy).__name__))
         summary["answers"]["judge_label"] = judge.label
+    partial = [str(r["id"]) for r in read_jsonl(folder.results) if r.get("partial")]
+    if partial:
+        summary["partial_queries"] = partial
     config = folder.read_config()
     summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options",
                                                        "llm")}
@@ -112,7 +124,7 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     outcome = EvalOutcome(folder=folder, stats=stats, summary=summary)
     analysis = run_analysis(str(config.get("method")))
     if analysis is not None and folder.trajectories.is_file():
-        records = read_jsonl(folder.trajectories, repair=True)
+        records = TrajectoryRecords(folder.trajectories, repair=True)
         outcome.tool_use = analysis.analyze(records, rows)
         outcome.tool_use_rows = analysis.summary_rows(outcome.tool_use)
         write_json_atomic(folder.tool_use, outcome.tool_use)

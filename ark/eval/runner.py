@@ -3,9 +3,16 @@
 ``results.jsonl`` gets one line per query, ``{"id", "ranked": [node ids, best first], "scores": [...],
 "wall_s"}``, written whole and fsynced as each query finishes. A rerun reads the complete lines, cuts off a torn
 last line, and only runs the queries that are missing, so an interrupted run finishes with exactly one line per
-query; question-answering methods add ``"answer": {"text", "type"}``. Methods that record trajectories also write
-``trajectories.jsonl`` (``{"id", ..., "trajectories": [...]}``) *before* the results line; on resume, trajectory
-lines without a results line are dropped, so the two files stay in step.
+query; question-answering methods add ``"answer": {"text", "type"}``, and an output marked partial (some agents
+failed, under ``allow_partial``) adds ``"partial": "why"``. Methods that record trajectories also write
+``trajectories.jsonl`` (``{"id", ..., "trajectories": [...]}``, packed as :mod:`ark.runtime.trajectory_file`
+describes) *before* the results line; on resume, trajectory lines without a results line are dropped, so the two
+files stay in step.
+
+A query whose method raises (a model endpoint that keeps failing, say) gets no line: it is counted in
+``RunStats.failed`` and a rerun retries it. After :data:`MAX_CONSECUTIVE_FAILURES` failures in a row with no
+success the run stops early (``RunStats.stopped``) rather than wait out every query's retries. One process writes
+a results file at a time (:func:`ark.runtime.locks.output_lock`): a second is refused, never doubling lines.
 """
 
 from __future__ import annotations
@@ -28,7 +35,10 @@ from rich.progress import (
 )
 
 from ..methods.base import MethodOutput, Retriever
+from ..runtime.interrupts import run_interruptibly
 from ..runtime.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
+from ..runtime.locks import output_lock
+from ..runtime.trajectory_file import pack_record
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -43,6 +53,8 @@ class RunStats:
     already_done: int
     completed: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (query id, error)
+    partial: list[str] = field(default_factory=list)  # ids of outputs marked partial
+    stopped: str | None = None  # why the run stopped before trying every query
     wall_s: float = 0.0
 
     @property
@@ -50,9 +62,21 @@ class RunStats:
         return self.already_done + self.completed == self.total
 
 
+MAX_CONSECUTIVE_FAILURES = 10
+
+
 def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[str]:
-    """Ids with a complete results line (repairing torn lines), and trajectory lines brought in step with them."""
-    done = {str(r["id"]) for r in read_jsonl(results_path, repair=True)}
+    """Ids with a complete results line (repairing torn lines and dropping repeated ids, which two concurrent
+    writers left before outputs were locked), and trajectory lines brought in step with them."""
+    results = read_jsonl(results_path, repair=True)
+    done: set[str] = set()
+    unique = []
+    for record in results:
+        if str(record["id"]) not in done:
+            done.add(str(record["id"]))
+            unique.append(record)
+    if len(unique) != len(results):
+        write_jsonl_atomic(results_path, unique)
     if trajectories_path is not None and trajectories_path.is_file():
         records = read_jsonl(trajectories_path, repair=True)
         kept, seen = [], set()
@@ -76,16 +100,26 @@ def run_retrieval(
     concurrency: int = 4,
     progress: bool = True,
     console: Console | None = None,
+    max_consecutive_failures: int | None = MAX_CONSECUTIVE_FAILURES,
 ) -> RunStats:
     """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
 
     A query whose retrieval raises is reported in ``RunStats.failed`` and left out of the file, so a rerun
-    retries it. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
-    once; other methods run one query at a time.
+    retries it; after ``max_consecutive_failures`` failures in a row (None: never) the other queries are not
+    tried. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
+    once; other methods run one query at a time. Raises :class:`~ark.runtime.locks.OutputLocked` when another
+    process writes ``results_path``.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
-    results_path = Path(results_path)
+    with output_lock(results_path, "results file"):
+        return _run_locked(method, queries, graph, Path(results_path), k, trajectories_path, concurrency, progress,
+                           console, max_consecutive_failures)
+
+
+def _run_locked(method: Retriever, queries: Sequence[Query], graph: KnowledgeGraph, results_path: Path, k: int,
+                trajectories_path: str | Path | None, concurrency: int, progress: bool, console: Console | None,
+                max_consecutive_failures: int | None) -> RunStats:
     traj_path = Path(trajectories_path) if trajectories_path is not None else None
     done = done_ids(results_path, traj_path)
     todo = [q for q in queries if q.id not in done]
@@ -98,24 +132,33 @@ def run_retrieval(
         with _progress_bar(console, progress) as bar:
             task = bar.add_task("Retrieving", total=len(queries), completed=stats.already_done)
 
-            def record(query: Query, output: MethodOutput | BaseException, wall_s: float) -> None:
-                nonlocal trajectories
+            streak = 0
+
+            def record(query: Query, output: MethodOutput | BaseException, wall_s: float) -> bool:
+                """Write one query's outcome; False when the run should stop (too many failures in a row)."""
+                nonlocal trajectories, streak
                 if isinstance(output, BaseException):
-                    if not stats.failed:
-                        console.print(f"[red]query {query.id!r} failed:[/] {type(output).__name__}: {output}")
                     stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
+                    streak += 1
                 else:
                     if traj_path is not None and output.trajectories is not None:
                         trajectories = trajectories or JsonlAppender(traj_path)
                         # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.
-                        trajectories.append({"id": query.id, **(output.record or {}),
-                                             "trajectories": output.trajectories})
+                        trajectories.append(pack_record({"id": query.id, **(output.record or {}),
+                                                         "trajectories": output.trajectories}))
                     results.append(_result_record(query, output, graph, wall_s))
                     stats.completed += 1
+                    if output.partial:
+                        stats.partial.append(query.id)
+                    streak = 0
                 bar.advance(task)
+                if max_consecutive_failures is not None and streak >= max_consecutive_failures:
+                    stats.stopped = f"stopped after {streak} queries in a row failed"
+                    return False
+                return True
 
             if method.concurrent:
-                asyncio.run(_run_async(method, todo, k, concurrency, record))
+                run_interruptibly(_run_async(method, todo, k, concurrency, record))
             else:
                 for query in todo:
                     t0 = time.perf_counter()
@@ -123,7 +166,8 @@ def run_retrieval(
                         output = method.retrieve(query.query, k)
                     except Exception as error:  # reported per query; the run goes on
                         output = error
-                    record(query, output, time.perf_counter() - t0)
+                    if not record(query, output, time.perf_counter() - t0):
+                        break
     finally:
         results.close()
         if trajectories is not None:
@@ -144,11 +188,16 @@ async def _run_async(method: Retriever, todo: Sequence[Query], k: int, concurren
                 output = error
             return query, output, time.perf_counter() - t0
 
+    tasks = [asyncio.ensure_future(one(q)) for q in todo]
     try:
-        for finished in asyncio.as_completed([one(q) for q in todo]):
+        for finished in asyncio.as_completed(tasks):
             query, output, wall_s = await finished
-            record(query, output, wall_s)  # single writer: lines never interleave
+            if not record(query, output, wall_s):  # single writer: lines never interleave
+                break
     finally:
+        for pending in tasks:  # stopped early or interrupted: nothing may outlive the run
+            pending.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await method.aclose()
 
 
@@ -161,6 +210,8 @@ def _result_record(query: Query, output: MethodOutput, graph: KnowledgeGraph, wa
     }
     if output.answer is not None:
         line["answer"] = output.answer.to_dict()
+    if output.partial:
+        line["partial"] = output.partial
     return line
 
 

@@ -2,8 +2,10 @@
 
 Works with OpenAI, vLLM, Ollama, llama.cpp server and anything else speaking the protocol with tool calling.
 The `openai` SDK does the HTTP work and retries 408/409/429/5xx, timeouts and connection errors with
-exponential backoff (``settings.max_retries`` times, honouring ``Retry-After``). On top of it this client
-adds a response cache, a concurrency limit shared by every agent using the client, and token accounting.
+exponential backoff (``settings.max_retries`` times, honouring ``Retry-After``). A successful status whose body is
+not a chat completion (a proxy's HTML page, a truncated body) is retried the same number of times by this client.
+On top of it this client adds a response cache, a concurrency limit shared by every agent using the client, and
+token accounting. Every failure is an :class:`~ark.llm.policy.LLMError` naming the endpoint and model.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ log = logging.getLogger(__name__)
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers (vLLM, Ollama, llama.cpp) ignore the key, but the SDK insists on one.
 PLACEHOLDER_API_KEY = "not-needed"
+# Backoff before retrying a reply that is not a chat completion: this, doubled per attempt, at most 8 s.
+MALFORMED_RETRY_BASE_S = 0.5
 
 
 class OpenAIChatClient:
@@ -99,16 +103,7 @@ class OpenAIChatClient:
                 return PolicyReply(entry["message"], Usage(**entry["usage"]), cached=True,
                                    latency_s=time.perf_counter() - started)
 
-        sdk, semaphore = self._resources()
-        async with semaphore:
-            started = time.perf_counter()
-            try:
-                response = await sdk.chat.completions.create(**request)
-            except openai.OpenAIError as exc:
-                raise self._error(exc) from exc
-            latency = time.perf_counter() - started
-
-        message = self._message_dict(response)
+        response, message, latency = await self._fetch(request)
         usage = Usage()
         if response.usage is not None:
             usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0,
@@ -120,8 +115,34 @@ class OpenAIChatClient:
             self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": response.model})
         return PolicyReply(message, usage, cached=False, latency_s=latency)
 
+    async def _fetch(self, request: dict[str, Any]) -> tuple[Any, dict, float]:
+        """Send ``request``: the parsed completion, its first message and the latency. A body that is not a chat
+        completion is retried ``max_retries`` times (the SDK retries only failed statuses), then an `LLMError`."""
+        sdk, semaphore = self._resources()
+        retries = self.settings.max_retries
+        for attempt in range(retries + 1):
+            async with semaphore:
+                started = time.perf_counter()
+                try:
+                    raw = await sdk.chat.completions.with_raw_response.create(**request)
+                except openai.OpenAIError as exc:
+                    raise self._error(exc) from exc
+                latency = time.perf_counter() - started
+            try:
+                response = raw.parse()
+                return response, self._message_dict(response), latency
+            except (ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:  # not a completion
+                problem = _body_problem(raw, exc)
+            if attempt < retries:
+                log.warning("%s: %s; retrying", self.base_url, problem)
+                await asyncio.sleep(min(MALFORMED_RETRY_BASE_S * 2 ** attempt, 8.0))
+        where = f"{self.base_url} (model {self.settings.model!r})"
+        raise LLMError(f"chat request to {where} failed: {problem} (tried {retries + 1} times)")
+
     def _message_dict(self, response: Any) -> dict:
         """The first choice's message as a plain OpenAI-format dict, tool-call arguments left raw."""
+        if isinstance(response, str | bytes):  # the SDK returns the body itself when it is not JSON-typed
+            raise ValueError("not a JSON object")
         if not response.choices:
             raise LLMError(f"{self.base_url} returned no choices for model {self.settings.model!r}")
         choice = response.choices[0].message
@@ -176,6 +197,19 @@ class OpenAIChatClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _body_problem(raw: Any, exc: Exception) -> str:
+    """What is wrong with a successful response that is not a chat completion, with the start of its body."""
+    try:
+        body = raw.text
+    except Exception:  # noqa: BLE001 - only used to describe the problem
+        body = ""
+    shown = " ".join(str(body).split())
+    shown = shown[:120] + ("..." if len(shown) > 120 else "")
+    kind = "is not JSON" if isinstance(exc, ValueError) else "is not a chat completion"
+    return (f"HTTP {raw.status_code} response {kind} ({type(exc).__name__}: {exc}); "
+            f"body starts: {shown!r}" if shown else f"HTTP {raw.status_code} response with an empty body")
 
 
 def _error_detail(exc: openai.APIStatusError) -> str:

@@ -1,6 +1,7 @@
 """Named, built-in graphs (``hpo``) and opening a graph by name or path.
 
-A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards.
+A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards. A build
+killed midway leaves a temporary folder that the next use removes (see :mod:`ark.runtime.atomic`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from ..config import ark_home
 from ..graph import KnowledgeGraph
+from ..runtime.atomic import remove_stale_temporaries
 from .hpo import build_hpo_graph
 
 BUILDERS: dict[str, Callable[[], KnowledgeGraph]] = {"hpo": build_hpo_graph}
@@ -24,6 +26,7 @@ def build_named_graph(name: str, force: bool = False, status: Callable[[str], No
     if name not in BUILDERS:
         raise ValueError(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
     target = graph_dir(name)
+    remove_stale_temporaries(target)
     if force or not (target / "graph.json").is_file():
         if status:
             status(f"Building graph {name!r} into {target} (first use) ...")

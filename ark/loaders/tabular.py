@@ -6,7 +6,9 @@ JSON-object string) and ``edges.parquet`` (``from``, ``to``, ``type``, optional 
 an object or a JSON string) are read the same way. An optional ``graph.json`` (``{id, name, description,
 ...}``) supplies the graph's name and description.
 
-Edge ``properties`` are not kept: the graph stores typed edges only.
+Edge ``properties`` are not kept: the graph stores typed edges only. CSV and JSONL files must be UTF-8 (an error
+names the file, line and column of the first byte that is not); Parquet columns stored as bytes rather than
+strings are decoded as UTF-8 (refused with the column and row where that fails).
 
 The document of a node (``graph.text(i)``, the text search ranks) is its name on the first line, then one
 line ``key: value`` per textual property: first the keys in :data:`TEXT_KEYS_FIRST` (description, summary,
@@ -17,6 +19,7 @@ starting with ``_`` are left out of the text (they stay in ``graph.properties(i)
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 from collections.abc import Sequence
@@ -111,6 +114,7 @@ def _graph_info(folder: Path) -> dict[str, Any]:
     path = folder / "graph.json"
     if not path.is_file():
         return {}
+    check_utf8(path)
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -133,10 +137,12 @@ def _read_table(path: Path, required: tuple[str, ...]) -> dict[str, list[Any]]:
     """Read a table as Python columns (ids kept as strings), checking the required columns exist."""
     if path.suffix == ".parquet":
         table = pq.read_table(path)
-        columns = {name: table.column(name).to_pylist() for name in table.column_names}
+        columns = {name: _parquet_column(path, name, table.column(name)) for name in table.column_names}
     elif path.suffix == ".csv":
+        check_utf8(path)
         columns = _read_csv(path)
     else:
+        check_utf8(path)
         columns = _read_jsonl(path)
     missing = [c for c in required if c not in columns]
     if missing:
@@ -150,6 +156,50 @@ def _read_table(path: Path, required: tuple[str, ...]) -> dict[str, list[Any]]:
             shown = ", ".join(str(r) for r in blank[:5])
             raise GraphValidationError(f"{path}: column {column!r} is empty in {len(blank)} row(s): {shown}")
     return columns
+
+
+def check_utf8(path: Path, chunk_bytes: int = 1 << 20) -> None:
+    """Raise :class:`GraphValidationError` naming the line and column of the first byte of ``path`` that is not
+    UTF-8 (read in chunks: the file is never held twice in memory)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = newlines = 0  # bytes and line breaks before the current chunk
+    last_break = -1  # position of the last line break seen
+    with path.open("rb") as handle:
+        while True:
+            chunk = handle.read(chunk_bytes)
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                position = offset - (len(exc.object) - len(chunk)) + exc.start  # pending bytes hold no line break
+                before = chunk[: max(position - offset, 0)]
+                line = newlines + before.count(b"\n") + 1
+                start = offset + before.rfind(b"\n") + 1 if b"\n" in before else last_break + 1
+                raise GraphValidationError(
+                    f"{path}, line {line}, column {position - start + 1}: not UTF-8 text (byte "
+                    f"{exc.object[exc.start]:#04x}); save the file as UTF-8") from None
+            if not chunk:
+                return
+            newlines += chunk.count(b"\n")
+            if b"\n" in chunk:
+                last_break = offset + chunk.rfind(b"\n")
+            offset += len(chunk)
+
+
+def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> list[Any]:
+    """A Parquet column as Python values; a binary column is decoded as UTF-8 text, or refused naming the row."""
+    values = column.to_pylist()
+    kind = column.type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
+        return values
+    decoded = []
+    for row, value in enumerate(values):
+        try:
+            decoded.append(value.decode("utf-8") if value is not None else None)
+        except UnicodeDecodeError:
+            raise GraphValidationError(
+                f"{path}: column {name!r} holds bytes that are not UTF-8 text (row {row}: {value[:40]!r}); "
+                "write it as a string column of UTF-8 text") from None
+    return decoded
 
 
 def _read_csv(path: Path) -> dict[str, list[Any]]:

@@ -42,6 +42,7 @@ class MethodOutput:
     trajectories: list[dict[str, Any]] | None = None  # agent methods: one record per trajectory
     record: dict[str, Any] | None = None  # agent methods: the per-question record (question, config, ranking)
     answer: Answer | None = None  # question-answering methods
+    partial: str | None = None  # why the output is partial (e.g. some agents failed, under allow_partial)
 
 
 @dataclass
@@ -52,6 +53,7 @@ class MethodContext:
     candidate_types: list[str] | None = None  # rank only nodes of these types (None: all types)
     progress: bool = False  # show progress bars while building indexes or models
     seed: int = 0
+    allow_partial: bool = False  # multi-agent methods: fuse the agents that succeeded when others failed
     extra: dict[str, Any] = field(default_factory=dict)
 
 

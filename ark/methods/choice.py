@@ -51,6 +51,7 @@ class MethodChoice:
             "llm": self.llm_name,
             "candidate_types": list(self.context.candidate_types) if self.context.candidate_types else None,
             "seed": self.context.seed,
+            "allow_partial": self.context.allow_partial,
         }
 
     def build(self, graph: KnowledgeGraph) -> Retriever:

@@ -9,7 +9,10 @@ A reader (or a run killed midway) sees either the old content or the new, never 
   On Linux the swap is a single ``renameat2(RENAME_EXCHANGE)``, so the target path never goes missing;
   elsewhere the old directory is moved aside just before the new one is renamed in (a gap of one rename).
 
-Temp names start with ``.<target name>.`` so they sort beside the target and are hidden from listings.
+Temp names start with ``.<target name>.`` so they sort beside the target and are hidden from listings. A temporary
+directory's name carries the writing process's id (``.<name>.tmp-<pid>-<random>``): a process killed mid-save
+leaves it behind, and the next save of the same target (or :func:`remove_stale_temporaries`) removes every one
+whose process is gone, so a killed save is never left on disk for good.
 Published files and directories get the permissions a plain ``open()`` / ``os.mkdir()`` would give them:
 ``0o666`` and ``0o777`` less the process umask (read once, at import), not the owner-only modes of
 :func:`tempfile.mkstemp` and :func:`tempfile.mkdtemp`.
@@ -22,6 +25,7 @@ import errno
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,6 +80,36 @@ def atomic_file(
         raise
 
 
+def probe_writable(path: str | Path) -> None:
+    """Raise :class:`OSError` naming the offending path unless a file could be written at ``path``.
+
+    Nothing is changed: an existing file is opened for appending and closed; otherwise a temporary file is made and
+    removed in the nearest existing folder above ``path`` (missing folders would be created there). Catches a
+    read-only file system, a path below a file, a folder where a file is expected and paths in /proc or /sys
+    before a long run, not at its end.
+    """
+    path = Path(path).absolute()
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if path.exists():
+        try:
+            with open(path, "ab"):
+                return
+        except OSError as exc:
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".ark-write-check.", dir=folder)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(folder)) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def atomic_write_text(path: str | Path, text: str, *, encoding: str = "utf-8", fsync: bool = True) -> Path:
     """Replace ``path`` with ``text`` atomically; returns ``path`` as a :class:`~pathlib.Path`."""
     with atomic_file(path, "w", encoding=encoding, fsync=fsync) as handle:
@@ -100,7 +134,8 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    remove_stale_temporaries(target)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-{os.getpid()}-", dir=target.parent))
     try:
         tmp.chmod(DIRECTORY_PERMISSIONS)
         yield tmp
@@ -108,6 +143,52 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def remove_stale_temporaries(target: str | Path, legacy_age_s: float = 3600.0) -> list[Path]:
+    """Remove the temporary directories of ``target`` (``.<name>.tmp-*``, ``.<name>.old-*``) left by processes that
+    no longer run; returns what was removed. Names without a process id (written before ids were added) are removed
+    once untouched for ``legacy_age_s`` seconds. Saves in progress, in this process or another, are left alone."""
+    target = Path(target)
+    removed = []
+    try:
+        siblings = list(target.parent.glob(f".{glob_escape(target.name)}.*-*"))
+    except OSError:
+        return removed
+    for path in siblings:
+        rest = path.name[len(target.name) + 2:]
+        kind, _, tail = rest.partition("-")
+        if kind not in ("tmp", "old") or not path.is_dir():
+            continue
+        pid_text = tail.split("-", 1)[0]
+        if pid_text.isdigit() and "-" in tail:
+            stale = not _process_alive(int(pid_text))
+        else:
+            try:
+                stale = time.time() - path.stat().st_mtime > legacy_age_s
+            except OSError:
+                continue
+        if stale:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob's special characters taken literally."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's), or cannot tell: keep its directory
+    return True
 
 
 def _publish_directory(new: Path, target: Path) -> None:
@@ -118,7 +199,7 @@ def _publish_directory(new: Path, target: Path) -> None:
     if _exchange(new, target):
         shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old content
         return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-{os.getpid()}-", dir=target.parent))
     target.rename(retired / target.name)
     try:
         new.rename(target)

@@ -149,17 +149,42 @@ class Retrieval:
             total = total + trajectory.usage
         return total
 
+    @property
+    def failed_agents(self) -> list[Trajectory]:
+        """The trajectories whose policy failed (their ``error`` is set)."""
+        return [t for t in self.trajectories if t.error]
+
+    @property
+    def partial(self) -> bool:
+        """Whether some agents failed and the ranking fuses only the others (``allow_partial``)."""
+        return bool(self.failed_agents)
+
+    def partial_note(self) -> str | None:
+        """``"1 of 3 agents failed: ..."`` for a partial retrieval, else None."""
+        failed = self.failed_agents
+        if not failed:
+            return None
+        return f"{len(failed)} of {len(self.trajectories)} agents failed: agent {failed[0].agent_index}: " \
+               f"{failed[0].error}"
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSONL record of this question."""
-        return {
+        """The JSONL record of this question (``partial`` only when some agents failed)."""
+        record = {
             "question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
             "wall_s": self.wall_s, "usage": self.usage.to_dict(), "fused_ids": self.fused_ids,
             "ranked": [asdict(node) for node in self.ranked],
             "agents": [t.to_dict() for t in self.trajectories],
         }
+        if self.partial:
+            record["partial"] = self.partial_note()
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Retrieval:
+        """A record of :meth:`to_dict`, packed or not (see :mod:`ark.runtime.trajectory_file`)."""
+        from .trajectory_file import unpack_record
+
+        data = unpack_record(data)
         return cls(question=data["question"], ranked=[RankedNode(**n) for n in data.get("ranked", [])],
                    trajectories=[Trajectory.from_dict(t) for t in data.get("agents", [])],
                    config=data.get("config", {}), policy=data.get("policy", ""), wall_s=data.get("wall_s", 0.0),

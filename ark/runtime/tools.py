@@ -5,8 +5,13 @@
 - :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure, which
   every other consumer (scripted policies, analysis, rewards) reads instead of parsing the text.
 - :class:`ToolSet`: the tools offered in one trajectory bound to their handlers. :meth:`ToolSet.execute` never raises
-  for bad input: malformed JSON, unknown tools and invalid arguments come back as an observation that says what to
-  send instead, with an error kind in ``ToolResult.error``.
+  for bad input: malformed JSON, unknown tools, invalid arguments and arguments over the size limits come back as an
+  observation that says what to send instead, with an error kind in ``ToolResult.error``.
+
+Size limits (documented to the model by the refusal itself): a call's raw arguments may hold at most
+:data:`MAX_ARGUMENT_CHARS` characters and each text value in them at most :data:`MAX_TEXT_ARGUMENT_CHARS` (the
+longest STaRK or phenopackets question is about 640). Longer arguments are refused before they are parsed or
+searched, so a runaway model output costs microseconds, not a search over megabytes of query text.
 
 A method adds a tool by writing a module with its spec and handler and listing it where it builds its ``ToolSet``.
 """
@@ -24,6 +29,10 @@ from pydantic import BaseModel, ValidationError
 INVALID_JSON = "invalid_json"
 INVALID_ARGUMENTS = "invalid_arguments"
 UNKNOWN_TOOL = "unknown_tool"
+ARGUMENTS_TOO_LONG = "arguments_too_long"
+
+MAX_ARGUMENT_CHARS = 50_000  # a call's raw JSON arguments
+MAX_TEXT_ARGUMENT_CHARS = 2_000  # each text value in them (queries, reasoning, names)
 
 
 @dataclass
@@ -86,10 +95,14 @@ class BoundTool:
 
 
 class ToolSet:
-    """The tools of one trajectory: their schemas, and the dispatch of raw calls to handlers."""
+    """The tools of one trajectory: their schemas, and the dispatch of raw calls to handlers (with the size limits
+    of the module doc)."""
 
-    def __init__(self, tools: Sequence[BoundTool]) -> None:
+    def __init__(self, tools: Sequence[BoundTool], max_argument_chars: int = MAX_ARGUMENT_CHARS,
+                 max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None:
         self.tools = {tool.spec.name: tool for tool in tools}
+        self.max_argument_chars = max_argument_chars
+        self.max_text_argument_chars = max_text_argument_chars
 
     @property
     def names(self) -> list[str]:
@@ -108,16 +121,52 @@ class ToolSet:
         if tool is None:
             return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self.tools))}.",
                                       UNKNOWN_TOOL, tool=name)
+        if isinstance(arguments, str) and len(arguments) > self.max_argument_chars:
+            return ToolResult.failure(
+                f"The arguments of {name} are {len(arguments):,} characters long; the limit is "
+                f"{self.max_argument_chars:,} characters. Send shorter arguments, such as {tool.spec.example}.",
+                ARGUMENTS_TOO_LONG, size=len(arguments), limit=self.max_argument_chars)
         raw, problem = parse_arguments(arguments)
         if problem is not None:
             return ToolResult.failure(f"Could not read the arguments of {name} ({problem}). Send a JSON object such "
                                       f"as {tool.spec.example}.", INVALID_JSON)
+        too_long = longest_text(raw, self.max_text_argument_chars)
+        if too_long is not None:
+            where, size = too_long
+            leaf = where.rsplit(".", 1)[-1]
+            hint = " (a few keywords)" if leaf == "query" else ""
+            return ToolResult.failure(
+                f"The {where} argument of {name} is {size:,} characters long; text arguments are limited to "
+                f"{self.max_text_argument_chars:,} characters. Send a shorter {leaf}{hint}.", ARGUMENTS_TOO_LONG,
+                argument=where, size=size, limit=self.max_text_argument_chars)
         try:
             args = tool.spec.args_model.model_validate(raw)
         except ValidationError as exc:
             return ToolResult.failure(f"Invalid arguments for {name}: {describe_validation_error(exc)}. "
                                       f"Example: {tool.spec.example}.", INVALID_ARGUMENTS)
         return tool.handler(args)
+
+
+def within_limits(arguments: str | dict | None, max_chars: int = MAX_ARGUMENT_CHARS) -> bool:
+    """Whether raw ``arguments`` are short enough to be parsed at all (see the module doc)."""
+    return not (isinstance(arguments, str) and len(arguments) > max_chars)
+
+
+def longest_text(value: Any, limit: int, where: str = "") -> tuple[str, int] | None:
+    """``(dotted path, length)`` of the first text value in ``value`` longer than ``limit``, or None."""
+    if isinstance(value, str):
+        return (where or "arguments", len(value)) if len(value) > limit else None
+    if isinstance(value, dict):
+        items = ((str(key), item) for key, item in value.items())
+    elif isinstance(value, list):
+        items = ((str(index), item) for index, item in enumerate(value))
+    else:
+        return None
+    for key, item in items:
+        found = longest_text(item, limit, f"{where}.{key}" if where else key)
+        if found is not None:
+            return found
+    return None
 
 
 def parse_arguments(arguments: str | dict | None) -> tuple[Any, str | None]:

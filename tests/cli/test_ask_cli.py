@@ -7,7 +7,6 @@ test's temporary folder and the LLM environment variables are unset, so nothing 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -22,7 +21,6 @@ OFFLINE_NOTICE = "using the offline policy"
 MARFAN_GENES_QUESTION, FBN1 = ONE_HOP
 COL3A1 = "NCBIGene:1281"  # a gene the offline policy would never pick for the Marfan question
 TOOL_NAMES = ["search_in_graph", "search_in_neighborhood", "add_to_answer", "finish"]
-USER_ARK_HOME = os.environ.get("ARK_HOME")  # read before the fixtures point ARK_HOME at a temporary folder
 
 
 @pytest.fixture(scope="module")
@@ -194,24 +192,37 @@ def test_rejected_key_exits_non_zero_naming_the_url(graph_dir, openai_server, mo
     assert "dummy-key" not in result.output  # the key is never echoed
 
 
-def test_one_failing_agent_warns_and_the_others_still_answer(graph_dir, openai_server, monkeypatch):
+def test_one_failing_agent_fails_the_question_with_one_line_naming_the_endpoint(graph_dir, openai_server,
+                                                                                 monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
-    script = scripted_agent(graph_dir)
-    # Whichever agent asks first gets a non-retried error; the other plays the script.
-    openai_server.enqueue(http_error(400, "bad request from the test", retry_after_ms=None), *script)
+    # Whichever agent asks first gets a non-retried error; the other is stopped.
+    openai_server.enqueue(http_error(400, "bad request from the test", retry_after_ms=None),
+                          *scripted_agent(graph_dir))
     result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model",
                  "--set", "n_agents=2")
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: AgentError: agent") and "of 2 failed" in line
+    assert openai_server.base_url in line and "bad request from the test" in line
+    assert result.stdout == ""  # no answer table for a question whose agents did not all run
+
+
+def test_allow_partial_fuses_the_other_agents_and_says_so(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    openai_server.enqueue(http_error(400, "bad request from the test", retry_after_ms=None),
+                          *scripted_agent(graph_dir))
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model",
+                 "--set", "n_agents=2", "--allow-partial", "--json")
     assert result.exit_code == 0, result.output
-    assert "1 of 2 agent(s) failed" in flat(result.stderr) and "bad request from the test" in flat(result.stderr)
-    assert "0 steps · error (LLMError" in result.stdout
-    assert table_rows(result.stdout)[0][1] == COL3A1
+    assert "partial answer (--allow-partial): 1 of 2 agent(s) failed" in result.stderr
+    record = json.loads(result.stdout)
+    assert record["partial"].startswith("1 of 2 agents failed") and "bad request from the test" in record["partial"]
+    assert record["ranked"][0]["node_id"] == COL3A1
 
 
 # ------------------------------------------------------------------------------------------------ real graph
 @pytest.mark.slow
-def test_ask_hpo_ranks_fbn1_first_for_marfan(monkeypatch, tmp_path_factory):
-    # The HPO graph is built into ARK_HOME on first use: reuse the user's cache when there is one.
-    monkeypatch.setenv("ARK_HOME", USER_ARK_HOME or str(tmp_path_factory.mktemp("ark-home")))
+def test_ask_hpo_ranks_fbn1_first_for_marfan(use_hpo_home):
     result = ask("hpo", "Which genes are implicated in Marfan syndrome?", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["ranked"][0]["node_id"] == "NCBIGene:2200"

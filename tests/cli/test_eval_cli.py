@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from ark.cli.eval_cmd import register
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.runtime.jsonl import read_jsonl
+from ark.runtime.trajectory_file import read_trajectory_file
 
 DISEASES = {
     "D:1": ("Marfan syndrome", "tall stature long fingers lens dislocation aortic dilation"),
@@ -190,7 +191,7 @@ def test_ark_offline_run_with_tool_use_and_charts(cli, graph_dir, tmp_path):
     result = cli("eval", graph_dir, "-m", "ark", "--offline", "-q", queries, "--run-dir", run, "--no-progress",
                  "--set", "n_agents=2", "--set", "max_steps=4", "--charts")
     assert result.exit_code == 0, result.output
-    trajectories = read_jsonl(run / "trajectories.jsonl")
+    trajectories = read_trajectory_file(run / "trajectories.jsonl")
     assert sorted(r["id"] for r in trajectories) == ["a", "b", "c", "d"]
     assert all(len(r["trajectories"]) == 2 for r in trajectories)
     tool_use = json.loads((run / "tool_use.json").read_text())
@@ -210,7 +211,7 @@ def test_eval_trajectories_render_with_trajectory_show(cli, graph_dir, tmp_path)
     result = cli("eval", graph_dir, "-m", "ark", "--offline", "-q", queries, "--run-dir", run, "--no-progress",
                  "--set", "n_agents=2", "--set", "max_steps=4")
     assert result.exit_code == 0, result.output
-    record = read_jsonl(run / "trajectories.jsonl")[0]
+    record = read_trajectory_file(run / "trajectories.jsonl")[0]
     assert record["question"] == QUERIES[0]["query"]
     assert record["ranked"] and record["ranked"][0]["node_id"] == "D:1"
     shown = CliRunner().invoke(app, ["trajectory", "show", str(run / "trajectories.jsonl")])

@@ -61,7 +61,7 @@ def test_build_rejects_an_unknown_name() -> None:
 
 
 @pytest.mark.slow
-def test_build_hpo_then_info_prints_the_documented_counts() -> None:
+def test_build_hpo_then_info_prints_the_documented_counts(use_hpo_home: Path) -> None:
     built = runner.invoke(app, ["graph", "build", "hpo"])
     assert built.exit_code == 0, built.output
     info = runner.invoke(app, ["graph", "info", "hpo"])

@@ -17,9 +17,10 @@ from ark.llm import (
     PolicyReply,
     ResponseCache,
     Usage,
+    openai_client,
     request_key,
 )
-from tests.support.openai_server import ScriptedOpenAIServer, http_error, text_reply, tool_reply
+from tests.support.openai_server import ScriptedOpenAIServer, http_error, raw_reply, text_reply, tool_reply
 
 TOOLS = [{
     "type": "function",
@@ -120,6 +121,23 @@ def test_retries_exhausted_raises_llm_error(openai_server):
 
     assert openai_server.request_count == 3  # first try + 2 retries
     assert "overloaded" in str(info.value) and openai_server.base_url in str(info.value)
+
+
+@pytest.mark.parametrize("body", ["<html><body>502 Bad Gateway</body></html>", '{"choices": "none"}', ""])
+def test_a_200_body_that_is_not_a_completion_is_retried_then_named(openai_server, monkeypatch, body):
+    monkeypatch.setattr(openai_client, "MALFORMED_RETRY_BASE_S", 0.001)
+    openai_server.enqueue(raw_reply(body), text_reply("recovered"))
+    client = make_client(openai_server, max_retries=2)
+    assert run(ask(client)).message["content"] == "recovered"
+    assert openai_server.request_count == 2
+
+    openai_server.enqueue(*[raw_reply(body)] * 3)
+    with pytest.raises(LLMError) as info:
+        run(ask(client))
+    message = str(info.value)
+    assert openai_server.base_url in message and "HTTP 200" in message and "tried 3 times" in message
+    assert ("502 Bad Gateway" in message) if body.startswith("<html>") else True
+    assert openai_server.request_count == 5
 
 
 def test_timeout_then_success_is_retried(openai_server):

@@ -260,7 +260,7 @@ def test_paraphrases_kept_only_when_faithful(openai_server, tmp_path):
 
 
 @pytest.mark.slow
-def test_hpo_answers_rederived_for_a_sample():
+def test_hpo_answers_rederived_for_a_sample(use_hpo_home):
     from ark.loaders import open_graph
     from ark.quiz.recipes import recipe
 

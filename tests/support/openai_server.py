@@ -13,6 +13,8 @@ What it replies is a script of steps, built with three helpers:
 - ``text_reply("I cannot help")``: a plain assistant message, ``finish_reason`` ``"stop"``.
 - ``http_error(429)``: an HTTP error with an OpenAI-style error body; by default it asks the client to retry
   after 1 ms (``retry-after-ms: 1``, ``Retry-After: 0``) so SDK retries stay fast.
+- ``raw_reply("<html>bad gateway</html>")``: a response with exactly this body (default HTTP 200 and
+  ``Content-Type: application/json``), for endpoints that answer with something that is not a completion.
 
 Each step may carry ``delay_s`` (the server sleeps before answering) and explicit token usage.
 
@@ -45,6 +47,7 @@ Example::
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -77,7 +80,17 @@ class HttpError:
     delay_s: float = 0.0
 
 
-Step = Reply | HttpError
+@dataclass
+class RawReply:
+    """A response whose body is sent verbatim (e.g. a proxy's HTML page served with status 200)."""
+
+    body: str
+    status: int = 200
+    content_type: str = "application/json"
+    delay_s: float = 0.0
+
+
+Step = Reply | HttpError | RawReply
 
 
 def tool_reply(*calls: tuple[str, dict | str], content: str | None = None, prompt_tokens: int | None = None,
@@ -97,6 +110,12 @@ def http_error(status: int, message: str = "", *, retry_after_ms: int | None = 1
     """An HTTP error; ``retry_after_ms`` (None: no header) tells the SDK how long to wait before retrying."""
     headers = {} if retry_after_ms is None else {"retry-after-ms": str(retry_after_ms), "Retry-After": "0"}
     return HttpError(status, message or f"scripted HTTP {status}", headers, delay_s)
+
+
+def raw_reply(body: str, *, status: int = 200, content_type: str = "application/json",
+              delay_s: float = 0.0) -> RawReply:
+    """A response with ``body`` sent as it is (not JSON unless ``body`` is)."""
+    return RawReply(body, status, content_type, delay_s)
 
 
 def turn_script(steps: Iterable[Step]) -> Callable[[dict], Step]:
@@ -134,7 +153,7 @@ class ScriptedOpenAIServer:
         self._in_flight = 0
         self._ids = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -237,6 +256,15 @@ class ScriptedOpenAIServer:
         }
 
 
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """Clients that hang up (a cancelled agent, a killed process) are normal here, not errors to print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
                 429: "rate_limit_exceeded"}
 
@@ -249,10 +277,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode()
+            self._send_body(status, json.dumps(payload).encode(), "application/json", headers)
+
+        def _send_body(self, status: int, data: bytes, content_type: str,
+                       headers: dict[str, str] | None = None) -> None:
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
@@ -296,6 +327,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(step.delay_s)
                 if isinstance(step, HttpError):
                     self._send_error(step.status, step.message, step.headers)
+                elif isinstance(step, RawReply):
+                    self._send_body(step.status, step.body.encode(), step.content_type)
                 else:
                     self._send_json(200, server._completion(body, step))
             finally:

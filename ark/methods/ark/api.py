@@ -11,7 +11,8 @@ from typing import Any
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
 from ark.runtime.jsonl import append_jsonl
-from ark.runtime.records import RankedNode, Retrieval
+from ark.runtime.records import RankedNode, Retrieval, Trajectory
+from ark.runtime.trajectory_file import pack_record
 
 from .fusion import fuse
 from .loop import run_agent
@@ -19,17 +20,27 @@ from .options import ArkOptions, ToolConfig
 from .tools import Toolbox
 
 
+class AgentError(RuntimeError):
+    """An agent's policy failed for good (its client's retries exhausted): the question has no trustworthy answer."""
+
+
 class ARK:
     """Adaptive Retriever of Knowledge: n agents explore the graph in parallel; their answers are fused.
 
     ``llm`` is any :class:`~ark.llm.ChatPolicy` (e.g. ``OpenAIChatClient``); None uses the deterministic offline
     policy. ``index`` defaults to the graph's BM25 index. With ``trajectory_path`` every retrieval appends its
-    record (:meth:`Retrieval.to_dict`) to that JSONL file.
+    record (:meth:`Retrieval.to_dict`, packed as :mod:`ark.runtime.trajectory_file` describes) to that JSONL file.
+
+    When an agent's policy fails (a model endpoint that keeps failing after the client's retries) the question
+    fails with :class:`AgentError` and the other agents are stopped: a fusion of fewer agents is not the method's
+    answer. With ``allow_partial`` the agents that finished are fused instead and the retrieval is marked partial
+    (:attr:`Retrieval.partial`); it fails only when every agent failed.
     """
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: Any = None, n_agents: int = 3,
                  max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
-                 config: ArkOptions | None = None, trajectory_path: str | Path | None = None) -> None:
+                 config: ArkOptions | None = None, trajectory_path: str | Path | None = None,
+                 allow_partial: bool = False) -> None:
         self.graph = graph
         if index is None:
             from ark.index import open_index
@@ -44,18 +55,17 @@ class ARK:
         self.config = config or ArkOptions(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
                                             tools=tool_config or ToolConfig())
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
+        self.allow_partial = allow_partial
 
     def toolbox(self) -> Toolbox:
         """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
         return Toolbox(self.graph, self.index, self.config.tools)
 
     async def aretrieve(self, question: str) -> Retrieval:
-        """Run the agents concurrently on ``question`` and fuse their answers."""
+        """Run the agents concurrently on ``question`` and fuse their answers (:class:`AgentError` when an agent
+        fails, see the class doc)."""
         started = time.perf_counter()
-        trajectories = await asyncio.gather(*(
-            run_agent(question, self.toolbox, self.llm, agent_index=i, config=self.config)
-            for i in range(self.config.n_agents)
-        ))
+        trajectories = await self._run_agents(question)
         fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed)
         g = self.graph
         ranked = [RankedNode(f.index, g.node_id(f.index), g.name(f.index), g.node_type(f.index), f.votes,
@@ -65,8 +75,29 @@ class ARK:
                               graph=str(g.metadata.get("name", "")))
         if self.trajectory_path is not None:
             # One synchronous write of whole lines: records of concurrent questions never interleave.
-            append_jsonl(self.trajectory_path, [retrieval.to_dict()])
+            append_jsonl(self.trajectory_path, [pack_record(retrieval.to_dict())])
         return retrieval
+
+    async def _run_agents(self, question: str) -> list[Trajectory]:
+        """The n trajectories; without ``allow_partial`` the first failed agent stops the others and raises."""
+        n = self.config.n_agents
+        tasks = [asyncio.ensure_future(run_agent(question, self.toolbox, self.llm, agent_index=i, config=self.config))
+                 for i in range(n)]
+        try:
+            pending = set(tasks)
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                failed = sorted((t.result() for t in done if t.result().error), key=lambda t: t.agent_index)
+                if failed and not self.allow_partial:
+                    raise AgentError(f"agent {failed[0].agent_index} of {n} failed: {failed[0].error}")
+            trajectories = [task.result() for task in tasks]
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if all(t.error for t in trajectories):
+            raise AgentError(f"all {n} agents failed; agent 0: {trajectories[0].error}")
+        return trajectories
 
     async def aretrieve_many(self, questions: Sequence[str], concurrency: int = 4) -> list[Retrieval]:
         """Retrieve for many questions, at most ``concurrency`` questions in flight; results in input order."""

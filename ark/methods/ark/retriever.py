@@ -18,7 +18,7 @@ class ArkRetriever(Retriever):
 
         self.mask = type_mask(graph, context.candidate_types)
         self.ark = ARK(graph, context.llm, index=open_index(graph, kind="bm25", progress=context.progress),
-                       config=options)
+                       config=options, allow_partial=context.allow_partial)
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         retrieval = await self.ark.aretrieve(query)
@@ -28,6 +28,7 @@ class ArkRetriever(Retriever):
             scores=[float(node.score) for node in ranked],
             trajectories=[t.to_dict() for t in retrieval.trajectories],
             record={key: value for key, value in retrieval.to_dict().items() if key != "agents"},
+            partial=retrieval.partial_note(),
         )
 
     async def aclose(self) -> None:

@@ -9,12 +9,13 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.llm import OpenAIChatClient, resolve_settings
-from ark.methods.ark.api import ARK
+from ark.methods.ark.api import ARK, AgentError
 from ark.methods.ark.loop import NO_TOOL_CALL_MESSAGE, run_agent
 from ark.methods.ark.options import ArkOptions, ToolConfig
 from ark.methods.ark.tools import Toolbox
 from ark.runtime.jsonl import read_jsonl
 from ark.runtime.records import Retrieval
+from ark.runtime.trajectory_file import read_trajectory_file
 from tests.support.openai_server import http_error, text_reply, tool_reply, turn_script
 
 SEED = 100  # the client sends seed + agent_index, which lets the server tell the agents apart
@@ -79,8 +80,11 @@ def test_full_trajectory_global_then_neighborhood_then_add_then_finish(openai_se
     assert first_request["messages"][1]["content"].startswith("Find nodes that answer the question: Which")
     assert openai_server.request_count == 4
 
-    [record] = read_jsonl(tmp_path / "runs.jsonl")
+    [packed] = read_jsonl(tmp_path / "runs.jsonl")
+    assert packed["format"] == 2 and packed["fused_ids"] == [3, 2] and "agents" not in packed
+    [record] = read_trajectory_file(tmp_path / "runs.jsonl")
     assert record["fused_ids"] == [3, 2] and record["config"]["max_steps"] == 20
+    assert record == result.to_dict()
     agent = record["agents"][0]
     assert agent["steps"][1]["tool_calls"][0]["arguments"] == json.dumps(
         {"node_index": 0, "query": "fever", "node_type": "Phenotype"})
@@ -147,16 +151,37 @@ def test_misbehaving_model_still_yields_a_well_formed_trajectory(openai_server, 
     assert_well_formed(trajectory)
 
 
-def test_failing_endpoint_ends_only_that_agent(openai_server, graph, index, tmp_path):
+def test_a_failing_agent_fails_the_question_and_stops_the_others(openai_server, graph, index, tmp_path):
+    slow = [tool_reply(("search_in_graph", {"query": "headache"}), delay_s=0.3)] * 5 + [tool_reply(("finish", {}))]
+    openai_server.responder = by_agent(slow, [http_error(400, "bad request")])
+    path = tmp_path / "runs.jsonl"
+    ark = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=2, trajectory_path=path)
+    with pytest.raises(AgentError, match=r"agent 1 of 2 failed: LLMError: .*HTTP 400") as info:
+        ark.retrieve("headache")
+    assert openai_server.base_url in str(info.value)
+    assert openai_server.request_count <= 3  # the healthy agent was stopped, not run to its end
+    assert not path.exists()  # nothing recorded for a failed question
+
+
+def test_allow_partial_fuses_the_agents_that_finished_and_marks_the_result(openai_server, graph, index, tmp_path):
     openai_server.responder = by_agent(
         [tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 4}]})), tool_reply(("finish", {}))],
         [http_error(400, "bad request")],
     )
-    result = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=2).retrieve("headache")
+    result = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=2,
+                 allow_partial=True).retrieve("headache")
     ok, failed = result.trajectories
     assert ok.finished and ok.answer == [4]
     assert failed.stop_reason == "error" and "HTTP 400" in failed.error and failed.steps == []
-    assert result.fused_ids == [4]
+    assert result.fused_ids == [4] and result.partial
+    assert result.to_dict()["partial"].startswith("1 of 2 agents failed: agent 1: LLMError")
+
+
+def test_allow_partial_still_fails_when_every_agent_failed(openai_server, graph, index, tmp_path):
+    openai_server.responder = by_agent([http_error(400, "bad request")], [http_error(400, "bad request")])
+    ark = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=2, allow_partial=True)
+    with pytest.raises(AgentError, match="all 2 agents failed"):
+        ark.retrieve("headache")
 
 
 def test_rerun_from_cache_makes_no_http_request(openai_server, graph, index, tmp_path):

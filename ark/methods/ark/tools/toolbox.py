@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ark.graph import KnowledgeGraph
-from ark.runtime.tools import BoundTool, ToolResult, ToolSet, parse_arguments
+from ark.runtime.tools import BoundTool, ToolResult, ToolSet, parse_arguments, within_limits
 
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
@@ -76,7 +76,7 @@ class Toolbox:
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run tool ``name`` with its raw JSON ``arguments``; every failure becomes an explanatory observation."""
         name = str(name or "")
-        if name in self.tools.tools:
+        if name in self.tools.tools and within_limits(arguments, self.tools.max_argument_chars):
             self._note_repeat(name, arguments)
         result = self.tools.execute(name, arguments)
         if not result.ok and result.error not in (None, BUDGET):
