@@ -15,16 +15,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..runtime.interrupts import EXIT_INTERRUPTED, INTERRUPTED, announce_interrupt, exit_on_next_interrupt
+
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..llm import ChatPolicy
 
 console = Console()
 err_console = Console(stderr=True)
-
-
-INTERRUPTED = "interrupted — rerun the same command to resume"
-EXIT_INTERRUPTED = 130  # the shell's code for a command ended by Ctrl-C
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -39,11 +37,16 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+WRITE_ERRORS = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOSPC, errno.EISDIR, errno.EEXIST,
+                errno.EDQUOT)
+
+
 def describe_os_error(exc: OSError) -> str:
-    """One line for a file-system error: what could not be written, and why."""
+    """One line for a file-system error: the path, and why (``cannot write`` for the errors writes meet)."""
     if exc.filename is None:
         return os_error_reason(exc)
-    return f"cannot write {exc.filename}: {os_error_reason(exc)}"
+    verb = "cannot write " if exc.errno in WRITE_ERRORS else ""
+    return f"{verb}{exc.filename}: {os_error_reason(exc)}"
 
 
 def os_error_reason(exc: OSError) -> str:
@@ -72,8 +75,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt:
-            from ..runtime.interrupts import announce_interrupt
-
+            exit_on_next_interrupt()  # the process is ending: a second Ctrl-C must not print a traceback
             announce_interrupt(lambda: err_console.print(f"[yellow]{INTERRUPTED}[/]", soft_wrap=True))
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except OSError as exc:
@@ -83,7 +85,8 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def check_writable(path: Path, what: str) -> None:
-    """Exit with one line unless a file can be written at ``path`` (missing parent folders are created)."""
+    """Exit with one line unless a file could be written at ``path`` (nothing is created; see
+    :func:`~ark.runtime.atomic.probe_writable`)."""
     from ..runtime.atomic import probe_writable
 
     try:

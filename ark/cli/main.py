@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
 from . import ask_cmd, eval_cmd, graph_cmd, methods_cmd, quiz_cmd, trajectory_cmd
 
 app = typer.Typer(
@@ -19,7 +20,14 @@ for module in (graph_cmd, ask_cmd, eval_cmd, methods_cmd, quiz_cmd, trajectory_c
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    app()
+    """Run the app. A command stopped by Ctrl-C leaves at once (its files are closed): the interpreter's own
+    shutdown resets the Ctrl-C handler, so a second Ctrl-C during it would kill the process mid-exit."""
+    try:
+        app()
+    except SystemExit as exc:
+        if exc.code == EXIT_INTERRUPTED:
+            exit_now()
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

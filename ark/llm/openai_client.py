@@ -134,7 +134,7 @@ class OpenAIChatClient:
             except (ValueError, AttributeError, TypeError, IndexError, KeyError) as exc:  # not a completion
                 problem = _body_problem(raw, exc)
             if attempt < retries:
-                log.warning("%s: %s; retrying", self.base_url, problem)
+                log.info("%s: %s; retrying", self.base_url, problem)
                 await asyncio.sleep(min(MALFORMED_RETRY_BASE_S * 2 ** attempt, 8.0))
         where = f"{self.base_url} (model {self.settings.model!r})"
         raise LLMError(f"chat request to {where} failed: {problem} (tried {retries + 1} times)")

@@ -52,6 +52,12 @@ def exit_now() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def exit_on_next_interrupt() -> None:
+    """From now on a Ctrl-C ends the process at once and quietly (a command that is already stopping)."""
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGINT"):
+        signal.signal(signal.SIGINT, lambda signum, frame: exit_now())
+
+
 def run_interruptibly(main: Coroutine[Any, Any, T]) -> T:
     """:func:`asyncio.run` with the Ctrl-C behaviour of the module doc."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGINT"):

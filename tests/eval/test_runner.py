@@ -154,3 +154,38 @@ def test_async_methods_run_concurrently_and_keep_trajectories_in_step(tmp_path):
         handle.write(json.dumps({"id": "q6", "trajectories": []}) + "\n")
     run_retrieval(AsyncAgent(), QUERIES, tiny_graph(), out, trajectories_path=traj, concurrency=3, progress=False)
     assert sorted(ids_in(traj)) == sorted(ids_in(out)) == sorted(q.id for q in QUERIES)
+
+
+class FailingAgent(Retriever):
+    """An async method whose model endpoint is down: every query raises."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def aretrieve(self, query: str, k: int) -> MethodOutput:
+        self.asked += 1
+        raise RuntimeError("chat request to http://127.0.0.1:9/v1 failed with HTTP 500")
+
+
+@pytest.mark.parametrize("method", [EchoRetriever(fail_on={f"question {i}" for i in range(10)}), FailingAgent()])
+def test_a_run_whose_queries_keep_failing_stops_early_and_writes_nothing(tmp_path, method):
+    out = tmp_path / "results.jsonl"
+    stats = run_retrieval(method, QUERIES, tiny_graph(), out, progress=False, concurrency=2,
+                          max_consecutive_failures=3)
+    assert stats.stopped == "stopped after 3 queries in a row failed" and len(stats.failed) == 3
+    assert stats.completed == 0 and ids_in(out) == []
+    assert "HTTP 500" in stats.failed[0][1] or "backend down" in stats.failed[0][1]
+
+
+class PartialAgent(AsyncAgent):
+    async def aretrieve(self, query: str, k: int) -> MethodOutput:
+        output = await super().aretrieve(query, k)
+        output.partial = "1 of 3 agents failed: agent 2: LLMError: down"
+        return output
+
+
+def test_partial_outputs_are_written_and_marked(tmp_path):
+    out = tmp_path / "results.jsonl"
+    stats = run_retrieval(PartialAgent(), QUERIES[:2], tiny_graph(), out, progress=False)
+    assert sorted(stats.partial) == ["q0", "q1"]
+    assert all(r["partial"].startswith("1 of 3 agents failed") for r in read_jsonl(out))

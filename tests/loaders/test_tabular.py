@@ -138,3 +138,40 @@ def test_csv_ids_keep_leading_zeros_and_edges_only_graph_is_allowed(tmp_path: Pa
     graph = load_tabular(write_folder(tmp_path / "g", "csv", edges=[]))
     assert graph.has_node("007") and not graph.has_node("7")
     assert graph.num_edges == 0 and graph.schema == []
+
+
+# ------------------------------------------------------------------------------------------------ text encodings
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_text_that_is_not_utf8_names_the_file_line_and_column(tmp_path: Path, fmt: str) -> None:
+    folder = write_folder(tmp_path / "latin", fmt)
+    nodes = folder / f"nodes.{fmt}"
+    lines = nodes.read_bytes().split(b"\n")
+    row = next(i for i, line in enumerate(lines) if b"FBN1" in line)
+    lines[row] = lines[row].replace(b"FBN1", b"Caf\xe9 FBN1", 1)  # a Latin-1 byte in the FBN1 row
+    nodes.write_bytes(b"\n".join(lines))
+    column = lines[row].index(b"\xe9") + 1
+    with pytest.raises(GraphValidationError) as info:
+        load_tabular(folder)
+    assert str(info.value) == (f"{nodes}, line {row + 1}, column {column}: not UTF-8 text (byte 0xe9); "
+                               "save the file as UTF-8")
+
+
+def test_parquet_name_columns_stored_as_bytes_are_decoded_or_refused(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = write_folder(tmp_path / "bytes", "parquet")
+    table = pq.read_table(folder / "nodes.parquet")
+    names = [n.encode() for n in table.column("name").to_pylist()]
+    names[1] = "Café".encode()
+    binary = table.set_column(table.column_names.index("name"), "name", pa.array(names, pa.binary()))
+    pq.write_table(binary, folder / "nodes.parquet")
+    graph = load_tabular(folder)
+    assert graph.name(graph.index_of("FBN1")) == "Café"  # not "b'Caf\\xc3\\xa9'"
+
+    names[1] = "Café".encode("latin-1")
+    pq.write_table(binary.set_column(table.column_names.index("name"), "name", pa.array(names, pa.binary())),
+                   folder / "nodes.parquet")
+    with pytest.raises(GraphValidationError, match=r"column 'name' holds bytes that are not UTF-8 text \(row 1: "
+                                                   r"b'Caf\\xe9'\)"):
+        load_tabular(folder)

@@ -162,3 +162,63 @@ def test_written_paths_get_the_modes_the_umask_allows(tmp_path, umask, file_mode
     finally:
         os.umask(previous)
     assert done.stdout.split() == [oct(file_mode), oct(dir_mode)]
+
+
+# ------------------------------------------------------------------------------------------------ killed saves
+def test_a_save_killed_midway_leaves_a_folder_the_next_save_removes(tmp_path):
+    target = tmp_path / "graphs" / "hpo"
+    script = (f"import os, time; from ark.runtime.atomic import atomic_directory\n"
+              f"with atomic_directory({str(target)!r}) as tmp:\n"
+              f"    (tmp / 'part').write_text('half'); print(tmp, flush=True); time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    left = Path(child.stdout.readline().strip())
+    assert left.name.startswith(f".hpo.tmp-{child.pid}-")
+    assert ark.runtime.atomic.remove_stale_temporaries(target) == []  # its writer still runs: kept
+    child.kill()
+    child.wait()
+    assert left.is_dir()  # a kill runs no clean-up
+    with atomic_directory(target) as tmp:
+        (tmp / "graph.json").write_text("{}")
+    assert names(target.parent) == ["hpo"]
+
+
+def test_temporaries_from_before_process_ids_are_removed_once_old(tmp_path):
+    target = tmp_path / "hpo"
+    legacy = tmp_path / ".hpo.tmp-k2j4_x9a"
+    legacy.mkdir()
+    fresh = tmp_path / ".hpo.tmp-zz81qq0b"
+    fresh.mkdir()
+    other = tmp_path / ".hpo2.tmp-999999999-abc"
+    other.mkdir()
+    os.utime(legacy, (1, 1))
+    assert ark.runtime.atomic.remove_stale_temporaries(target) == [legacy]
+    assert names(tmp_path) == [".hpo.tmp-zz81qq0b", ".hpo2.tmp-999999999-abc"]
+
+
+def test_opening_a_built_in_graph_removes_a_killed_build(tmp_path, monkeypatch):
+    from ark.loaders import registry
+    from tests.support.graphs import build_small_graph
+
+    monkeypatch.setenv("ARK_HOME", str(tmp_path))
+    monkeypatch.setitem(registry.BUILDERS, "small", build_small_graph)
+    registry.build_named_graph("small")
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    killed = tmp_path / "graphs" / f".small.tmp-{dead.pid}-abcd1234"
+    killed.mkdir()
+    registry.open_graph("small")
+    assert names(tmp_path / "graphs") == ["small"]
+
+
+def test_probe_writable_names_the_offending_path(tmp_path):
+    from ark.runtime.atomic import probe_writable
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError) as info:
+        probe_writable(tmp_path / "file" / "sub" / "out.jsonl")
+    assert info.value.filename == str(tmp_path / "file")
+    with pytest.raises(IsADirectoryError):
+        probe_writable(tmp_path)
+    probe_writable(tmp_path / "new" / "out.jsonl")
+    assert names(tmp_path) == ["file"]  # nothing created by a check

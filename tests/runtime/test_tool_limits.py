@@ -1,0 +1,73 @@
+"""Tool arguments over the documented sizes are refused with an observation naming the limit, before any work."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel
+
+from ark.runtime.tools import (
+    ARGUMENTS_TOO_LONG,
+    MAX_ARGUMENT_CHARS,
+    MAX_TEXT_ARGUMENT_CHARS,
+    BoundTool,
+    ToolResult,
+    ToolSet,
+    ToolSpec,
+)
+
+
+class EchoArgs(BaseModel):
+    query: str
+    notes: list[dict] = []
+
+
+def echo_tools(calls: list) -> ToolSet:
+    spec = ToolSpec("echo", "Echo the query.", EchoArgs, example='{"query": "a few words"}')
+
+    def handler(args: EchoArgs) -> ToolResult:
+        calls.append(args)
+        return ToolResult(args.query)
+
+    return ToolSet([BoundTool(spec, handler)])
+
+
+def test_a_huge_argument_string_is_refused_before_it_is_parsed():
+    calls: list = []
+    tools = echo_tools(calls)
+    raw = json.dumps({"query": "x" * 14_000_000})
+    result = tools.execute("echo", raw)
+    assert not result.ok and result.error == ARGUMENTS_TOO_LONG and calls == []
+    assert f"the limit is {MAX_ARGUMENT_CHARS:,} characters" in result.text and "14,000,013" in result.text
+    assert result.data == {"error": ARGUMENTS_TOO_LONG, "size": len(raw), "limit": MAX_ARGUMENT_CHARS}
+
+
+def test_a_long_text_value_is_refused_naming_the_argument_and_the_limit():
+    calls: list = []
+    tools = echo_tools(calls)
+    result = tools.execute("echo", json.dumps({"query": "marfan syndrome " * 1000}))
+    assert result.error == ARGUMENTS_TOO_LONG and calls == []
+    assert result.text == (f"The query argument of echo is 16,000 characters long; text arguments are limited to "
+                           f"{MAX_TEXT_ARGUMENT_CHARS:,} characters. Send a shorter query (a few keywords).")
+    nested = tools.execute("echo", {"query": "ok", "notes": [{"why": "y" * 2001}]})
+    assert nested.data["argument"] == "notes.0.why" and calls == []
+
+
+def test_arguments_at_the_limits_still_run():
+    calls: list = []
+    tools = echo_tools(calls)
+    assert tools.execute("echo", json.dumps({"query": "q" * MAX_TEXT_ARGUMENT_CHARS})).ok
+    assert len(calls) == 1
+
+
+def test_the_ark_search_tool_answers_the_issue_example_with_the_limit_not_an_empty_cut(graph, index):
+    from ark.methods.ark.tools import Toolbox
+
+    box = Toolbox(graph, index)
+    searched: list = []
+    box.search = lambda query, size: searched.append(query) or []  # the index must never see such a query
+    result = box.execute("search_in_graph", json.dumps({"query": "marfan syndrome " * 1000}))
+    assert "limited to 2,000 characters" in result.text and "Output cut" not in result.text
+    huge = box.execute("search_in_graph", json.dumps({"query": "marfan " * 2_000_000}))
+    assert "the limit is 50,000 characters" in huge.text
+    assert searched == [] and box.telemetry.invalid_calls == 2 and box.telemetry.global_calls == 0
