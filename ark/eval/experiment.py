@@ -91,7 +91,7 @@ def run_eval(
         folder, _ = prepare_run_folder(run_dir, config)
         retriever = retriever if retriever is not None else choice.build(graph)
         stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
-                              concurrency=concurrency, progress=progress, console=console)
+                              concurrency=concurrency, progress=progress, console=console, lock=False)
         if stats.failed or stats.stopped:
             return EvalOutcome(folder=folder, stats=stats, summary={})
         return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,

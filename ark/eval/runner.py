@@ -18,6 +18,7 @@ a results file at a time (:func:`ark.runtime.locks.output_lock`): a second is re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -101,6 +102,7 @@ def run_retrieval(
     progress: bool = True,
     console: Console | None = None,
     max_consecutive_failures: int | None = MAX_CONSECUTIVE_FAILURES,
+    lock: bool = True,
 ) -> RunStats:
     """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
 
@@ -108,11 +110,16 @@ def run_retrieval(
     retries it; after ``max_consecutive_failures`` failures in a row (None: never) the other queries are not
     tried. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
     once; other methods run one query at a time. Raises :class:`~ark.runtime.locks.OutputLocked` when another
-    process writes ``results_path``.
+    process writes ``results_path`` or ``trajectories_path`` (``lock=False``: the caller holds a lock covering
+    both, such as a run folder's).
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
-    with output_lock(results_path, "results file"):
+    with contextlib.ExitStack() as locks:
+        if lock:
+            locks.enter_context(output_lock(results_path, "results file"))
+        if lock and trajectories_path is not None:
+            locks.enter_context(output_lock(trajectories_path, "trajectories file"))
         return _run_locked(method, queries, graph, Path(results_path), k, trajectories_path, concurrency, progress,
                            console, max_consecutive_failures)
 

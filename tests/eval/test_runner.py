@@ -189,3 +189,22 @@ def test_partial_outputs_are_written_and_marked(tmp_path):
     stats = run_retrieval(PartialAgent(), QUERIES[:2], tiny_graph(), out, progress=False)
     assert sorted(stats.partial) == ["q0", "q1"]
     assert all(r["partial"].startswith("1 of 3 agents failed") for r in read_jsonl(out))
+
+
+def test_a_trajectories_file_in_use_by_another_process_is_refused(tmp_path):
+    from ark.runtime.locks import OutputLocked
+
+    traj = tmp_path / "shared.trajectories.jsonl"
+    script = (f"import time; from ark.runtime.locks import output_lock\n"
+              f"with output_lock({str(traj)!r}):\n    print('held', flush=True); time.sleep(60)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert child.stdout.readline().strip() == "held"
+        with pytest.raises(OutputLocked, match="trajectories file"):
+            run_retrieval(AsyncAgent(), QUERIES, tiny_graph(), tmp_path / "other.jsonl", trajectories_path=traj,
+                          progress=False)
+    finally:
+        child.kill()
+        child.wait()
+    assert not (tmp_path / "other.jsonl").exists() and not traj.exists()
