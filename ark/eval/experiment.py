@@ -80,8 +80,8 @@ def run_eval(
 
     ``retriever`` is the method already built from ``choice`` (else it is built here, after the run folder is
     checked, so a refused resume costs no index build). ``judge`` (an :class:`~ark.metrics.judge.AnswerJudge`,
-    off by default) also grades the answers of question-answering queries. A run with failed queries is not scored (its outcome has
-    an empty summary): a rerun retries them first. One process at a time uses a run folder
+    off by default) also grades the answers of question-answering queries. A run with failed queries is not scored
+    (its outcome has an empty summary): a rerun retries them first. One process at a time uses a run folder
     (:class:`~ark.runtime.locks.OutputLocked` for a second).
     """
     config = run_config(graph, choice, queries_source, split, human, k, truncate)

@@ -257,9 +257,8 @@ def test_ask_graphscout_json_record_has_answer_and_trajectory(graph_dir):
 
 
 @pytest.mark.slow
-def test_ask_hpo_graphscout_counts_marfan_genes_with_cypher(monkeypatch, tmp_path_factory):
+def test_ask_hpo_graphscout_counts_marfan_genes_with_cypher(use_hpo_home):
     pytest.importorskip("ladybug")
-    monkeypatch.setenv("ARK_HOME", USER_ARK_HOME or str(tmp_path_factory.mktemp("ark-home")))
     result = ask("hpo", "How many genes are associated with Marfan syndrome?", "--method", "graphscout")
     assert result.exit_code == 0, result.output
     assert "RETURN count(DISTINCT x) AS answer" in result.stdout and "Answer (number): 1" in result.stdout
