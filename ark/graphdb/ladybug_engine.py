@@ -98,6 +98,19 @@ class LadybugEngine:
                 self._connections.append(connection)
         return connection
 
+    def _renew_connection(self, timeout: float) -> Any:
+        """Close this thread's connection and open a fresh one (see :meth:`query`)."""
+        old = getattr(self._local, "connection", None)
+        self._local.connection = None
+        if old is not None:
+            with self._lock:
+                self._connections = [c for c in self._connections if c is not old]
+            with contextlib.suppress(RuntimeError):
+                old.close()
+        connection = self._connection()
+        connection.set_query_timeout(max(1, int(timeout * 1000)))
+        return connection
+
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
               timeout_s: float | None = None) -> CypherResult:
         check_read_only(cypher, self.dialect)
@@ -113,7 +126,16 @@ class LadybugEngine:
         connection.set_query_timeout(max(1, int(timeout * 1000)))
         started = time.perf_counter()
         try:
-            result = connection.execute(cypher, values) if values else connection.execute(cypher)
+            try:
+                result = connection.execute(cypher, values) if values else connection.execute(cypher)
+            except RuntimeError as exc:
+                if not (values and str(exc).startswith("Buffer manager exception")):
+                    raise
+                # ladybug keeps a prepared statement per distinct parameterised query on each connection, holding
+                # buffer-pool memory until the connection closes, so a long-lived connection fills the pool after
+                # a few dozen distinct queries. A fresh connection starts empty: retry there once.
+                connection = self._renew_connection(timeout)
+                result = connection.execute(cypher, values)
         except RuntimeError as exc:
             raise self._error(str(exc), timeout) from None
         try:

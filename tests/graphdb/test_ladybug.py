@@ -251,3 +251,15 @@ def test_results_carry_node_indices_and_records(clinical_engine):
 def test_schema_without_a_database_matches_the_export(clinical_engine):
     graph, engine = clinical_engine
     assert build_schema(graph) == engine.schema
+
+
+def test_many_distinct_parameterised_queries_do_not_fill_the_buffer_pool():
+    # ladybug keeps each distinct parameterised query's prepared statement (and its buffer-pool memory) on the
+    # connection; with a 16 MB pool the seventh such query used to fail with "buffer pool is full".
+    graph = build_clinical_graph()
+    with open_ladybug(graph, buffer_pool_mb=16) as engine:
+        for k in range(40):
+            rows = engine.query(f"MATCH (d:disease {{id: $d}})-[]-(m) WITH DISTINCT m WHERE NOT m.id IN $skip "
+                                f"RETURN count(DISTINCT m) AS n{k}, collect(DISTINCT m.id) AS ids",
+                                {"d": "OMIM:154700", "skip": ["HP:0001083"]}).rows
+            assert rows[0][0] == 6
