@@ -25,8 +25,25 @@ def quiz(
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Add an LLM paraphrase as 'query_paraphrase'."),
     model: str | None = typer.Option(None, "--model", help="LLM model for --paraphrase."),
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint for --paraphrase."),
+    style: str = typer.Option("stark", "--style", help="stark (retrieval questions, the default) or graphscout "
+                              "(answer types, patterns, difficulties, clue nodes; GraphScout's quizzer)."),
+    quizzer: str = typer.Option("objective", "--quizzer", help="With --style graphscout: objective (sampled "
+                                "objectives), random-walk (ablation) or scout (an LLM explores; --model)."),
+    verify: bool = typer.Option(False, "--verify", help="With --style graphscout: recompute every answer in Cypher "
+                                "on the graph database and print the mismatch count."),
 ) -> None:
     """Generate questions whose answers are computed exactly by graph traversal."""
+    if style == "graphscout":
+        from .quiz_graphscout import graphscout_quiz
+
+        if recipe or mix or paraphrase:
+            fail("--recipe, --mix and --paraphrase belong to --style stark; --style graphscout samples objectives")
+        return graphscout_quiz(graph, out, n=n, seed=seed, split_dir=split_dir, phrases=phrases,
+                               max_set=max_answers, quizzer=quizzer, verify=verify, model=model, base_url=base_url)
+    if style != "stark":
+        fail(f"unknown --style {style!r}; valid: stark, graphscout")
+    if verify or quizzer != "objective":
+        fail("--verify and --quizzer belong to --style graphscout")
     from ..quiz import QuizConfig, generate_quiz, load_phrasebook, parse_mix
     from ..quiz.output import template_table, write_splits
     from ..quiz.recipes import recipe as get_recipe

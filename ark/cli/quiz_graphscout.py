@@ -1,0 +1,118 @@
+"""``ark quiz GRAPH --style graphscout``: GraphScout's quizzer (objective sampling, the random-walk ablation, or an
+LLM scout), the distribution table, the leakage guard's report and the optional Cypher check."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from rich import box
+from rich.table import Table
+
+from .common import console, err_console, fail, load_graph, make_policy
+
+
+def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, split_dir: Path | None,
+                    phrases: Path | None, max_set: int | None, quizzer: str, verify: bool, model: str | None,
+                    base_url: str | None) -> None:
+    from ..quiz import load_phrasebook
+    from ..quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
+    from ..quiz.graphscout.objective import MAX_SET
+    from ..quiz.output import write_splits
+    from ..runtime.jsonl import write_jsonl_atomic
+
+    if quizzer not in ("objective", "random-walk", "scout"):
+        fail(f"unknown --quizzer {quizzer!r}; valid: objective, random-walk, scout")
+    try:
+        phrasebook = load_phrasebook(phrases) if phrases else None
+        config = GraphScoutQuizConfig(n=n or 1000, seed=seed or 0, max_set=max_set or MAX_SET,
+                                      quizzer="objective" if quizzer == "scout" else quizzer)
+    except ValueError as exc:
+        fail(str(exc))
+    policy = _scout_policy(model, base_url) if quizzer == "scout" else None
+
+    kg = load_graph(graph)
+    started = time.perf_counter()
+    with err_console.status(f"Quizzing ({quizzer}) ...") as status:
+        def progress(done: int, total: int) -> None:
+            status.update(f"Quizzing ({quizzer}): {done:,} of {total:,} questions")
+
+        if policy is not None:
+            result = asyncio.run(_scout(kg, policy, config, progress))
+        else:
+            result = generate_graphscout_quiz(kg, config, phrasebook, progress=progress)
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/] {note}")
+    if not result.questions:
+        fail("no questions could be generated from this graph (see the notes above)", code=1)
+    write_jsonl_atomic(out, result.questions)
+    if split_dir is not None:
+        write_splits(result.questions, split_dir)
+    console.print(_table(result.questions))
+    top = ", ".join(f"{name} ({count})" for _, name, count in result.guard.top(kg, 3))
+    console.print(f"Leakage guard: {result.guard.dropped:,} training questions dropped (their clues touch the "
+                  f"{result.guard.test_nodes:,} nodes of the test questions){'; most often ' + top if top else ''}.")
+    console.print(f"Wrote {len(result.questions):,} questions to {out} in {time.perf_counter() - started:.1f}s "
+                  f"({quizzer} quizzer, seed {config.seed}).")
+    if verify:
+        _verify(kg, result.questions)
+
+
+async def _scout(graph, policy, config, progress):
+    from ..quiz.graphscout.scout import ScoutConfig, scout_quiz
+
+    try:
+        return await scout_quiz(graph, policy, ScoutConfig(n=config.n, seed=config.seed, max_set=config.max_set),
+                                progress=progress)
+    finally:
+        await policy.aclose()
+
+
+def _scout_policy(model: str | None, base_url: str | None):
+    from ..llm import resolve_settings
+
+    overrides = {"model": model, "base_url": base_url}
+    if not resolve_settings(**{k: v for k, v in overrides.items() if v is not None}).configured():
+        fail("--quizzer scout needs a chat model: pass --model and --base-url, or set ARK_MODEL and OPENAI_BASE_URL "
+             "(without one, use --quizzer objective)")
+    return make_policy(model=model, base_url=base_url)
+
+
+def _verify(graph, questions) -> None:
+    from ..graphdb import CypherUnavailable, open_cypher
+    from ..quiz.graphscout.cypher import verify_records
+
+    started = time.perf_counter()
+    try:
+        with err_console.status("Recomputing every answer in Cypher ..."):
+            engine = open_cypher(graph)
+            verdicts = verify_records(questions, engine, graph=graph)
+    except CypherUnavailable as exc:
+        fail(f"--verify needs the graph database: {exc}")
+    bad = [v for v in verdicts if not v.ok]
+    for verdict in bad[:10]:
+        err_console.print(f"[red]mismatch[/] {verdict.record_id}: {verdict.detail}")
+    console.print(f"Cypher check: {len(verdicts):,} answers recomputed on the graph database, {len(bad):,} "
+                  f"mismatches ({time.perf_counter() - started:.1f}s).")
+    if bad:
+        raise SystemExit(1)
+
+
+def _table(questions) -> Table:
+    from ..quiz.graphscout.objective import ALL_PATTERNS
+    from ..quiz.graphscout.table import distribution
+
+    table = Table(title="Questions by answer type × difficulty × pattern", box=box.SIMPLE_HEAD, padding=(0, 1),
+                  caption="h__ ⟨h,_,_⟩, hr* ⟨h,r,*⟩, h*t ⟨h,*,t⟩, hrt ⟨h,r,t⟩, hyb hybrid; hops, set size and clues "
+                          "are means")
+    short = {"<h,_,_>": "h__", "<h,r,*>": "hr*", "<h,*,t>": "h*t", "<h,r,t>": "hrt", "hybrid": "hyb"}
+    columns = ["type", "level", *(short[p] for p in ALL_PATTERNS), "total", "hops", "set", "clues"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in columns[:2] else "right", no_wrap=True)
+    for row in distribution(questions):
+        table.add_row(row.answer_type, row.difficulty, *(f"{row.per_pattern[p]:,}" for p in ALL_PATTERNS),
+                      f"{row.total:,}", f"{row.mean_hops:.2f}",
+                      "" if row.mean_set_size is None else f"{row.mean_set_size:.2f}", f"{row.mean_clues:.2f}",
+                      style="bold" if row.answer_type == "all" else None)
+    return table
