@@ -56,6 +56,7 @@ class GraphScoutQuizConfig:
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
     guard: bool = True
     attempts_per_question: int = 400
+    patience: int = 3000  # stop filling a split after this many attempts without a new question
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -144,13 +145,19 @@ class QuestionWriter:
         self.schema = build_schema(graph)
         self.max_support = max_support
 
-    def record(self, built: Built, objective: Objective, rng: np.random.Generator, quizzer: str) -> dict[str, Any]:
+    def evidence(self, built: Built, rng: np.random.Generator) -> tuple[tuple[str, list[str], list[str] | None,
+                                                                             int | None], list[str]]:
+        """((answer text, answer ids, set member names, witness node), clue ids) of a built program."""
+        answer = self._answer(built.program, built.answers, rng)
+        return answer, self._clues(built.program, built, built.answers, answer[3], rng)
+
+    def record(self, built: Built, objective: Objective, rng: np.random.Generator, quizzer: str,
+               evidence: Any = None) -> dict[str, Any]:
         from .cypher import compile_program
 
         g = self.graph
         program, answers = built.program, built.answers
-        answer, answer_ids, names, witness = self._answer(program, answers, rng)
-        clues = self._clues(program, built, answers, witness, rng)
+        (answer, answer_ids, names, witness), clues = evidence or self.evidence(built, rng)
         cypher, params = compile_program(program, self.schema)
         seed = program.anchors()[0]
         record = {
@@ -255,16 +262,23 @@ class QuizAssembler:
     def is_new(self, key: str) -> bool:
         return key not in self.seen
 
-    def offer(self, record: dict[str, Any], key: str, split: str) -> bool:
-        """Accept ``record`` into ``split`` unless it repeats a question (``key``) or the guard drops it."""
+    def guard_drops(self, clue_ids: list[str], split: str) -> bool:
+        """Whether the leakage guard drops a question with these clues from ``split`` (counted when it does)."""
+        if split != "train" or not self.guard_enabled:
+            return False
+        hits = [c for c in clue_ids if c in self.test_nodes]
+        if hits:
+            self.guard.dropped += 1
+            self.guard.collisions.update(hits)
+        return bool(hits)
+
+    def offer(self, record: dict[str, Any], key: str, split: str, guarded: bool = False) -> bool:
+        """Accept ``record`` into ``split`` unless it repeats a question (``key``) or the guard drops it
+        (``guarded``: the caller has asked :meth:`guard_drops` already)."""
         if key in self.seen or self.missing(split) <= 0:
             return False
-        if split == "train" and self.guard_enabled:
-            hits = [c for c in record["clue_ids"] if c in self.test_nodes]
-            if hits:
-                self.guard.dropped += 1
-                self.guard.collisions.update(hits)
-                return False
+        if not guarded and self.guard_drops(record["clue_ids"], split):
+            return False
         self.seen.add(key)
         record["split"] = split
         if split == "test":
@@ -308,10 +322,12 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
     attempts = 0
     for split in QuizAssembler.FILL_ORDER:
         budget = max(200, assembler.quotas[split] * config.attempts_per_question)
-        while assembler.missing(split) > 0 and budget > 0:
+        idle = 0  # attempts since the last accepted question
+        while assembler.missing(split) > 0 and budget > 0 and idle < config.patience:
             found = episode(pool, split, rng)
             attempts += found.attempts
             budget -= max(1, found.attempts)
+            idle += max(1, found.attempts)
             if found.built is None:
                 if found.exhausted:
                     break
@@ -319,9 +335,14 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
             key = json.dumps(found.built.program.to_dict(), sort_keys=True)
             if not assembler.is_new(key):
                 continue
-            record = writer.record(found.built, found.objective, rng, config.quizzer)
-            if assembler.offer(record, key, split) and progress is not None:
-                progress(len(assembler.accepted), config.n)
+            evidence = writer.evidence(found.built, rng)
+            if assembler.guard_drops(evidence[1], split):
+                continue
+            record = writer.record(found.built, found.objective, rng, config.quizzer, evidence)
+            if assembler.offer(record, key, split, guarded=True):
+                idle = 0
+                if progress is not None:
+                    progress(len(assembler.accepted), config.n)
     graph_name = str(graph.metadata.get("name") or "graph")
     tag = "gsquiz" if config.quizzer == "objective" else "rwquiz"
     questions = assembler.finish(rng, f"{graph_name}-{tag}-s{config.seed}", notes)
