@@ -26,7 +26,8 @@ def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, s
         fail(f"unknown --quizzer {quizzer!r}; valid: objective, random-walk, scout")
     try:
         phrasebook = load_phrasebook(phrases) if phrases else None
-        config = GraphScoutQuizConfig(n=n or 1000, seed=seed or 0, max_set=max_set or MAX_SET,
+        config = GraphScoutQuizConfig(n=1000 if n is None else n, seed=0 if seed is None else seed,
+                                      max_set=MAX_SET if max_set is None else max_set,
                                       quizzer="objective" if quizzer == "scout" else quizzer)
     except ValueError as exc:
         fail(str(exc))

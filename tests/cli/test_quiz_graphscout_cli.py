@@ -1,0 +1,59 @@
+"""`ark quiz GRAPH --style graphscout` as a user runs it: files, table, guard report, the Cypher check, bad flags."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ark.cli.main import app
+from ark.quiz.graphscout.records import read_graphscout_quiz
+from tests.quiz.graphscout.conftest import build_film_graph
+
+runner = CliRunner()
+
+
+def says(output: str, text: str) -> bool:
+    return "".join(text.split()) in "".join(output.split())
+
+
+@pytest.fixture
+def graph_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
+    for name in ("ARK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return build_film_graph().save(tmp_path / "films")
+
+
+def test_graphscout_quiz_with_splits_and_the_cypher_check(graph_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ladybug")
+    out, splits = tmp_path / "quiz.jsonl", tmp_path / "splits"
+    result = runner.invoke(app, ["quiz", str(graph_dir), "--style", "graphscout", "--n", "20", "--seed", "2",
+                                 "--out", str(out), "--split-dir", str(splits), "--verify"])
+    assert result.exit_code == 0, result.output
+    questions = read_graphscout_quiz(out)
+    assert len(questions) == 20 and {q.answer_type for q in questions} <= {"entity", "boolean", "number", "set"}
+    assert sum(len(read_graphscout_quiz(splits / f"{s}.jsonl")) for s in ("train", "val", "test")) == 20
+    for text in ("Questions by answer type × difficulty × pattern", "Leakage guard:", "Wrote 20 questions",
+                 "Cypher check: 20 answers recomputed on the graph database, 0 mismatches"):
+        assert says(result.output, text), text
+    again = runner.invoke(app, ["quiz", str(graph_dir), "--style", "graphscout", "--n", "20", "--seed", "2",
+                                "--out", str(tmp_path / "again.jsonl"), "--quizzer", "random-walk"])
+    assert again.exit_code == 0, again.output
+    assert {json.loads(line)["quizzer"] for line in (tmp_path / "again.jsonl").open()} == {"random-walk"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--style", "graphscout", "--mix", "one_hop=1"], "--recipe, --mix and --paraphrase belong to --style stark"),
+    (["--style", "riddles"], "unknown --style 'riddles'; valid: stark, graphscout"),
+    (["--verify"], "--verify and --quizzer belong to --style graphscout"),
+    (["--style", "graphscout", "--quizzer", "oracle"], "unknown --quizzer 'oracle'; valid: objective, random-walk"),
+    (["--style", "graphscout", "--quizzer", "scout"], "--quizzer scout needs a chat model"),
+    (["--style", "graphscout", "--n", "0"], "n must be at least 1"),
+])
+def test_bad_flags_are_named(graph_dir: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["quiz", str(graph_dir), "--out", str(tmp_path / "q.jsonl"), *args])
+    assert result.exit_code == 2 and says(result.output, message), result.output
+    assert not (tmp_path / "q.jsonl").exists()
