@@ -11,13 +11,16 @@
 
 from .generate import GraphScoutQuizConfig, GraphScoutQuizResult, generate_graphscout_quiz
 from .program import Anchor, Meet, Program, Walk
+from .records import GraphScoutQuestion, read_graphscout_quiz
 
 __all__ = [
     "Anchor",
+    "GraphScoutQuestion",
     "GraphScoutQuizConfig",
     "GraphScoutQuizResult",
     "Meet",
     "Program",
     "Walk",
     "generate_graphscout_quiz",
+    "read_graphscout_quiz",
 ]
