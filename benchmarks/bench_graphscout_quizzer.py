@@ -1,6 +1,6 @@
 """GraphScout quizzer on HPO: 1,000 questions timed, every answer recomputed in Cypher, the distribution table.
 
-    python benchmarks/bench_graphscout_quiz.py [--n 1000] [--seed 0] [--quizzer objective|random-walk|both]
+    python benchmarks/bench_graphscout_quizzer.py [--n 1000] [--seed 0] [--quizzer objective|random-walk|both]
 
 For each quizzer it generates ``--n`` questions from the HPO graph (answers by in-memory traversal), prints the
 time (target: under two minutes for 1,000, graph loading included), recomputes every answer with one Cypher

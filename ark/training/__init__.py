@@ -1,7 +1,6 @@
 """The training home, shared by every learned method (needs the ``train`` extra for torch-based parts).
 
-- ``rewards``: rewards built on :mod:`ark.metrics`: set-level (Recall@Any, set F1) and GraphScout's gated
-  answer-and-clue reward.
+- ``rewards``: set-level rewards built on :mod:`ark.metrics` (Recall@Any, set F1).
 - ``rollouts``: groups of sampled trajectories per question and their group-relative advantages.
 - ``datasets``: chat-format training files (``{"messages", "tools"}`` per line) with validation and statistics.
 - ``checkpoints``: atomic, resumable training checkpoints (model, optimiser, scheduler, RNG states, step).

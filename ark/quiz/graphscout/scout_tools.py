@@ -13,6 +13,7 @@ Every call counts against the episode's budget (10 calls, the paper's T); the ca
 
 from __future__ import annotations
 
+import asyncio
 import json
 import numbers
 from dataclasses import dataclass, field
@@ -187,6 +188,10 @@ class ScoutToolbox:
 
     def openai_tools(self) -> list[dict[str, Any]]:
         return self.tools.openai_schemas()
+
+    async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
+        """:meth:`execute` in a worker thread (a sandboxed query must not block other episodes' model calls)."""
+        return await asyncio.to_thread(self.execute, name, arguments)
 
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
         if self.finished:
