@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..llm import ChatPolicy
+    from ..runtime.loop import StepCallback
 
 ANSWER_TYPES = ("entity", "set", "number", "boolean")
 AnswerType = Literal["entity", "set", "number", "boolean"]
@@ -54,6 +55,7 @@ class MethodContext:
     progress: bool = False  # show progress bars while building indexes or models
     seed: int = 0
     allow_partial: bool = False  # multi-agent methods: fuse the agents that succeeded when others failed
+    on_step: StepCallback | None = None  # agent methods: called after each step of each trajectory (live views)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

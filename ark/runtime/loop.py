@@ -8,9 +8,10 @@ result for scripted policies; records keep the structured result once, in each t
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from ark.llm.policy import ChatPolicy, Usage
@@ -20,6 +21,9 @@ from .tools import ToolResult
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[dict], str | None]
+# Called after every step with the trajectory and the step just recorded (e.g. to stream steps to a page as they
+# happen); may be a coroutine function. Its exceptions propagate: a listener that must not stop the run catches its own.
+StepCallback = Callable[[Trajectory, StepRecord], Awaitable[None] | None]
 
 
 class ToolExecutor(Protocol):
@@ -33,10 +37,12 @@ class ToolExecutor(Protocol):
 
 
 async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: ToolExecutor, *, max_steps: int,
-                        tool_choice: str = "required", on_no_tool_call: NoCallHandler | None = None) -> None:
+                        tool_choice: str = "required", on_no_tool_call: NoCallHandler | None = None,
+                        on_step: StepCallback | None = None) -> None:
     """Run up to ``max_steps`` turns on ``trajectory.messages``; sets ``stop_reason`` (``finish``, ``answer``,
     ``max_steps`` or ``error``), ``finished``, ``error``, usage and wall time. Never raises for model misbehaviour;
-    a policy failure ends the trajectory with ``error`` set (one agent's failure must not sink the others)."""
+    a policy failure ends the trajectory with ``error`` set (one agent's failure must not sink the others).
+    ``on_step`` (optional) is called after each step is recorded, before the loop decides whether to go on."""
     messages = trajectory.messages
     execute_async = getattr(executor, "aexecute", None)
     started = time.perf_counter()
@@ -73,8 +79,13 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
                 messages.append({"role": "user", "content": corrective})
         usage = reply.usage if isinstance(reply.usage, Usage) else Usage()
         trajectory.usage = trajectory.usage + usage
-        trajectory.steps.append(StepRecord(step_index, records, observations, time.perf_counter() - step_started,
-                                           llm_s, usage, bool(reply.cached), message.get("content"), corrective))
+        step = StepRecord(step_index, records, observations, time.perf_counter() - step_started, llm_s, usage,
+                          bool(reply.cached), message.get("content"), corrective)
+        trajectory.steps.append(step)
+        if on_step is not None:
+            notified = on_step(trajectory, step)
+            if inspect.isawaitable(notified):
+                await notified
         if executor.finished:
             trajectory.finished, trajectory.stop_reason = True, "finish"
             break

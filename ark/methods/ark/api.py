@@ -11,6 +11,7 @@ from typing import Any
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
 from ark.runtime.jsonl import append_jsonl
+from ark.runtime.loop import StepCallback
 from ark.runtime.records import RankedNode, Retrieval, Trajectory
 from ark.runtime.trajectory_file import pack_record
 
@@ -35,12 +36,14 @@ class ARK:
     fails with :class:`AgentError` and the other agents are stopped: a fusion of fewer agents is not the method's
     answer. With ``allow_partial`` the agents that finished are fused instead and the retrieval is marked partial
     (:attr:`Retrieval.partial`); it fails only when every agent failed.
+
+    ``on_step`` (optional) is called after every step of every agent, as it happens (a live view).
     """
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: Any = None, n_agents: int = 3,
                  max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
                  config: ArkOptions | None = None, trajectory_path: str | Path | None = None,
-                 allow_partial: bool = False) -> None:
+                 allow_partial: bool = False, on_step: StepCallback | None = None) -> None:
         self.graph = graph
         if index is None:
             from ark.index import open_index
@@ -56,6 +59,7 @@ class ARK:
                                             tools=tool_config or ToolConfig())
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.allow_partial = allow_partial
+        self.on_step = on_step
 
     def toolbox(self) -> Toolbox:
         """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
@@ -81,7 +85,8 @@ class ARK:
     async def _run_agents(self, question: str) -> list[Trajectory]:
         """The n trajectories; without ``allow_partial`` the first failed agent stops the others and raises."""
         n = self.config.n_agents
-        tasks = [asyncio.ensure_future(run_agent(question, self.toolbox, self.llm, agent_index=i, config=self.config))
+        tasks = [asyncio.ensure_future(run_agent(question, self.toolbox, self.llm, agent_index=i, config=self.config,
+                                                 on_step=self.on_step))
                  for i in range(n)]
         try:
             pending = set(tasks)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ark.llm.policy import ChatPolicy
-from ark.runtime.loop import run_tool_loop
+from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
 
 from .options import ArkOptions
@@ -19,9 +19,10 @@ NO_TOOL_CALL_MESSAGE = (
 
 
 async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], policy: ChatPolicy,
-                    agent_index: int = 0, config: ArkOptions | None = None) -> Trajectory:
+                    agent_index: int = 0, config: ArkOptions | None = None,
+                    on_step: StepCallback | None = None) -> Trajectory:
     """Run one trajectory. Never raises for model misbehaviour; a policy failure ends the trajectory with
-    ``error`` set (stop reason ``error``)."""
+    ``error`` set (stop reason ``error``). ``on_step`` sees each step as it is recorded."""
     config = config or ArkOptions()
     toolbox = toolbox_factory()
     system = config.system_prompt or render_system_prompt(toolbox.graph, toolbox.config)
@@ -30,7 +31,7 @@ async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], polic
     trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(policy, "name", ""),
                             messages=messages, tools=toolbox.openai_tools())
     await run_tool_loop(trajectory, policy, toolbox, max_steps=config.max_steps, tool_choice=config.tool_choice,
-                        on_no_tool_call=lambda _message: NO_TOOL_CALL_MESSAGE)
+                        on_no_tool_call=lambda _message: NO_TOOL_CALL_MESSAGE, on_step=on_step)
     trajectory.answer = list(toolbox.answer)
     trajectory.answer_ids = [toolbox.graph.node_id(i) for i in toolbox.answer]
     trajectory.reasoning = dict(toolbox.reasoning)

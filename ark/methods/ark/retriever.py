@@ -18,7 +18,7 @@ class ArkRetriever(Retriever):
 
         self.mask = type_mask(graph, context.candidate_types)
         self.ark = ARK(graph, context.llm, index=open_index(graph, kind="bm25", progress=context.progress),
-                       config=options, allow_partial=context.allow_partial)
+                       config=options, allow_partial=context.allow_partial, on_step=context.on_step)
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         retrieval = await self.ark.aretrieve(query)

@@ -16,7 +16,7 @@ class GraphScoutRetriever(Retriever):
 
     def __init__(self, graph: KnowledgeGraph, options: GraphScoutOptions, context: MethodContext) -> None:
         self.mask = type_mask(graph, context.candidate_types)
-        self.solver = GraphScout(graph, context.llm, options, progress=context.progress)
+        self.solver = GraphScout(graph, context.llm, options, progress=context.progress, on_step=context.on_step)
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         solution = await self.solver.asolve(query)

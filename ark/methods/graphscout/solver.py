@@ -20,7 +20,7 @@ from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
 from ark.metrics.answers import normalize_text
 from ark.runtime.jsonl import append_jsonl
-from ark.runtime.loop import run_tool_loop
+from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
 
 from ..base import Answer
@@ -84,7 +84,7 @@ class GraphScout:
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, options: GraphScoutOptions | None = None,
                  *, engine: Any = None, index: Any = None, progress: bool = False,
-                 trajectory_path: str | Path | None = None) -> None:
+                 trajectory_path: str | Path | None = None, on_step: StepCallback | None = None) -> None:
         from ark.graphdb import open_cypher
 
         self.graph = graph
@@ -114,6 +114,7 @@ class GraphScout:
             max_relations=self.options.examples, dialect=getattr(self.engine, "dialect", "ladybug"))
         self._reader = None
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
+        self.on_step = on_step  # called after every step (a live view)
 
     # ------------------------------------------------------------------ solving
     async def asolve(self, question: str, agent_index: int = 0) -> Solution:
@@ -129,7 +130,8 @@ class GraphScout:
                                 messages=messages, tools=toolbox.openai_tools())
         try:
             await run_tool_loop(trajectory, self.llm, toolbox, max_steps=self.options.max_turns,
-                                tool_choice=self.options.tool_choice, on_no_tool_call=_needs_answer)
+                                tool_choice=self.options.tool_choice, on_no_tool_call=_needs_answer,
+                                on_step=self.on_step)
         finally:
             if sandbox is not None:
                 await asyncio.to_thread(self.pool.release, sandbox)

@@ -287,3 +287,19 @@ def test_read_jsonl_still_reports_damage_before_the_last_line(tmp_path):
     path.write_text('{"question": "q1"}\n{broken\n{"question": "q3"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="line 2"):
         read_jsonl(path)
+
+
+def test_on_step_sees_each_step_as_it_is_recorded(openai_server, graph, index, tmp_path):
+    """A live view gets every step of every agent while the agents run, in order, before the retrieval ends."""
+    openai_server.responder = by_agent(FULL_SCRIPT)
+    seen = []
+
+    async def on_step(trajectory, step):
+        seen.append((trajectory.agent_index, step.index, len(trajectory.steps), trajectory.finished,
+                     [c.name for c in step.tool_calls]))
+
+    result = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=1, on_step=on_step).retrieve("q")
+    assert [s[1] for s in seen] == [0, 1, 2, 3]
+    assert all(count == position + 1 for _, position, count, _, _ in seen)  # called as each step lands
+    assert not any(s[3] for s in seen) and seen[0][4] == ["search_in_graph"]  # before the trajectory ended
+    assert result.trajectories[0].stop_reason == "finish"
