@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.table import Table
 
@@ -95,6 +94,8 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
         console.print(f"Uses the {meta['credit']}.")
     if graph.path:
         console.print(f"[dim]{graph.path}[/]")
+
+    import numpy as np
 
     lengths = np.fromiter((len(graph.text(i)) for i in range(graph.num_nodes)), dtype=np.int64,
                           count=graph.num_nodes)

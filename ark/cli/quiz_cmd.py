@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -71,6 +70,8 @@ def quiz(
         fail("no questions could be generated from this graph (see the notes above)", code=1)
     if client is not None:
         with err_console.status("Paraphrasing ..."):
+            import asyncio
+
             kept = asyncio.run(_paraphrase(client, result.questions))
         err_console.print(f"Paraphrases kept: {kept:,} of {len(result.questions):,} (others left null).")
     write_jsonl_atomic(out, result.questions)

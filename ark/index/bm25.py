@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from ark.index._progress import progress_bar
 from ark.index.tokenizer import SplitBatch, Tokenizer
@@ -216,6 +215,8 @@ class BM25Index:
             indices[pos : pos + m] = piece.terms
             doc, pos = doc + n, pos + m
             del piece, rows, tf
+        import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
+
         doc_major = sp.csr_matrix((weights, indices, indptr), shape=(n_docs, n_terms), copy=False)
         del weights, indices, indptr
         # csr -> csc is a linear counting sort in scipy; it emits each column's rows in ascending order.

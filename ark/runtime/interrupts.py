@@ -9,7 +9,6 @@ lines (see :mod:`ark.runtime.jsonl`): a rerun resumes from what is on disk.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -60,6 +59,8 @@ def exit_on_next_interrupt() -> None:
 
 def run_interruptibly(main: Coroutine[Any, Any, T]) -> T:
     """:func:`asyncio.run` with the Ctrl-C behaviour of the module doc."""
+    import asyncio  # here, not at the top: every command imports this module, few run a loop
+
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGINT"):
         return asyncio.run(main)
     with asyncio.Runner() as runner:

@@ -1,0 +1,160 @@
+"""``ark mcp GRAPH`` (the graph tools for outside agents, extra ``mcp``) and ``ark serve GRAPH`` (the local web app,
+extra ``serve``). Both listen on 127.0.0.1 unless given ``--allow-remote`` and a token (:mod:`ark.serve.binding`)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from .common import err_console, fail, guarded, load_graph, one_line
+
+if TYPE_CHECKING:
+    from ..serve.graph_tools import GraphTools
+
+HOST_HELP = "Address to listen on. Loopback only unless --allow-remote is given with a token."
+REMOTE_HELP = "Accept connections from other machines (needs --token or ARK_SERVE_TOKEN; every request must carry it)."
+TOKEN_HELP = "The token requests must carry (Authorization: Bearer TOKEN); default: ARK_SERVE_TOKEN."
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mcp")(guarded(mcp))
+    app.command("serve")(guarded(serve))
+
+
+def _require(module: str, extra: str, command: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        fail(f"ark {command} needs the optional dependency {module!r}: pip install 'ark-kg[{extra}]'")
+
+
+def _model_settings(model: str | None, base_url: str | None, temperature: float | None, offline: bool) -> Any:
+    """The server's default model settings, checked now (a half-given model is an error at start, not per request)."""
+    from ..llm import resolve_settings
+    from ..serve.questions import ModelSettings
+    from .common import settings_problem
+
+    if not offline:
+        overrides = {"model": model, "base_url": base_url, "temperature": temperature}
+        try:
+            settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
+        except ValueError as exc:
+            fail(str(exc))
+        problem = settings_problem(settings, model, base_url)
+        if problem is not None:
+            fail(problem)
+        if not settings.configured():
+            err_console.print("[yellow]No LLM configured: LLM methods use the offline policy (a deterministic "
+                              "baseline, not a model) unless a request names a model and endpoint.[/]")
+    return ModelSettings(model=model, base_url=base_url, temperature=temperature, offline=offline)
+
+
+def _graph_tools(graph_name: str, max_rows: int, max_chars: int, defaults: Any) -> GraphTools:
+    from ..index import open_index
+    from ..serve.graph_tools import GraphTools, ResultLimits
+    from ..serve.questions import QuestionService
+
+    graph = load_graph(graph_name, quiet=True)
+    index = open_index(graph, kind="bm25", progress=err_console.is_terminal)
+    limits = ResultLimits(max_rows=max_rows, max_chars=max_chars, default_rows=min(10, max_rows))
+    return GraphTools(graph, index, limits, questions=QuestionService(graph, defaults))
+
+
+def _checked_token(host: str, allow_remote: bool, token: str | None) -> str | None:
+    from ..serve.binding import BindingError, check_binding
+
+    try:
+        return check_binding(host, allow_remote, token)
+    except BindingError as exc:
+        fail(str(exc))
+
+
+def _announce(what: str, token: str | None) -> Any:
+    def announce(url: str) -> None:
+        note = " (requests must carry the token)" if token else ""
+        err_console.print(f"{what} listening on {url}{note}; Ctrl-C stops it.", highlight=False, soft_wrap=True)
+
+    return announce
+
+
+def mcp(
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    transport: Annotated[Transport, typer.Option(help="stdio (an MCP client starts this command) or http "
+                                                      "(streamable HTTP at /mcp).")] = Transport.stdio,
+    host: Annotated[str, typer.Option(help=HOST_HELP)] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="HTTP port (0: any free port).")] = 8765,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help=REMOTE_HELP)] = False,
+    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    max_rows: Annotated[int, typer.Option(min=1, max=500, help="Most rows (nodes, paths) in one result.")] = 50,
+    max_chars: Annotated[int, typer.Option(min=500, max=200_000, help="Most characters in one result's text.")]
+    = 6000,
+    model: Annotated[str | None, typer.Option(help="The retrieve tool's chat model (else ARK_MODEL).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Its OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]
+    = None,
+    temperature: Annotated[float | None, typer.Option(help="Its sampling temperature.")] = None,
+    offline: Annotated[bool, typer.Option(help="The retrieve tool runs LLM methods with the offline policy.")]
+    = False,
+) -> None:
+    """Serve GRAPH's tools to MCP clients: search, neighbourhoods, nodes, the schema, paths between two nodes and
+    retrieve (the evidence any method finds). Read-only; results are capped at --max-rows and --max-chars."""
+    _require("mcp", "mcp", "mcp")
+    checked = _checked_token(host, allow_remote, token) if transport is Transport.http else None
+    defaults = _model_settings(model, base_url, temperature, offline)
+    tools = _graph_tools(graph_name, max_rows, max_chars, defaults)
+    from ..serve.mcp_server import build_mcp_server, http_app
+
+    server = build_mcp_server(tools)
+    if transport is Transport.stdio:
+        err_console.print(f"MCP server over stdio: {len(tools.names)} tools on {graph_name}.", highlight=False)
+        server.run("stdio")
+        return
+    from ..serve.binding import serve_app
+
+    try:
+        serve_app(http_app(server, host), host, port, _announce("MCP server (streamable HTTP)", checked), path="/mcp",
+                  token=checked)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {one_line(str(exc))}")
+
+
+def serve(
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    runs: Annotated[list[Path] | None, typer.Option(
+        "--runs", help="A folder of run folders (or one run folder) to browse (repeatable); default: none.")] = None,
+    host: Annotated[str, typer.Option(help=HOST_HELP)] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free port).")] = 8000,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help=REMOTE_HELP)] = False,
+    token: Annotated[str | None, typer.Option(help=TOKEN_HELP)] = None,
+    model: Annotated[str | None, typer.Option(help="Default chat model of LLM methods (else ARK_MODEL).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Its OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]
+    = None,
+    temperature: Annotated[float | None, typer.Option(help="Its sampling temperature.")] = None,
+    offline: Annotated[bool, typer.Option(help="LLM methods use the offline policy unless a request names a "
+                                               "model.")] = False,
+) -> None:
+    """A local web app over GRAPH: ask with any method and watch each agent's steps as they happen, read the fused
+    ranking with its evidence, open nodes, browse run folders. JSON API with OpenAPI docs at /docs."""
+    _require("fastapi", "serve", "serve")
+    _require("uvicorn", "serve", "serve")
+    checked = _checked_token(host, allow_remote, token)
+    for folder in runs or []:
+        if not folder.is_dir():
+            fail(f"--runs {folder}: not a folder")
+    defaults = _model_settings(model, base_url, temperature, offline)
+    tools = _graph_tools(graph_name, 50, 6000, defaults)
+    from ..serve.binding import serve_app
+    from ..serve.webapp import create_app
+
+    app = create_app(tools, runs=list(runs or []))
+    try:
+        serve_app(app, host, port, _announce("ARK web app", checked), token=checked)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {one_line(str(exc))}")

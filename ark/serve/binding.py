@@ -1,0 +1,129 @@
+"""Where the servers listen, and who may talk to them: one rule for ``ark serve`` and ``ark mcp --transport http``.
+
+- By default a server listens on 127.0.0.1 only. Any loopback address (127.0.0.0/8, ``::1``, ``localhost``) is
+  accepted as it is.
+- Any other address is refused unless the command is given ``--allow-remote`` **and** a token (``--token`` or the
+  ``ARK_SERVE_TOKEN`` environment variable, at least :data:`MIN_TOKEN_CHARS` characters). Every request must then
+  carry it: ``Authorization: Bearer TOKEN``, or ``?token=TOKEN`` once (a browser opening the page), after which a
+  same-site cookie carries it.
+- :func:`serve_app` binds the socket first, so the address a server really got (``--port 0``: any free port) is
+  printed before it starts answering.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import socket
+from collections.abc import Callable
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import parse_qs
+
+TOKEN_ENV = "ARK_SERVE_TOKEN"
+MIN_TOKEN_CHARS = 16
+COOKIE = "ark_token"
+DEFAULT_HOST = "127.0.0.1"
+
+
+class BindingError(ValueError):
+    """A listening address the rule refuses (the message says what to pass)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_binding(host: str, allow_remote: bool, token: str | None) -> str | None:
+    """The token requests must carry (None on loopback without one), or :class:`BindingError` for an address that
+    needs ``--allow-remote`` and a token."""
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if is_loopback(host):
+        return token
+    if not allow_remote:
+        raise BindingError(f"refusing to listen on {host}: only loopback addresses (127.0.0.1, ::1, localhost) are "
+                           f"allowed by default. To accept other machines pass --allow-remote and a token "
+                           f"(--token or {TOKEN_ENV}); every request must then carry it")
+    if not token or len(token) < MIN_TOKEN_CHARS:
+        raise BindingError(f"--allow-remote needs a token of at least {MIN_TOKEN_CHARS} characters (--token or "
+                           f"{TOKEN_ENV}), e.g. one made with: "
+                           "python -c 'import secrets; print(secrets.token_urlsafe())'")
+    return token
+
+
+class TokenMiddleware:
+    """ASGI middleware refusing every HTTP request without the token (401, JSON); lifespan events pass through."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    def _valid(self, candidate: str | None) -> bool:
+        return bool(candidate) and hmac.compare_digest(candidate.encode(), self.token)
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        bearer = headers.get("authorization", "")
+        bearer = bearer[7:].strip() if bearer.lower().startswith("bearer ") else None
+        cookie = SimpleCookie(headers.get("cookie", ""))
+        from_cookie = cookie[COOKIE].value if COOKIE in cookie else None
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [None])[0]
+        if self._valid(bearer) or self._valid(from_cookie):
+            await self.app(scope, receive, send)
+            return
+        if self._valid(query):  # a browser opening the page: keep the token in a cookie for its next requests
+            async def send_with_cookie(message: dict) -> None:
+                if message["type"] == "http.response.start":
+                    value = f"{COOKIE}={query}; Path=/; HttpOnly; SameSite=Strict"
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      (b"set-cookie", value.encode("latin-1"))]}
+                await send(message)
+
+            await self.app(scope, receive, send_with_cookie)
+            return
+        body = (b'{"error": "this server needs its token: send Authorization: Bearer TOKEN (or open the page with '
+                b'?token=TOKEN)"}')
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"www-authenticate", b"Bearer")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port); ``OSError`` if the address is taken."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host.strip("[]"), port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket, path: str = "/") -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{path}"
+
+
+def serve_app(app: Any, host: str, port: int, announce: Callable[[str], None], path: str = "/",
+              token: str | None = None, log_level: str = "warning") -> None:
+    """Serve the ASGI ``app`` with uvicorn on ``host:port`` until interrupted; ``announce`` gets the URL once the
+    socket is bound. With a ``token`` every request must carry it (:class:`TokenMiddleware`)."""
+    import uvicorn
+
+    sock = bind_socket(host, port)
+    if token:
+        app = TokenMiddleware(app, token)
+    announce(url_of(sock, path))
+    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3)
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,255 @@
+"""Questions asked through a server: any registered method, validated options, per-request model settings, the
+ranked nodes with their evidence, and each agent step as it happens.
+
+:class:`QuestionService` builds each (method, options, model settings, candidate types) once and keeps the most
+recently used few: a method's indexes and clients are reused across questions. A step listener is per question:
+every retriever is built with one ``MethodContext.on_step`` that forwards to the listener of the question whose
+agents made the step (a context variable set around the question, inherited by its agents' tasks).
+
+Bad input raises :class:`RequestError` with an HTTP status and a message naming the value and the valid choices;
+a method that fails (a model endpoint that keeps failing) raises it with status 502.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ark.text import clean_inline
+
+if TYPE_CHECKING:
+    from ark.graph import KnowledgeGraph
+    from ark.methods.base import Retriever
+    from ark.runtime.records import StepRecord, Trajectory
+
+MAX_QUESTION_CHARS = 2000
+StepListener = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+
+class RequestError(ValueError):
+    """A question the service refuses (``status``: the HTTP status; ``kind``: a short error kind)."""
+
+    def __init__(self, message: str, status: int = 422, kind: str = "invalid_request") -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """The chat model a question uses (None: the server's default; ``offline``: the offline policy)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    temperature: float | None = None
+    offline: bool = False
+
+    def over(self, defaults: ModelSettings) -> ModelSettings:
+        """These settings, with the unset ones taken from ``defaults``."""
+        given = {key: value for key, value in asdict(self).items() if value not in (None, False)}
+        return replace(defaults, **given)
+
+
+class QuestionService:
+    """Answers questions over one graph with any registered method (see the module doc)."""
+
+    def __init__(self, graph: KnowledgeGraph, defaults: ModelSettings | None = None, cache_size: int = 8,
+                 max_in_flight: int = 16) -> None:
+        self.graph = graph
+        self.defaults = defaults or ModelSettings()
+        self.cache_size = cache_size
+        self._retrievers: OrderedDict[tuple, tuple[Retriever, str | None]] = OrderedDict()
+        self._building: dict[tuple, asyncio.Lock] = {}
+        self._listener: ContextVar[StepListener | None] = ContextVar("ark_step_listener", default=None)
+        self._in_flight = max_in_flight
+        self._slots: asyncio.Semaphore | None = None
+
+    # ------------------------------------------------------------------ methods
+    def method_summaries(self) -> dict[str, str]:
+        from ark.methods import method_specs
+
+        return {name: spec.summary for name, spec in method_specs().items()}
+
+    def methods(self) -> list[dict[str, Any]]:
+        """Every registered method with its options' JSON schema and defaults (for forms and clients)."""
+        from ark.methods import method_specs
+
+        out = []
+        for name, spec in method_specs().items():
+            out.append({"name": name, "summary": spec.summary, "family": spec.family, "uses_llm": spec.uses_llm,
+                        "requires": list(spec.requires), "options_schema": spec.options.model_json_schema(),
+                        "defaults": spec.options().model_dump(mode="json")})
+        return out
+
+    # ------------------------------------------------------------------ asking
+    async def ask(self, question: str, method: str = "ark", options: Mapping[str, Any] | None = None, *,
+                  model: ModelSettings | None = None, candidate_types: list[str] | None = None, top: int = 10,
+                  listener: StepListener | None = None) -> dict[str, Any]:
+        """Run ``method`` on ``question``; the answer as JSON-ready data (see :meth:`_answer`). ``listener`` gets
+        each agent step (:func:`step_event`) as it happens."""
+        from ark.methods import MethodError, get_method_spec
+
+        question = (question or "").strip()
+        if not question:
+            raise RequestError("the question is empty")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise RequestError(f"the question is {len(question):,} characters long; the limit is "
+                               f"{MAX_QUESTION_CHARS:,}")
+        try:
+            spec = get_method_spec(method)
+        except MethodError as exc:
+            raise RequestError(str(exc), 400, "unknown_method") from None
+        try:
+            chosen = spec.make_options(dict(options or {}))
+        except MethodError as exc:
+            raise RequestError(str(exc), 422, "invalid_options") from None
+        types = self._candidate_types(candidate_types)
+        settings = (model or ModelSettings()).over(self.defaults) if spec.uses_llm else None
+        retriever, llm_name = await self._retriever(method, chosen, settings, types)
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self._in_flight)
+        started = time.perf_counter()
+        async with self._slots:
+            token = self._listener.set(listener)
+            try:
+                output = await retriever.aretrieve(question, max(top, 100))
+            except RequestError:
+                raise
+            except Exception as exc:  # the method failed for this question: say why, on one line
+                raise RequestError(f"{method} failed: {type(exc).__name__}: {' '.join(str(exc).split())}", 502,
+                                   "method_failed") from None
+            finally:
+                self._listener.reset(token)
+        return self._answer(question, method, chosen, llm_name, output, top, time.perf_counter() - started)
+
+    def _candidate_types(self, names: list[str] | None) -> tuple[str, ...] | None:
+        if not names:
+            return None
+        try:
+            return tuple(self.graph.resolve_node_type(name) for name in names)
+        except ValueError as exc:
+            raise RequestError(f"candidate_types: {exc}", 422, "unknown_type") from None
+
+    async def _retriever(self, method: str, options: Any, settings: ModelSettings | None,
+                         types: tuple[str, ...] | None) -> tuple[Retriever, str | None]:
+        from ark.methods import MethodContext, MethodError
+        from ark.methods.choice import MethodChoice
+
+        key = (method, json.dumps(options.model_dump(mode="json"), sort_keys=True), settings, types)
+        lock = self._building.setdefault(key, asyncio.Lock())
+        async with lock:  # concurrent first questions build a method once
+            if key not in self._retrievers:
+                llm = self._policy(settings) if settings is not None else None
+                context = MethodContext(llm=llm, candidate_types=list(types) if types else None,
+                                        on_step=self._forward_step)
+                choice = MethodChoice(method, options, context)
+                try:
+                    retriever = await asyncio.to_thread(choice.build, self.graph)
+                except MethodError as exc:
+                    raise RequestError(str(exc), 400, "method_unavailable") from None
+                except ImportError as exc:
+                    extras = ", ".join(choice.spec.requires) or "the method's extra"
+                    raise RequestError(f"method {method!r} needs an optional dependency ({exc}); install it with "
+                                       f"pip install 'ark-kg[{extras}]'", 400, "method_unavailable") from None
+                llm_name = None if settings is None else ("offline" if llm is None else str(llm.name))
+                self._retrievers[key] = (retriever, llm_name)
+                await self._evict()
+            self._retrievers.move_to_end(key)
+            return self._retrievers[key]
+
+    async def _evict(self) -> None:
+        while len(self._retrievers) > self.cache_size:
+            key, (old, _) = self._retrievers.popitem(last=False)
+            self._building.pop(key, None)
+            await old.aclose()
+
+    def _policy(self, settings: ModelSettings) -> Any:
+        """The chat client for ``settings``, or None for the offline policy. The server's API key is sent only to
+        the endpoint it was configured for, never to a base URL named in a request."""
+        if settings.offline:
+            return None
+        from ark.llm import OpenAIChatClient, resolve_settings
+
+        try:
+            configured = resolve_settings()
+            resolved = resolve_settings(**{k: v for k, v in (("model", settings.model), ("base_url", settings.base_url),
+                                                              ("temperature", settings.temperature)) if v is not None})
+        except (ValueError, TypeError) as exc:
+            raise RequestError(f"model settings: {' '.join(str(exc).split())}", 422, "invalid_model") from None
+        if settings.base_url and settings.base_url.rstrip("/") != (configured.base_url or "").rstrip("/"):
+            resolved = resolved.model_copy(update={"api_key": None})
+        if not resolved.configured():
+            if resolved.model and not resolved.base_url:
+                raise RequestError(f"model {resolved.model!r} has no endpoint: give base_url (or start the server "
+                                   "with OPENAI_API_KEY set), or ask offline", 422, "invalid_model")
+            if resolved.base_url and not resolved.model:
+                raise RequestError(f"endpoint {resolved.base_url} has no model: give model", 422, "invalid_model")
+            return None
+        return OpenAIChatClient(resolved)
+
+    async def _forward_step(self, trajectory: Trajectory, step: StepRecord) -> None:
+        listener = self._listener.get()
+        if listener is None:
+            return
+        sent = listener(step_event(self.graph, trajectory, step))
+        if inspect.isawaitable(sent):
+            await sent
+
+    async def aclose(self) -> None:
+        """Close every cached method's connections."""
+        while self._retrievers:
+            _, (retriever, _) = self._retrievers.popitem()
+            await retriever.aclose()
+
+    # ------------------------------------------------------------------ answers
+    def _answer(self, question: str, method: str, options: Any, llm_name: str | None, output: Any, top: int,
+                wall_s: float) -> dict[str, Any]:
+        """``{question, method, options, llm, total, ranked: [{rank, index, id, name, type, score, votes,
+        evidence, snippet}], answer, agents, partial, wall_s}``."""
+        g = self.graph
+        votes = {int(n["index"]): n.get("votes") for n in (output.record or {}).get("ranked", []) if "votes" in n}
+        reasons: dict[int, list[str]] = {}
+        for trajectory in output.trajectories or []:
+            for index, reason in (trajectory.get("reasoning") or {}).items():
+                if reason and reason not in reasons.setdefault(int(index), []):
+                    reasons[int(index)].append(reason)
+        ranked = []
+        for rank, (index, score) in enumerate(zip(output.indices[:top], output.scores[:top], strict=False), start=1):
+            index = int(index)
+            ranked.append({"rank": rank, "index": index, "id": g.node_id(index), "name": g.name(index),
+                           "type": g.node_type(index), "score": round(float(score), 6), "votes": votes.get(index),
+                           "evidence": reasons.get(index, []), "snippet": clean_inline(g.text(index) or "", 240)})
+        agents = [{"agent": t.get("agent_index", k), "steps": len(t.get("steps", [])),
+                   "stop_reason": t.get("stop_reason"), "error": t.get("error"), "answer": len(t.get("answer", []))}
+                  for k, t in enumerate(output.trajectories or [])]
+        return {"question": question, "method": method, "options": options.model_dump(mode="json"), "llm": llm_name,
+                "total": len(output.indices), "ranked": ranked,
+                "answer": output.answer.to_dict() if output.answer is not None else None, "agents": agents,
+                "partial": output.partial, "wall_s": round(wall_s, 4)}
+
+
+def step_event(graph: KnowledgeGraph, trajectory: Trajectory, step: StepRecord) -> dict[str, Any]:
+    """One agent step as a live view shows it: the calls with their arguments, how each went, the nodes it showed
+    (first 10, with names) and the first line of its observation."""
+    calls = []
+    for position, call in enumerate(step.tool_calls):
+        try:
+            arguments: Any = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError:
+            arguments = clean_inline(call.arguments, 300)
+        observation = step.observations[position] if position < len(step.observations) else ""
+        nodes = [{"index": int(i), "name": graph.name(int(i)), "type": graph.node_type(int(i))}
+                 for i in call.node_indices[:10] if graph.is_valid_index(int(i))]
+        calls.append({"name": call.name, "arguments": arguments, "ok": call.ok, "error": call.error,
+                      "nodes": nodes, "node_count": len(call.node_indices),
+                      "summary": clean_inline((observation or "").split("\n", 1)[0], 300)})
+    return {"agent": trajectory.agent_index, "step": step.index + 1, "calls": calls,
+            "content": clean_inline(step.content or "", 500) or None, "llm_s": round(step.llm_s, 4),
+            "wall_s": round(step.wall_s, 4)}

@@ -1,0 +1,82 @@
+"""Start-up time of the ``ark`` command (issue 18, "instant command line").
+
+    python benchmarks/cli_startup.py [--runs 10] [--graph hpo]
+
+Runs each command ``--runs`` times in a fresh process and prints the median wall time, and the median above the
+median of ``python -c pass`` (the interpreter's own start-up, which no change to ARK can remove). Targets:
+``ark --help`` ≤ 0.3 s and an offline ``ark ask`` on a built graph ≤ 0.6 s above ``python -c pass``. The graph is
+built (or opened) once before timing. Also lists the heavy modules each command imported (openai, pandas, torch,
+...), which an instant command must not load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HEAVY = ("openai", "pandas", "torch", "transformers", "scipy", "numpy", "pyarrow", "pydantic", "httpx", "mcp",
+         "fastapi", "uvicorn")
+QUESTION = "Which genes are linked to Marfan syndrome?"
+
+
+def ark_command() -> list[str]:
+    found = shutil.which("ark", path=os.path.dirname(sys.executable)) or shutil.which("ark")
+    return [found] if found else [sys.executable, "-m", "ark.cli.main"]
+
+
+def medians(command: list[str], runs: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system) of ``runs`` fresh runs. On a shared machine the CPU
+    time is the steadier figure: waiting for a core counts in wall time only."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def heavy_imports(argv: list[str]) -> list[str]:
+    """The top-level packages of :data:`HEAVY` that running ``ark argv`` imports."""
+    code = ("import sys; sys.argv = ['ark', *sys.argv[1:]]\nfrom ark.cli.main import app\n"
+            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.__stderr__)")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False)
+    loaded = set(done.stderr.strip().splitlines()[-1].split()) if done.stderr.strip() else set()
+    return [name for name in HEAVY if name in loaded]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--graph", default="hpo")
+    args = parser.parse_args()
+    ark = ark_command()
+    ask = [*ark, "ask", args.graph, QUESTION, "--offline"]
+    subprocess.run(ask, stdout=subprocess.DEVNULL, check=True)  # builds the graph on first use; not timed
+    base, base_cpu = medians([sys.executable, "-c", "pass"], args.runs)
+    rows = [("ark --help", [*ark, "--help"], ["--help"], 0.3),
+            (f"ark ask {args.graph} '...' --offline", ask, ["ask", args.graph, QUESTION, "--offline"], 0.6)]
+    print(f"python -c pass: median {base:.3f} s wall, {base_cpu:.3f} s CPU over {args.runs} runs; load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(f"{'command':<34} {'wall s':>7} {'above pass':>11} {'CPU s':>6} {'above pass':>11} {'target':>7}  "
+          "heavy modules imported")
+    for name, command, argv, target in rows:
+        wall, cpu = medians(command, args.runs)
+        above = wall - base
+        verdict = "ok" if above <= target else "MISSED"
+        heavy = ", ".join(heavy_imports(argv)) or "-"
+        print(f"{name:<34} {wall:>7.3f} {above:>11.3f} {cpu:>6.3f} {cpu - base_cpu:>11.3f} {'≤' + str(target):>7}  "
+              f"{heavy}  [{verdict}: wall]")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""The command line starts without its heavy libraries: ``ark --help`` imports none of them, and an offline
+``ark ask`` never imports the ``openai`` SDK (which alone costs most of a second). Each case runs in a fresh
+interpreter, as the user's shell would; ``benchmarks/cli_startup.py`` measures the times."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.support.graphs import ONE_HOP, save_clinical_graph
+
+RUN_AND_LIST_MODULES = """
+import sys
+sys.argv = ["ark", *sys.argv[1:]]
+from ark.cli.main import app
+try:
+    app()
+except SystemExit as exc:
+    code = exc.code
+print("MODULES " + " ".join(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def loaded_packages(*argv: str, env: dict[str, str] | None = None) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                          timeout=120, env=env)
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_help_imports_no_heavy_library():
+    loaded = loaded_packages("--help")
+    assert "typer" in loaded  # the listing works
+    heavy = {"openai", "httpx", "numpy", "scipy", "pyarrow", "pandas", "pydantic", "torch", "mcp", "uvicorn"}
+    assert not loaded & heavy, f"ark --help imported {sorted(loaded & heavy)}"
+
+
+def test_offline_ask_never_imports_the_openai_sdk(tmp_path):
+    graph = save_clinical_graph(tmp_path / "clinical")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL")}
+    env["ARK_HOME"] = str(tmp_path / "home")
+    first = loaded_packages("ask", str(graph), ONE_HOP[0], "--offline", env=env)  # builds the BM25 index
+    assert "openai" not in first
+    loaded = loaded_packages("ask", str(graph), ONE_HOP[0], "--offline", env=env)  # on a built graph and index
+    assert "numpy" in loaded  # the question really ran
+    heavy = {"openai", "httpx", "pandas", "scipy", "torch"}
+    assert not loaded & heavy, f"an offline ark ask imported {sorted(loaded & heavy)}"

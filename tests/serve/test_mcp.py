@@ -1,0 +1,173 @@
+"""``ark mcp``: the graph tools through the official MCP client: in process (the small clinical graph), and the
+real command over stdio and streamable HTTP on the built-in HPO graph."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+from ark.methods.ark.tools import Toolbox  # noqa: E402
+from ark.serve.graph_tools import GraphTools, ResultLimits  # noqa: E402
+from ark.serve.mcp_server import build_mcp_server  # noqa: E402
+from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
+from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # noqa: E402
+
+TOOLS = ["search_in_graph", "search_in_neighborhood", "get_node", "graph_schema", "search_in_surroundings",
+         "find_paths", "retrieve"]
+FBN1_HPO = 32455  # NCBIGene:2200 in the built-in HPO graph
+ARK = [sys.executable, "-m", "ark.cli.main"]
+
+
+@pytest.fixture(scope="module")
+def clinical_tools():
+    graph = build_clinical_graph()
+    return GraphTools(graph, build_index(graph), ResultLimits(max_rows=5, max_chars=1500),
+                      questions=QuestionService(graph, ModelSettings(offline=True)))
+
+
+def call(tools, script):
+    async def go():
+        async with Client(build_mcp_server(tools)) as client:
+            return await script(client)
+
+    return asyncio.run(go())
+
+
+def test_tools_have_arks_schemas_and_are_read_only(clinical_tools):
+    listed = call(clinical_tools, lambda c: c.list_tools())
+    assert [t.name for t in listed.tools] == TOOLS
+    own = {s["name"]: s for s in Toolbox(clinical_tools.graph, clinical_tools.index).mcp_tools()}
+    by_name = {t.name: t for t in listed.tools}
+    for name in ("search_in_graph", "search_in_neighborhood"):  # the agent's own schemas, unchanged
+        assert by_name[name].input_schema == own[name]["inputSchema"]
+    assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in listed.tools)
+
+
+def test_search_then_neighbourhood_then_node_and_paths(clinical_tools):
+    graph = clinical_tools.graph
+    fbn1 = graph.index_of("NCBIGene:2200")
+
+    async def script(client):
+        found = await client.call_tool("search_in_graph", {"query": "FBN1"})
+        around = await client.call_tool("search_in_neighborhood", {"node_index": fbn1})
+        node = await client.call_tool("get_node", {"node": "NCBIGene:2200"})
+        by_name = await client.call_tool("find_paths", {"source": "NCBIGene:2200", "target": "Marfan syndrome"})
+        paths = await client.call_tool("find_paths", {"source": fbn1, "target": "HP:0001166"})
+        return found, around, node, by_name, paths
+
+    found, around, node, by_name, paths = call(clinical_tools, script)
+    assert not found.is_error and found.structured_content["results"][0]["index"] == fbn1
+    assert f"[{fbn1}] FBN1 (gene)" in found.content[0].text
+    assert "Marfan syndrome (disease)" in around.content[0].text and not around.is_error
+    assert node.structured_content["id"] == "NCBIGene:2200" and node.structured_content["degree"] >= 1
+    assert by_name.is_error and "not found" in by_name.content[0].text  # a name is not an id: told what to send
+    # FBN1 <-associated_gene- Marfan syndrome -has_phenotype-> Arachnodactyly
+    assert not paths.is_error and paths.structured_content["direct"] is None
+    assert paths.structured_content["results"][0]["id"] == "OMIM:154700"
+    assert "<-associated_gene- [" in paths.content[0].text and "-has_phenotype-> [" in paths.content[0].text
+
+
+def test_errors_are_tool_results_naming_what_to_send(clinical_tools):
+    async def script(client):
+        return [await client.call_tool(name, args) for name, args in [
+            ("get_node", {"node": "HP:9999999"}),
+            ("search_in_neighborhood", {"node_index": 10_000}),
+            ("search_in_surroundings", {"node": 0, "node_types": ["protein"]}),
+            ("search_in_graph", {"query": "x" * 60_000}),
+            ("retrieve", {"question": "anything", "method": "nope"}),
+            ("retrieve", {"question": "anything", "options": {"n_agents": "many"}}),
+        ]]
+
+    results = call(clinical_tools, script)
+    assert all(r.is_error for r in results)
+    texts = [r.content[0].text for r in results]
+    assert "not found" in texts[0] and "search_in_graph" in texts[0]
+    assert "node indices run from 0 to 31" in texts[1] or "does not exist" in texts[1]
+    assert "protein" in texts[2] and "phenotype" in texts[2]  # the bad type and the valid ones
+    assert "too long" in texts[3] or "characters" in texts[3]
+    assert "nope" in texts[4] and "bm25" in texts[4]
+    assert "n_agents" in texts[5]
+
+
+def test_rows_and_characters_are_capped(clinical_tools):
+    async def script(client):
+        return await client.call_tool("search_in_surroundings", {"node": "NCBIGene:2200", "hops": 2, "limit": 500})
+
+    result = call(clinical_tools, script)
+    assert len(result.structured_content["results"]) <= 5
+    assert "capped at 5 rows" in result.content[0].text and len(result.content[0].text) <= 1500
+
+
+def test_retrieve_gives_evidence_not_an_answer(clinical_tools):
+    question, fbn1 = ONE_HOP
+
+    async def script(client):
+        return await client.call_tool("retrieve", {"question": question})
+
+    result = call(clinical_tools, script)
+    top = result.structured_content["ranked"][0]
+    assert top["id"] == fbn1 and top["votes"] == 3 and top["evidence"]
+    assert "Evidence:" in result.content[0].text and result.structured_content["llm"] == "offline"
+
+
+def check_hpo_session(client_target) -> None:
+    """Through a real transport: list the tools, search a gene symbol (its diseases name it), explore the genes
+    around the first hit: the gene itself is there."""
+    async def go():
+        async with Client(client_target) as client:
+            listed = await client.list_tools()
+            found = await client.call_tool("search_in_graph", {"query": "FBN1"})
+            hit = found.structured_content["results"][0]["index"]
+            around = await client.call_tool("search_in_neighborhood", {"node_index": hit, "node_type": "gene"})
+            return listed, found, around
+
+    listed, found, around = asyncio.run(go())
+    assert [t.name for t in listed.tools] == TOOLS
+    assert not found.is_error and found.content[0].text.count("**FBN1**") >= 3  # each hit's text names the gene
+    assert not around.is_error and f"[{FBN1_HPO}] FBN1 (gene)" in around.content[0].text
+
+
+@pytest.mark.slow
+def test_ark_mcp_hpo_over_stdio(use_hpo_home):
+    env = {**os.environ, "ARK_HOME": str(use_hpo_home)}
+    check_hpo_session(StdioServerParameters(command=ARK[0], args=[*ARK[1:], "mcp", "hpo", "--offline"], env=env))
+
+
+@pytest.mark.slow
+def test_ark_mcp_hpo_over_streamable_http(use_hpo_home):
+    env = {**os.environ, "ARK_HOME": str(use_hpo_home)}
+    process = subprocess.Popen([*ARK, "mcp", "hpo", "--transport", "http", "--port", "0", "--offline"], env=env,
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        url, deadline = None, time.monotonic() + 120
+        while url is None and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line or process.poll() is None, "ark mcp exited before listening"
+            match = re.search(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line)
+            url = match.group(1) if match else None
+        assert url is not None
+        check_hpo_session(url)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_ark_mcp_refuses_a_public_address_without_a_token(tmp_path):
+    done = subprocess.run([*ARK, "mcp", "hpo", "--transport", "http", "--host", "0.0.0.0"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in done.stderr and "--allow-remote" in done.stderr
+    done = subprocess.run([*ARK, "mcp", "hpo", "--transport", "http", "--host", "0.0.0.0", "--allow-remote",
+                           "--token", "short"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "at least 16 characters" in done.stderr
