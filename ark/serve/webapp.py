@@ -1,0 +1,287 @@
+"""``ark serve GRAPH``: the local web app (FastAPI, extra ``serve``): a JSON API with OpenAPI docs (``/docs``,
+``/openapi.json``) and the page on top of it (``static/``, no outside assets).
+
+- ``POST /api/ask``: a question with any method, options and model settings → the fused ranking with each node's
+  evidence. ``POST /api/ask/stream``: the same as server-sent events, ``step`` (one agent step, as it happens), then
+  ``answer`` or ``error``.
+- ``GET /api/nodes/{ref}``: a node's text, properties and typed neighbours. ``POST /api/tools/{name}``: any graph
+  tool of ``ark mcp``. ``GET /api/graph``, ``GET /api/methods``.
+- ``GET /api/runs...``: the run browser (:mod:`ark.serve.runs`).
+
+Every error is JSON ``{"error": message, "kind": ...}`` with a 4xx status naming the bad value; an unexpected failure
+is a 500 with one line, its traceback only in the server's log. Bodies over :data:`MAX_BODY_BYTES` get 413.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .graph_tools import GraphTools, NodeNotFound, resolve_node
+from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError
+from .runs import RunBrowser, RunNotFound
+
+log = logging.getLogger(__name__)
+STATIC = Path(__file__).with_name("static")
+MAX_BODY_BYTES = 64 * 1024
+MAX_NEIGHBOURS = 200
+
+
+class ModelChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, description="Chat model name (default: the server's).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (default: the server's; the "
+                                                           "server's API key is never sent to another endpoint).")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
+    offline: bool = Field(default=False, description="Use the offline policy (no model).")
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
+    method: str = Field(default="ark", description="A registered method (GET /api/methods).")
+    options: dict[str, Any] = Field(default_factory=dict, description="The method's options.")
+    model: ModelChoice = Field(default_factory=ModelChoice, description="LLM methods: the chat model.")
+    candidate_types: list[str] | None = Field(default=None, description="Only rank nodes of these types.")
+    top: int = Field(default=10, ge=1, le=100, description="Ranked nodes to return.")
+
+
+class BodyLimit:
+    """ASGI middleware answering 413 (JSON) to a body over ``limit`` bytes, by its Content-Length or as it streams."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(send)
+            return
+        seen = 0
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        started = False
+
+        async def tracked_send(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked_send)
+        except _TooLarge:
+            if not started:
+                await self._refuse(send)
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"error": f"request body over {self.limit:,} bytes", "kind": "too_large"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _error(status: int, message: str, kind: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, "kind": kind, **extra}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        if error.get("type") == "json_invalid":
+            return f"the body is not valid JSON ({error.get('ctx', {}).get('error', 'decode error')})"
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid request"
+
+
+def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
+    """The web app over ``tools`` (graph, index and question service) and the run folders under ``runs``."""
+    questions = tools.questions
+    assert questions is not None, "the web app needs GraphTools built with a QuestionService"
+    graph = tools.graph
+    browser = RunBrowser(list(runs or []))
+    app = FastAPI(title="ARK", version="1", summary="Evidence retrieval from a text-rich knowledge graph",
+                  description=f"Graph {graph.metadata.get('name', 'graph')!r}: ask with any method, watch agents' "
+                              "steps, read nodes, browse run folders.")
+
+    @app.exception_handler(RequestError)
+    async def request_error(_request: Request, exc: RequestError) -> JSONResponse:
+        return _error(exc.status, str(exc), exc.kind)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_message(exc), "invalid_request")
+
+    @app.exception_handler(RunNotFound)
+    async def no_run(_request: Request, exc: RunNotFound) -> JSONResponse:
+        return _error(404, str(exc), "not_found")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), "http")
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return _error(500, f"internal error ({type(exc).__name__}); see the server's log", "internal")
+
+    # ------------------------------------------------------------------ questions
+    def _ask_kwargs(body: AskRequest) -> dict[str, Any]:
+        settings = ModelSettings(model=body.model.model, base_url=body.model.base_url,
+                                 temperature=body.model.temperature, offline=body.model.offline)
+        return {"model": settings, "candidate_types": body.candidate_types, "top": body.top}
+
+    @app.post("/api/ask", summary="Ask a question; the fused ranking with each node's evidence")
+    async def ask(body: AskRequest) -> dict[str, Any]:
+        return await questions.ask(body.question, body.method, body.options, **_ask_kwargs(body))
+
+    @app.post("/api/ask/stream", summary="Ask a question; server-sent events: step..., then answer or error")
+    async def ask_stream(body: AskRequest) -> StreamingResponse:
+        from ark.methods import MethodError, get_method_spec
+
+        try:  # refuse an unknown method or bad options with a status, before the stream starts
+            get_method_spec(body.method).make_options(dict(body.options))
+        except MethodError as exc:
+            kind = "unknown_method" if "unknown method" in str(exc) else "invalid_options"
+            raise RequestError(str(exc), 400 if kind == "unknown_method" else 422, kind) from None
+        events: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+
+        async def run() -> None:
+            try:
+                answer = await questions.ask(body.question, body.method, body.options,
+                                             listener=lambda step: events.put_nowait(("step", step)),
+                                             **_ask_kwargs(body))
+                events.put_nowait(("answer", answer))
+            except RequestError as exc:
+                events.put_nowait(("error", {"error": str(exc), "kind": exc.kind, "status": exc.status}))
+            except Exception as exc:  # noqa: BLE001 - reported as one event; the traceback goes to the log
+                log.exception("streamed question failed")
+                events.put_nowait(("error", {"error": f"internal error ({type(exc).__name__})", "kind": "internal",
+                                             "status": 500}))
+            finally:
+                events.put_nowait(None)
+
+        async def stream() -> AsyncIterator[str]:
+            task = asyncio.create_task(run())
+            try:
+                yield ": started\n\n"  # the page knows at once that the question was accepted
+                while (event := await events.get()) is not None:
+                    name, data = event
+                    yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+            finally:
+                if not task.done():  # the page went away: stop the agents
+                    task.cancel()
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    @app.get("/api/methods", summary="Registered methods with their options' schema and defaults")
+    async def methods() -> list[dict[str, Any]]:
+        return questions.methods()
+
+    @app.get("/api/graph", summary="The graph's schema and counts")
+    async def graph_info() -> dict[str, Any]:
+        result = await tools.aexecute("graph_schema", {})
+        return {**result.data, "defaults": {"model": questions.defaults.model, "base_url": questions.defaults.base_url,
+                                            "offline": questions.defaults.offline}}
+
+    # ------------------------------------------------------------------ nodes and tools
+    @app.get("/api/nodes/{ref}", summary="A node: text, properties and typed neighbours")
+    async def node(ref: str, limit: int = Query(default=100, ge=1, le=MAX_NEIGHBOURS)) -> dict[str, Any]:
+        try:
+            index = resolve_node(graph, ref)
+        except NodeNotFound as exc:
+            return _error(404, str(exc), "unknown_node")
+        result = await tools.aexecute("get_node", {"node": index})
+        data = dict(result.data)
+        data["text"] = graph.text(index) or ""
+        found = graph.neighbors(index)
+        neighbours = []
+        for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing, strict=True))[:limit]:
+            other = int(other)
+            neighbours.append({"index": other, "id": graph.node_id(other), "name": graph.name(other),
+                               "type": graph.node_type(other), "relation": graph.relation_types[int(relation)],
+                               "direction": "out" if outgoing else "in"})
+        data["neighbour_list"] = neighbours
+        data["neighbour_total"] = len(found.nodes)
+        return data
+
+    @app.post("/api/tools/{name}", summary="Run one graph tool of `ark mcp` (observation text and structured data)")
+    async def tool(name: str, request: Request) -> JSONResponse:
+        raw = await request.body()
+        try:
+            arguments = json.loads(raw or b"{}")
+        except ValueError:
+            return _error(400, "the body must be a JSON object of the tool's arguments", "invalid_request")
+        if name not in tools.names:
+            return _error(404, f"unknown tool {name!r}; tools: {', '.join(tools.names)}", "unknown_tool")
+        given = arguments if isinstance(arguments, dict) else raw.decode("utf-8", "replace")
+        result = await tools.aexecute(name, given)
+        payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
+        return JSONResponse(payload, status_code=200 if result.ok else 422)
+
+    # ------------------------------------------------------------------ runs
+    @app.get("/api/runs", summary="The browsable run folders")
+    async def runs_list() -> list[dict[str, Any]]:
+        return await asyncio.to_thread(browser.list)
+
+    @app.get("/api/runs/{name}", summary="One run: metrics, per-template table, charts, the queries it got wrong")
+    async def run_detail(name: str) -> dict[str, Any]:
+        return await asyncio.to_thread(browser.detail, name)
+
+    @app.get("/api/runs/{name}/trajectories", summary="A page of a run's trajectory records")
+    async def run_trajectories(name: str, offset: int = Query(default=0, ge=0),
+                               limit: int = Query(default=50, ge=1, le=200)) -> dict[str, Any]:
+        return await asyncio.to_thread(browser.trajectories, name, offset, limit)
+
+    @app.get("/api/runs/{name}/trajectories/{position}", summary="One trajectory record, every agent and step")
+    async def run_trajectory(name: str, position: int) -> dict[str, Any]:
+        return await asyncio.to_thread(browser.trajectory, name, position)
+
+    @app.get("/api/runs/{name}/charts/{chart}", summary="A chart of a run (PNG)")
+    async def run_chart(name: str, chart: str) -> FileResponse:
+        return FileResponse(browser.chart(name, chart), media_type="image/png")
+
+    # ------------------------------------------------------------------ the page
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit)
+    return app
+
+
+def _jsonable(value: Any) -> Any:
+    """Tool data as JSON (pydantic argument models, numpy numbers)."""
+    return json.loads(json.dumps(value, default=lambda v: v.model_dump() if hasattr(v, "model_dump") else str(v)))
