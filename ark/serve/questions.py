@@ -54,7 +54,20 @@ class ModelSettings:
     def over(self, defaults: ModelSettings) -> ModelSettings:
         """These settings, with the unset ones taken from ``defaults``."""
         given = {key: value for key, value in asdict(self).items() if value not in (None, False)}
+        if self.model or self.base_url:  # a request naming a model means it, even on a server started --offline
+            given.setdefault("offline", False)
         return replace(defaults, **given)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked question with its method built (:meth:`QuestionService.prepare`)."""
+
+    question: str
+    method: str
+    options: Any
+    retriever: Any
+    llm_name: str | None
 
 
 class QuestionService:
@@ -94,6 +107,13 @@ class QuestionService:
                   listener: StepListener | None = None) -> dict[str, Any]:
         """Run ``method`` on ``question``; the answer as JSON-ready data (see :meth:`_answer`). ``listener`` gets
         each agent step (:func:`step_event`) as it happens."""
+        prepared = await self.prepare(question, method, options, model=model, candidate_types=candidate_types)
+        return await self.run(prepared, top=top, listener=listener)
+
+    async def prepare(self, question: str, method: str = "ark", options: Mapping[str, Any] | None = None, *,
+                      model: ModelSettings | None = None, candidate_types: list[str] | None = None) -> Prepared:
+        """Check everything about a question and build (or reuse) its method: every :class:`RequestError` for bad
+        input is raised here, before anything runs (a streamed answer can still get a 4xx status)."""
         from ark.methods import MethodError, get_method_spec
 
         question = (question or "").strip()
@@ -113,21 +133,26 @@ class QuestionService:
         types = self._candidate_types(candidate_types)
         settings = (model or ModelSettings()).over(self.defaults) if spec.uses_llm else None
         retriever, llm_name = await self._retriever(method, chosen, settings, types)
+        return Prepared(question, method, chosen, retriever, llm_name)
+
+    async def run(self, prepared: Prepared, top: int = 10, listener: StepListener | None = None) -> dict[str, Any]:
+        """Answer a prepared question (at most ``max_in_flight`` at once); a failing method is a 502."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self._in_flight)
         started = time.perf_counter()
         async with self._slots:
             token = self._listener.set(listener)
             try:
-                output = await retriever.aretrieve(question, max(top, 100))
+                output = await prepared.retriever.aretrieve(prepared.question, max(top, 100))
             except RequestError:
                 raise
             except Exception as exc:  # the method failed for this question: say why, on one line
-                raise RequestError(f"{method} failed: {type(exc).__name__}: {' '.join(str(exc).split())}", 502,
-                                   "method_failed") from None
+                raise RequestError(f"{prepared.method} failed: {type(exc).__name__}: {' '.join(str(exc).split())}",
+                                   502, "method_failed") from None
             finally:
                 self._listener.reset(token)
-        return self._answer(question, method, chosen, llm_name, output, top, time.perf_counter() - started)
+        return self._answer(prepared.question, prepared.method, prepared.options, prepared.llm_name, output, top,
+                            time.perf_counter() - started)
 
     def _candidate_types(self, names: list[str] | None) -> tuple[str, ...] | None:
         if not names:
@@ -172,7 +197,8 @@ class QuestionService:
 
     def _policy(self, settings: ModelSettings) -> Any:
         """The chat client for ``settings``, or None for the offline policy. The server's API key is sent only to
-        the endpoint it was configured for, never to a base URL named in a request."""
+        the endpoints it was configured for (its environment or config file, or the command's --base-url), never
+        to another base URL named in a request."""
         if settings.offline:
             return None
         from ark.llm import OpenAIChatClient, resolve_settings
@@ -183,7 +209,8 @@ class QuestionService:
                                                               ("temperature", settings.temperature)) if v is not None})
         except (ValueError, TypeError) as exc:
             raise RequestError(f"model settings: {' '.join(str(exc).split())}", 422, "invalid_model") from None
-        if settings.base_url and settings.base_url.rstrip("/") != (configured.base_url or "").rstrip("/"):
+        trusted = {(url or "").rstrip("/") for url in (configured.base_url, self.defaults.base_url)}
+        if settings.base_url and settings.base_url.rstrip("/") not in trusted:
             resolved = resolved.model_copy(update={"api_key": None})
         if not resolved.configured():
             if resolved.model and not resolved.base_url:

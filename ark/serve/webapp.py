@@ -167,20 +167,16 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
 
     @app.post("/api/ask/stream", summary="Ask a question; server-sent events: step..., then answer or error")
     async def ask_stream(body: AskRequest) -> StreamingResponse:
-        from ark.methods import MethodError, get_method_spec
-
-        try:  # refuse an unknown method or bad options with a status, before the stream starts
-            get_method_spec(body.method).make_options(dict(body.options))
-        except MethodError as exc:
-            kind = "unknown_method" if "unknown method" in str(exc) else "invalid_options"
-            raise RequestError(str(exc), 400 if kind == "unknown_method" else 422, kind) from None
+        kwargs = _ask_kwargs(body)
+        top = kwargs.pop("top")
+        # Bad input is refused here with its 4xx status, before the stream (and its 200) starts.
+        prepared = await questions.prepare(body.question, body.method, body.options, **kwargs)
         events: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
 
         async def run() -> None:
             try:
-                answer = await questions.ask(body.question, body.method, body.options,
-                                             listener=lambda step: events.put_nowait(("step", step)),
-                                             **_ask_kwargs(body))
+                answer = await questions.run(prepared, top=top,
+                                             listener=lambda step: events.put_nowait(("step", step)))
                 events.put_nowait(("answer", answer))
             except RequestError as exc:
                 events.put_nowait(("error", {"error": str(exc), "kind": exc.kind, "status": exc.status}))

@@ -1,0 +1,204 @@
+"""``ark serve``: the JSON API (through FastAPI's test client and a real uvicorn server on loopback), its errors,
+the streamed steps, the run browser, and the binding rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from ark.loaders import open_graph  # noqa: E402
+from ark.serve.binding import TokenMiddleware, check_binding  # noqa: E402
+from ark.serve.graph_tools import GraphTools  # noqa: E402
+from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
+from ark.serve.webapp import MAX_BODY_BYTES, create_app  # noqa: E402
+from tests.support.graphs import ONE_HOP, build_index  # noqa: E402
+
+from .conftest import WRONG_QUESTION  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def app(clinical_dir, run_root):
+    graph = open_graph(str(clinical_dir))
+    tools = GraphTools(graph, build_index(graph), questions=QuestionService(graph, ModelSettings(offline=True)))
+    return create_app(tools, runs=[run_root])
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return TestClient(app, raise_server_exceptions=False)
+
+
+def test_ask_returns_the_fused_ranking_with_evidence(client):
+    answer = client.post("/api/ask", json={"question": ONE_HOP[0]})
+    assert answer.status_code == 200
+    top = answer.json()["ranked"][0]
+    assert top["id"] == ONE_HOP[1] and top["votes"] == 3 and top["evidence"] == ["Linked to Marfan syndrome."]
+    other = client.post("/api/ask", json={"question": ONE_HOP[0], "method": "bm25", "top": 3}).json()
+    assert other["method"] == "bm25" and len(other["ranked"]) <= 3 and other["llm"] is None
+
+
+@pytest.mark.parametrize(("body", "status", "words"), [
+    ({"question": "x", "method": "nope"}, 400, ["nope", "bm25", "ark"]),
+    ({"question": "x", "options": {"n_agents": "many"}}, 422, ["n_agents", "many"]),
+    ({"question": "x", "options": {"agents": 3}}, 422, ["agents", "n_agents"]),
+    ({"question": ""}, 422, ["question"]),
+    ({"question": "x", "top": 0}, 422, ["top"]),
+    ({"question": "x", "candidate_types": ["protein"]}, 422, ["protein", "gene"]),
+    ({"question": "x", "model": {"model": "gpt-x"}}, 422, ["gpt-x", "base_url"]),
+    ({"question": "x", "surprise": 1}, 422, ["surprise"]),
+])
+def test_bad_requests_get_a_4xx_json_error_naming_the_value(client, body, status, words):
+    for path in ("/api/ask", "/api/ask/stream"):
+        response = client.post(path, json=body)
+        assert response.status_code == status, (path, response.text)
+        error = response.json()["error"]
+        assert all(word in error for word in words), error
+        assert "Traceback" not in response.text
+
+
+def test_oversized_and_malformed_bodies_are_refused(client):
+    big = client.post("/api/ask", content=b'{"question": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}',
+                      headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "bytes" in big.json()["error"]
+    broken = client.post("/api/ask", content=b"{not json", headers={"content-type": "application/json"})
+    assert broken.status_code == 422 and "not valid JSON" in broken.json()["error"]
+    assert client.get("/api/nodes/HP:9999999").status_code == 404
+    assert client.post("/api/tools/drop_graph", json={}).status_code == 404
+
+
+def test_stream_sends_each_step_then_the_answer(client):
+    with client.stream("POST", "/api/ask/stream", json={"question": ONE_HOP[0]}) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        events = re.findall(r"event: (\w+)\ndata: (.*)\n\n", "".join(response.iter_text()))
+    names = [name for name, _ in events]
+    assert names[-1] == "answer" and set(names[:-1]) == {"step"} and len(names) > 3
+    steps = [json.loads(data) for name, data in events if name == "step"]
+    assert {s["agent"] for s in steps} == {0, 1, 2}
+    assert steps[0]["step"] == 1 and steps[0]["calls"][0]["name"] == "search_in_graph"
+    assert json.loads(events[-1][1])["ranked"][0]["id"] == ONE_HOP[1]
+
+
+def test_node_view_has_text_and_typed_neighbours(client):
+    node = client.get("/api/nodes/OMIM:154700").json()
+    assert node["name"] == "Marfan syndrome" and "Marfan" in node["text"]
+    neighbours = {(n["relation"], n["direction"], n["name"]) for n in node["neighbour_list"]}
+    assert ("associated_gene", "out", "FBN1") in neighbours and len(neighbours) == node["neighbour_total"]
+    assert client.get(f"/api/nodes/{node['index']}").json()["id"] == "OMIM:154700"
+
+
+def test_graph_tools_over_http(client):
+    paths = client.post("/api/tools/find_paths", json={"source": "NCBIGene:2200", "target": "HP:0001166"})
+    assert paths.status_code == 200 and "Marfan syndrome" in paths.json()["text"]
+    bad = client.post("/api/tools/search_in_surroundings", json={"node": 0, "hops": 3})
+    assert bad.status_code == 422 and "hops" in bad.json()["text"]
+
+
+def test_run_browser_lists_metrics_wrong_queries_and_trajectories(client):
+    [run] = client.get("/api/runs").json()
+    assert run["method"] == "ark" and run["hit@1"] == 0.5
+    detail = client.get(f"/api/runs/{run['name']}").json()
+    assert detail["by_template"]["one_hop"]["n"] == 2
+    assert [w["id"] for w in detail["wrong"]] == ["q2"] and detail["n_trajectories"] == 2
+    page = client.get(f"/api/runs/{run['name']}/trajectories").json()
+    assert page["total"] == 2 and page["items"][1]["question"] == WRONG_QUESTION[0]
+    record = client.get(f"/api/runs/{run['name']}/trajectories/0").json()
+    assert len(record["trajectories"]) == 2 and record["trajectories"][0]["steps"][0]["tool_calls"]
+    missing = client.get(f"/api/runs/{run['name']}/trajectories/9")
+    assert missing.status_code == 404 and "0 to 1" in missing.json()["error"]
+    assert client.get("/api/runs/nope").status_code == 404
+    for chart in detail["charts"]:
+        assert client.get(f"/api/runs/{run['name']}/charts/{chart}").content[:4] == b"\x89PNG"
+    assert client.get(f"/api/runs/{run['name']}/charts/..%2Fconfig.json").status_code == 404
+
+
+def test_openapi_and_the_page_need_no_network(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/api/ask", "/api/ask/stream", "/api/nodes/{ref}", "/api/runs"} <= set(paths)
+    page = client.get("/").text
+    assets = re.findall(r'(?:src|href)="([^"#]+)"', page)
+    assert assets and all(a.startswith("/") for a in assets)  # every asset from this server
+    script = client.get("/static/app.js").text
+    assert "http://" not in script and "https://" not in script
+
+
+def test_binding_rule():
+    assert check_binding("127.0.0.1", False, None) is None and check_binding("::1", False, None) is None
+    with pytest.raises(ValueError, match="--allow-remote"):
+        check_binding("0.0.0.0", False, "x" * 20)
+    with pytest.raises(ValueError, match="at least 16"):
+        check_binding("0.0.0.0", True, "short")
+    assert check_binding("0.0.0.0", True, "t" * 16) == "t" * 16
+
+
+def test_token_is_required_when_set(app):
+    guarded = TestClient(TokenMiddleware(app, "s" * 20))
+    assert guarded.get("/api/graph").status_code == 401
+    assert guarded.get("/api/graph", headers={"Authorization": "Bearer " + "s" * 20}).status_code == 200
+    first = guarded.get("/?token=" + "s" * 20)
+    assert first.status_code == 200 and "ark_token" in first.headers["set-cookie"]
+    assert guarded.get("/api/graph").status_code == 200  # the cookie carries it from then on
+
+
+def post_json(url: str, body: dict, timeout: float = 30) -> int:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads resident memory from /proc")
+def test_fifty_concurrent_offline_questions_on_loopback(clinical_dir, tmp_path):
+    """The real ``ark serve`` command: 50 questions at once all answered (200) within 30 s; memory stays bounded."""
+    process = subprocess.Popen([sys.executable, "-m", "ark.cli.main", "serve", str(clinical_dir), "--port", "0",
+                                "--offline"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line or process.poll() is None, "ark serve exited before listening"
+            found = re.search(r"listening on (http://127\.0\.0\.1:\d+)/", line)
+            url = found.group(1) if found else None
+        assert url
+        assert post_json(f"{url}/api/ask", {"question": "warm up"}) == 200
+        before = _rss_kb(process.pid)
+        questions = [f"{ONE_HOP[0]} ({n})" for n in range(50)]
+        started = time.monotonic()
+        with ThreadPoolExecutor(50) as pool:
+            statuses = list(pool.map(lambda q: post_json(f"{url}/api/ask", {"question": q}), questions))
+        elapsed = time.monotonic() - started
+        grown_mb = (_rss_kb(process.pid) - before) / 1024
+        assert statuses == [200] * 50 and elapsed < 30, (statuses, elapsed)
+        assert grown_mb < 200, grown_mb
+        print(f"50 concurrent offline questions: {elapsed:.2f} s, resident memory +{grown_mb:.1f} MB")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_ark_serve_refuses_a_public_address_without_a_token(clinical_dir):
+    done = subprocess.run([sys.executable, "-m", "ark.cli.main", "serve", str(clinical_dir), "--host", "0.0.0.0"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "refusing to listen on 0.0.0.0" in done.stderr
