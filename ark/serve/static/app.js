@@ -26,6 +26,9 @@ async function api(path, options = {}) {
   return data;
 }
 
+// replaceChildren with nested lists flattened and empty parts (null, undefined) left out.
+const put = (parent, ...children) => parent.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined));
+
 const nodeLink = (index, label) => el("a", { href: `#/node/${index}` }, label);
 const fmt = (value) => (typeof value === "number" ? (Number.isInteger(value) ? String(value) : value.toFixed(3)) : value ?? "");
 
@@ -80,7 +83,7 @@ function showAnswer(answer) {
   if (answer.answer) parts.push(el("p", {}, `Answer (${answer.answer.type}): ${answer.answer.text}`));
   if (answer.partial) parts.push(el("p", { class: "error" }, "Partial: some agents failed."));
   parts.push(answer.ranked.length ? table : el("p", { id: "answer-table" }, "No node was found."));
-  $("#answer").replaceChildren(...parts);
+  put($("#answer"), parts);
 }
 
 function readEvents(buffer, handle) {
@@ -148,13 +151,13 @@ async function ask(event) {
 async function showNode(ref) {
   show("node");
   const view = $("#view-node");
-  view.replaceChildren(el("p", {}, "Loading …"));
+  put(view, el("p", {}, "Loading …"));
   try {
     const node = await api(`/api/nodes/${encodeURIComponent(ref)}`);
     const rows = node.neighbour_list.map((n) => el("tr", {},
       el("td", {}, n.direction === "out" ? `-${n.relation}->` : `<-${n.relation}-`),
       el("td", {}, nodeLink(n.index, n.name)), el("td", {}, n.type), el("td", {}, n.id)));
-    view.replaceChildren(
+    put(view, 
       el("h2", { id: "node-title" }, `${node.name} (${node.type})`), el("p", { class: "muted" }, `${node.id} · index ${node.index}`),
       el("pre", { id: "node-text" }, node.text),
       Object.keys(node.properties || {}).length ? el("pre", {}, JSON.stringify(node.properties, null, 2)) : null,
@@ -163,7 +166,7 @@ async function showNode(ref) {
       el("table", { id: "neighbours" }, el("tbody", {}, rows)),
       node.neighbour_total > rows.length ? el("p", { class: "muted" }, `First ${rows.length} of ${node.neighbour_total}.`) : null);
   } catch (error) {
-    view.replaceChildren(el("p", { class: "error" }, error.message));
+    put(view, el("p", { class: "error" }, error.message));
   }
 }
 
@@ -180,14 +183,14 @@ async function showRuns() {
   const view = $("#view-runs");
   try {
     const runs = await api("/api/runs");
-    view.replaceChildren(el("h2", {}, "Runs"), runs.length ? el("table", { id: "runs-table" },
+    put(view, el("h2", {}, "Runs"), runs.length ? el("table", { id: "runs-table" },
       el("thead", {}, el("tr", {}, ...["run", "method", "graph", "model", "queries", "Hit@1", "MRR"].map((h) => el("th", {}, h)))),
       el("tbody", {}, runs.map((r) => el("tr", {}, el("td", {}, el("a", { href: `#/runs/${encodeURIComponent(r.name)}` }, r.name)),
         el("td", {}, r.method), el("td", {}, r.graph), el("td", {}, r.llm), el("td", { class: "num" }, r.n_queries),
         el("td", { class: "num" }, fmt(r["hit@1"])), el("td", { class: "num" }, fmt(r.mrr))))))
       : el("p", {}, "No runs: start the server with --runs FOLDER."));
   } catch (error) {
-    view.replaceChildren(el("p", { class: "error" }, error.message));
+    put(view, el("p", { class: "error" }, error.message));
   }
 }
 
@@ -198,7 +201,7 @@ async function showRun(name) {
     const run = await api(`/api/runs/${encodeURIComponent(name)}`);
     const page = await api(`/api/runs/${encodeURIComponent(name)}/trajectories?limit=200`);
     const base = `/api/runs/${encodeURIComponent(name)}`;
-    view.replaceChildren(
+    put(view, 
       el("h2", {}, `Run ${name}`),
       el("p", { class: "muted" }, `${run.config?.method} on ${run.config?.graph} · ${run.config?.llm ?? ""} · ${run.n_queries ?? "?"} queries`),
       run.overall ? metricsTable([["overall", run.overall]], "run-metrics") : el("p", {}, "Not scored."),
@@ -213,7 +216,7 @@ async function showRun(name) {
         el("td", {}, t.question), el("td", { class: "num" }, `${t.agents} agents`), el("td", { class: "num" }, `${t.steps} steps`),
         el("td", {}, t.top.join(", ")))))));
   } catch (error) {
-    view.replaceChildren(el("p", { class: "error" }, error.message));
+    put(view, el("p", { class: "error" }, error.message));
   }
 }
 
@@ -223,7 +226,7 @@ async function showTrajectory(name, position) {
   try {
     const record = await api(`/api/runs/${encodeURIComponent(name)}/trajectories/${position}`);
     const agents = record.trajectories || record.agents || [];
-    view.replaceChildren(
+    put(view, 
       el("p", {}, el("a", { href: `#/runs/${encodeURIComponent(name)}` }, `← run ${name}`)),
       el("h2", { id: "trajectory-title" }, `${record.id ?? position}: ${record.question}`),
       el("p", {}, "Fused: ", (record.ranked || []).slice(0, 10).map((r, i) => [i ? ", " : "", nodeLink(r.index, r.name || r.node_id)]).flat()),
@@ -234,7 +237,7 @@ async function showTrajectory(name, position) {
             el("div", { class: "call" }, `${call.name}(${call.arguments})`),
             el("pre", {}, (step.observations || [])[i] || ""))))))));
   } catch (error) {
-    view.replaceChildren(el("p", { class: "error" }, error.message));
+    put(view, el("p", { class: "error" }, error.message));
   }
 }
 
