@@ -25,7 +25,9 @@ HEAVY = ("openai", "pandas", "torch", "transformers", "scipy", "numpy", "pyarrow
 QUESTION = "Which genes are linked to Marfan syndrome?"
 
 
-def ark_command() -> list[str]:
+def ark_command(module: bool = False) -> list[str]:
+    if module:  # the source tree on PYTHONPATH (e.g. an older checkout, to compare)
+        return [sys.executable, "-m", "ark.cli.main"]
     found = shutil.which("ark", path=os.path.dirname(sys.executable)) or shutil.which("ark")
     return [found] if found else [sys.executable, "-m", "ark.cli.main"]
 
@@ -58,8 +60,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--graph", default="hpo")
+    parser.add_argument("--module", action="store_true",
+                        help="run `python -m ark.cli.main` (the ark on PYTHONPATH) instead of the installed command")
     args = parser.parse_args()
-    ark = ark_command()
+    ark = ark_command(args.module)
     ask = [*ark, "ask", args.graph, QUESTION, "--offline"]
     subprocess.run(ask, stdout=subprocess.DEVNULL, check=True)  # builds the graph on first use; not timed
     base, base_cpu = medians([sys.executable, "-c", "pass"], args.runs)
