@@ -60,7 +60,9 @@ class AskRequest(BaseModel):
 
 
 class BodyLimit:
-    """ASGI middleware answering 413 (JSON) to a body over ``limit`` bytes, by its Content-Length or as it streams."""
+    """ASGI middleware answering 413 (JSON) to a body over ``limit`` bytes: by its Content-Length, or, for a body
+    streamed without one, once the bytes read pass the limit. (A declared length is trusted: the server reads no
+    more than it.)"""
 
     def __init__(self, app: Any, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
@@ -75,39 +77,39 @@ class BodyLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await self._refuse(send)
             return
-        seen = 0
+        if declared is None and scope.get("method") in ("POST", "PUT", "PATCH"):
+            # A streamed body without a length: read it here (up to the limit), then hand it on whole.
+            chunks, size, more = [], 0, True
+            while more:
+                message = await receive()
+                if message["type"] != "http.request":
+                    await self.app(scope, receive, send)  # the client went away; let the app see it
+                    return
+                chunks.append(message.get("body", b""))
+                size += len(chunks[-1])
+                more = message.get("more_body", False)
+                if size > self.limit:
+                    await self._refuse(send)
+                    return
+            body = b"".join(chunks)
+            replayed = False
 
-        async def counted() -> dict:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
+            async def replay() -> dict:
+                nonlocal replayed
+                if replayed:
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
 
-        started = False
-
-        async def tracked_send(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, tracked_send)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+            await self.app(scope, replay, send)
+            return
+        await self.app(scope, receive, send)
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps({"error": f"request body over {self.limit:,} bytes", "kind": "too_large"}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def _error(status: int, message: str, kind: str, **extra: Any) -> JSONResponse:

@@ -74,6 +74,17 @@ def test_oversized_and_malformed_bodies_are_refused(client):
     big = client.post("/api/ask", content=b'{"question": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}',
                       headers={"content-type": "application/json"})
     assert big.status_code == 413 and "bytes" in big.json()["error"]
+
+    def streamed():  # no Content-Length: counted as it arrives
+        yield b'{"question": "'
+        yield from (b"x" * 1000 for _ in range(MAX_BODY_BYTES // 1000 + 1))
+        yield b'"}'
+
+    chunked = client.post("/api/ask", content=streamed(), headers={"content-type": "application/json"})
+    assert chunked.status_code == 413 and chunked.json()["kind"] == "too_large"
+    small = client.post("/api/ask", content=iter([b'{"question": "', ONE_HOP[0].encode(), b'"}']),
+                        headers={"content-type": "application/json"})
+    assert small.status_code == 200 and small.json()["ranked"][0]["id"] == ONE_HOP[1]
     broken = client.post("/api/ask", content=b"{not json", headers={"content-type": "application/json"})
     assert broken.status_code == 422 and "not valid JSON" in broken.json()["error"]
     assert client.get("/api/nodes/HP:9999999").status_code == 404
