@@ -15,6 +15,7 @@ from typing import Any
 
 from ark.llm.policy import protocol_message
 from ark.quiz.graphscout import GraphScoutQuestion, read_graphscout_quiz
+from ark.training.datasets import tools_json
 
 from ..solver import FIRST_USER_MESSAGE
 
@@ -62,7 +63,7 @@ def warm_start_samples(world: Any, questions: Sequence[GraphScoutQuestion]) -> l
     from ..solver import GraphScout
 
     solver = GraphScout(world.graph, options=world.options, engine=world.engine, index=world.index)
-    tools = world.tool_schemas()
+    tools = tools_json(world.tool_schemas())
     samples = []
     try:
         for question in questions:

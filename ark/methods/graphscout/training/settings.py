@@ -61,6 +61,7 @@ class GRPOSettings(BaseModel):
     warm_start_epochs: float = Field(default=1.0, gt=0, description="SFT epochs of the warm start (ours).")
     warm_start_learning_rate: float = Field(default=1e-5, gt=0, description="SFT learning rate of the warm start "
                                             "(ours: the distillation recipe's 1e-5).")
+    warm_start_batch_size: int = Field(default=1, ge=1, description="SFT samples per update of the warm start.")
     warm_start_questions: int | None = Field(default=None, ge=1, description="Training questions the scripted "
                                              "solver answers for the warm start; None: all used for GRPO.")
     # --- run

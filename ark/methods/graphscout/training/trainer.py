@@ -26,8 +26,13 @@ from typing import Any
 
 from ark.runtime.atomic import atomic_directory, atomic_file
 from ark.runtime.jsonl import append_jsonl
-from ark.training.hf_models import ADAPTER_META, ChatTemplateError, check_tool_chat_template, model_fingerprint, \
-    pick_device
+from ark.training.hf_models import (
+    ADAPTER_META,
+    ChatTemplateError,
+    check_tool_chat_template,
+    model_fingerprint,
+    pick_device,
+)
 from ark.training.sft import file_digest, library_versions
 
 from ..options import GraphScoutOptions
@@ -196,6 +201,7 @@ def _warm_start(world: ScoutWorld, questions: list, base: str, folder: Path, set
     dataset = folder / "train.jsonl"
     write_chat_dataset(dataset, samples)
     sft = SFTSettings(lora=False, learning_rate=settings.warm_start_learning_rate, epochs=settings.warm_start_epochs,
+                      batch_size=settings.warm_start_batch_size, lr_scheduler="constant",
                       max_length=settings.max_prompt_tokens + settings.max_completion_tokens,
                       early_stopping_patience=None, save_steps=10_000, cpu_threads=settings.cpu_threads,
                       seed=settings.seed, progress=settings.progress, device=settings.device, bf16=settings.bf16)
