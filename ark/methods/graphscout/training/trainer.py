@@ -16,6 +16,7 @@ quiz file's digest; the trained solver is ``<out>/model`` (or ``<out>/adapter`` 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -88,10 +89,8 @@ def prepare_tool_tokenizer(tokenizer: Any, where: str) -> Any:
     tokenizer.padding_side = "left"
     if getattr(tokenizer, "response_template", None) is not None or getattr(tokenizer, "response_schema", None):
         return tokenizer
-    try:
+    with contextlib.suppress(ValueError):  # a template TRL does not know
         add_response_schema(tokenizer)
-    except ValueError:
-        pass
     if getattr(tokenizer, "response_template", None) is not None or getattr(tokenizer, "response_schema", None):
         return tokenizer
     probe = tokenizer.apply_chat_template(
@@ -243,12 +242,13 @@ class _ProgressCallback:
         return ProgressCallback(*args, **kwargs)
 
 
-def _run_grpo(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, out: Path, settings: GRPOSettings,
-              options: GraphScoutOptions, resume: bool, on_step: Any) -> GRPOResult:
+def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, out: Path,
+                  settings: GRPOSettings, options: GraphScoutOptions, on_step: Any = None) -> tuple[Any, str]:
+    """TRL's ``GRPOTrainer`` for ``rows`` with the rollout environments of ``world`` and the answer-and-clue reward;
+    returns it with the base's fingerprint."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import GRPOConfig, GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -292,14 +292,28 @@ def _run_grpo(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, ou
         lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
     )
     reward_fn = GRPORewardFunction(GraphScoutReward(world.graph, delta=settings.delta, use_clue=settings.use_clue))
+    callback = _ProgressCallback(out / PROGRESS_FILE, settings.steps, reward_fn, on_step, settings.progress)
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn], args=config, train_dataset=Dataset.from_list(rows),
+                          processing_class=tokenizer, peft_config=peft_config, callbacks=[callback],
+                          environment_factory=world.environment)
+    if not settings.progress:
+        from transformers.trainer_callback import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)
+    return trainer, fingerprint
+
+
+def _run_grpo(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, out: Path, settings: GRPOSettings,
+              options: GraphScoutOptions, resume: bool, on_step: Any) -> GRPOResult:
+    import torch
+    from transformers.trainer_utils import get_last_checkpoint
+
+    checkpoints = out / "checkpoints"
     progress_path = out / PROGRESS_FILE
     resumed_from = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.is_dir() else None
     if not resumed_from and progress_path.exists():
         progress_path.unlink()
-    callback = _ProgressCallback(progress_path, settings.steps, reward_fn, on_step, settings.progress)
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn], args=config, train_dataset=Dataset.from_list(rows),
-                          processing_class=tokenizer, peft_config=peft_config, callbacks=[callback],
-                          environment_factory=world.environment)
+    trainer, fingerprint = build_trainer(world, rows, base, tokenizer, out, settings, options, on_step)
     threads = torch.get_num_threads()
     if settings.cpu_threads is not None:
         torch.set_num_threads(settings.cpu_threads)
