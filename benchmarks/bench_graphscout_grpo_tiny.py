@@ -34,8 +34,8 @@ from ark.runtime.jsonl import write_jsonl_atomic
 from ark.training.tiny_model import TinyModelSpec, build_tiny_model
 
 TARGET_S = 30 * 60
-# The proof's model: hidden 128, 2 layers, a 4,096-token BPE whose merges may span words (short sequences).
-TINY_SPEC = TinyModelSpec(hidden_size=128, head_dim=32, vocab_size=4096, tokenizer_cross_words=True)
+# The proof's model: hidden 64, 2 layers, a 4,096-token BPE whose merges may span words (short sequences).
+TINY_SPEC = TinyModelSpec(hidden_size=64, head_dim=16, vocab_size=4096, tokenizer_cross_words=True)
 
 
 def main() -> None:
@@ -56,9 +56,8 @@ def main() -> None:
     write_jsonl_atomic(quiz, result.questions)
     print(f"quiz: {len(result.questions)} questions → {quiz} ({time.perf_counter() - started:.0f}s)")
 
-    overrides = {**TINY_CPU_PRESET, "warm_start": True, "warm_start_epochs": 40, "warm_start_learning_rate": 1e-2,
-                 "warm_start_batch_size": 2, "max_questions": args.questions, "steps": args.steps,
-                 "seed": args.seed, **parse_set_values(args.sets)}
+    overrides = {**TINY_CPU_PRESET, "max_questions": args.questions, "steps": args.steps, "seed": args.seed,
+                 **parse_set_values(args.sets)}
     settings = GRPOSettings(**overrides)
     options = GraphScoutOptions(system_prompt=settings.system_prompt, max_turns=settings.max_turns)
     world = ScoutWorld(graph, options)

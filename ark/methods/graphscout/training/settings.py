@@ -84,12 +84,15 @@ class GRPOSettings(BaseModel):
         return self.questions_per_step * self.group_size
 
 
-# The offline tiny-model proof on two CPU cores (docs/methods/graphscout.md): 16 questions × 8 samples per step,
-# short trajectories, a learning rate that moves a randomly initialised model within tens of steps, no KL term
-# (no reference forward pass), a short system prompt. Labelled a tiny-model pipeline check wherever reported.
+# The offline tiny-model proof on two CPU cores (docs/methods/graphscout.md): a warm start on the scripted solver's
+# trajectories (SFT at a learning rate that fits a randomly initialised model in seconds), then 16 questions × 8
+# trajectories, 2 questions per step, short trajectories (3 turns), a learning rate that moves a tiny model within
+# tens of steps, no KL term (no reference forward pass), a short system prompt. Labelled a tiny-model pipeline
+# check wherever reported.
 TINY_CPU_PRESET: dict[str, Any] = {
     "questions_per_step": 2, "group_size": 8, "micro_batch": 16, "steps": 20, "max_questions": 16,
-    "learning_rate": 2e-4, "kl_coef": 0.0, "max_completion_tokens": 320, "max_prompt_tokens": 1024,
-    "max_turns": 3, "save_steps": 10, "cpu_threads": 1, "system_prompt": "Answer the question with the tools. "
-    "End with \\answer{...} on the last line.",
+    "learning_rate": 1e-3, "kl_coef": 0.0, "max_completion_tokens": 400, "max_prompt_tokens": 1024,
+    "max_turns": 3, "save_steps": 10, "cpu_threads": 1, "warm_start": True, "warm_start_epochs": 20,
+    "warm_start_learning_rate": 1e-2, "warm_start_batch_size": 2,
+    "system_prompt": "Answer the question with the tools. End with \\answer{...} on the last line.",
 }

@@ -287,9 +287,10 @@ def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any
         max_completion_length=settings.max_completion_tokens, max_tool_calling_iterations=options.max_turns - 1,
         logging_steps=settings.logging_steps, save_strategy="steps", save_steps=settings.save_steps,
         save_total_limit=settings.save_total_limit, bf16=use_bf16, use_cpu=device == "cpu", seed=settings.seed,
-        data_seed=settings.seed, gradient_checkpointing=settings.gradient_checkpointing, report_to="none",
+        data_seed=settings.seed, report_to="none",
         disable_tqdm=not settings.progress, remove_unused_columns=False, shuffle_dataset=True,
         lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
+        **({"gradient_checkpointing": True} if settings.gradient_checkpointing else {}),
     )
     reward_fn = GRPORewardFunction(GraphScoutReward(world.graph, delta=settings.delta, use_clue=settings.use_clue))
     callback = _ProgressCallback(out / PROGRESS_FILE, settings.steps, reward_fn, on_step, settings.progress)
