@@ -129,3 +129,17 @@ def test_a_base_without_tool_call_support_is_refused(clinical, quiz, tiny_base, 
     tokenizer.save_pretrained(str(plain))
     with pytest.raises(GRPOTrainingError, match="no tool support"):
         train_graphscout(clinical, quiz, plain, tmp_path / "run", _settings(steps=1))
+
+
+def test_lora_run_writes_an_adapter_the_local_backend_loads(clinical, quiz, tiny_base, tmp_path):
+    from ark.methods.graphscout.training.trainer import train_graphscout
+    from ark.training.local_backend import LocalChatClient
+
+    small = {"warm_start": False, "questions_per_step": 1, "group_size": 2, "micro_batch": 2, "max_questions": 2,
+             "max_completion_tokens": 48, "lora": True, "lora_r": 4, "lora_alpha": 8}
+    result = train_graphscout(clinical, quiz, tiny_base, tmp_path / "run", _settings(steps=1, **small))
+    adapter = tmp_path / "run" / "adapter"
+    assert result.weights_dir == str(adapter) and (adapter / "adapter_config.json").is_file()
+    assert json.loads((adapter / "ark_adapter.json").read_text())["base"] == str(tiny_base)
+    client = LocalChatClient(tiny_base, adapter=adapter, max_new_tokens=4)
+    assert client.generate_text([{"role": "user", "content": "hi"}], [])[1].completion_tokens >= 1
