@@ -2,7 +2,7 @@
 with tool-calling rollouts (sandboxed code + node retriever) on HPO quiz questions, on CPU.
 
     python benchmarks/bench_graphscout_grpo_tiny.py [--graph hpo] [--out runs/grpo-tiny] [--seed 0]
-        [--questions 16] [--steps 20] [--set key=value ...]
+        [--questions 16] [--steps 50] [--set key=value ...]
 
 1. writes a GraphScout quiz of the graph (``--quiz-n`` questions, the deterministic quizzer) to ``OUT/quiz.jsonl``;
 2. runs the scripted solver on the ``--questions`` training questions and builds a tiny Qwen3 from a config whose
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quiz-n", type=int, default=200)
     parser.add_argument("--questions", type=int, default=16)
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--set", dest="sets", action="append", default=[])
     args = parser.parse_args()
     started = time.perf_counter()
@@ -80,16 +80,17 @@ def main() -> None:
     for r in curve:
         print(f"| {r['step']} | {r['reward']:.3f} | {r['answered']:.2f} | {r['clue_fraction']:.2f} | "
               f"{r['failed_call_rate']:.2f} | {r['tool_calls']:.2f} |")
-    k = max(1, min(3, len(curve) // 3))
-    first, last = curve[:k], curve[-k:]
-
     def mean(rows, key):
         return sum(r[key] or 0.0 for r in rows) / len(rows)
 
     total = time.perf_counter() - started
-    print(f"\nmean reward, first {k} steps → last {k} steps: {mean(first, 'reward'):.3f} → {mean(last, 'reward'):.3f}")
-    print(f"failed-tool-call rate, first {k} → last {k} steps: {mean(first, 'failed_call_rate'):.3f} → "
-          f"{mean(last, 'failed_call_rate'):.3f}")
+    print()
+    for k in sorted({max(1, min(3, len(curve) // 3)), max(1, len(curve) // 5)}):
+        first, last = curve[:k], curve[-k:]
+        print(f"first {k} → last {k} steps: mean reward {mean(first, 'reward'):.3f} → {mean(last, 'reward'):.3f}; "
+              f"answered {mean(first, 'answered'):.2f} → {mean(last, 'answered'):.2f}; failed-tool-call rate "
+              f"{mean(first, 'failed_call_rate'):.3f} → {mean(last, 'failed_call_rate'):.3f}; tool calls per rollout "
+              f"{mean(first, 'tool_calls'):.2f} → {mean(last, 'tool_calls'):.2f}")
     print(f"{run.questions} questions × {settings.group_size} trajectories, {run.steps} GRPO steps; whole run "
           f"{total / 60:.1f} min (target ≤ {TARGET_S / 60:.0f} min: {'met' if total <= TARGET_S else 'MISSED'})")
 
