@@ -66,6 +66,7 @@ class GRPOResult:
     wall_s: float
     resumed_from: str | None = None
     warm_start_dir: str | None = None
+    base_fingerprint: str | None = None
     reward_curve: list[float] = field(default_factory=list)
     failed_call_rate_curve: list[float] = field(default_factory=list)
 
@@ -128,7 +129,7 @@ def train_graphscout(graph: Any, quiz_path: str | Path, base: str | Path, out_di
     out = Path(out_dir)
     questions = training_questions(quiz_path, graph, split=settings.split, limit=settings.max_questions,
                                    seed=settings.seed)
-    base = str(base)
+    base = original_base = str(base)
     tokenizer = _load_tokenizer(base)
     world = ScoutWorld(graph, options, engine=engine, index=index, progress=settings.progress)
     try:
@@ -151,10 +152,12 @@ def train_graphscout(graph: Any, quiz_path: str | Path, base: str | Path, out_di
     result.wall_s = time.perf_counter() - started
     _write_json(out / CONFIG_FILE, {
         "settings": settings.model_dump(mode="json"), "solver_options": options.model_dump(mode="json"),
-        "base": str(base), "libraries": library_versions(), "graph": str(graph.metadata.get("name", "")),
+        "base": original_base, "grpo_from": base, "grpo_from_fingerprint": result.base_fingerprint,
+        "libraries": library_versions(), "graph": str(graph.metadata.get("name", "")),
         "quiz": {"path": str(quiz_path), "sha256": file_digest(quiz_path), "questions": len(rows),
                  "dropped_long_prompts": dropped, "split": settings.split},
-        "device": pick_device(settings.device), "warm_start_dir": warm_dir, **_fingerprint_of(result),
+        "device": pick_device(settings.device), "warm_start_dir": warm_dir, **_warm_start_digest(warm_dir),
+        **_fingerprint_of(result),
     })
     _write_json(out / RESULT_FILE, result.to_dict())
     return result
@@ -333,8 +336,14 @@ def _run_grpo(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, ou
     curve = [json.loads(line) for line in progress_path.read_text().splitlines()] if progress_path.exists() else []
     return GRPOResult(out_dir=str(out), weights_dir=str(weights), questions=len(rows), dropped_long_prompts=0,
                       steps=int(trainer.state.global_step), wall_s=0.0, resumed_from=resumed_from,
+                      base_fingerprint=fingerprint,
                       reward_curve=[r["reward"] for r in curve],
                       failed_call_rate_curve=[r["failed_call_rate"] for r in curve])
+
+
+def _warm_start_digest(warm_dir: str | None) -> dict[str, Any]:
+    data = Path(warm_dir).parent / "train.jsonl" if warm_dir else None
+    return {"warm_start_data_sha256": file_digest(data)} if data is not None and data.is_file() else {}
 
 
 def _fingerprint_of(result: GRPOResult) -> dict[str, Any]:
