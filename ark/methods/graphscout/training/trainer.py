@@ -291,7 +291,7 @@ def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any
         logging_steps=settings.logging_steps, save_strategy="steps", save_steps=settings.save_steps,
         save_total_limit=settings.save_total_limit, bf16=use_bf16, use_cpu=device == "cpu", seed=settings.seed,
         data_seed=settings.seed, report_to="none",
-        disable_tqdm=not settings.progress, remove_unused_columns=False, shuffle_dataset=True,
+        disable_tqdm=True, remove_unused_columns=False, shuffle_dataset=True,
         lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
         **({"gradient_checkpointing": True} if settings.gradient_checkpointing else {}),
     )
@@ -300,10 +300,9 @@ def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any
     trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn], args=config, train_dataset=Dataset.from_list(rows),
                           processing_class=tokenizer, peft_config=peft_config, callbacks=[callback],
                           environment_factory=world.environment)
-    if not settings.progress:
-        from transformers.trainer_callback import PrinterCallback
+    from transformers.trainer_callback import PrinterCallback
 
-        trainer.remove_callback(PrinterCallback)
+    trainer.remove_callback(PrinterCallback)  # our per-step line (``progress``) replaces the raw log dicts
     return trainer, fingerprint
 
 
