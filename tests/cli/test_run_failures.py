@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -125,8 +126,16 @@ def test_one_failing_agent_fails_its_question_unless_partial_results_are_allowed
 def test_a_second_process_writing_the_same_output_is_refused_and_nothing_doubles(graph_dir, queries, tmp_path):
     out = tmp_path / "r.jsonl"
     with ScriptedOpenAIServer() as server:
-        server.responder = turn_script([tool_reply(("search_in_graph", {"query": "marfan"}), delay_s=4.0),
-                                        *ANSWERING])
+        # The model holds the first process's first call until the second process has finished, so the first
+        # holds the lock however slowly the second starts on a loaded machine (a fixed delay made this flaky).
+        second_done = threading.Event()
+        script = turn_script([tool_reply(("search_in_graph", {"query": "marfan"})), *ANSWERING])
+
+        def held_until_the_second_finishes(body: dict):
+            second_done.wait(timeout=100)
+            return script(body)
+
+        server.responder = held_until_the_second_finishes
         command = [sys.executable, "-m", "ark.cli.main", "retrieve", str(graph_dir), "-m", "ark", "-q",
                    str(queries), "-o", str(out), *model_flags(server)]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -135,7 +144,10 @@ def test_a_second_process_writing_the_same_output_is_refused_and_nothing_doubles
         while time.time() < deadline and server.request_count == 0:
             time.sleep(0.02)
         assert server.request_count > 0, "the first process never reached the model"
-        second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        try:
+            second = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        finally:
+            second_done.set()
         first_out, first_err = first.communicate(timeout=120)
     assert second.returncode == 1, second.stderr
     assert f"results file {out} is being written by process {first.pid}" in " ".join(second.stderr.split())
