@@ -137,18 +137,30 @@ def make_policy(
     base_url: str | None = None,
     temperature: float | None = None,
     offline: bool = False,
+    adapter: str | None = None,
+    max_tokens: int | None = None,
 ) -> ChatPolicy | None:
-    """The configured LLM client, or ``None`` (meaning: the offline policy) when no model is configured."""
+    """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
+
+    ``hf:PATH`` (a local Hugging Face model, e.g. a distilled student, optionally with a LoRA ``adapter``) runs in
+    this process through :mod:`ark.training.local_backend`; any other model name goes to the OpenAI-compatible
+    endpoint.
+    """
     if offline:
         err_console.print("[yellow]Using the offline policy (no LLM): a deterministic baseline, not a model.[/]")
         return None
     from ..llm import OpenAIChatClient, resolve_settings
+    from ..training.local_backend import LOCAL_PREFIX
 
-    overrides = {"model": model, "base_url": base_url, "temperature": temperature}
+    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
     try:
         settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValueError as exc:
         fail(str(exc))
+    if settings.model and settings.model.startswith(LOCAL_PREFIX):
+        return _local_model(settings, adapter)
+    if adapter is not None:
+        fail(f"--adapter {adapter} needs a local model (--model hf:PATH), not {settings.model or 'no model'!r}")
     problem = settings_problem(settings, model, base_url)
     if problem is not None:
         fail(problem)
@@ -182,3 +194,19 @@ def settings_problem(settings: Any, model: str | None, base_url: str | None) -> 
     source = "--base-url" if base_url else "OPENAI_BASE_URL or $ARK_HOME/config.toml"
     return (f"endpoint {settings.base_url} (from {source}) has no model: give --model (or set ARK_MODEL); "
             "--offline runs the offline policy instead")
+
+
+def _local_model(settings, adapter: str | None) -> ChatPolicy:
+    """``--model hf:PATH``: the model loaded in this process (needs the ``train`` extra)."""
+    from ..llm import LLMError
+
+    try:
+        from ..training.local_backend import make_chat_client
+
+        with err_console.status(f"Loading {settings.model} ..."):
+            return make_chat_client(settings.model, settings, adapter=adapter)
+    except LLMError as exc:
+        fail(str(exc))
+    except ImportError as exc:
+        fail(f"--model {settings.model} runs the model in this process and needs the train extra: "
+             f"pip install 'ark-kg[train]' ({exc})")

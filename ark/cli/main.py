@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
-from . import ask_cmd, eval_cmd, graph_cmd, methods_cmd, quiz_cmd, serve_cmd, train_cmd, trajectory_cmd
+from . import ask_cmd, distill_cmd, eval_cmd, graph_cmd, methods_cmd, quiz_cmd, serve_cmd, train_cmd, trajectory_cmd
 
 app = typer.Typer(
     name="ark",
@@ -15,7 +15,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-for module in (graph_cmd, ask_cmd, eval_cmd, methods_cmd, quiz_cmd, trajectory_cmd, serve_cmd, train_cmd):
+for module in (graph_cmd, ask_cmd, eval_cmd, methods_cmd, quiz_cmd, trajectory_cmd, serve_cmd, train_cmd, distill_cmd):
     module.register(app)
 
 

@@ -37,6 +37,9 @@ class MethodSelection:
     seed: int
     allow_partial: bool = False
     progress: bool = False
+    adapter: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
 
 
 def _parameters(default_method: str | None) -> list[inspect.Parameter]:
@@ -51,7 +54,15 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
             "--config", help="TOML file of method options (a table named after the method, or top-level keys); "
                              "--set overrides it.")]),
         inspect.Parameter("model", keyword, default=None, annotation=Annotated[str | None, typer.Option(
-            help="LLM methods: chat model name (else ARK_MODEL).")]),
+            help="LLM methods: chat model name (else ARK_MODEL), or hf:PATH for a local Hugging Face model such as a "
+                 "distilled student (needs the train extra).")]),
+        inspect.Parameter("adapter", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+            help="LLM methods: a LoRA adapter folder for the --model hf:PATH base (merged in at load time).")]),
+        inspect.Parameter("temperature", keyword, default=None, annotation=Annotated[float | None, typer.Option(
+            min=0.0, max=2.0, help="LLM methods: sampling temperature, 0 = greedy (else the config file's; "
+                                   "default 0.7).")]),
+        inspect.Parameter("max_tokens", keyword, default=None, annotation=Annotated[int | None, typer.Option(
+            min=1, help="LLM methods: most tokens per model turn (else the config file's; default 2048).")]),
         inspect.Parameter("base_url", keyword, default=None, annotation=Annotated[str | None, typer.Option(
             help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]),
         inspect.Parameter("offline", keyword, default=False, annotation=Annotated[bool, typer.Option(
@@ -82,7 +93,8 @@ def method_options(default_method: str | None = None) -> Callable[[Callable[...,
                 method=values["method"], sets=list(values["sets"] or []), config=values["config"],
                 model=values["model"], base_url=values["base_url"], offline=values["offline"],
                 candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
-                progress=bool(kwargs.get("progress")))
+                progress=bool(kwargs.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
+                max_tokens=values["max_tokens"])
             return command(*args, **kwargs, selection=selection)
 
         positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -121,9 +133,12 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
         fail(str(exc))
     llm = None
     if spec.uses_llm:
-        llm = make_policy(model=selection.model, base_url=selection.base_url, offline=selection.offline)
-    elif selection.model or selection.base_url:
-        err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url are ignored")
+        llm = make_policy(model=selection.model, base_url=selection.base_url, offline=selection.offline,
+                          adapter=selection.adapter, temperature=selection.temperature,
+                          max_tokens=selection.max_tokens)
+    elif selection.model or selection.base_url or selection.adapter:
+        err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url/--adapter "
+                          "are ignored")
     context = MethodContext(llm=llm, candidate_types=candidate_types, progress=selection.progress,
                             seed=selection.seed, allow_partial=selection.allow_partial)
     return MethodChoice(name, options, context)

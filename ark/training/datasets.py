@@ -11,9 +11,12 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runtime.jsonl import read_jsonl, write_jsonl_atomic
+
+if TYPE_CHECKING:
+    from ..runtime.records import Trajectory
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -88,14 +91,20 @@ def tools_json(tools: list[dict[str, Any]]) -> str:
     return json.dumps(tools, ensure_ascii=False)
 
 
+def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
+    """The agent trajectories of one retrieval record: a line of ``ark ask --trajectories`` / ``ARK(trajectory_path=)``
+    (agents under ``agents``) or of an eval run's ``trajectories.jsonl`` (under ``trajectories``), loaded through
+    :meth:`Trajectory.from_dict` so every record format it reads works here."""
+    from ..runtime.records import Trajectory
+
+    agents = record.get("agents", record.get("trajectories", []))
+    return [Trajectory.from_dict(agent) for agent in agents]
+
+
 def record_sft_samples(record: Mapping[str, Any], include_system: bool = True) -> list[dict[str, Any]]:
-    """One chat sample per agent trajectory of a retrieval record (``ark ask --trajectories`` or an eval run's
-    ``trajectories.jsonl`` line).
+    """One chat sample per agent trajectory of a retrieval record (see :func:`record_trajectories`).
 
     ``include_system`` keeps the system prompt, so the student trains on exactly the context the agent loop gives
     it at inference (the reference implementation drops it; pass False for that format).
     """
-    from ..runtime.records import Trajectory
-
-    agents = record.get("agents", record.get("trajectories", []))
-    return [Trajectory.from_dict(agent).to_sft_sample(include_system) for agent in agents]
+    return [trajectory.to_sft_sample(include_system) for trajectory in record_trajectories(record)]

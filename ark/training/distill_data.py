@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runtime.atomic import atomic_write_text
-from .datasets import chat_statistics, record_sft_samples, write_chat_dataset
+from .datasets import chat_statistics, record_trajectories, write_chat_dataset
+
+if TYPE_CHECKING:
+    from ..runtime.records import Trajectory
 
 TRAIN_FILE = "train.jsonl"
 VALIDATION_FILE = "validation.jsonl"
@@ -61,23 +64,39 @@ def token_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any,
 
 def write_distillation_dataset(records: Sequence[Mapping[str, Any]], out_dir: str | Path, *,
                                validation_questions: int = 200, seed: int = 0, include_system: bool = True,
-                               tokenizer: Any = None, max_length: int | None = None) -> dict[str, Any]:
+                               tokenizer: Any = None, max_length: int | None = None,
+                               keep: Callable[[Mapping[str, Any], Trajectory], bool] | None = None) -> dict[str, Any]:
     """Write ``train.jsonl``, ``validation.jsonl`` (when any) and ``statistics.json`` under ``out_dir`` from teacher
-    retrieval records (``Retrieval.to_dict()``); return the statistics. Each file is written atomically."""
+    retrieval records (``Retrieval.to_dict()`` or eval ``trajectories.jsonl`` lines); return the statistics. Each
+    file is written atomically.
+
+    ``keep(record, trajectory)``: an opt-in filter (e.g. on correctness); by default every trajectory is kept
+    (label-free). The split by question happens before filtering, so the filter never moves a question across.
+    """
     train, validation = split_by_question(records, validation_questions, seed)
     out = Path(out_dir)
-    statistics: dict[str, Any] = {"seed": seed, "include_system": include_system}
+    statistics: dict[str, Any] = {"seed": seed, "include_system": include_system, "filtered": keep is not None}
     for name, part, file_name in (("train", train, TRAIN_FILE), ("validation", validation, VALIDATION_FILE)):
-        samples = [s for record in part for s in record_sft_samples(record, include_system)]
+        samples, dropped = [], 0
+        for record in part:
+            for trajectory in record_trajectories(record):
+                if keep is None or keep(record, trajectory):
+                    samples.append(trajectory.to_sft_sample(include_system))
+                else:
+                    dropped += 1
+        target = out / file_name
         if not samples:
+            target.unlink(missing_ok=True)  # a stale file from an earlier export must not be trained on
             continue
-        write_chat_dataset(out / file_name, samples)
+        write_chat_dataset(target, samples)
         summary = chat_statistics(samples)
         summary["questions"] = len({record["question"] for record in part})
+        if keep is not None:
+            summary["dropped_by_filter"] = dropped
         if tokenizer is not None:
             summary["tokens"] = token_statistics(samples, tokenizer, max_length)
         statistics[name] = summary
     if "train" not in statistics:
-        raise ValueError("the records hold no trajectory to train on")
+        raise ValueError("the records hold no trajectory to train on" + (" after filtering" if keep else ""))
     atomic_write_text(out / STATISTICS_FILE, json.dumps(statistics, indent=2) + "\n")
     return statistics

@@ -10,10 +10,12 @@ it through :func:`make_chat_client`. Needs the ``train`` extra (torch, transform
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +40,12 @@ class LocalChatClient:
 
     ``adapter``: a LoRA adapter folder trained for this base (merged into the weights at load time).
     ``temperature`` 0 means greedy decoding; above 0, sampling seeded by ``seed``, the agent index and the
-    conversation, so a rerun replays the same samples. ``cache_dir``: replies cached on disk like the OpenAI client's
-    (keyed on the weights' files, the decoding settings, the conversation and the agent index). Counters: ``calls``
-    (generations), ``cache_hits`` and ``usage_total`` (tokens of the generations).
+    conversation, so a rerun replays the same samples. Greedy output depends on the conversation alone, so agents that
+    reach the same conversation share one generation (the others get it as a cached reply): n greedy agents cost
+    what one costs. ``cache_dir``: replies cached on disk like the OpenAI client's (keyed on the weights' files, the
+    decoding settings, the conversation and, when sampling, the agent index). Counters: ``calls`` (generations),
+    ``cache_hits`` (replies served from the disk cache or shared between greedy agents) and ``usage_total`` (tokens
+    of the generations).
     """
 
     def __init__(self, model_path: str | Path, *, adapter: str | Path | None = None, temperature: float = 0.0,
@@ -69,6 +74,9 @@ class LocalChatClient:
         self._rng_lock = threading.Lock()  # sampling seeds torch's global RNG: one sampled generation at a time
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
+        # Greedy replies by request key: finished ones (a few, most recent last) and ones being generated.
+        self._recent: OrderedDict[str, tuple[dict, Usage]] = OrderedDict()
+        self._pending: dict[str, asyncio.Future] = {}
 
     def __repr__(self) -> str:
         return f"LocalChatClient({self.name!r}, device={self.device!r}, temperature={self.temperature})"
@@ -137,10 +145,11 @@ class LocalChatClient:
         return files or [self.model_path, self.adapter]
 
     def cache_key(self, messages: list[dict], tools: list[dict], agent_index: int) -> str:
-        """Key of a request: the weights, the decoding settings, the conversation, the tools and the agent index."""
+        """Key of a request: the weights, the decoding settings, the conversation, the tools and, when sampling,
+        the agent index (a greedy reply is the same for every agent)."""
         return request_key({"weights": self._weights_id, "temperature": self.temperature, "top_p": self.top_p,
                             "max_new_tokens": self.max_new_tokens, "seed": self.seed, "messages": messages,
-                            "tools": tools, "sample": agent_index})
+                            "tools": tools, "sample": agent_index if self.temperature > 0 else None})
 
     def _call_seed(self, messages: list[dict], agent_index: int) -> int:
         """A seed that depends on the client's seed, the agent and the conversation (order of calls irrelevant)."""
@@ -187,25 +196,55 @@ class LocalChatClient:
 
         ``tool_choice`` cannot be enforced on a local model; a turn without a tool call gets the loop's correction.
         """
+        started = time.perf_counter()
         messages = [protocol_message(m) for m in messages]  # what the model sees: no in-memory extras
-        key = self.cache_key(messages, tools, agent_index) if self.cache is not None else None
-        if key is not None:
-            started = time.perf_counter()
+        key = self.cache_key(messages, tools, agent_index)
+        shared = self._shared_reply(key)
+        if shared is None and self.temperature == 0 and key in self._pending:
+            shared = await asyncio.shield(self._pending[key])  # another agent is generating this very reply
+        if shared is None and self.cache is not None:
             entry = self.cache.get(key)
             if entry is not None:
-                self.cache_hits += 1
-                return PolicyReply(entry["message"], Usage(**entry["usage"]), cached=True,
-                                   latency_s=time.perf_counter() - started)
-        async with self._semaphore_for_loop():
-            started = time.perf_counter()
-            text, usage = await asyncio.to_thread(self.generate_text, messages, tools, agent_index)
-            latency = time.perf_counter() - started
+                shared = (entry["message"], Usage(**entry["usage"]))
+        if shared is not None:
+            self.cache_hits += 1
+            return PolicyReply(copy.deepcopy(shared[0]), shared[1], cached=True,
+                               latency_s=time.perf_counter() - started)
+        future = None
+        if self.temperature == 0:
+            future = asyncio.get_running_loop().create_future()
+            self._pending[key] = future
+        try:
+            async with self._semaphore_for_loop():
+                started = time.perf_counter()
+                text, usage = await asyncio.to_thread(self.generate_text, messages, tools, agent_index)
+                latency = time.perf_counter() - started
+        except BaseException:
+            if future is not None:
+                future.set_result(None)  # waiting agents generate for themselves (and meet the same error)
+            raise
+        finally:
+            self._pending.pop(key, None)
         self.calls += 1
         self.usage_total = self.usage_total + usage
         message = parse_tool_calls(text, id_prefix=f"call_{self.calls}")
-        if key is not None:
+        if future is not None:
+            self._remember(key, message, usage)
+            future.set_result((message, usage))
+        if self.cache is not None:
             self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": self.name, "text": text})
-        return PolicyReply(message, usage, cached=False, latency_s=latency)
+        return PolicyReply(copy.deepcopy(message), usage, cached=False, latency_s=latency)
+
+    def _shared_reply(self, key: str) -> tuple[dict, Usage] | None:
+        found = self._recent.get(key)
+        if found is not None:
+            self._recent.move_to_end(key)
+        return found
+
+    def _remember(self, key: str, message: dict, usage: Usage, keep: int = 256) -> None:
+        self._recent[key] = (message, usage)
+        while len(self._recent) > keep:
+            self._recent.popitem(last=False)
 
     async def aclose(self) -> None:
         """Nothing to close (the weights stay loaded for the next run)."""
