@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
+from ..runtime.jsonl import write_json_atomic, write_jsonl_atomic
+from ..runtime.trajectory_file import read_trajectory_file
 from ..training.distill_data import STATISTICS_FILE, split_by_question, write_distillation_dataset
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def read_records(source: str | Path) -> list[dict[str, Any]]:
     elif not path.is_file():
         raise ExportError(f"no such run folder or trajectory file: {source}")
     try:
-        records = read_jsonl(path, repair=False)
+        records = read_trajectory_file(path, repair=False)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ExportError(f"{path} is not a JSONL trajectory file: {exc}") from None
     bad = next((n for n, r in enumerate(records, 1) if not isinstance(r, dict) or "question" not in r

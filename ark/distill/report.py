@@ -18,6 +18,7 @@ from ..eval.compare import load_run
 from ..eval.run_folder import RunFolder, RunFolderError
 from ..metrics import HEADLINE_METRICS
 from ..runtime.jsonl import read_jsonl
+from ..runtime.trajectory_file import TrajectoryRecords
 from ..training.datasets import record_trajectories
 from ..training.imitation import reproduction_rate, tool_call_mix, trajectory_reproduction_rate, valid_call_rate
 from .export import TEACHER_DIR
@@ -122,7 +123,7 @@ def run_folder(path: str | Path) -> RunFolder:
 def _records(folder: RunFolder, ids: set[str]) -> list[dict[str, Any]]:
     if not folder.trajectories.is_file():
         raise RunFolderError(f"{folder.path} has no trajectories.jsonl: the report compares agent runs (method ark)")
-    return [r for r in read_jsonl(folder.trajectories, repair=True) if str(r.get("id")) in ids]
+    return [r for r in TrajectoryRecords(folder.trajectories, repair=True) if str(r.get("id")) in ids]
 
 
 def _figures(label: str, folder: RunFolder, rows: dict[str, dict], ids: list[str],

@@ -96,7 +96,9 @@ def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
     (agents under ``agents``) or of an eval run's ``trajectories.jsonl`` (under ``trajectories``), loaded through
     :meth:`Trajectory.from_dict` so every record format it reads works here."""
     from ..runtime.records import Trajectory
+    from ..runtime.trajectory_file import unpack_record
 
+    record = unpack_record(dict(record))  # packed (format 2) lines of a run's trajectories.jsonl too
     agents = record.get("agents", record.get("trajectories", []))
     return [Trajectory.from_dict(agent) for agent in agents]
 
