@@ -23,8 +23,10 @@ from .datasets import record_trajectories
 Record = Mapping[str, Any]
 
 
-def tool_call_sequence(trajectory: Trajectory) -> list[tuple[str, str]]:
-    """The ``(tool name, raw JSON arguments)`` of every call of one trajectory, in order."""
+def tool_call_sequence(trajectory: Trajectory | Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(tool name, raw JSON arguments)`` of every call of one trajectory (or its ``to_dict()``), in order."""
+    if not isinstance(trajectory, Trajectory):
+        trajectory = Trajectory.from_dict(dict(trajectory))
     return [(call.name, call.arguments) for step in trajectory.steps for call in step.tool_calls]
 
 
@@ -33,7 +35,11 @@ def _question_key(record: Record) -> str:
 
 
 def _by_question(records: Sequence[Record]) -> dict[str, list[Trajectory]]:
-    return {_question_key(record): record_trajectories(record) for record in records}
+    """Trajectories by question text (records of one question, e.g. two query ids with the same text, pooled)."""
+    out: dict[str, list[Trajectory]] = {}
+    for record in records:
+        out.setdefault(_question_key(record), []).extend(record_trajectories(record))
+    return out
 
 
 def reproduction_rate(teacher: Sequence[Record], student: Sequence[Record]) -> float:
@@ -43,14 +49,14 @@ def reproduction_rate(teacher: Sequence[Record], student: Sequence[Record]) -> f
     """
     if not teacher:
         raise ValueError("no teacher records to compare with")
-    students = _by_question(student)
+    students, teachers = _by_question(student), _by_question(teacher)
     same = 0
-    for question, taught in _by_question(teacher).items():
+    for question, taught in teachers.items():
         learnt = students.get(question)
         if learnt is None or len(learnt) != len(taught):
             continue
         same += all(tool_call_sequence(a) == tool_call_sequence(b) for a, b in zip(taught, learnt, strict=True))
-    return same / len(teacher)
+    return same / len(teachers)
 
 
 def trajectory_reproduction_rate(teacher: Sequence[Record], student: Sequence[Record]) -> tuple[float, int]:

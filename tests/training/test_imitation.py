@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from ark.training.imitation import reproduction_rate, tool_call_sequence, valid_call_rate
+from ark.llm.policy import Usage
+from ark.runtime.records import StepRecord, ToolCallRecord, Trajectory
+from ark.training.imitation import (
+    reproduction_rate,
+    tool_call_mix,
+    tool_call_sequence,
+    trajectory_reproduction_rate,
+    valid_call_rate,
+)
+
+
+def _step(index, calls, corrective=None):
+    records = [ToolCallRecord(f"c{index}{n}", name, arguments, ok, ok) for n, (name, arguments, ok) in
+               enumerate(calls)]
+    return StepRecord(index, records, ["seen"] * len(records), 0.0, 0.0, Usage(), corrective=corrective)
 
 
 def _record(question, calls):
-    steps = [{"tool_calls": [{"name": n, "arguments": a, "parsed_ok": ok, "ok": ok} for n, a, ok in calls]}]
-    return {"question": question, "agents": [{"steps": steps}]}
+    """A retrieval record with one agent that made ``calls`` (name, JSON arguments, ok) in one turn."""
+    return {"question": question, "agents": [Trajectory(question, steps=[_step(0, calls)]).to_dict()]}
 
 
 def test_reproduction_needs_the_exact_calls_of_every_agent():
@@ -27,3 +41,21 @@ def test_reproduction_needs_the_exact_calls_of_every_agent():
 def test_valid_call_rate_counts_parse_and_execution_failures():
     records = [_record("a", [("search", "{", False), ("finish", "{}", True)])]
     assert valid_call_rate(records) == 0.5 and valid_call_rate([]) == 1.0
+
+
+def test_a_turn_without_a_call_counts_as_a_failed_attempt():
+    record = _record("a", [("finish", "{}", True)])
+    record["agents"][0]["steps"].insert(0, _step(1, [], corrective="Call a tool.").to_dict())
+    assert valid_call_rate([record]) == 0.5
+
+
+def test_trajectory_reproduction_matches_any_teacher_trajectory_of_the_question():
+    teacher = _record("a", [("search", '{"q": 1}', True)])
+    teacher["agents"].append(_record("a", [("search", '{"q": 2}', True)])["agents"][0])
+    student = _record("a", [("search", '{"q": 2}', True)])
+    assert trajectory_reproduction_rate([teacher], [student]) == (1.0, 1)
+    assert reproduction_rate([teacher], [student]) == 0.0  # agent by agent it is not the same question run
+    other = _record("a", [("search", '{"q": 3}', True)])
+    unknown = _record("b", [("search", '{"q": 1}', True)])
+    assert trajectory_reproduction_rate([teacher], [student, other, unknown]) == (0.5, 2)
+    assert tool_call_mix([teacher, unknown]) == {"search": 3}

@@ -102,8 +102,12 @@ def test_replies_are_cached_on_disk_per_conversation_and_agent(tiny_base, tmp_pa
     again = asyncio.run(client.next_message(messages, []))
     assert not first.cached and again.cached and again.message == first.message
     assert client.calls == 1 and client.cache_hits == 1 and again.usage == first.usage
-    asyncio.run(client.next_message(messages, [], agent_index=1))  # another agent: its own sample
-    assert client.calls == 2
+    shared = asyncio.run(client.next_message(messages, [], agent_index=1))  # greedy: the same reply for any agent
+    assert shared.cached and shared.message == first.message and client.calls == 1
+    sampling = LocalChatClient(tiny_base, max_new_tokens=8, temperature=1.0, seed=0, cache_dir=tmp_path / "cache")
+    asyncio.run(sampling.next_message(messages, []))
+    asyncio.run(sampling.next_message(messages, [], agent_index=1))  # sampling: each agent its own sample
+    assert sampling.calls == 2 and sampling.cache_hits == 0
     reopened = LocalChatClient(tiny_base, max_new_tokens=8, cache_dir=tmp_path / "cache")
     assert asyncio.run(reopened.next_message(messages, [])).cached and reopened.calls == 0
     longer = LocalChatClient(tiny_base, max_new_tokens=9, cache_dir=tmp_path / "cache")
