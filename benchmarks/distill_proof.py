@@ -47,7 +47,13 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--questions", type=int, default=200, help="training questions (3 trajectories each)")
     parser.add_argument("--validation", type=int, default=20, help="questions held out for the validation loss")
     parser.add_argument("--test", type=int, default=100, help="seeded subset of the quiz test split")
+    parser.add_argument("--student-test", type=int, default=None,
+                        help="run the student on only the first N questions of the test subset (the report compares "
+                             "over the questions both runs answered); default: all of them")
     parser.add_argument("--reproduce", type=int, default=50, help="training questions the student is run on")
+    parser.add_argument("--max-tokens", type=int, default=160, help="most tokens per student turn (the teacher's "
+                                                                  "turns are ~30 tokens, p99 ~140)")
+    parser.add_argument("--evaluations", type=int, default=4, help="validation passes during training")
     parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--learning-rate", type=float, default=2e-3)
     parser.add_argument("--max-length", type=int, default=4096)
@@ -160,7 +166,8 @@ def main() -> None:
     stages.stage("tiny base", lambda: build_base(data, base, args.seed))
     recipe = {"lora": "false", "learning_rate": args.learning_rate, "epochs": args.epochs, "batch_size": 1,
               "max_length": args.max_length, "lr_scheduler": "cosine", "warmup_ratio": 0.03, "cpu_threads": 1,
-              "logging_steps": 50, "evaluations": 4, "early_stopping_patience": "null", "save_total_limit": 1}
+              "logging_steps": 25, "evaluations": args.evaluations, "early_stopping_patience": "null",
+              "save_total_limit": 1}
     sets = [item for key, value in recipe.items() for item in ("--set", f"{key}={value}")]
     stages.stage("train", lambda: stages.command(
         "train", ["distill", "train", str(data), "--base", str(base), "--out", str(student), *sets, "--no-progress"],
@@ -169,10 +176,14 @@ def main() -> None:
     train_ids = [row["id"] for row in read_lines(data / "questions.jsonl") if row["side"] == "train"]
     by_id = {row["id"]: row for row in read_lines(quiz / "splits" / "train.jsonl")}
     train_subset = write_queries(out / "train-subset.jsonl", [by_id[i] for i in train_ids[:args.reproduce]])
-    model = ["--method", "ark", "--model", f"hf:{student / 'model'}", "--temperature", "0", "--max-tokens", "512"]
+    model = ["--method", "ark", "--model", f"hf:{student / 'model'}", "--temperature", "0", "--max-tokens",
+             str(args.max_tokens)]
+    student_test_queries = test
+    if args.student_test is not None:
+        student_test_queries = write_queries(out / "student-test-subset.jsonl", read_lines(test)[:args.student_test])
 
     def student_test() -> None:
-        stages.command("student-test", ["eval", "hpo", *model, "-q", str(test), "--run-dir",
+        stages.command("student-test", ["eval", "hpo", *model, "-q", str(student_test_queries), "--run-dir",
                                         str(out / "student-test"), *options],
                        done=out / "student-test" / "summary.json")
 

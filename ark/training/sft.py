@@ -268,6 +268,12 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     )
     from datasets import Dataset
 
+    if not settings.progress:  # the libraries' own bars too (tokenising, writing shards), not just the trainer's
+        import datasets
+        import transformers
+
+        datasets.disable_progress_bars()
+        transformers.utils.logging.disable_progress_bar()
     callbacks = []
     if validation and settings.early_stopping_patience is not None:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
