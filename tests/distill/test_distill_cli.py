@@ -92,6 +92,29 @@ def test_export_resumes_the_teacher_run_and_reuses_recorded_runs(setup, exported
     assert statistics["train"]["samples"] + statistics["train"]["dropped_by_filter"] == 12
 
 
+def test_export_with_an_llm_teacher_samples_three_trajectories_at_temperature_0_7(setup, openai_server,
+                                                                                  monkeypatch, tmp_path):
+    from ark.graph import KnowledgeGraph
+    from tests.support.openai_server import tool_reply, turn_script
+
+    fbn1 = KnowledgeGraph.load(setup["graph"]).index_of("NCBIGene:2200")
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    openai_server.responder = turn_script([
+        tool_reply(("search_in_graph", {"query": "Marfan syndrome"})),
+        tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": fbn1, "reasoning": "gene"}]})),
+        tool_reply(("finish", {}))])
+    out = tmp_path / "data"
+    result = invoke("distill", "export", setup["graph"], "-q", setup["queries"], "--out", out, "--base-url",
+                    openai_server.base_url, "--model", "test-model", "--max-questions", 2,
+                    "--validation-questions", 1, "--config", setup["config"], "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert openai_server.request_count == 2 * 3 * 3  # questions x trajectories x turns
+    assert {body["temperature"] for body in openai_server.requests} == {0.7}
+    assert json.loads((out / "export.json").read_text())["temperature"] == 0.7
+    samples = read_jsonl(out / "train.jsonl") + read_jsonl(out / "validation.jsonl")
+    assert len(samples) == 6 and all(s["messages"][-1]["role"] == "tool" for s in samples)
+
+
 @pytest.mark.parametrize("args, message", [
     ((), "give the training questions (--queries)"),
     (("--from", "nowhere"), "no such run folder or trajectory file: nowhere"),
