@@ -66,6 +66,9 @@ class Stages:
 
     def __init__(self, out: Path) -> None:
         self.out = out
+        self.file = out / "stages.json"
+        # A stage skipped on a rerun (already done) keeps the timing of the run that did it.
+        self.earlier = {row["stage"]: row for row in json.loads(self.file.read_text())} if self.file.is_file() else {}
         self.rows: list[dict] = []
         self.started = time.perf_counter()
 
@@ -98,8 +101,13 @@ class Stages:
         cpu = sum(getattr(after, f) - getattr(before, f) for before, after in ((children, children_after),
                                                                                (own, own_after))
                   for f in ("ru_utime", "ru_stime"))
-        self.rows.append({"stage": name, "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(cpu, 1),
-                          "load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2)})
+        row = {"stage": name, "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(cpu, 1),
+               "load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2)}
+        if row["wall_s"] < 1.0 and name in self.earlier:
+            row = self.earlier[name]
+        self.rows.append(row)
+        self.file.write_text(json.dumps(self.rows + [r for n, r in self.earlier.items()
+                                                     if n not in {x["stage"] for x in self.rows}], indent=2) + "\n")
 
     def parallel(self, *jobs) -> None:
         with ThreadPoolExecutor(len(jobs)) as pool:
@@ -235,19 +243,29 @@ def summarize(out: Path, stages: Stages, args: argparse.Namespace) -> None:
         "cores": os.cpu_count(),
     }
     (out / "proof.json").write_text(json.dumps({"figures": figures, "stages": stages.rows}, indent=2) + "\n")
-    lines = [f"# HPO distillation proof ({LABEL})", "", "| figure | value |", "|---|---:|"]
-    for key, value in figures.items():
-        shown = f"{100 * value:.1f}%" if isinstance(value, float) and ("rate" in key or "Hit" in key or "valid" in key
-                                                                       or "repeating" in key or "reproduced" in key) \
-            else (f"{value:.4f}" if isinstance(value, float) and "loss" in key else str(value))
-        lines.append(f"| {key} | {shown} |")
-    lines += ["", "| stage | wall s | CPU s | load average at start | at end |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['stage']} | {r['wall_s']} | {r['cpu_s']} | {r['load_start']} | {r['load_end']} |"
-              for r in stages.rows]
-    text = "\n".join(lines) + "\n"
+    text = render(figures, stages.rows)
     (out / "proof.md").write_text(text)
     print("\n" + text)
     print(f"Reports: {out / 'report-test.md'}, {out / 'report-train.md'}")
+
+
+PERCENT_FIGURES = ("valid tool calls", "repeating a teacher", "reproduced agent", "Hit@1")
+
+
+def render(figures: dict, stages: list[dict]) -> str:
+    """The proof's markdown: figures (shares as percentages, losses with 4 decimals), then the stage timings."""
+    lines = [f"# HPO distillation proof ({LABEL})", "", "| figure | value |", "|---|---:|"]
+    for key, value in figures.items():
+        if isinstance(value, float) and any(part in key for part in PERCENT_FIGURES):
+            shown = f"{100 * value:.1f}%"
+        elif isinstance(value, float) and "loss" in key:
+            shown = f"{value:.4f}"
+        else:
+            shown = str(value)
+        lines.append(f"| {key} | {shown} |")
+    lines += ["", "| stage | wall s | CPU s | load average at start | at end |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {r['stage']} | {r['wall_s']} | {r['cpu_s']} | {r['load_start']} | {r['load_end']} |" for r in stages]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
