@@ -7,7 +7,6 @@ wherever ``--model`` is accepted (``ark ask``, ``ark eval``, ``ark retrieve``).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -220,7 +219,12 @@ def train(
 
     Defaults are the paper's recipe (§4.3, the reference's LoRA): LoRA r 32, alpha 64, dropout 0.1 on the attention
     and MLP projections, AdamW lr 1e-5, one epoch, 16,384-token context, early stopping on the validation loss.
-    Settings (--set KEY=VALUE): """
+    Settings (--set KEY=VALUE; defaults and meanings in docs/distillation.md; a wrong key lists them with their
+    types): lora, lora_r, lora_alpha, lora_dropout, target_modules, learning_rate, epochs, max_length, batch_size,
+    gradient_accumulation_steps, lr_scheduler, warmup_ratio, weight_decay, max_grad_norm, early_stopping_patience,
+    evaluations, eval_steps, save_steps, save_total_limit, logging_steps, gradient_checkpointing, bf16, device,
+    cpu_threads, seed, progress.
+    """
     from ..training.datasets import ChatDatasetError
     from ..training.hf_models import ChatTemplateError
     from ..training.sft import SFTError, export_merged, train_sft
@@ -309,16 +313,6 @@ def _sft_settings(sets: list[str], config: Path | None, seed: int | None, progre
                             else f"{key}={error.get('input')!r}: {error['msg']}")
         valid = ", ".join(f"{o.key} ({o.type})" for o in describe_options(SFTSettings))
         fail(f"training settings: {'; '.join(problems)}. Valid settings: {valid}")
-
-
-def _settings_help() -> str:
-    from ..methods.options import describe_options
-    from ..training.sft import SFTSettings
-
-    return "; ".join(f"{o.key}={json.dumps(o.default)}" for o in describe_options(SFTSettings)) + "."
-
-
-train.__doc__ = (train.__doc__ or "") + _settings_help()
 
 
 # ----------------------------------------------------------------------------- ark distill report

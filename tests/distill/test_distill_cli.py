@@ -213,3 +213,15 @@ def test_train_bad_input(exported, tiny_base, tmp_path):
     assert result.exit_code == 2 and "unknown setting 'bogus'" in result.text and "lora_r" in result.text
     result = invoke("distill", "train", tmp_path / "missing", "--base", tiny_base, "--out", tmp_path / "s3")
     assert result.exit_code == 2 and "no such dataset" in result.text
+
+
+def test_train_help_names_every_setting_of_the_trainer():
+    """The settings are listed in the command's help text (kept static so `ark --help` needs no pydantic)."""
+    import re
+
+    from ark.cli.distill_cmd import train
+    from ark.methods.options import describe_options
+    from ark.training.sft import SFTSettings
+
+    listed = re.search(r"Settings \(--set KEY=VALUE;.*?\):(.*?)\.\s*$", train.__doc__, re.S).group(1)
+    assert [key.strip() for key in listed.split(",")] == [o.key for o in describe_options(SFTSettings)]
