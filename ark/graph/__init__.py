@@ -1,9 +1,15 @@
 """Graph store: typed nodes with text, typed directed edges in CSR arrays over both directions."""
 
-from .build import build_graph, build_graph_from_arrays
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .errors import GraphValidationError
 from .store import DIRECTIONS, KnowledgeGraph, Neighbors, SchemaTriple, normalize_name
 from .tables import EdgeTable, NodeTable
+
+if TYPE_CHECKING:
+    from .build import build_graph, build_graph_from_arrays
 
 __all__ = [
     "DIRECTIONS",
@@ -17,3 +23,13 @@ __all__ = [
     "build_graph_from_arrays",
     "normalize_name",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the builders on first use: they need ``pyarrow.compute`` (~0.1 s), which opening a saved graph does
+    not."""
+    if name in ("build_graph", "build_graph_from_arrays"):
+        from . import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ark.text import ENGLISH_STOPWORDS
 
@@ -66,6 +65,8 @@ _ASCII_TABLES = {lower: _ascii_table(lower) for lower in (True, False)}
 
 def _split_ascii(arr: pa.Array, lower: bool) -> pa.ListArray:
     """Token lists of an all-ASCII string array: one table lookup over the bytes, then a whitespace split."""
+    import pyarrow.compute as pc  # imported where used (index building), not when a built index is queried
+
     validity, offsets, data = arr.buffers()
     if data is not None:  # bytes.translate is a C loop at about 1 GB/s
         data = pa.py_buffer(data.to_pybytes().translate(_ASCII_TABLES[lower]))
@@ -84,6 +85,8 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
     so the zero padding is unambiguous) and encoded as integers; longer or non-ASCII tokens are encoded as
     strings. Arrow's string ``dictionary_encode`` is the oracle in the tests.
     """
+    import pyarrow.compute as pc
+
     _, offsets_buf, data = ascii_tokens.buffers()
     start = ascii_tokens.offset
     offset_type = np.int64 if pa.types.is_large_string(ascii_tokens.type) else np.int32
@@ -184,6 +187,8 @@ class Tokenizer:
 
     def split(self, texts: Sequence[str]) -> SplitBatch:
         """Split many texts at once into raw tokens (the vectorised path used when building)."""
+        import pyarrow.compute as pc
+
         n = len(texts)
         # 32-bit string offsets when the batch surely fits (a character is at most 4 UTF-8 bytes): faster kernels.
         small = 4 * sum(map(len, texts)) < 2**31 - 1

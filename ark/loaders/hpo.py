@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
+from ..graph import EdgeTable, KnowledgeGraph, NodeTable
 
 ASPECT_RELATIONS = {
     "P": "has_phenotype",
@@ -173,6 +173,8 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
 
     ordered = sorted(edges, key=lambda e: (RELATIONS.index(e[2]), e[0], e[1]))
     credit = f"Human Phenotype Ontology, release {release}"
+    from ..graph.build import build_graph  # here: opening the built graph must not import pyarrow.compute
+
     return build_graph(
         NodeTable(ids, types, names, texts, source=str(data_dir)),
         EdgeTable(

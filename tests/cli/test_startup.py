@@ -19,13 +19,24 @@ try:
 except SystemExit as exc:
     code = exc.code
 print("MODULES " + " ".join(sorted({name.split(".")[0] for name in sys.modules})))
+print("FULL " + " ".join(sorted(sys.modules)))
 """
 
 
 def loaded_packages(*argv: str, env: dict[str, str] | None = None) -> set[str]:
+    """The top-level packages ``ark argv`` imported."""
+    return _listed("MODULES ", argv, env)
+
+
+def loaded_modules(*argv: str, env: dict[str, str] | None = None) -> set[str]:
+    """Every module (dotted names) ``ark argv`` imported."""
+    return _listed("FULL ", argv, env)
+
+
+def _listed(prefix: str, argv: tuple[str, ...], env: dict[str, str] | None) -> set[str]:
     done = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
                           timeout=120, env=env)
-    [line] = [line for line in done.stdout.splitlines() if line.startswith("MODULES ")]
+    [line] = [line for line in done.stdout.splitlines() if line.startswith(prefix)]
     return set(line.split()[1:])
 
 
@@ -46,3 +57,14 @@ def test_offline_ask_never_imports_the_openai_sdk(tmp_path):
     assert "numpy" in loaded  # the question really ran
     heavy = {"openai", "httpx", "pandas", "scipy", "torch"}
     assert not loaded & heavy, f"an offline ark ask imported {sorted(loaded & heavy)}"
+
+
+def test_offline_ask_on_a_built_graph_never_imports_pyarrow_compute(tmp_path):
+    """pyarrow.compute (~0.1 s to import) is only needed to build a graph or an index, not to open and query them."""
+    graph = save_clinical_graph(tmp_path / "clinical")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL")}
+    env["ARK_HOME"] = str(tmp_path / "home")
+    loaded_packages("ask", str(graph), ONE_HOP[0], "--offline", env=env)  # builds the BM25 index
+    loaded = loaded_modules("ask", str(graph), ONE_HOP[0], "--offline", env=env)
+    assert "pyarrow.parquet" in loaded  # the graph was really opened
+    assert "pyarrow.compute" not in loaded
