@@ -7,6 +7,12 @@ median of ``python -c pass`` (the interpreter's own start-up, which no change to
 ``ark --help`` ≤ 0.3 s and an offline ``ark ask`` on a built graph ≤ 0.6 s above ``python -c pass``. The graph is
 built (or opened) once before timing. Also lists the heavy modules each command imported (openai, pandas, torch,
 ...), which an instant command must not load.
+
+Wall and CPU time swing with the machine's load; where Linux ``perf`` can count this user's instructions, the
+instructions retired above ``python -c pass`` (median of 3) are printed too: a figure load does not move, for
+before/after comparisons. The untimed first runs may write bytecode caches (``PYTHONDONTWRITEBYTECODE`` is lifted
+for them), as a user's installation has them: timing source compilation on every run would measure the
+environment, not ARK.
 """
 
 from __future__ import annotations
@@ -46,6 +52,28 @@ def medians(command: list[str], runs: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+def instructions(command: list[str], runs: int = 3) -> int | None:
+    """Median user-space instructions retired by ``command`` (``perf stat``), or None where perf cannot count."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return None
+    counts = []
+    for _ in range(runs):
+        done = subprocess.run([perf, "stat", "-x,", "-e", "instructions:u", "--", *command], capture_output=True,
+                              text=True, check=False)
+        lines = [line for line in done.stderr.splitlines() if ",instructions" in line]
+        if done.returncode != 0 or not lines or not lines[-1].split(",")[0].isdigit():
+            return None
+        counts.append(int(lines[-1].split(",")[0]))
+    return int(statistics.median(counts))
+
+
+def warm_up(command: list[str]) -> None:
+    """One untimed run that may write bytecode caches (and builds the graph and its index on first use)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True, env=env)
+
+
 def heavy_imports(argv: list[str]) -> list[str]:
     """The top-level packages of :data:`HEAVY` that running ``ark argv`` imports."""
     code = ("import sys; sys.argv = ['ark', *sys.argv[1:]]\nfrom ark.cli.main import app\n"
@@ -65,21 +93,25 @@ def main() -> None:
     args = parser.parse_args()
     ark = ark_command(args.module)
     ask = [*ark, "ask", args.graph, QUESTION, "--offline"]
-    subprocess.run(ask, stdout=subprocess.DEVNULL, check=True)  # builds the graph on first use; not timed
+    warm_up(ask)
+    warm_up([*ark, "--help"])
     base, base_cpu = medians([sys.executable, "-c", "pass"], args.runs)
+    base_instructions = instructions([sys.executable, "-c", "pass"])
     rows = [("ark --help", [*ark, "--help"], ["--help"], 0.3),
             (f"ark ask {args.graph} '...' --offline", ask, ["ask", args.graph, QUESTION, "--offline"], 0.6)]
     print(f"python -c pass: median {base:.3f} s wall, {base_cpu:.3f} s CPU over {args.runs} runs; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    print(f"{'command':<34} {'wall s':>7} {'above pass':>11} {'CPU s':>6} {'above pass':>11} {'target':>7}  "
-          "heavy modules imported")
+    print(f"{'command':<34} {'wall s':>7} {'above pass':>11} {'CPU s':>6} {'above pass':>11} {'Minstr':>7} "
+          f"{'target':>7}  heavy modules imported")
     for name, command, argv, target in rows:
         wall, cpu = medians(command, args.runs)
         above = wall - base
         verdict = "ok" if above <= target else "MISSED"
         heavy = ", ".join(heavy_imports(argv)) or "-"
-        print(f"{name:<34} {wall:>7.3f} {above:>11.3f} {cpu:>6.3f} {cpu - base_cpu:>11.3f} {'≤' + str(target):>7}  "
-              f"{heavy}  [{verdict}: wall]")
+        counted = instructions(command)
+        extra = "-" if counted is None or base_instructions is None else f"{(counted - base_instructions) / 1e6:.0f}"
+        print(f"{name:<34} {wall:>7.3f} {above:>11.3f} {cpu:>6.3f} {cpu - base_cpu:>11.3f} {extra:>7} "
+              f"{'≤' + str(target):>7}  {heavy}  [{verdict}: wall]")
 
 
 if __name__ == "__main__":
