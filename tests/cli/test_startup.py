@@ -68,3 +68,21 @@ def test_offline_ask_on_a_built_graph_never_imports_pyarrow_compute(tmp_path):
     loaded = loaded_modules("ask", str(graph), ONE_HOP[0], "--offline", env=env)
     assert "pyarrow.parquet" in loaded  # the graph was really opened
     assert "pyarrow.compute" not in loaded
+
+
+def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
+    """``ark NAME ...`` runs an app holding only command NAME (typer would otherwise convert every command first):
+    help, usage errors and exit codes are the whole app's, and anything but a command name gets the whole app."""
+    from typer.testing import CliRunner
+
+    from ark.cli.main import app, app_for
+
+    runner = CliRunner()
+    for argv in (["ask", "--help"], ["ask", "hpo", "q", "--no-such-flag"], ["ask"], ["graph"], ["graph", "--help"],
+                 ["methods", "no-such-method"], ["trajectory", "show", "--help"]):
+        single = app_for(argv)
+        assert single is not app
+        whole, alone = runner.invoke(app, argv), runner.invoke(single, argv)
+        assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), argv
+    for argv in ([], ["--help"], ["no-such-command"]):
+        assert app_for(argv) is app
