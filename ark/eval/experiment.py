@@ -18,7 +18,7 @@ from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from ..runtime.locks import output_lock
 from ..runtime.trajectory_file import TrajectoryRecords
 from .run_folder import RunFolder, RunFolderError, prepare_run_folder
-from .runner import RunStats, run_retrieval
+from .runner import QueryExecutor, RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ def run_eval(
     console: Console | None = None,
     retriever: Retriever | None = None,
     judge: Any = None,
+    executor: QueryExecutor | None = None,
 ) -> EvalOutcome:
     """Retrieve for every query into ``run_dir`` (continuing a previous attempt there), then score it.
 
@@ -82,16 +83,19 @@ def run_eval(
     checked, so a refused resume costs no index build). ``judge`` (an :class:`~ark.metrics.judge.AnswerJudge`,
     off by default) also grades the answers of question-answering queries. A run with failed queries is not scored
     (its outcome has an empty summary): a rerun retries them first. One process at a time uses a run folder
-    (:class:`~ark.runtime.locks.OutputLocked` for a second).
+    (:class:`~ark.runtime.locks.OutputLocked` for a second). ``executor`` runs the queries elsewhere (e.g. a
+    :class:`~ark.eval.ray_runs.RayExecutor`, which builds the method on its workers); the run folder is the same.
     """
     config = run_config(graph, choice, queries_source, split, human, k, truncate)
     if Path(run_dir).exists() and not Path(run_dir).is_dir():
         raise RunFolderError(f"--run-dir {run_dir} is a file; give a folder path")
     with output_lock(run_dir, "run folder", folder=True):
         folder, _ = prepare_run_folder(run_dir, config)
-        retriever = retriever if retriever is not None else choice.build(graph)
+        if retriever is None and executor is None:
+            retriever = choice.build(graph)
         stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
-                              concurrency=concurrency, progress=progress, console=console, lock=False)
+                              concurrency=concurrency, progress=progress, console=console, lock=False,
+                              executor=executor)
         if stats.failed or stats.stopped:
             return EvalOutcome(folder=folder, stats=stats, summary={})
         return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,

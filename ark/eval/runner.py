@@ -13,6 +13,11 @@ A query whose method raises (a model endpoint that keeps failing, say) gets no l
 ``RunStats.failed`` and a rerun retries it. After :data:`MAX_CONSECUTIVE_FAILURES` failures in a row with no
 success the run stops early (``RunStats.stopped``) rather than wait out every query's retries. One process writes
 a results file at a time (:func:`ark.runtime.locks.output_lock`): a second is refused, never doubling lines.
+
+Where the queries run is the executor's business (a :class:`QueryExecutor`): :class:`LocalExecutor` runs them in
+this process (the default), :class:`ark.eval.ray_runs.RayExecutor` on the workers of a Ray cluster. Either way
+this process is the one writer: every outcome comes back through the same ``record`` step, which writes each query
+id at most once.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.progress import (
@@ -65,6 +70,45 @@ class RunStats:
 
 MAX_CONSECUTIVE_FAILURES = 10
 
+Outcome = MethodOutput | BaseException
+# Write one query's outcome (a method output, or the error its method raised) and its wall time; False means stop.
+RecordOutcome = Callable[["Query", Outcome, float], bool]
+
+
+class QueryExecutor(Protocol):
+    """Runs queries somewhere and hands each outcome to ``record`` in this process, the run's single writer."""
+
+    def run(self, todo: Sequence[Query], k: int, record: RecordOutcome) -> None:
+        """Run every query of ``todo`` (top ``k``), calling ``record`` once per query as each finishes; stop as soon
+        as ``record`` returns False. An exception raised by a query's method is its outcome, not raised here."""
+        ...
+
+
+@dataclass
+class LocalExecutor:
+    """Runs a built method in this process: a concurrent method (one that awaits, e.g. an LLM) with up to
+    ``concurrency`` queries in flight, any other one query at a time."""
+
+    method: Retriever
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency!r}")
+
+    def run(self, todo: Sequence[Query], k: int, record: RecordOutcome) -> None:
+        if self.method.concurrent:
+            run_interruptibly(_run_async(self.method, todo, k, self.concurrency, record))
+            return
+        for query in todo:
+            t0 = time.perf_counter()
+            try:
+                output: Outcome = self.method.retrieve(query.query, k)
+            except Exception as error:  # reported per query; the run goes on
+                output = error
+            if not record(query, output, time.perf_counter() - t0):
+                break
+
 
 def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[str]:
     """Ids with a complete results line (repairing torn lines and dropping repeated ids, which two concurrent
@@ -92,7 +136,7 @@ def done_ids(results_path: Path, trajectories_path: Path | None = None) -> set[s
 
 
 def run_retrieval(
-    method: Retriever,
+    method: Retriever | None,
     queries: Sequence[Query],
     graph: KnowledgeGraph,
     results_path: str | Path,
@@ -103,6 +147,7 @@ def run_retrieval(
     console: Console | None = None,
     max_consecutive_failures: int | None = MAX_CONSECUTIVE_FAILURES,
     lock: bool = True,
+    executor: QueryExecutor | None = None,
 ) -> RunStats:
     """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
 
@@ -111,21 +156,24 @@ def run_retrieval(
     tried. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
     once; other methods run one query at a time. Raises :class:`~ark.runtime.locks.OutputLocked` when another
     process writes ``results_path`` or ``trajectories_path`` (``lock=False``: the caller holds a lock covering
-    both, such as a run folder's).
+    both, such as a run folder's). ``executor`` runs the queries elsewhere (e.g. a
+    :class:`~ark.eval.ray_runs.RayExecutor`; ``method`` is then None); the default runs ``method`` here.
     """
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {concurrency!r}")
+    if executor is None:
+        if method is None:
+            raise ValueError("run_retrieval needs a method or an executor")
+        executor = LocalExecutor(method, concurrency)
     with contextlib.ExitStack() as locks:
         if lock:
             locks.enter_context(output_lock(results_path, "results file"))
         if lock and trajectories_path is not None:
             locks.enter_context(output_lock(trajectories_path, "trajectories file"))
-        return _run_locked(method, queries, graph, Path(results_path), k, trajectories_path, concurrency, progress,
-                           console, max_consecutive_failures)
+        return _run_locked(executor, queries, graph, Path(results_path), k, trajectories_path, progress, console,
+                           max_consecutive_failures)
 
 
-def _run_locked(method: Retriever, queries: Sequence[Query], graph: KnowledgeGraph, results_path: Path, k: int,
-                trajectories_path: str | Path | None, concurrency: int, progress: bool, console: Console | None,
+def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: KnowledgeGraph, results_path: Path,
+                k: int, trajectories_path: str | Path | None, progress: bool, console: Console | None,
                 max_consecutive_failures: int | None) -> RunStats:
     traj_path = Path(trajectories_path) if trajectories_path is not None else None
     done = done_ids(results_path, traj_path)
@@ -140,10 +188,14 @@ def _run_locked(method: Retriever, queries: Sequence[Query], graph: KnowledgeGra
             task = bar.add_task("Retrieving", total=len(queries), completed=stats.already_done)
 
             streak = 0
+            recorded: set[str] = set()
 
-            def record(query: Query, output: MethodOutput | BaseException, wall_s: float) -> bool:
+            def record(query: Query, output: Outcome, wall_s: float) -> bool:
                 """Write one query's outcome; False when the run should stop (too many failures in a row)."""
                 nonlocal trajectories, streak
+                if query.id in recorded:  # an executor that retried a query: its first outcome stands
+                    return True
+                recorded.add(query.id)
                 if isinstance(output, BaseException):
                     stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
                     streak += 1
@@ -164,17 +216,7 @@ def _run_locked(method: Retriever, queries: Sequence[Query], graph: KnowledgeGra
                     return False
                 return True
 
-            if method.concurrent:
-                run_interruptibly(_run_async(method, todo, k, concurrency, record))
-            else:
-                for query in todo:
-                    t0 = time.perf_counter()
-                    try:
-                        output = method.retrieve(query.query, k)
-                    except Exception as error:  # reported per query; the run goes on
-                        output = error
-                    if not record(query, output, time.perf_counter() - t0):
-                        break
+            executor.run(todo, k, record)
     finally:
         results.close()
         if trajectories is not None:
@@ -183,7 +225,8 @@ def _run_locked(method: Retriever, queries: Sequence[Query], graph: KnowledgeGra
     return stats
 
 
-async def _run_async(method: Retriever, todo: Sequence[Query], k: int, concurrency: int, record) -> None:
+async def _run_async(method: Retriever, todo: Sequence[Query], k: int, concurrency: int,
+                     record: RecordOutcome) -> None:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(query: Query) -> tuple[Query, MethodOutput | BaseException, float]:

@@ -6,6 +6,10 @@ exponential backoff (``settings.max_retries`` times, honouring ``Retry-After``).
 not a chat completion (a proxy's HTML page, a truncated body) is retried the same number of times by this client.
 On top of it this client adds a response cache, a concurrency limit shared by every agent using the client, and
 token accounting. Every failure is an :class:`~ark.llm.policy.LLMError` naming the endpoint and model.
+
+The concurrency limit is the client's own semaphore (``settings.concurrency`` requests at a time) unless a
+:class:`ConcurrencyLimiter` is set as ``client.limiter``: then each request holds one of its slots for the client's
+endpoint instead, so clients in several processes share one budget (``ark eval --ray`` does this).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 import openai
 
@@ -28,6 +33,12 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "not-needed"
 # Backoff before retrying a reply that is not a chat completion: this, doubled per attempt, at most 8 s.
 MALFORMED_RETRY_BASE_S = 0.5
+
+
+class ConcurrencyLimiter(Protocol):
+    """A concurrency budget shared beyond one client: ``slot(endpoint)`` is held while a request is in flight."""
+
+    def slot(self, endpoint: str) -> AbstractAsyncContextManager[Any]: ...
 
 
 class OpenAIChatClient:
@@ -54,6 +65,7 @@ class OpenAIChatClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sdk: openai.AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
+        self.limiter: ConcurrencyLimiter | None = None  # None: the semaphore above (see the module doc)
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(base_url={self.base_url!r}, model={self.settings.model!r})"
@@ -121,7 +133,7 @@ class OpenAIChatClient:
         sdk, semaphore = self._resources()
         retries = self.settings.max_retries
         for attempt in range(retries + 1):
-            async with semaphore:
+            async with (semaphore if self.limiter is None else self.limiter.slot(self.base_url)):
                 started = time.perf_counter()
                 try:
                     raw = await sdk.chat.completions.with_raw_response.create(**request)
