@@ -57,6 +57,13 @@ ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Queries in flight at o
 SkipInvalidOpt = Annotated[bool, typer.Option(
     help="Continue without malformed queries; unknown answer ids are dropped when scoring.")]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar with ETA.")]
+# A value is required (typer has no options with an optional value): `--ray local` starts a Ray instance.
+RayOpt = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS",
+    help="Spread the queries over Ray workers (the ray extra): 'local' starts a Ray instance on this machine for the "
+         "run; auto, HOST:PORT or ray://HOST:PORT joins a running cluster. Results are still written here.")]
+RayWorkersOpt = Annotated[int | None, typer.Option(
+    min=1, help="With --ray: how many workers (default one per CPU of the cluster); --concurrency is per worker.")]
 
 
 def _open_queries(graph, queries: Path, split: str | None, human: bool, limit: int | None, skip_invalid: bool):
@@ -90,6 +97,24 @@ def _report_stats(stats, where: Path) -> None:
                           f"agents failed and the others were fused), first: {stats.partial[0]}", soft_wrap=True)
 
 
+def _ray_executor(address: str | None, workers: int | None, choice, graph_name: str, graph, concurrency: int):
+    """The executor of ``--ray`` (None without it): workers open the graph the driver opened."""
+    if address is None:
+        if workers is not None:
+            fail("--ray-workers needs --ray")
+        return None
+    from ..eval.ray_runs import RayExecutor, import_ray
+
+    try:
+        import_ray()
+        return RayExecutor(choice, graph=graph_name, path=str(graph.path) if graph.path else None,
+                           fingerprint=graph.metadata.get("fingerprint"), address=address, workers=workers,
+                           concurrency=concurrency, status=lambda text: err_console.print(f"[dim]{text}[/]",
+                                                                                            soft_wrap=True))
+    except Exception as exc:  # the ray extra missing, a bad value: one line
+        fail(str(exc))
+
+
 def _trajectories_beside(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".trajectories.jsonl")
 
@@ -110,6 +135,8 @@ def retrieve(
     = None,
     skip_invalid: SkipInvalidOpt = False,
     progress: ProgressOpt = True,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -119,6 +146,7 @@ def retrieve(
     """
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
+    from ..eval.ray_runs import RayRunError
     from ..runtime.locks import OutputLocked, output_lock
 
     if out.is_dir():
@@ -135,11 +163,13 @@ def retrieve(
                 prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
             except RunFolderError as exc:
                 fail(str(exc))
-            retriever = build_retriever(choice, graph)
+            executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)
+            retriever = build_retriever(choice, graph)  # with --ray too: indexes are built once, here
             try:
                 stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
-                                      concurrency=concurrency, progress=progress, console=err_console)
-            except ValueError as exc:
+                                      concurrency=concurrency, progress=progress, console=err_console,
+                                      executor=executor)
+            except (ValueError, RayRunError) as exc:
                 fail(str(exc))
     except OutputLocked as exc:
         fail(str(exc), code=1)
@@ -177,6 +207,8 @@ def evaluate(
     concurrency: ConcurrencyOpt = 4,
     skip_invalid: SkipInvalidOpt = False,
     progress: ProgressOpt = True,
+    ray: RayOpt = None,
+    ray_workers: RayWorkersOpt = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -194,6 +226,7 @@ def evaluate(
         console.print(ctx.get_help())
         fail(f"missing {', '.join(missing)}")
     from ..eval import RunFolderError, default_run_dir, run_eval
+    from ..eval.ray_runs import RayRunError
     from ..plots import ChartsUnavailable
     from ..runtime.locks import OutputLocked
 
@@ -206,14 +239,15 @@ def evaluate(
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
     grader = _make_judge(judge_model) if judge else None
-    retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts
+    executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)
+    retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts (and Ray)
     try:
         outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human,
                            k=k, truncate=truncate, concurrency=concurrency, charts=charts, progress=progress,
-                           console=err_console, retriever=retriever, judge=grader)
+                           console=err_console, retriever=retriever, judge=grader, executor=executor)
     except OutputLocked as exc:
         fail(str(exc), code=1)
-    except (RunFolderError, ValueError) as exc:
+    except (RunFolderError, ValueError, RayRunError) as exc:
         fail(str(exc))
     except ChartsUnavailable as exc:
         fail(f"{exc} (the run itself is saved in {target}; rerun without --charts or after installing)")

@@ -141,14 +141,17 @@ class QueryWorker:
     :meth:`info`, so the driver can name it on one line instead of retrying a worker that cannot start.
     """
 
-    def __init__(self, graph: str, fingerprint: str | None, choice: MethodChoice, budget: Any, holder: str) -> None:
+    def __init__(self, graph: str, path: str | None, fingerprint: str | None, choice: MethodChoice, budget: Any,
+                 holder: str) -> None:
         self.error: str | None = None
         self.method: Any = None
         try:
             from ..llm import OpenAIChatClient
             from ..loaders import open_graph
 
-            opened = open_graph(graph)
+            # The driver's graph directory where this machine has it (no rebuild, the same memory-mapped files),
+            # else the name or path the user gave (a built-in graph is then built or found in this ARK_HOME).
+            opened = open_graph(path if path and os.path.isfile(os.path.join(path, "graph.json")) else graph)
             found = opened.metadata.get("fingerprint")
             if fingerprint is not None and found != fingerprint:
                 raise RuntimeError(f"graph {graph!r} on this worker has fingerprint {found}, the driver's has "
@@ -191,8 +194,9 @@ class RayExecutor:
     """Runs a run's queries on the workers of a Ray cluster (see the module doc); pass it to
     :func:`~ark.eval.runner.run_retrieval` or :func:`~ark.eval.run_eval` as ``executor``.
 
-    ``graph`` is what the workers open: a built-in graph name or a graph directory (made absolute here), checked
-    against ``fingerprint`` (the driver's ``graph.metadata["fingerprint"]``). ``address``: None or ``"local"``
+    ``graph`` is what the workers open: a built-in graph name or a graph directory (made absolute here); ``path``,
+    the directory the driver opened, is used instead on the machines that have it. Either is checked against
+    ``fingerprint`` (the driver's ``graph.metadata["fingerprint"]``). ``address``: None or ``"local"``
     starts a Ray instance on this machine for the run (``num_cpus`` CPUs, all by default) and stops it after;
     ``"auto"``, ``HOST:PORT`` or ``ray://HOST:PORT`` joins a running cluster; an already connected Ray session is
     used as it is. ``workers`` defaults to one per CPU of the cluster; ``concurrency`` is the queries in flight per
@@ -201,6 +205,7 @@ class RayExecutor:
 
     choice: MethodChoice
     graph: str
+    path: str | None = None
     fingerprint: str | None = None
     address: str | None = None
     workers: int | None = None
@@ -222,6 +227,8 @@ class RayExecutor:
 
         if self.graph not in BUILDERS:
             self.graph = os.path.abspath(os.path.expanduser(self.graph))
+        if self.path is not None:
+            self.path = os.path.abspath(os.path.expanduser(str(self.path)))
 
     def _note(self, text: str) -> None:
         if self.status is not None:
@@ -256,7 +263,8 @@ class RayExecutor:
         actor = ray.remote(QueryWorker).options(
             num_cpus=num_cpus, max_restarts=0, max_concurrency=max(self.concurrency, 1) + 1,
             scheduling_strategy="SPREAD")
-        return _Worker(actor.remote(self.graph, self.fingerprint, self._shipped_choice(), budget, holder), holder)
+        return _Worker(actor.remote(self.graph, self.path, self.fingerprint, self._shipped_choice(), budget, holder),
+                       holder)
 
     def _shipped_choice(self) -> MethodChoice:
         """The choice as workers get it: an LLM client is sent as a fresh copy of its settings (no connections)."""

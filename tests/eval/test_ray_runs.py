@@ -1,0 +1,173 @@
+"""Distributed runs on Ray (``ark retrieve|eval --ray``): the same results as a local run, one LLM budget per
+endpoint across workers, and a worker killed mid-run costs nothing but time.
+
+One local Ray instance (2 CPUs, a small object store) serves the whole module; the executor uses a connected Ray
+session as it is, so ``--ray local`` in-process runs on it too. The graph is the small clinical graph saved to a
+folder; the model endpoint is the scripted loopback server driven by the real client in every worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from ark.cli.main import app  # noqa: E402
+from ark.eval import run_eval  # noqa: E402
+from ark.eval.ray_runs import RayExecutor  # noqa: E402
+from ark.graph import KnowledgeGraph  # noqa: E402
+from ark.llm import LLMSettings, OpenAIChatClient  # noqa: E402
+from ark.loaders.queries import Query  # noqa: E402
+from ark.methods import MethodContext  # noqa: E402
+from ark.methods.choice import MethodChoice  # noqa: E402
+from ark.runtime.jsonl import read_jsonl  # noqa: E402
+from ark.runtime.trajectory_file import read_trajectory_file  # noqa: E402
+from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, save_clinical_graph  # noqa: E402
+from tests.support.openai_server import ScriptedOpenAIServer, tool_reply  # noqa: E402
+
+QUESTIONS = [ONE_HOP, TWO_HOP, SHARED_FINDINGS, BROAD]
+BUDGET = 2  # the endpoint's concurrency: requests in flight across the whole cluster
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A local Ray instance with 2 CPUs (so 2 workers), shut down after the module."""
+    ray.init(num_cpus=2, object_store_memory=80 * 2**20, include_dashboard=False, log_to_driver=False,
+             _temp_dir=str(tmp_path_factory.mktemp("ray")))
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def graph_dir(tmp_path_factory) -> Path:
+    return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
+
+
+@pytest.fixture(scope="module")
+def graph(graph_dir) -> KnowledgeGraph:
+    return KnowledgeGraph.load(graph_dir)
+
+
+def make_queries(copies: int = 3) -> list[Query]:
+    return [Query(f"q{i}", text, [answer]) for i, (text, answer) in enumerate(QUESTIONS * copies)]
+
+
+def normalized_results(path: Path) -> list[dict]:
+    """Result lines by id without their wall time (the one field that differs between two runs)."""
+    rows = read_jsonl(path)
+    for row in rows:
+        row.pop("wall_s")
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def normalized_trajectories(path: Path) -> str:
+    """The trajectories file's records by id, timings removed."""
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if not k.endswith("_s")}  # wall_s, latency_s, ...
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return json.dumps(sorted((strip(r) for r in read_trajectory_file(path)), key=lambda r: r["id"]), sort_keys=True)
+
+
+def scripted_answers(graph: KnowledgeGraph, delay_s: float):
+    """A responder: every agent adds its question's expected node, then finishes (each reply after ``delay_s``)."""
+    expected = {text: graph.index_of(answer) for text, answer in QUESTIONS}
+
+    def respond(body: dict):
+        messages = body.get("messages", [])
+        text = " ".join(str(m.get("content") or "") for m in messages)
+        node = next(index for question, index in expected.items() if question in text)
+        if any(m.get("role") == "assistant" for m in messages):
+            return tool_reply(("finish", {}), delay_s=delay_s)
+        return tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": node}]}), delay_s=delay_s)
+
+    return respond
+
+
+def llm_choice(server: ScriptedOpenAIServer, cache_dir: Path) -> MethodChoice:
+    settings = LLMSettings(model="test-model", base_url=server.base_url, concurrency=BUDGET, cache_dir=cache_dir,
+                           temperature=0.0)
+    return MethodChoice.make("ark", {"n_agents": 2}, MethodContext(llm=OpenAIChatClient(settings)))
+
+
+# -------------------------------------------------------------------------------------------------------- tests
+def test_ark_eval_with_ray_writes_what_a_local_run_writes(cluster, graph_dir, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": q.id, "query": q.query, "answer_ids": q.answer_ids}) + "\n"
+                               for q in make_queries()))
+    common = ["eval", str(graph_dir), "-m", "ark", "--offline", "-q", str(queries), "--no-progress"]
+    local = CliRunner().invoke(app, [*common, "--run-dir", str(tmp_path / "local")])
+    assert local.exit_code == 0, local.output
+    spread = CliRunner().invoke(app, [*common, "--run-dir", str(tmp_path / "ray"), "--ray", "local",
+                                      "--ray-workers", "2"])
+    assert spread.exit_code == 0, spread.output
+    assert "Ray: 2 worker(s) on 1 machine(s)" in spread.stderr
+
+    assert normalized_results(tmp_path / "ray" / "results.jsonl") == normalized_results(
+        tmp_path / "local" / "results.jsonl")
+    assert len(read_jsonl(tmp_path / "ray" / "results.jsonl")) == 12
+    assert normalized_trajectories(tmp_path / "ray" / "trajectories.jsonl") == normalized_trajectories(
+        tmp_path / "local" / "trajectories.jsonl")
+    summary = [json.loads((tmp_path / run / "summary.json").read_text())["overall"] for run in ("local", "ray")]
+    assert summary[0] == summary[1]
+
+
+@pytest.mark.slow  # about 30 s on a loaded 2-core machine: two worker starts and a replacement
+def test_a_worker_killed_mid_run_leaves_exactly_one_result_per_query_within_one_llm_budget(cluster, graph,
+                                                                                          tmp_path):
+    with ScriptedOpenAIServer() as server:
+        server.responder = scripted_answers(graph, delay_s=0.2)
+        local = run_eval(graph, llm_choice(server, tmp_path / "cache-local"), make_queries(), tmp_path / "local",
+                         concurrency=4, progress=False)
+        server.max_in_flight = 0
+        killed: list[int] = []
+
+        def kill_a_worker_mid_run(note: str) -> None:
+            if killed or not executor.worker_info:
+                return
+            victim = executor.worker_info[0]["pid"]
+            killed.append(victim)
+
+            def kill_when_busy() -> None:
+                started = server.request_count
+                while server.request_count < started + 4:  # the workers are answering questions
+                    time.sleep(0.01)
+                os.kill(victim, signal.SIGKILL)
+
+            threading.Thread(target=kill_when_busy, daemon=True).start()
+
+        executor = RayExecutor(llm_choice(server, tmp_path / "cache-ray"), graph=str(graph.path), workers=2,
+                               concurrency=4, status=kill_a_worker_mid_run)
+        spread = run_eval(graph, executor.choice, make_queries(), tmp_path / "ray", concurrency=4, progress=False,
+                          executor=executor)
+    assert killed and [lost["pid"] for lost in executor.lost_workers] == killed
+    assert not spread.stats.failed and spread.stats.completed == 12
+    lines = read_jsonl(spread.folder.results)
+    assert sorted(line["id"] for line in lines) == sorted(q.id for q in make_queries())  # exactly one each
+    assert normalized_results(spread.folder.results) == normalized_results(local.folder.results)
+    assert spread.summary["overall"] == local.summary["overall"]
+    assert len({info["pid"] for info in executor.worker_info}) == 3  # two workers, then one replacement
+    # 2 workers x 4 queries x 2 agents want 16 requests at once; the endpoint never sees more than its budget
+    # (a dead worker's slots come back, and no more are handed out).
+    assert server.max_in_flight == BUDGET and executor.budget_peaks == {server.base_url: BUDGET}
+
+
+def test_a_graph_that_differs_on_a_worker_is_refused_with_one_line(cluster, graph, tmp_path):
+    from ark.eval.ray_runs import RayRunError
+
+    executor = RayExecutor(MethodChoice.make("bm25"), graph=str(graph.path), fingerprint="not-this-graph",
+                           workers=1)
+    with pytest.raises(RayRunError, match="fingerprint"):
+        run_eval(graph, executor.choice, make_queries(1), tmp_path / "run", progress=False, executor=executor)
