@@ -32,7 +32,7 @@ from ark.methods.choice import MethodChoice  # noqa: E402
 from ark.runtime.jsonl import read_jsonl  # noqa: E402
 from ark.runtime.trajectory_file import read_trajectory_file  # noqa: E402
 from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, save_clinical_graph  # noqa: E402
-from tests.support.openai_server import ScriptedOpenAIServer, tool_reply  # noqa: E402
+from tests.support.openai_server import ScriptedOpenAIServer, http_error, tool_reply  # noqa: E402
 
 QUESTIONS = [ONE_HOP, TWO_HOP, SHARED_FINDINGS, BROAD]
 BUDGET = 2  # the endpoint's concurrency: requests in flight across the whole cluster
@@ -162,6 +162,27 @@ def test_a_worker_killed_mid_run_leaves_exactly_one_result_per_query_within_one_
     # 2 workers x 4 queries x 2 agents want 16 requests at once; the endpoint never sees more than its budget
     # (a dead worker's slots come back, and no more are handed out).
     assert server.max_in_flight == BUDGET and executor.budget_peaks == {server.base_url: BUDGET}
+
+
+@pytest.mark.slow  # two runs, each starting its worker
+def test_questions_that_fail_on_workers_are_not_written_and_a_rerun_completes_them(cluster, graph, tmp_path):
+    with ScriptedOpenAIServer() as server:
+        server.responder = lambda body: http_error(500, "the model server is down")
+        settings = LLMSettings(model="test-model", base_url=server.base_url, max_retries=0, cache_dir=None)
+        choice = MethodChoice.make("ark", {"n_agents": 2}, MethodContext(llm=OpenAIChatClient(settings)))
+        queries = make_queries(1)[:2]
+        failed = run_eval(graph, choice, queries, tmp_path / "run", progress=False,
+                          executor=RayExecutor(choice, graph=str(graph.path), workers=1))
+        assert sorted(qid for qid, _ in failed.stats.failed) == ["q0", "q1"]
+        assert all("HTTP 500" in error and server.base_url in error for _, error in failed.stats.failed)
+        assert read_jsonl(failed.folder.results) == [] and failed.summary == {}
+
+        server.responder = scripted_answers(graph, delay_s=0.0)  # the endpoint recovers
+        rerun = run_eval(graph, choice, queries, tmp_path / "run", progress=False,
+                         executor=RayExecutor(choice, graph=str(graph.path), workers=1))
+    assert not rerun.stats.failed and rerun.stats.completed == 2
+    assert sorted(line["id"] for line in read_jsonl(rerun.folder.results)) == ["q0", "q1"]
+    assert rerun.summary["overall"]["hit@1"] == 1.0
 
 
 def test_a_graph_that_differs_on_a_worker_is_refused_with_one_line(cluster, graph, tmp_path):
