@@ -73,7 +73,7 @@ def main() -> None:
         local_s, local_err = run([*common, "--run-dir", str(Path(tmp) / "local")])
         workers = ["--ray-workers", str(args.workers)] if args.workers else []
         ray_s, ray_err = run([*common, "--run-dir", str(Path(tmp) / "ray"), "--ray", args.ray, *workers])
-        note = next((line for line in ray_err.splitlines() if line.startswith("Ray: ")), "")
+        note = next((line for line in ray_err.splitlines() if "machine(s)" in line), "")
         same = results(Path(tmp) / "local") == results(Path(tmp) / "ray")
         n = len(results(Path(tmp) / "local"))
         print(f"{args.graph} · {args.method} (offline policy) · {args.queries.name} · {n} queries · "

@@ -305,6 +305,7 @@ class RayExecutor:
             limits = self._budget_limits()
             budget = ray.remote(EndpointBudget).options(num_cpus=0, max_concurrency=10_000).remote(limits) \
                 if limits else None
+            self._note(f"Ray: starting {count} worker(s); each opens the graph and builds {self.choice.name!r} once")
             pool = [self._start_worker(ray, budget, num_cpus, i) for i in range(count)]
             try:
                 for worker in pool:
