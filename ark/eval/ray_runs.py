@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import tempfile
 import time
 import uuid
@@ -244,19 +245,27 @@ class RayExecutor:
         local = self.address in (None, LOCAL)
         settings: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False,
                                     "include_dashboard": False}
+        scratch = None  # the Ray folder made for this run (sessions, logs, sockets), removed after it
         if local:
             settings.update(num_cpus=self.num_cpus or os.cpu_count() or 1, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
-            # Ray's socket paths must stay short: its own folder in the system temp dir (RAY_TMPDIR overrides).
-            settings["_temp_dir"] = os.environ.get("RAY_TMPDIR") or tempfile.mkdtemp(prefix="ark-ray-")
+            # Ray's socket paths must stay short: its own folder in the system temp dir (RAY_TMPDIR: kept there).
+            if os.environ.get("RAY_TMPDIR"):
+                settings["_temp_dir"] = os.environ["RAY_TMPDIR"]
+            else:
+                settings["_temp_dir"] = scratch = tempfile.mkdtemp(prefix="ark-ray-")
         try:
-            ray.init(address=LOCAL if local else self.address, **settings)
-        except (ConnectionError, ValueError, RuntimeError) as exc:
-            where = "a local Ray instance" if local else f"the Ray cluster at {self.address}"
-            raise RayRunError(f"cannot start {where}: {' '.join(str(exc).split())}") from exc
-        try:
-            yield ray
+            try:
+                ray.init(address=LOCAL if local else self.address, **settings)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                where = "a local Ray instance" if local else f"the Ray cluster at {self.address}"
+                raise RayRunError(f"cannot start {where}: {' '.join(str(exc).split())}") from exc
+            try:
+                yield ray
+            finally:
+                ray.shutdown()
         finally:
-            ray.shutdown()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def _start_worker(self, ray: Any, budget: Any, num_cpus: float, index: int) -> _Worker:
         holder = f"worker-{index}-{uuid.uuid4().hex[:8]}"

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -183,6 +187,37 @@ def test_questions_that_fail_on_workers_are_not_written_and_a_rerun_completes_th
     assert not rerun.stats.failed and rerun.stats.completed == 2
     assert sorted(line["id"] for line in read_jsonl(rerun.folder.results)) == ["q0", "q1"]
     assert rerun.summary["overall"]["hit@1"] == 1.0
+
+
+@pytest.mark.slow  # a real process that starts its own Ray instance
+def test_ctrl_c_stops_a_ray_run_and_its_ray_instance_and_a_rerun_resumes(cluster, graph_dir, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": q.id, "query": q.query, "answer_ids": q.answer_ids}) + "\n"
+                               for q in make_queries(30)))
+    out, ray_dir = tmp_path / "r.jsonl", Path(tempfile.mkdtemp(prefix="ark-ray-test-"))  # short socket paths
+    command = ["retrieve", str(graph_dir), "-m", "ark", "--offline", "-q", str(queries), "-o", str(out),
+               "--no-progress", "--ray", "local"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "RAY_TMPDIR": str(ray_dir)}
+    run = subprocess.Popen([sys.executable, "-m", "ark.cli.main", *command], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and run.poll() is None and (not out.exists() or len(read_jsonl(out)) < 3):
+        time.sleep(0.1)
+    os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "interrupted — rerun the same command to resume"
+    written = [line["id"] for line in read_jsonl(out)]
+    assert 3 <= len(written) < 120 and len(set(written)) == len(written)
+    time.sleep(2)  # Ray's own processes end just after the command
+    ray_processes = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(ray_dir) not in ray_processes
+    shutil.rmtree(ray_dir, ignore_errors=True)
+
+    rerun = CliRunner().invoke(app, command)  # in-process: on this module's Ray instance
+    assert rerun.exit_code == 0, rerun.output
+    assert f"{120 - len(written)} new, {len(written)} already done" in rerun.stderr
+    assert sorted(line["id"] for line in read_jsonl(out)) == sorted(q.id for q in make_queries(30))
 
 
 def test_a_graph_that_differs_on_a_worker_is_refused_with_one_line(cluster, graph, tmp_path):
