@@ -158,12 +158,12 @@ def retrieve(
         with output_lock(out, "results file"):
             graph = load_graph(graph_name)
             choice = resolve_choice(selection, graph)
+            executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)  # before any write
             selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
             try:
                 prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
             except RunFolderError as exc:
                 fail(str(exc))
-            executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)
             retriever = build_retriever(choice, graph)  # with --ray too: indexes are built once, here
             try:
                 stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
