@@ -341,7 +341,7 @@ class RayExecutor:
         pending: deque[Query] = deque(todo)
         in_flight: dict[Any, tuple[Query, _Worker]] = {}
         deaths: dict[str, int] = defaultdict(int)  # query id -> workers that died running it
-        replacements = 0
+        replacements, most_replacements = 0, self.max_worker_deaths * len(pool)  # fixed at the start
         try:
             while pending or in_flight:
                 for worker in pool:  # fill every live worker's free slots, in order
@@ -361,7 +361,7 @@ class RayExecutor:
                         if worker.alive:
                             worker.alive = False
                             self._lost(ray, worker, budget, exc)
-                            if replacements < self.max_worker_deaths * len(pool):
+                            if replacements < most_replacements:
                                 replacements += 1
                                 fresh = self._start_worker(ray, budget, num_cpus, len(pool))
                                 self._ready(ray, fresh)
