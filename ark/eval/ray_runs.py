@@ -3,8 +3,9 @@
 The driver (this process) stays the single writer: it keeps the results file, its lock, resuming, failure
 semantics and the trajectory format of :func:`~ark.eval.runner.run_retrieval`, and only hands the queries out.
 
-- **Workers**: one Ray actor per worker (:class:`QueryWorker`). Each opens the graph once (memory-mapped, by the
-  built-in name or the directory the driver used, checked against the driver's graph fingerprint) and builds the
+- **Workers**: one Ray actor per worker (:class:`QueryWorker`). Each opens the graph once (memory-mapped: the
+  directory the driver opened where its machine has it, else the name or path given; checked against the driver's
+  graph fingerprint) and builds the
   method once from the driver's :class:`~ark.methods.choice.MethodChoice`; indexes cached beside the graph are
   opened, not rebuilt. A worker keeps up to ``concurrency`` queries in flight for methods that await (LLM agents),
   one at a time for the others.
