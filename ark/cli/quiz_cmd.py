@@ -18,7 +18,8 @@ def quiz(
     seed: int | None = typer.Option(None, "--seed", min=0, help="Random seed >= 0 (default 0, or the recipe's)."),
     mix: str | None = typer.Option(None, "--mix", help="Template weights, e.g. 'one_hop=0.5,two_hop_text=0.5'."),
     max_answers: int | None = typer.Option(None, "--max-answers", help="Largest answer set kept (default 20)."),
-    recipe: str | None = typer.Option(None, "--recipe", help="A shipped configuration, e.g. 'hpo'."),
+    recipe: str | None = typer.Option(None, "--recipe", help="A shipped configuration: 'hpo' (relational questions), "
+                                      "'hpo-names' (name lookup) or 'hpo-layperson' (layperson synonyms)."),
     split_dir: Path | None = typer.Option(None, "--split-dir", help="Also write train/val/test.jsonl here."),
     phrases: Path | None = typer.Option(None, "--phrases", help="TOML phrase file for relations and types."),
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Add an LLM paraphrase as 'query_paraphrase'."),
@@ -44,10 +45,14 @@ def quiz(
     if verify or quizzer != "objective":
         fail("--verify and --quizzer belong to --style graphscout")
     from ..quiz import QuizConfig, generate_quiz, load_phrasebook, parse_mix
+    from ..quiz.lookup import LOOKUP_RECIPES
     from ..quiz.output import template_table, write_splits
     from ..quiz.recipes import recipe as get_recipe
     from ..runtime.jsonl import write_jsonl_atomic
 
+    if recipe in LOOKUP_RECIPES:
+        _lookup(graph, recipe, out)
+        return
     try:
         base = get_recipe(recipe) if recipe else QuizConfig()
         overrides = {"n": n, "seed": seed, "max_answers": max_answers, "mix": parse_mix(mix) if mix else None}
@@ -80,6 +85,26 @@ def quiz(
     console.print(_table(template_table(result.questions)))
     console.print(f"Wrote {len(result.questions):,} questions to {out} in {time.perf_counter() - started:.1f}s "
                   f"({result.attempts:,} candidates tried, seed {config.seed}).")
+
+
+def _lookup(graph: str, recipe: str, out: Path) -> None:
+    """Write one of the search-by-name sets (:mod:`ark.quiz.lookup`) and count its questions per template."""
+    from collections import Counter
+
+    from ..quiz.lookup import generate_lookup
+    from ..runtime.jsonl import write_jsonl_atomic
+
+    records = generate_lookup(load_graph(graph), recipe)
+    if not records:
+        fail(f"recipe {recipe!r} found nothing to ask in this graph", code=1)
+    write_jsonl_atomic(out, records)
+    table = Table(title=f"Recipe {recipe}: questions per template")
+    table.add_column("template")
+    table.add_column("questions", justify="right")
+    for template, count in Counter(r["template"] for r in records).items():
+        table.add_row(template, f"{count:,}")
+    console.print(table)
+    console.print(f"Wrote {len(records):,} questions to {out}.")
 
 
 def _paraphrase_client(model: str | None, base_url: str | None):

@@ -6,8 +6,18 @@ matching ``idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (bm25s's "lucene
 then a sum of a few posting slices; scoring a candidate subset binary-searches the candidates in each query
 term's (sorted) postings, so ranking 20 neighbours never touches the rest of the corpus.
 
+Field-aware scoring (:meth:`BM25Index.build_fielded`) is BM25F (Robertson, Zaragoza and Taylor, 2004): each
+document has several fields (e.g. its names and its description); a term's pseudo frequency is the weighted sum
+of its per-field frequencies, each normalised by that field's length, ``tf~ = sum_f w_f * tf_f / (1 - b_f + b_f *
+len_f / avglen_f)``, and the posting weight is ``idf(t) * tf~ / (tf~ + k1)``. With one field of weight 1 this is
+exactly the plain formula above, so both share the storage, :meth:`search` and :meth:`score`. An optional
+:class:`~ark.index.exact.ExactNames` table adds, for the nodes one of whose names equals the whole query, a boost
+of ``sum of the query terms' idf`` (at least 1): an upper bound of any document's BM25 score for that query, so an
+exactly named node always ranks above nodes that merely share the query's words.
+
 Hand-written on numpy/scipy rather than calling bm25s at runtime because bm25s keeps the whole tokenized corpus
-as Python lists while building (gigabytes at STaRK scale) and has no subset scoring; bm25s is the test oracle.
+as Python lists while building (gigabytes at STaRK scale), has no subset scoring and no BM25F; bm25s is the test
+oracle of plain BM25, and a direct transcription of the BM25F formula is the oracle of the fielded build.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ark.index._progress import progress_bar
+from ark.index.exact import ExactNames
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k_dense
 from ark.runtime.atomic import atomic_directory
@@ -67,6 +78,33 @@ def _chunks(docs: Iterable[str], size: int) -> Iterator[list[str]]:
         if not all(isinstance(d, str) for d in chunk):
             chunk = [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
         yield chunk
+
+
+def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) -> Iterator[list[list[str]]]:
+    """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty)."""
+    it = iter(docs)
+    while chunk := list(itertools.islice(it, size)):
+        records = []
+        for record in chunk:
+            if isinstance(record, str) or len(record) != n_fields:
+                raise ValueError(f"each document needs {n_fields} fields, got {record!r:.200}")
+            records.append([f if isinstance(f, str) else ("" if f is None else str(f)) for f in record])
+        yield records
+
+
+def _merge_fields(counts: _ChunkCounts, n: int, n_fields: int, weights: Sequence[float], norms: list[np.ndarray],
+                  width: int) -> _ChunkCounts:
+    """One chunk's per-field counts (virtual document ``f * n + i`` = field ``f`` of document ``i``) merged into
+    BM25F pseudo frequencies ``sum_f w_f * tf_f / norm_f`` per (document, term), document-major."""
+    virtual = np.repeat(np.arange(n * n_fields, dtype=np.int64), counts.row_counts)
+    field_weight = np.repeat(np.asarray(weights, dtype=np.float64), n)[virtual]
+    contribution = field_weight * counts.tf / np.concatenate(norms)[virtual]
+    keys = (virtual % n) * max(width, 1) + counts.terms
+    unique, inverse = np.unique(keys, return_inverse=True)
+    pseudo = np.bincount(inverse, weights=contribution, minlength=len(unique))
+    docs = unique // max(width, 1)
+    return _ChunkCounts(np.bincount(docs, minlength=n), (unique - docs * max(width, 1)).astype(np.int32),
+                        pseudo.astype(np.float32), counts.lengths.reshape(n_fields, n).sum(axis=0).astype(np.int32))
 
 
 def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
@@ -138,6 +176,8 @@ class BM25Index:
         k1: float,
         b: float,
         tokenizer: Tokenizer,
+        fields: dict | None = None,
+        exact: ExactNames | None = None,
     ) -> None:
         self.indptr = indptr
         self.indices = indices
@@ -147,6 +187,8 @@ class BM25Index:
         self.k1 = float(k1)
         self.b = float(b)
         self.tokenizer = tokenizer
+        self.fields = fields  # BM25F: {"names": [...], "weights": [...], "b": [...]}; None for plain BM25
+        self.exact = exact
         self._term_ids = dict(zip(terms, range(len(terms)), strict=True))
 
     # ------------------------------------------------------------------ building
@@ -184,8 +226,69 @@ class BM25Index:
         return cls._from_pieces(pieces, vocab.terms, k1, b, tokenizer)
 
     @classmethod
+    def build_fielded(
+        cls,
+        docs: Iterable[Sequence[str]],
+        field_names: Sequence[str],
+        weights: Sequence[float],
+        b: Sequence[float],
+        k1: float = 1.5,
+        tokenizer: Tokenizer | None = None,
+        exact: ExactNames | None = None,
+        num_docs: int | None = None,
+        progress: bool = False,
+        chunk_size: int = 25_000,
+    ) -> BM25Index:
+        """BM25F over documents made of fields: ``docs[i][f]`` is field ``f`` of document ``i`` (see the module doc).
+
+        ``weights[f]`` and ``b[f]`` are each field's weight and length normalisation. Each chunk's fields are split
+        as one batch of ``n * F`` "virtual documents" (field-major), counted with the plain build's code, and merged
+        into one pseudo term frequency per (document, term).
+        """
+        n_fields = len(field_names)
+        if not (len(weights) == len(b) == n_fields and n_fields):
+            raise ValueError(f"need one weight and one b per field: fields {list(field_names)}, weights "
+                             f"{list(weights)}, b {list(b)}")
+        if not (k1 >= 0):
+            raise ValueError(f"k1 must be >= 0, got {k1!r}")
+        if any(not (0 <= x <= 1) for x in b) or any(not (w >= 0) for w in weights):
+            raise ValueError(f"field b must be in [0, 1] and weights >= 0, got b {list(b)}, weights {list(weights)}")
+        tokenizer = tokenizer or Tokenizer()
+        vocab = _Vocabulary(tokenizer)
+        counted: list[tuple[int, _ChunkCounts]] = []
+        sizes: list[int] = []
+
+        def flattened() -> Iterator[list[str]]:
+            for chunk in _chunks_of_records(docs, chunk_size, n_fields):
+                sizes.append(len(chunk))
+                yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
+
+        with progress_bar("BM25F indexing", num_docs, progress) as bar:
+            for batch in _split_ahead(tokenizer, flattened()):
+                n = batch.num_texts // n_fields
+                counted.append((n, _chunk_term_counts(batch, vocab)))
+                bar.advance(n)
+        lengths = [np.concatenate([c.lengths.reshape(n_fields, n)[f] for n, c in counted]) if counted
+                   else np.zeros(0, np.int32) for f in range(n_fields)]
+        avg = [max(float(length.mean()), 1e-12) if len(length) else 1.0 for length in lengths]
+        pieces, start = [], 0
+        counted.reverse()
+        while counted:
+            n, counts = counted.pop()
+            norms = [1.0 - b[f] + b[f] * lengths[f][start: start + n] / avg[f] for f in range(n_fields)]
+            pieces.append(_merge_fields(counts, n, n_fields, weights, norms, len(vocab.terms)))
+            start += n
+        del counted
+        fields = {"names": list(field_names), "weights": [float(w) for w in weights], "b": [float(x) for x in b]}
+        index = cls._from_pieces(pieces, vocab.terms, k1, 0.0, tokenizer, fielded=True)
+        index.fields = fields
+        index.exact = exact
+        return index
+
+    @classmethod
     def _from_pieces(
-        cls, pieces: list[_ChunkCounts], terms: list[str], k1: float, b: float, tokenizer: Tokenizer
+        cls, pieces: list[_ChunkCounts], terms: list[str], k1: float, b: float, tokenizer: Tokenizer,
+        fielded: bool = False,
     ) -> BM25Index:
         doc_lengths = np.concatenate([p.lengths for p in pieces]) if pieces else np.zeros(0, np.int32)
         n_docs, n_terms = len(doc_lengths), len(terms)
@@ -193,8 +296,11 @@ class BM25Index:
         for piece in pieces:
             df += np.bincount(piece.terms, minlength=n_terms)
         idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-        avgdl = float(doc_lengths.mean()) if n_docs else 1.0
-        norm = k1 * (1.0 - b + b * doc_lengths / max(avgdl, 1e-12))
+        if fielded:  # the pieces hold length-normalised pseudo frequencies: the saturation constant is k1 alone
+            norm = np.full(n_docs, float(k1))
+        else:
+            avgdl = float(doc_lengths.mean()) if n_docs else 1.0
+            norm = k1 * (1.0 - b + b * doc_lengths / max(avgdl, 1e-12))
 
         row_counts = np.concatenate([p.row_counts for p in pieces]) if pieces else np.zeros(0, np.int64)
         nnz = int(row_counts.sum())
@@ -253,6 +359,19 @@ class BM25Index:
                 counts[tid] = counts.get(tid, 0) + 1
         return list(counts.items())
 
+    def _exactly_named(self, query: str) -> np.ndarray:
+        """Documents one of whose names equals the whole query (empty without an exact-names table)."""
+        return self.exact.lookup(query) if self.exact is not None else np.zeros(0, dtype=np.int64)
+
+    def _exact_boost(self, terms: list[tuple[int, int]]) -> np.float32:
+        """``sum of count * idf`` over the query terms (at least 1): no document's BM25 score can reach it."""
+        n = self.num_docs
+        total = 0.0
+        for tid, count in terms:
+            df = int(self.indptr[tid + 1] - self.indptr[tid])
+            total += count * float(np.log1p((n - df + 0.5) / (df + 0.5)))
+        return np.float32(max(total, 1.0))
+
     def _postings(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = int(self.indptr[tid]), int(self.indptr[tid + 1])
         return self.indices[lo:hi], self.weights[lo:hi]
@@ -270,12 +389,15 @@ class BM25Index:
                     f"mask must be a bool array of shape ({self.num_docs},), got {mask.dtype} {mask.shape}"
                 )
         terms = self._query_terms(query)
-        if k <= 0 or not terms:
+        named = self._exactly_named(query)
+        if k <= 0 or (not terms and not len(named)):
             return EMPTY_IDS, EMPTY_SCORES
         scores = np.zeros(self.num_docs, dtype=np.float32)
         for tid, count in terms:
             docs, weights = self._postings(tid)
             scores[docs] += weights if count == 1 else weights * np.float32(count)
+        if len(named):
+            scores[named] += self._exact_boost(terms)
         if mask is not None:
             scores *= mask
         return top_k_dense(scores, k)
@@ -311,6 +433,9 @@ class BM25Index:
                 hit = unique[pos] == docs
                 where, found = pos[hit], weights[hit]
             acc[where] += found if count == 1 else found * np.float32(count)
+        named = self._exactly_named(query)
+        if len(named):
+            acc[np.isin(unique, named)] += self._exact_boost(self._query_terms(query))
         out = acc[inverse]
         return out.reshape(cand.shape)
 
@@ -332,7 +457,10 @@ class BM25Index:
     # ------------------------------------------------------------------ persistence
     def settings(self) -> dict:
         """Everything that determines the index contents apart from the documents."""
-        return {"format": FORMAT_VERSION, "k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.config()}
+        settings = {"format": FORMAT_VERSION, "k1": self.k1, "b": self.b, "tokenizer": self.tokenizer.config()}
+        if self.fields is not None:
+            settings["fields"] = self.fields
+        return settings
 
     def save(self, directory: str | Path) -> None:
         """Write the index to ``directory`` atomically (complete or not at all)."""
@@ -340,6 +468,8 @@ class BM25Index:
             for name in _ARRAYS:
                 np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
             (tmp / "terms.txt").write_text("\n".join(self.terms), encoding="utf-8")
+            if self.exact is not None:
+                self.exact.save(tmp)
             meta = {**self.settings(), "num_docs": self.num_docs, "num_terms": self.vocabulary_size}
             (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
@@ -357,8 +487,10 @@ class BM25Index:
         text = (directory / "terms.txt").read_text(encoding="utf-8")
         terms = text.split("\n") if meta["num_terms"] else []
         return cls(
-            **arrays, terms=terms, k1=meta["k1"], b=meta["b"], tokenizer=Tokenizer.from_config(meta["tokenizer"])
+            **arrays, terms=terms, k1=meta["k1"], b=meta["b"], tokenizer=Tokenizer.from_config(meta["tokenizer"]),
+            fields=meta.get("fields"), exact=ExactNames.load(directory, mmap=mmap),
         )
 
     def __repr__(self) -> str:
-        return f"BM25Index(num_docs={self.num_docs}, terms={self.vocabulary_size}, k1={self.k1}, b={self.b})"
+        kind = f", fields={self.fields['names']}" if self.fields else ""
+        return f"BM25Index(num_docs={self.num_docs}, terms={self.vocabulary_size}, k1={self.k1}, b={self.b}{kind})"

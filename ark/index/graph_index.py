@@ -97,6 +97,44 @@ def node_documents(graph: Any, fields: dict[str, list[str]] | None = None) -> It
         yield " ".join(p for p in parts if p)
 
 
+DEFAULT_NAME_KEYS = ("name", "synonyms", "aliases")
+
+
+def resolve_name_keys(graph: Any, names: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Which attributes name a node, per node type: ``names`` (or the graph's ``metadata["name_fields"]``, set by
+    its loader) maps node types, or ``"*"`` for every other type, to keys: ``"name"``, ``"id"`` or property keys.
+
+    Without either, a node is named by its name and its ``synonyms``/``aliases`` properties when it has them
+    (identifiers are left out: in many graphs they are bare numbers that would match numbers in questions).
+    """
+    config = names if names is not None else (getattr(graph, "metadata", {}) or {}).get("name_fields")
+    config = dict(config or {"*": list(DEFAULT_NAME_KEYS)})
+    fallback = list(config.pop("*", DEFAULT_NAME_KEYS))
+    resolved = {t: list(fallback) for t in graph.node_types}
+    for node_type, keys in config.items():
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise ValueError(f"name keys of {node_type!r} must be a list of strings, got {keys!r}")
+        resolved[graph.resolve_node_type(node_type)] = list(keys)
+    return resolved
+
+
+def node_names(graph: Any, keys_by_type: dict[str, list[str]]) -> Iterator[list[str]]:
+    """Each node's names: the values of its type's name keys (list properties give one name per item)."""
+    codes = np.asarray(graph.node_type_codes)
+    by_code = [keys_by_type.get(t, []) for t in graph.node_types]
+    for i in range(graph.num_nodes):
+        keys = by_code[int(codes[i])]
+        props = graph.properties(i) if any(k not in ("name", "id") for k in keys) else {}
+        values: list[str] = []
+        for key in keys:
+            value = graph.name(i) if key == "name" else graph.node_id(i) if key == "id" else props.get(key)
+            if isinstance(value, (list, tuple)):
+                values.extend(str(v) for v in value if v not in (None, ""))
+            elif value not in (None, ""):
+                values.append(str(value))
+        yield list(dict.fromkeys(values))
+
+
 def settings_hash(settings: dict) -> str:
     """Short stable hash of index settings (the cache directory suffix)."""
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
@@ -128,13 +166,16 @@ class IndexKind:
     ``settings(params, fields)`` turns :func:`open_index`'s keyword parameters into the JSON settings recorded in the
     cache manifest (a change rebuilds); ``documents(graph, settings, fields)`` yields one document per node;
     ``build(docs, settings, num_docs, cache_dir, progress)`` and ``load(directory)`` make the index object.
+    ``graph_defaults(graph, params)``, when given, fills parameters whose defaults depend on the graph (such as
+    which attributes name a node) before ``settings`` records them.
     """
 
     name: str
     settings: Callable[[dict[str, Any], dict[str, list[str]] | None], dict[str, Any]]
-    documents: Callable[[Any, dict[str, Any], dict[str, list[str]] | None], Iterable[str]]
-    build: Callable[[Iterable[str], dict[str, Any], int, Path | None, bool], Any]
+    documents: Callable[[Any, dict[str, Any], dict[str, list[str]] | None], Iterable[Any]]
+    build: Callable[[Iterable[Any], dict[str, Any], int, Path | None, bool], Any]
     load: Callable[[Path], Any]
+    graph_defaults: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
 
 
 INDEX_KINDS: dict[str, IndexKind] = {}
@@ -150,7 +191,10 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
                **params: Any) -> GraphTextIndex:
     """Open the ``kind`` index of ``graph`` (one of :data:`INDEX_KINDS`), building it on first use.
 
-    ``params`` are the kind's settings (``bm25``/``bm25-rel``: ``k1``, ``b``, ``tokenizer``; ``dense``: ``model``).
+    ``params`` are the kind's settings (``bm25``/``bm25-rel``: ``k1``, ``b``, ``tokenizer``, ``scoring``
+    (``"fielded"``, the default: BM25F over names and text with exact names first; ``"plain"``: BM25 over the
+    node document), ``names``, ``name_weight``, ``name_b``, ``exact``; ``dense``: ``model``; see
+    :mod:`ark.index.kinds`).
     Cached in ``<graph.path>/index/<kind>-<settings hash>/`` and rebuilt only when the graph's fingerprint or
     the settings change; written atomically. An in-memory graph (``graph.path is None``), one without a
     fingerprint, or one whose folder cannot be written is indexed in memory.
@@ -160,6 +204,8 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
     if kind not in INDEX_KINDS:
         raise ValueError(f"unknown index kind {kind!r}; choose one of {tuple(INDEX_KINDS)}")
     spec = INDEX_KINDS[kind]
+    if spec.graph_defaults is not None:
+        params = spec.graph_defaults(graph, dict(params))
     settings = spec.settings(params, fields)
 
     def build(cache_dir: Path | None) -> Any:

@@ -1,6 +1,15 @@
 """The built-in index kinds of :func:`ark.index.open_index`: ``bm25`` (node documents), ``bm25-rel`` (node text plus
 neighbour names by relation, STaRK's ``add_rel``) and ``dense`` (MiniLM sentence embeddings, the ``dense`` extra).
 
+The two BM25 kinds score in one of two ways (the ``scoring`` setting):
+
+- ``fielded`` (default): BM25F over two fields, the node's *names* (its name, synonyms and identifiers, per node
+  type: :func:`~ark.index.graph_index.resolve_name_keys`) weighted ``name_weight`` times the *text* (the node
+  document: its text, or for ``bm25-rel`` its text plus relations), and, with ``exact`` on, the nodes one of whose
+  names equals the whole query ranked first (:mod:`ark.index.exact`). A model searching "FBN1" or "OMIM:154700"
+  gets that node, not the diseases whose long texts mention it.
+- ``plain``: Okapi BM25 over the node document, as the papers' BM25 baseline (and bm25s, its test oracle).
+
 A new kind is one :class:`~ark.index.graph_index.IndexKind` registered with
 :func:`~ark.index.graph_index.register_index_kind`.
 """
@@ -12,17 +21,33 @@ from pathlib import Path
 from typing import Any
 
 from .bm25 import BM25Index
-from .graph_index import IndexKind, node_documents, register_index_kind
+from .exact import ExactNames
+from .graph_index import IndexKind, node_documents, node_names, register_index_kind, resolve_name_keys
 from .tokenizer import Tokenizer
 
 RELATIONAL_MAX_NEIGHBORS = 50  # neighbors listed per relation in a bm25-rel document
+SCORINGS = ("fielded", "plain")
+# BM25F defaults, measured on the HPO name-lookup set and the descriptive question sets (docs/methods/ark.md):
+# a term in a node's names counts NAME_WEIGHT times one in its text; short name lists are favoured mildly.
+NAME_WEIGHT = 3.0
+NAME_B = 0.5
+_BM25_PARAMS = ("k1", "b", "tokenizer", "scoring", "names", "name_weight", "name_b", "exact")
+
+
+def _bm25_graph_defaults(graph: Any, params: dict[str, Any]) -> dict[str, Any]:
+    if params.get("scoring", "fielded") == "fielded":
+        params["names"] = resolve_name_keys(graph, params.get("names"))
+    return params
 
 
 def _bm25_settings(kind: str):
     def settings(params: dict[str, Any], fields: dict[str, list[str]] | None) -> dict[str, Any]:
-        unknown = set(params) - {"k1", "b", "tokenizer"}
+        unknown = set(params) - set(_BM25_PARAMS)
         if unknown:
-            raise ValueError(f"unknown {kind} index settings {sorted(unknown)}; valid: k1, b, tokenizer")
+            raise ValueError(f"unknown {kind} index settings {sorted(unknown)}; valid: {', '.join(_BM25_PARAMS)}")
+        scoring = params.get("scoring", "fielded")
+        if scoring not in SCORINGS:
+            raise ValueError(f"unknown scoring {scoring!r}; valid: {', '.join(SCORINGS)}")
         tokenizer = params.get("tokenizer") or Tokenizer()
         out = {"kind": kind, "k1": params.get("k1", 1.5), "b": params.get("b", 0.75), "tokenizer": tokenizer.config()}
         if kind == "bm25-rel":
@@ -30,22 +55,51 @@ def _bm25_settings(kind: str):
                 raise ValueError("fields do not apply to kind='bm25-rel' (its documents are the relational documents)")
             out["max_neighbors_per_relation"] = RELATIONAL_MAX_NEIGHBORS
         out["fields"] = fields or {}
+        if scoring == "fielded":  # plain settings stay as they were, so existing plain caches remain valid
+            out.update(scoring="fielded", names=params["names"],
+                       name_weight=float(params.get("name_weight", NAME_WEIGHT)),
+                       name_b=float(params.get("name_b", NAME_B)), exact=bool(params.get("exact", True)))
+        elif any(params.get(key) is not None for key in ("names", "name_weight", "name_b", "exact")):
+            raise ValueError("names, name_weight, name_b and exact apply to scoring='fielded' only")
         return out
 
     return settings
 
 
-def _build_bm25(docs: Iterable[str], settings: dict[str, Any], num_docs: int, cache_dir: Path | None,
+def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, cache_dir: Path | None,
                 progress: bool) -> BM25Index:
     tokenizer = Tokenizer.from_config(settings["tokenizer"])  # the config identifies the tokenizer completely
-    return BM25Index.build(docs, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
-                           progress=progress)
+    if settings.get("scoring") != "fielded":
+        return BM25Index.build(docs, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
+                               progress=progress)
+    names: list[list[str]] = []
+
+    def records() -> Iterable[tuple[str, str]]:
+        for node_names_, text in docs:
+            if settings["exact"]:
+                names.append(node_names_)
+            yield "\n".join(node_names_), text
+
+    index = BM25Index.build_fielded(records(), ("names", "text"), (settings["name_weight"], 1.0),
+                                    (settings["name_b"], settings["b"]), k1=settings["k1"], tokenizer=tokenizer,
+                                    num_docs=num_docs, progress=progress)
+    if settings["exact"]:
+        index.exact = ExactNames.build(names)
+    return index
 
 
-def _relational_documents(graph: Any, settings: dict[str, Any], fields: Any) -> Iterable[str]:
+def _with_names(graph: Any, settings: dict[str, Any], texts: Iterable[str]) -> Iterable[Any]:
+    """Plain scoring indexes the texts; fielded scoring pairs each with the node's names."""
+    if settings.get("scoring") != "fielded":
+        return texts
+    return zip(node_names(graph, settings["names"]), texts, strict=True)
+
+
+def _relational_documents(graph: Any, settings: dict[str, Any], fields: Any) -> Iterable[Any]:
     from ark.loaders.documents import relational_document
 
-    return (relational_document(graph, i, settings["max_neighbors_per_relation"]) for i in range(graph.num_nodes))
+    texts = (relational_document(graph, i, settings["max_neighbors_per_relation"]) for i in range(graph.num_nodes))
+    return _with_names(graph, settings, texts)
 
 
 def _dense_settings(params: dict[str, Any], fields: dict[str, list[str]] | None) -> dict[str, Any]:
@@ -70,11 +124,16 @@ def _load_dense(directory: Path) -> Any:
     return DenseIndex.load(directory)
 
 
-def _node_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[str]:
+def _node_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[Any]:
+    return _with_names(graph, settings, node_documents(graph, fields))
+
+
+def _plain_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[str]:
     return node_documents(graph, fields)
 
 
-register_index_kind(IndexKind("bm25", _bm25_settings("bm25"), _node_documents, _build_bm25, BM25Index.load))
+register_index_kind(IndexKind("bm25", _bm25_settings("bm25"), _node_documents, _build_bm25, BM25Index.load,
+                              _bm25_graph_defaults))
 register_index_kind(IndexKind("bm25-rel", _bm25_settings("bm25-rel"), _relational_documents, _build_bm25,
-                              BM25Index.load))
-register_index_kind(IndexKind("dense", _dense_settings, _node_documents, _build_dense, _load_dense))
+                              BM25Index.load, _bm25_graph_defaults))
+register_index_kind(IndexKind("dense", _dense_settings, _plain_documents, _build_dense, _load_dense))

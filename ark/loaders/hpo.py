@@ -17,6 +17,12 @@ Node text (what search ranks):
   the style of STaRK's documents; the disease's phenotypes are *not* in its text — they are reached through the graph
   (the ``bm25-rel`` baseline appends them, like STaRK's ``add_rel``);
 - gene: symbol, NCBI Gene id and the names of its associated diseases.
+
+Node names (what field-aware search matches a whole query against, ``metadata["name_fields"]``): every node's name
+and source id (``OMIM:154700``, ``HP:0001166``, ``NCBIGene:2200``); phenotypes also their EXACT synonyms (the
+``exact_synonyms`` property, which includes UK spellings, abbreviations, plural forms and EXACT layperson terms).
+Phenotypes also carry ``layperson_synonyms`` (EXACT synonyms of type ``layperson``, e.g. "Big head" for
+Macrocephaly). Synonyms of other scopes (BROAD, NARROW, RELATED) stay in the text only.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ ASPECT_RELATIONS = {
 RELATIONS = ("is_a", *ASPECT_RELATIONS.values(), "associated_gene")
 DATABASE_NAMES = {"OMIM": "OMIM", "ORPHA": "Orphanet", "DECIPHER": "DECIPHER"}
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# Bumped whenever the built graph changes, so a cached copy built by an older loader is rebuilt (loaders/registry.py).
+LOADER_VERSION = 2
+NAME_FIELDS = {"*": ["name", "id"], "phenotype": ["name", "exact_synonyms", "id"]}
 
 
 def hpo_data_dir() -> Path:
@@ -57,8 +66,19 @@ class HpoTerm:
     definition: str = ""
     comment: str = ""
     synonyms: list[str] = field(default_factory=list)
+    exact_synonyms: list[str] = field(default_factory=list)
+    layperson_synonyms: list[str] = field(default_factory=list)
     parents: list[str] = field(default_factory=list)
     obsolete: bool = False
+
+    def properties(self) -> dict[str, list[str]]:
+        """The synonyms search treats as names (EXACT scope), and the layperson ones among them."""
+        props = {}
+        if self.exact_synonyms:
+            props["exact_synonyms"] = self.exact_synonyms
+        if self.layperson_synonyms:
+            props["layperson_synonyms"] = self.layperson_synonyms
+        return props
 
     def text(self) -> str:
         parts = [self.name]
@@ -99,12 +119,26 @@ def parse_obo(path: Path) -> tuple[list[HpoTerm], str]:
             elif key == "comment":
                 term.comment = value
             elif key == "synonym":
-                term.synonyms.append(_first_quoted(value))
+                synonym = _first_quoted(value)
+                term.synonyms.append(synonym)
+                scope, kind = _synonym_scope(value)
+                if scope == "EXACT":
+                    term.exact_synonyms.append(synonym)
+                    if kind == "layperson":
+                        term.layperson_synonyms.append(synonym)
             elif key == "is_a":
                 term.parents.append(value.split(" ! ")[0].strip())
             elif key == "is_obsolete" and value.strip() == "true":
                 term.obsolete = True
     return [t for t in terms if t.id], release
+
+
+def _synonym_scope(value: str) -> tuple[str, str | None]:
+    """Scope (EXACT, BROAD, NARROW, RELATED) and type (e.g. ``layperson``) of an OBO synonym line's value:
+    ``"Big head" EXACT layperson [ORCID:...]``."""
+    match = _QUOTED.search(value)
+    rest = value[match.end():].split("[", 1)[0].split() if match else []
+    return (rest[0] if rest else ""), (rest[1] if len(rest) > 1 else None)
 
 
 def _first_quoted(value: str) -> str:
@@ -155,28 +189,32 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
     types: list[str] = []
     names: list[str] = []
     texts: list[str] = []
+    properties: list[dict | None] = []
     for term in live.values():
         ids.append(term.id)
         types.append("phenotype")
         names.append(term.name)
         texts.append(term.text())
+        properties.append(term.properties() or None)
     for disease, name in disease_names.items():
         ids.append(disease)
         types.append("disease")
         names.append(name)
         texts.append(_disease_text(disease, name, disease_terms[disease], disease_genes[disease], live, gene_symbols))
+        properties.append(None)
     for gene, symbol in gene_symbols.items():
         ids.append(gene)
         types.append("gene")
         names.append(symbol)
         texts.append(_gene_text(gene, symbol, gene_diseases[gene], disease_names))
+        properties.append(None)
 
     ordered = sorted(edges, key=lambda e: (RELATIONS.index(e[2]), e[0], e[1]))
     credit = f"Human Phenotype Ontology, release {release}"
     from ..graph.build import build_graph  # here: opening the built graph must not import pyarrow.compute
 
     return build_graph(
-        NodeTable(ids, types, names, texts, source=str(data_dir)),
+        NodeTable(ids, types, names, texts, properties, source=str(data_dir)),
         EdgeTable(
             [e[0] for e in ordered],
             [e[1] for e in ordered],
@@ -190,6 +228,8 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
             "version": release,
             "credit": credit,
             "description": "HPO phenotype terms, diseases (OMIM, Orphanet, DECIPHER) and genes with their annotations.",
+            "loader_version": LOADER_VERSION,
+            "name_fields": NAME_FIELDS,
         },
     )
 

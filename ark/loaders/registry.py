@@ -1,20 +1,24 @@
 """Named, built-in graphs (``hpo``) and opening a graph by name or path.
 
-A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards. A build
-killed midway leaves a temporary folder that the next use removes (see :mod:`ark.runtime.atomic`).
+A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards; a copy
+built by an older version of its loader (``metadata["loader_version"]``) is rebuilt. A build killed midway leaves a
+temporary folder that the next use removes (see :mod:`ark.runtime.atomic`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 from ..config import ark_home
 from ..graph import KnowledgeGraph
 from ..runtime.atomic import remove_stale_temporaries
+from .hpo import LOADER_VERSION as HPO_LOADER_VERSION
 from .hpo import build_hpo_graph
 
 BUILDERS: dict[str, Callable[[], KnowledgeGraph]] = {"hpo": build_hpo_graph}
+LOADER_VERSIONS: dict[str, int] = {"hpo": HPO_LOADER_VERSION}
 
 
 def graph_dir(name: str) -> Path:
@@ -27,11 +31,22 @@ def build_named_graph(name: str, force: bool = False, status: Callable[[str], No
         raise ValueError(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
     target = graph_dir(name)
     remove_stale_temporaries(target)
-    if force or not (target / "graph.json").is_file():
+    built = _built_version(target)
+    if force or built != LOADER_VERSIONS.get(name):
         if status:
-            status(f"Building graph {name!r} into {target} (first use) ...")
+            why = "first use" if built == -1 else "built by an older loader"
+            status(f"Building graph {name!r} into {target} ({why}) ...")
         BUILDERS[name]().save(target)
     return target
+
+
+def _built_version(target: Path) -> int | None:
+    """The loader version recorded in a built graph (None when it predates versions), -1 when there is none."""
+    try:
+        meta = json.loads((target / "graph.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return -1
+    return (meta.get("metadata") or {}).get("loader_version")
 
 
 def open_graph(name_or_path: str | Path, status: Callable[[str], None] | None = None) -> KnowledgeGraph:

@@ -20,4 +20,7 @@ def recipe(name: str) -> QuizConfig:
     try:
         return RECIPES[name]
     except KeyError:
-        raise ValueError(f"unknown quiz recipe {name!r}; valid: {', '.join(sorted(RECIPES))}") from None
+        from .lookup import LOOKUP_RECIPES
+
+        valid = ", ".join(sorted([*RECIPES, *LOOKUP_RECIPES]))
+        raise ValueError(f"unknown quiz recipe {name!r}; valid: {valid}") from None

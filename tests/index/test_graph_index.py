@@ -48,9 +48,10 @@ def test_search_filters_by_node_type_and_scores_subsets():
 
 def test_fields_build_per_type_documents():
     graph = _graph()
-    plain = open_index(graph, progress=False)
+    plain = open_index(graph, scoring="plain", progress=False)
     assert plain.search("SMEI", 5) == []
-    with_fields = open_index(graph, fields={"disease": ["name", "synonyms"]}, progress=False)
+    assert [n for n, _ in open_index(graph, progress=False).search("SMEI", 5)] == [2]  # a synonym is a name
+    with_fields = open_index(graph, fields={"disease": ["name", "synonyms"]}, scoring="plain", progress=False)
     assert [n for n, _ in with_fields.search("SMEI myoclonic", 5)] == [2]
     assert with_fields.search("infancy", 5) == []  # the disease's text is no longer its document
 
@@ -97,8 +98,8 @@ def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path)
 
     _graph().save(tmp_path / "g")
     loaded = KnowledgeGraph.load(tmp_path / "g")
-    plain = open_index(loaded, progress=False)
-    rel = open_index(loaded, kind="bm25-rel", progress=False)
+    plain = open_index(loaded, scoring="plain", progress=False)
+    rel = open_index(loaded, kind="bm25-rel", scoring="plain", progress=False)
     # "Fever" is only in the disease's relational document (as a neighbor name), not in its own text.
     assert 2 not in [n for n, _ in plain.search("fever", 5)]
     assert 2 in [n for n, _ in rel.search("fever", 5)]
@@ -108,14 +109,14 @@ def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path)
     manifest = json.loads((cache / "manifest.json").read_text())
     assert manifest["settings"]["kind"] == "bm25-rel" and manifest["fingerprint"] == loaded.metadata["fingerprint"]
     stamp = (cache / "weights.npy").stat().st_mtime_ns
-    open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", progress=False)
+    open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", scoring="plain", progress=False)
     assert (cache / "weights.npy").stat().st_mtime_ns == stamp  # reused
 
 
-def test_default_bm25_cache_name_is_unchanged(tmp_path):
-    # Existing caches (e.g. the HPO index) are found by this name: adding index kinds must not change it.
+def test_plain_bm25_cache_name_is_unchanged(tmp_path):
+    # Existing plain caches (e.g. the HPO index) are found by this name: new kinds and settings must not change it.
     _graph().save(tmp_path / "g")
-    open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    open_index(KnowledgeGraph.load(tmp_path / "g"), scoring="plain", progress=False)
     assert [p.name for p in (tmp_path / "g" / "index").iterdir()] == ["bm25-e2ce91a0c50f"]
 
 

@@ -20,7 +20,7 @@ class TextIndexRetriever(Retriever):
         if isinstance(options, DenseOptions):
             self.index = open_index(graph, kind="dense", model=options.model, progress=context.progress)
         elif isinstance(options, BM25Options):
-            self.index = open_index(graph, kind=kind or "bm25", k1=options.k1, b=options.b,
+            self.index = open_index(graph, kind=kind or "bm25", k1=options.k1, b=options.b, scoring=options.scoring,
                                     progress=context.progress)
         else:
             raise TypeError(f"no text index for options {type(options).__name__}")

@@ -1,5 +1,7 @@
 """Registry entries of the text-index baselines."""
 
+from typing import Literal
+
 from pydantic import Field
 
 from ..base import MethodOptions
@@ -11,6 +13,9 @@ class BM25Options(MethodOptions):
 
     k1: float = Field(default=1.5, gt=0, description="term-frequency saturation")
     b: float = Field(default=0.75, ge=0, le=1, description="document-length normalisation")
+    scoring: Literal["plain", "fielded"] = Field(
+        default="plain", description="plain = Okapi BM25 over the node document (the papers' baseline); fielded = "
+        "ARK's global search: BM25F with the node's names weighted above its text, exact names first")
 
 
 class DenseOptions(MethodOptions):

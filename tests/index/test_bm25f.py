@@ -1,0 +1,143 @@
+"""Field-aware BM25 (BM25F) against a direct transcription of its formula, exact names, and the fielded graph index."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.index import BM25Index, Tokenizer, open_index
+from ark.index.exact import ExactNames, exact_key
+
+DOCS = [
+    ("FBN1", "FBN1 gene. Associated diseases: Marfan syndrome; Acromicric dysplasia; Stiff skin syndrome"),
+    ("Marfan syndrome\nMFS", "Marfan syndrome. Associated genes: FBN1. A connective tissue disorder"),
+    ("Stiff skin syndrome", "Stiff skin syndrome. Associated genes: FBN1"),
+    ("Seizure\nSeizures\nEpileptic seizure", "Seizure. An intermittent abnormality of nervous system physiology"),
+    ("Focal aware motor seizure", "Focal aware motor seizure. A focal seizure with motor signs"),
+    ("", ""),
+]
+QUERIES = ["FBN1", "marfan syndrome", "seizure seizure motor", "stiff skin FBN1 gene", "epileptic", "nothing here"]
+
+
+def reference_bm25f(docs, query, weights, bs, k1):
+    """BM25F written out term by term: tf~ = sum_f w_f tf_f / (1 - b_f + b_f len_f / avglen_f); idf over documents."""
+    tok = Tokenizer()
+    fields = [[tok.tokenize(doc[f]) for doc in docs] for f in range(len(weights))]
+    avg = [max(sum(map(len, column)) / len(docs), 1e-12) for column in fields]
+    n = len(docs)
+    scores = np.zeros(n)
+    for term, count in Counter(tok.tokenize(query)).items():
+        df = sum(any(term in column[i] for column in fields) for i in range(n))
+        if df == 0:
+            continue
+        idf = math.log1p((n - df + 0.5) / (df + 0.5))
+        for i in range(n):
+            pseudo = sum(weights[f] * fields[f][i].count(term) / (1 - bs[f] + bs[f] * len(fields[f][i]) / avg[f])
+                         for f in range(len(weights)) if term in fields[f][i])
+            scores[i] += count * idf * pseudo / (pseudo + k1)
+    return scores
+
+
+@pytest.mark.parametrize(("weights", "bs", "k1"), [((3.0, 1.0), (0.5, 0.75), 1.5), ((1.0, 2.0), (1.0, 0.0), 0.9)])
+def test_fielded_scores_equal_the_bm25f_formula(weights, bs, k1):
+    index = BM25Index.build_fielded(DOCS, ("names", "text"), weights, bs, k1=k1, chunk_size=2)  # several chunks
+    everything = np.arange(len(DOCS))
+    for query in QUERIES:
+        np.testing.assert_allclose(index.score(query, everything), reference_bm25f(DOCS, query, weights, bs, k1),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_one_field_of_weight_one_is_plain_bm25():
+    texts = [text for _, text in DOCS]
+    plain = BM25Index.build(texts, k1=1.2, b=0.6)
+    fielded = BM25Index.build_fielded([(t,) for t in texts], ("text",), (1.0,), (0.6,), k1=1.2)
+    for query in QUERIES:
+        np.testing.assert_allclose(fielded.score(query, np.arange(len(texts))), plain.score(query, np.arange(6)),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_bad_field_settings_are_refused():
+    with pytest.raises(ValueError, match="one weight and one b per field"):
+        BM25Index.build_fielded(DOCS, ("names", "text"), (1.0,), (0.5, 0.5))
+    with pytest.raises(ValueError, match="needs 2 fields"):
+        BM25Index.build_fielded([("only one",)], ("names", "text"), (1.0, 1.0), (0.5, 0.5))
+
+
+def test_exact_keys_ignore_case_and_punctuation():
+    assert exact_key("OMIM:154700") == "omim 154700"
+    assert exact_key("  Ehlers-Danlos syndrome, type IV ") == "ehlers danlos syndrome type iv"
+    table = ExactNames.build([["FBN1", "NCBIGene:2200"], ["Marfan syndrome"], [], ["marfan  SYNDROME"]])
+    assert table.lookup("fbn1").tolist() == [0] and table.lookup("ncbigene 2200").tolist() == [0]
+    assert table.lookup("Marfan-syndrome").tolist() == [1, 3] and table.lookup("Marfan").tolist() == []
+    assert table.lookup("").tolist() == [] and len(ExactNames.build([]).lookup("x")) == 0
+
+
+def test_an_exactly_named_node_outranks_every_word_match(tmp_path):
+    names = [["Seizure", "HP:1"], ["Seizure disorder", "HP:2"], ["Seizure seizure", "HP:3"]]
+    docs = [("\n".join(n), text) for n, text in
+            zip(names, ["Seizure.", "Seizure seizure seizure seizure.", "Seizure seizure seizure."], strict=True)]
+    index = BM25Index.build_fielded(docs, ("names", "text"), (0.0, 1.0), (0.5, 0.75))
+    without = index.search("seizure", 3)[0].tolist()
+    index.exact = ExactNames.build(names)
+    ids, scores = index.search("seizure", 3)
+    assert ids[0] == 0 and without[0] != 0 and scores[0] > scores[1]
+    assert index.search("hp:2", 1)[0].tolist() == [1]  # identifiers match whole, not as the shared "hp"
+    subset = index.score("Seizure", [2, 0])
+    assert subset[1] > subset[0]  # neighbourhood ranking sees the same boost
+    index.save(tmp_path / "idx")
+    loaded = BM25Index.load(tmp_path / "idx")
+    assert loaded.fields == index.fields and loaded.search("seizure", 3)[0].tolist() == ids.tolist()
+
+
+def _graph():
+    nodes = NodeTable(
+        ids=["NCBIGene:2200", "OMIM:154700", "ORPHA:558", "OMIM:610168", "HP:0001250", "HP:0007359"],
+        types=["gene", "disease", "disease", "disease", "phenotype", "phenotype"],
+        names=["FBN1", "Marfan syndrome", "Marfan syndrome", "Stiff skin syndrome", "Seizure", "Focal seizure"],
+        texts=["FBN1 gene. Associated diseases: Marfan syndrome; Stiff skin syndrome; Neonatal Marfan syndrome",
+               "Marfan syndrome. Disease from OMIM. Associated genes: FBN1",
+               "Marfan syndrome. Disease from Orphanet. Associated genes: FBN1",
+               "Stiff skin syndrome. Associated genes: FBN1",
+               "Seizure. Synonyms: Epileptic seizure; Seizures",
+               "Focal seizure. Synonyms: Partial seizure"],
+        properties=[None, None, None, None, {"exact_synonyms": ["Epileptic seizure", "Seizures"]},
+                    {"exact_synonyms": ["Partial seizure"]}],
+    )
+    edges = EdgeTable(["OMIM:154700", "HP:0007359"], ["NCBIGene:2200", "HP:0001250"], ["associated_gene", "is_a"])
+    name_fields = {"*": ["name", "id"], "phenotype": ["name", "exact_synonyms", "id"]}
+    return build_graph(nodes, edges, metadata={"name": "names", "name_fields": name_fields})
+
+
+def test_fielded_graph_index_finds_what_is_named():
+    graph = _graph()
+    index = open_index(graph, progress=False)
+    plain = open_index(graph, scoring="plain", progress=False)
+    assert plain.search("FBN1", 1)[0][0] != 0  # plain BM25: the short disease texts mentioning FBN1 come first
+    assert index.search("FBN1", 1)[0][0] == 0 and index.search("fbn1 gene", 1)[0][0] == 0
+    assert {n for n, _ in index.search("marfan syndrome", 2)} == {1, 2}
+    assert index.search("OMIM:154700", 1)[0][0] == 1 and index.search("ORPHA:558", 1)[0][0] == 2
+    assert index.search("seizures", 1)[0][0] == 4 and index.search("partial seizure", 1)[0][0] == 5
+    # The names come from the graph's name_fields (its loader's choice), recorded in the settings; override them:
+    ids_are_not_names = open_index(graph, names={"*": ["name"]}, progress=False)
+    assert ids_are_not_names.search("154700", 5) == [] and index.search("154700", 1)[0][0] == 1
+    with pytest.raises(ValueError, match="scoring='fielded' only"):
+        open_index(graph, scoring="plain", name_weight=2.0, progress=False)
+    with pytest.raises(ValueError, match="unknown scoring 'bm25f'"):
+        open_index(graph, scoring="bm25f", progress=False)
+
+
+def test_fielded_settings_are_cached_apart(tmp_path):
+    from ark.graph import KnowledgeGraph
+
+    _graph().save(tmp_path / "g")
+    loaded = KnowledgeGraph.load(tmp_path / "g")
+    open_index(loaded, progress=False)
+    open_index(loaded, scoring="plain", progress=False)
+    open_index(loaded, name_weight=5.0, progress=False)
+    assert len(list((tmp_path / "g" / "index").iterdir())) == 3
+    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    assert again.index.exact is not None and again.search("OMIM:154700", 1)[0][0] == 1
