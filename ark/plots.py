@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -21,3 +22,16 @@ def pyplot() -> Any:
             "charts need matplotlib, which is not installed: pip install 'ark-kg[plots]' (or matplotlib)"
         ) from None
     return plt
+
+
+def save_png(fig: Any, path: str | Path, dpi: int = 120) -> Path:
+    """Write ``fig`` to ``path`` as PNG whole (a temporary file renamed into place) and close it."""
+    plt = pyplot()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=dpi)
+    plt.close(fig)
+    tmp.replace(path)
+    return path

@@ -25,12 +25,23 @@ class AgentError(RuntimeError):
     """An agent's policy failed for good (its client's retries exhausted): the question has no trustworthy answer."""
 
 
+def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: bool = False) -> Any:
+    """The index behind rel(q, d) (global search and neighbourhood ranking) that ``options`` name: BM25, field-aware
+    (default) or plain, or dense embeddings (the ``dense`` extra)."""
+    from ark.index import open_index
+
+    if options.relevance == "dense":
+        return open_index(graph, kind="dense", progress=progress)
+    return open_index(graph, kind="bm25", scoring=options.scoring, progress=progress)
+
+
 class ARK:
     """Adaptive Retriever of Knowledge: n agents explore the graph in parallel; their answers are fused.
 
     ``llm`` is any :class:`~ark.llm.ChatPolicy` (e.g. ``OpenAIChatClient``); None uses the deterministic offline
-    policy. ``index`` defaults to the graph's BM25 index. With ``trajectory_path`` every retrieval appends its
-    record (:meth:`Retrieval.to_dict`, packed as :mod:`ark.runtime.trajectory_file` describes) to that JSONL file.
+    policy. ``index`` defaults to the relevance index the options name (:func:`open_relevance_index`). With
+    ``trajectory_path`` every retrieval appends its record (:meth:`Retrieval.to_dict`, packed as
+    :mod:`ark.runtime.trajectory_file` describes) to that JSONL file.
 
     When an agent's policy fails (a model endpoint that keeps failing after the client's retries) the question
     fails with :class:`AgentError` and the other agents are stopped: a fusion of fewer agents is not the method's
@@ -45,18 +56,14 @@ class ARK:
                  config: ArkOptions | None = None, trajectory_path: str | Path | None = None,
                  allow_partial: bool = False, on_step: StepCallback | None = None) -> None:
         self.graph = graph
-        if index is None:
-            from ark.index import open_index
-
-            index = open_index(graph, kind="bm25")
-        self.index = index
+        self.config = config or ArkOptions(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
+                                            tools=tool_config or ToolConfig())
+        self.index = index if index is not None else open_relevance_index(graph, self.config, progress=False)
         if llm is None:
             from .offline import OfflinePolicy
 
             llm = OfflinePolicy(graph)
         self.llm = llm
-        self.config = config or ArkOptions(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
-                                            tools=tool_config or ToolConfig())
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.allow_partial = allow_partial
         self.on_step = on_step

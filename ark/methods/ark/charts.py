@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...plots import pyplot
+from ...plots import pyplot, save_png
 from .tooluse import GLOBAL_TOOL, trajectory_rows
 
 SUCCESS_COLOR = "#2a9d8f"
@@ -31,19 +31,14 @@ def write_tool_use_charts(
     rows = trajectory_rows(records, per_query)
     paths = [
         _by_step(plt, analysis, directory / "tool_use_by_step.png", title),
-        _neighborhood_by_success(plt, rows, directory / "neighborhood_calls_by_success.png", title),
+        neighborhood_by_success(rows, directory / "neighborhood_calls_by_success.png", title),
         _cost(plt, analysis, rows, per_query, directory / "cost_per_query.png", title),
     ]
     return paths
 
 
 def _save(plt, fig, path: Path) -> Path:
-    fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_png(fig, path)
 
 
 def _by_step(plt, analysis: Mapping[str, Any], path: Path, title: str) -> Path:
@@ -66,15 +61,18 @@ def _by_step(plt, analysis: Mapping[str, Any], path: Path, title: str) -> Path:
     return _save(plt, fig, path)
 
 
-def _neighborhood_by_success(plt, rows: Sequence[Mapping[str, Any]], path: Path, title: str) -> Path:
+def neighborhood_by_success(rows: Sequence[Mapping[str, Any]], path: Path, title: str = "") -> Path:
+    """Figure 5: the distribution of neighbourhood calls per trajectory, successful (Hit@5) vs failed trajectories
+    (``rows``: :func:`~ark.methods.ark.tooluse.trajectory_rows`)."""
+    plt = pyplot()
     success = [r["neighborhood_calls"] for r in rows if r["success"]]
     failure = [r["neighborhood_calls"] for r in rows if not r["success"]]
     top = max([0, *success, *failure])
     bins = list(range(top + 2))
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.4
-    for values, offset, color, label in ((success, -width / 2, SUCCESS_COLOR, "query solved (Hit@5)"),
-                                         (failure, width / 2, FAILURE_COLOR, "query missed")):
+    for values, offset, color, label in ((success, -width / 2, SUCCESS_COLOR, "successful trajectory (Hit@5)"),
+                                         (failure, width / 2, FAILURE_COLOR, "failed trajectory")):
         counts = [sum(1 for v in values if v == b) for b in bins[:-1]]
         shares = [100 * c / len(values) if values else 0 for c in counts]
         mean = sum(values) / len(values) if values else 0.0

@@ -25,7 +25,7 @@ async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], polic
     ``error`` set (stop reason ``error``). ``on_step`` sees each step as it is recorded."""
     config = config or ArkOptions()
     toolbox = toolbox_factory()
-    system = config.system_prompt or render_system_prompt(toolbox.graph, toolbox.config)
+    system = config.system_prompt or render_system_prompt(toolbox.graph, toolbox.config, config.max_steps)
     messages: list[dict] = [{"role": "system", "content": system},
                             {"role": "user", "content": first_user_message(question), "data": {"question": question}}]
     trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(policy, "name", ""),

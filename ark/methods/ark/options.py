@@ -1,5 +1,5 @@
 """The options of the ``ark`` method (:class:`ArkOptions`) and of its tools (:class:`ToolConfig`), with the paper's
-defaults: 3 agents, 20 steps, vote fusion; global search k = 5 up to 30, neighbourhood budget 20.
+defaults: 3 agents, 20 steps, vote fusion, BM25 relevance; global search k = 5 up to 30, neighbourhood budget 20.
 
 This module is what ``ark methods`` and option validation import: it holds no implementation.
 """
@@ -14,6 +14,15 @@ from ..base import MethodOptions
 
 FUSIONS = ("votes", "ordering", "random")
 ABLATIONS = ("full", "no_neighbors", "neighbors_no_query", "neighbors_no_filters")
+RELEVANCES = ("bm25", "dense")
+SCORINGS = ("fielded", "plain")
+# The ablations of the paper's Table 2 as tool options (``--set tools.KEY=VALUE``).
+ABLATION_SWITCHES: dict[str, dict[str, bool]] = {
+    "full": {},
+    "no_neighbors": {"neighborhood_tool": False},
+    "neighbors_no_query": {"neighborhood_query": False},
+    "neighbors_no_filters": {"neighborhood_filters": False},
+}
 
 
 class ToolConfig(MethodOptions):
@@ -29,7 +38,8 @@ class ToolConfig(MethodOptions):
     neighborhood_filters: bool = Field(default=True, description="node/edge type filters (Table 2 ablation)")
     neighborhood_ranking: Literal["bm25", "keyword"] = Field(
         default="bm25", description="bm25: the paper's Neighbors(v, q, F); keyword: the reference code's matching")
-    max_observation_chars: int = Field(default=6000, ge=200, description="observation length cap")
+    max_observation_chars: int = Field(default=6000, ge=200, description="observation length target: snippets, then "
+                                       "names are shortened to stay under it; results are never dropped")
     snippet_chars: int = Field(default=160, ge=20, description="characters of context shown around a match")
     max_name_chars: int = Field(default=120, ge=10, description="node names are cut to this length")
     max_global_calls: int | None = Field(default=None, ge=0, description="per-trajectory global search budget")
@@ -40,15 +50,9 @@ class ToolConfig(MethodOptions):
     @classmethod
     def for_ablation(cls, name: str, **overrides: object) -> ToolConfig:
         """A config for one of :data:`ABLATIONS` (``full`` is the default toolset)."""
-        switches = {
-            "full": {},
-            "no_neighbors": {"neighborhood_tool": False},
-            "neighbors_no_query": {"neighborhood_query": False},
-            "neighbors_no_filters": {"neighborhood_filters": False},
-        }
-        if name not in switches:
+        if name not in ABLATION_SWITCHES:
             raise ValueError(f"unknown ablation {name!r}; valid: {', '.join(ABLATIONS)}")
-        return cls(**{**switches[name], **overrides})
+        return cls(**{**ABLATION_SWITCHES[name], **overrides})
 
 
 class ArkOptions(MethodOptions):
@@ -58,6 +62,12 @@ class ArkOptions(MethodOptions):
     max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")
     fusion: str = Field(default="votes", description=f"fusion of the agents' lists: {', '.join(FUSIONS)} (Table 3)")
     fusion_seed: int = Field(default=0, description="seed of the random fusion")
+    relevance: Literal["bm25", "dense"] = Field(
+        default="bm25", description="the relevance function rel(q, d) ranking global search and neighbourhoods: "
+        "bm25 (Section 3.1) or dense MiniLM embeddings (Table 4; needs the dense extra)")
+    scoring: Literal["fielded", "plain"] = Field(
+        default="fielded", description="bm25 relevance: fielded = BM25F with a node's names (name, synonyms, "
+        "identifiers) weighted above its text and exact names first; plain = BM25 over node text as in the paper")
     tool_choice: str = Field(default="required", description="the chat API's tool_choice")
     system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
                                       "the graph's schema)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
-from .api import ARK
+from .api import ARK, open_relevance_index
 from .options import ArkOptions
 
 
@@ -14,11 +14,10 @@ class ArkRetriever(Retriever):
     """n agents (the context's LLM, or the offline policy when none is configured), fused by votes."""
 
     def __init__(self, graph: KnowledgeGraph, options: ArkOptions, context: MethodContext) -> None:
-        from ark.index import open_index
-
         self.mask = type_mask(graph, context.candidate_types)
-        self.ark = ARK(graph, context.llm, index=open_index(graph, kind="bm25", progress=context.progress),
-                       config=options, allow_partial=context.allow_partial, on_step=context.on_step)
+        self.ark = ARK(graph, context.llm, index=open_relevance_index(graph, options, progress=context.progress),
+                       config=options, allow_partial=context.allow_partial,
+                       on_step=context.on_step)
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         retrieval = await self.ark.aretrieve(query)

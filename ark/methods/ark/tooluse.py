@@ -4,7 +4,10 @@ The run analysis of the ``ark`` method: :func:`analyze`, :func:`summary_rows`, :
 (the interface the evaluation harness calls for any method's trajectories).
 
 Input: ``trajectories.jsonl`` records ``{"id", "trajectories": [Trajectory.to_dict(), ...]}`` and the run's
-per-query rows (for success = Hit@5 and wall time). Output: one plain dict of figures, saved as ``tool_use.json``.
+per-query rows (their answers and wall time). Output: one plain dict of figures, saved as ``tool_use.json``.
+
+A trajectory is *successful* when its own answer list has an answer among its first 5 nodes (Hit@5 of that
+trajectory, as the paper's Figure 5 and Tables 9-10 define it); ``query_success`` is Hit@5 of the fused ranking.
 """
 
 from __future__ import annotations
@@ -36,19 +39,27 @@ def _share(part: float, whole: float) -> float:
     return float(part) / whole if whole else 0.0
 
 
+SUCCESS_AT = 5  # a trajectory succeeds when an answer is among its first SUCCESS_AT nodes (Hit@5)
+
+
 def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Mapping[str, Any]]) -> list[dict]:
-    """One flat row per trajectory: query id, success (Hit@5 of the fused ranking), call counts, tokens, steps."""
-    success = {str(r["id"]): bool(r.get("hit@5")) for r in per_query}
+    """One flat row per trajectory: query id, success (Hit@5 of the trajectory's own answer list), the fused
+    ranking's success, call counts, tokens, steps."""
+    rows_by_id = {str(r["id"]): r for r in per_query}
     rows = []
     for record in records:
         qid = str(record["id"])
+        query = rows_by_id.get(qid, {})
+        gold = set(query.get("answer_ids") or ())
         for trajectory in record.get("trajectories", []):
             names = step_tool_names(trajectory)
             flat = [n for step in names for n in step]
             telemetry = trajectory.get("telemetry", {})
+            answer = list(dict.fromkeys(trajectory.get("answer_ids") or ()))
             rows.append({
                 "id": qid,
-                "success": success.get(qid, False),
+                "success": any(node in gold for node in answer[:SUCCESS_AT]),
+                "query_success": bool(query.get("hit@5")),
                 "steps": len(names),
                 "global_calls": flat.count(GLOBAL_TOOL),
                 "neighborhood_calls": flat.count(NEIGHBORHOOD_TOOL),
@@ -97,6 +108,7 @@ def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[st
         "share_global": _share(n_global, n_global + n_neigh),
         "share_neighborhood": _share(n_neigh, n_global + n_neigh),
         "share_returning_to_global": _share(sum(r["returns_to_global"] for r in rows), len(rows)),
+        "trajectory_tool_mix": {"all": _tool_mix(rows), "success": _tool_mix([r for r in rows if r["success"]])},
         "share_zero_result_calls": _share(total("zero_result_calls"), n_calls),
         "share_repeated_calls": _share(total("repeated_calls"), n_calls),
         "neighborhood_calls_per_trajectory": {
@@ -109,7 +121,23 @@ def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[st
         "tokens_per_query": _stats(list(tokens_per_query.values())),
         "wall_s_per_query": _stats(wall),
         "by_step": by_step,
-        "success_definition": "Hit@5 of the query's fused ranking",
+        "success_definition": f"Hit@{SUCCESS_AT} of the trajectory's own answer list",
+    }
+
+
+def _tool_mix(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Shares of trajectories using only global search, both tools, only neighbourhoods or neither (Table 9), and
+    of those calling global search again after their first step (Table 10)."""
+    def share(test) -> float:
+        return _share(sum(1 for r in rows if test(r)), len(rows))
+
+    return {
+        "n": len(rows),
+        "only_global": share(lambda r: r["global_calls"] > 0 and r["neighborhood_calls"] == 0),
+        "both": share(lambda r: r["global_calls"] > 0 and r["neighborhood_calls"] > 0),
+        "only_neighborhood": share(lambda r: r["global_calls"] == 0 and r["neighborhood_calls"] > 0),
+        "neither": share(lambda r: r["global_calls"] == 0 and r["neighborhood_calls"] == 0),
+        "returns_to_global": share(lambda r: r["returns_to_global"]),
     }
 
 
@@ -129,7 +157,7 @@ def summary_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str]]:
          f"{100 * analysis['share_global']:.1f}% / {100 * analysis['share_neighborhood']:.1f}%"),
         ("trajectories returning to global search after step 1",
          f"{100 * analysis['share_returning_to_global']:.1f}%"),
-        ("neighborhood calls per trajectory: success / failure (Hit@5)",
+        ("neighborhood calls per trajectory: successful / failed trajectories (Hit@5)",
          f"{neigh['success']['mean']:.2f} / {neigh['failure']['mean']:.2f}"),
         ("zero-result calls", f"{calls['zero_result']} ({100 * analysis['share_zero_result_calls']:.1f}%)"),
         ("repeated calls", f"{calls['repeated']} ({100 * analysis['share_repeated_calls']:.1f}%)"),

@@ -7,7 +7,8 @@ import pytest
 from ark.methods.ark.fusion import fuse
 from ark.methods.ark.options import ToolConfig
 from ark.methods.ark.prompt import render_system_prompt
-from tests.support.graphs import build_small_graph
+from ark.methods.ark.tools import Toolbox
+from tests.support.graphs import build_index, build_small_graph
 
 
 def test_votes_rank_by_count_then_earliest_position():
@@ -49,8 +50,32 @@ def test_system_prompt_lists_types_relations_and_schema():
     assert "Node types: disease, phenotype, gene/protein" in prompt
     assert "Relation types: has_phenotype, associated_with, is_a" in prompt
     assert "- disease -has_phenotype-> phenotype (3)" in prompt
-    assert "search_in_neighborhood(node_index, query, node_type, edge_type)" in prompt and "$" not in prompt
+    assert "search_in_neighborhood(node_index, query, node_types, edge_types)" in prompt and "$" not in prompt
+    for section in ("# Worked examples", "**Descriptive**", "**Entity-anchored**", "**Multi-anchor**",
+                    "# How many nodes to add", "# When to stop"):
+        assert section in prompt
     global_only = render_system_prompt(graph, ToolConfig.for_ablation("no_neighbors"))
     assert "search_in_neighborhood" not in global_only
     assert "search_in_neighborhood(node_index, query)`" in render_system_prompt(
         graph, ToolConfig.for_ablation("neighbors_no_filters"))
+
+
+@pytest.mark.parametrize(("default", "largest", "budget"), [(5, 30, 20), (8, 12, 7)])
+def test_prompt_schema_and_code_agree_on_the_sizes(default, largest, budget):
+    """Appendix A.2: global search returns k = 5 nodes unless the agent asks for more; the prompt, the tool schema
+    and the tool itself state and use the same numbers, whatever the configuration."""
+    graph = build_small_graph()
+    config = ToolConfig(default_global_size=default, max_global_size=largest, neighborhood_budget=budget)
+    prompt = render_system_prompt(graph, config, max_steps=7)
+    assert f"the {default} best nodes unless you ask for another\n  `size` (at most {largest})" in prompt
+    assert f"the best {budget} are shown" in prompt and "at most 7 turns" in prompt
+    box = Toolbox(graph, build_index(graph), config)
+    tools = {t["function"]["name"]: t["function"] for t in box.openai_tools()}
+    size = tools["search_in_graph"]["parameters"]["properties"]["size"]["description"]
+    assert size == f"Number of results to return (default {default}, at most {largest})."
+    assert f"the {default} nodes (or `size`, up to {largest})" in tools["search_in_graph"]["description"]
+    assert f"The best {budget} neighbors are shown." in tools["search_in_neighborhood"]["description"]
+    found = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine"}')
+    assert len(found.data["results"]) == min(default, 8) and found.data["size"] == default
+    capped = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 99}')
+    assert capped.data["size"] == largest

@@ -33,8 +33,9 @@ def test_openai_schemas_come_from_the_argument_models():
     assert list(tools) == ["search_in_graph", "search_in_neighborhood", "add_to_answer", "finish"]
     neighborhood = tools["search_in_neighborhood"]["parameters"]
     assert neighborhood["required"] == ["node_index"]
-    assert set(neighborhood["properties"]) == {"node_index", "query", "node_type", "edge_type"}
-    assert neighborhood["properties"]["node_type"]["type"] == "string"  # Optional flattened, no anyOf/null
+    assert set(neighborhood["properties"]) == {"node_index", "query", "node_types", "edge_types"}
+    node_types = neighborhood["properties"]["node_types"]  # Optional flattened, no anyOf/null
+    assert node_types["type"] == "array" and node_types["items"] == {"type": "string"}
     item = tools["add_to_answer"]["parameters"]["properties"]["answer_nodes"]["items"]
     assert item["properties"]["node_index"]["type"] == "integer" and "$ref" not in json.dumps(tools)
     assert [m["name"] for m in to_mcp_tools()] == list(TOOL_SPECS)
@@ -49,7 +50,7 @@ def test_ablation_switches_change_the_schemas():
         tools = to_openai_tools(ToolConfig.for_ablation(ablation))
         return set(tools[1]["function"]["parameters"]["properties"])
 
-    assert props("neighbors_no_query") == {"node_index", "node_type", "edge_type"}
+    assert props("neighbors_no_query") == {"node_index", "node_types", "edge_types"}
     assert props("neighbors_no_filters") == {"node_index", "query"}
     with pytest.raises(ValueError, match="valid: full"):
         ToolConfig.for_ablation("nope")
@@ -62,7 +63,7 @@ def test_global_search_lists_nodes_with_scores_and_snippets(graph, index):
     results = outcome.data["results"]
     assert results[0]["index"] == 3 and outcome.text.split("\n")[2].startswith("[3] Febrile seizure (phenotype)")
     assert [r["index"] for r in results] == outcome.node_indices and len(results) <= 5
-    assert all(r["score"] > 0 for r in results) and outcome.data["omitted"] == 0
+    assert all(r["score"] > 0 for r in results) and "shortened" not in outcome.data
     assert all(f"[{r['index']}] " in outcome.text and f"Score: {r['score']:.3f}" in outcome.text for r in results)
     assert "**" in outcome.text and "Context:" in outcome.text
 
@@ -106,19 +107,20 @@ def test_neighborhood_query_ranks_by_bm25(graph, index):
 
 def test_neighborhood_filters_are_case_and_separator_insensitive(graph, index):
     box = toolbox(graph, index)
-    typed = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "Gene/Protein"}')
-    assert typed.node_indices == [5] and "node_type=gene/protein" in typed.text
-    related = box.execute("search_in_neighborhood", '{"node_index": "3", "edge_type": "IS-A"}')
-    assert sorted(related.node_indices) == [2] and "edge_type=is_a" in related.text
+    typed = box.execute("search_in_neighborhood", '{"node_index": 0, "node_types": ["Gene/Protein"]}')
+    assert typed.node_indices == [5] and "node_types=gene/protein" in typed.text
+    assert typed.data["node_types"] == ["gene/protein"] and typed.data["edge_types"] is None
+    related = box.execute("search_in_neighborhood", '{"node_index": "3", "edge_types": ["IS-A"]}')
+    assert sorted(related.node_indices) == [2] and "edge_types=is_a" in related.text
     incoming = box.execute("search_in_neighborhood", '{"node_index": 3, "edge_type": "has phenotype"}')
     assert sorted(incoming.node_indices) == [0, 5] and "<-has_phenotype-" in incoming.text
 
 
 def test_unknown_names_list_the_valid_ones(graph, index):
     box = toolbox(graph, index)
-    bad_type = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "drug"}')
-    assert not bad_type.ok and bad_type.error == "unknown_name"
-    assert "Valid node types: disease, phenotype, gene/protein" in bad_type.text
+    bad_type = box.execute("search_in_neighborhood", '{"node_index": 0, "node_types": ["disease", "drug"]}')
+    assert not bad_type.ok and bad_type.error == "unknown_name" and bad_type.data["node_types"] == ["drug"]
+    assert "Unknown node type 'drug'. Valid node types: disease, phenotype, gene/protein" in bad_type.text
     bad_rel = box.execute("search_in_neighborhood", '{"node_index": 4, "edge_type": "treats"}')
     assert "Valid edge types: has_phenotype, associated_with, is_a" in bad_rel.text
     assert "Edge types at node [4]: has_phenotype, is_a" in bad_rel.text
@@ -129,9 +131,31 @@ def test_unknown_names_list_the_valid_ones(graph, index):
     assert box.telemetry.invalid_calls == 4
 
 
+def test_filters_are_sets_and_the_single_value_form_still_works(graph, index):
+    box = toolbox(graph, index)
+    both = box.execute("search_in_neighborhood", '{"node_index": 3, "node_types": ["disease", "gene/protein"]}')
+    assert sorted(both.node_indices) == [0, 5] and both.data["node_types"] == ["disease", "gene/protein"]
+    # F_E as a set: is_a (to Seizure) or has_phenotype (from Dravet and SCN1A), but not associated_with.
+    relations = box.execute("search_in_neighborhood", '{"node_index": 3, "edge_types": ["is_a", "has_phenotype"]}')
+    assert sorted(relations.node_indices) == [0, 2, 5] and relations.data["edge_types"] == ["is_a", "has_phenotype"]
+    combined = box.execute("search_in_neighborhood",
+                           '{"node_index": 3, "node_types": ["phenotype"], "edge_types": ["is_a", "has_phenotype"]}')
+    assert combined.node_indices == [2]
+    # The single-value forms (a string), a bare string for the set, and a JSON-encoded list are all accepted.
+    single = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "gene/protein"}')
+    bare = box.execute("search_in_neighborhood", '{"node_index": 0, "node_types": "gene/protein"}')
+    encoded = box.execute("search_in_neighborhood", json.dumps({"node_index": 0, "node_types": '["gene/protein"]'}))
+    assert single.node_indices == bare.node_indices == encoded.node_indices == [5]
+    merged = box.execute("search_in_neighborhood",
+                         '{"node_index": 0, "node_type": "phenotype", "node_types": ["gene/protein"]}')
+    assert sorted(merged.node_indices) == [2, 3, 5]
+    bad = box.execute("search_in_neighborhood", '{"node_index": 4, "edge_types": ["treats", "cures"]}')
+    assert "Unknown edge types 'treats', 'cures'" in bad.text and bad.data["edge_types"] == ["treats", "cures"]
+
+
 def test_zero_result_neighborhood(graph, index):
     box = toolbox(graph, index)
-    outcome = box.execute("search_in_neighborhood", '{"node_index": 4, "node_type": "gene/protein"}')
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 4, "node_types": ["gene/protein"]}')
     assert "found no results" in outcome.text and outcome.node_indices == []
     assert box.telemetry.zero_result_calls == 1
 
@@ -145,7 +169,7 @@ def test_ablation_without_query_ignores_the_query(graph, index):
 
 def test_ablation_without_filters_ignores_types(graph, index):
     box = toolbox(graph, index, neighborhood_filters=False)
-    outcome = box.execute("search_in_neighborhood", '{"node_index": 0, "node_type": "gene/protein"}')
+    outcome = box.execute("search_in_neighborhood", '{"node_index": 0, "node_types": ["gene/protein"]}')
     assert sorted(outcome.node_indices) == [2, 3, 5] and "node_type" not in outcome.text
 
 
@@ -228,24 +252,44 @@ def test_repeated_identical_calls_are_counted(graph, index):
     assert box.telemetry.repeated_calls == 1 and box.telemetry.global_calls == 3
 
 
-def test_observation_cap(graph, index):
-    box = toolbox(graph, index, max_observation_chars=200)
+def test_observation_cap_shortens_entries_and_never_drops_them(graph, index):
+    box = toolbox(graph, index, max_observation_chars=450)
     outcome = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 8}')
-    assert len(outcome.text) <= 200 and "(Output cut to 200 characters.)" in outcome.text
+    assert len(outcome.text) <= 450 and "Context:" not in outcome.text
+    assert outcome.data["shortened"]["snippet_chars"] == 0
+    listed = [int(line[1:line.index("]")]) for line in outcome.text.split("\n") if line.startswith("[")]
+    assert listed == [r["index"] for r in outcome.data["results"]] == outcome.node_indices and len(listed) == 8
+    tiny = toolbox(graph, index, max_observation_chars=200)  # below what 8 entries need: longer, but complete
+    complete = tiny.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 8}')
+    assert len([line for line in complete.text.split("\n") if line.startswith("[")]) == 8
 
 
-def test_structured_results_list_exactly_what_the_model_saw():
-    """When the observation cap cuts result lines, ``data["results"]`` holds just the shown entries."""
-    graph = build_hub_graph(200)
-    box = Toolbox(graph, build_index(graph), ToolConfig(max_observation_chars=900))
-    outcome = box.execute("search_in_graph", '{"query": "protein kinase receptor", "size": 30}')
-    shown = [line for line in outcome.text.split("\n") if line.startswith("[")]
-    assert "(Output cut to 900 characters.)" in outcome.text and 0 < len(shown) < 30
-    assert [int(line[1:line.index("]")]) for line in shown] == [r["index"] for r in outcome.data["results"]]
-    assert outcome.data["omitted"] == 30 - len(shown) and len(outcome.node_indices) == 30
-    around = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
+def _long_named_graph(n: int = 60):
+    """A hub whose neighbours have ~110-character names and long texts (the worst case for the cap)."""
+    words = ["kinase", "receptor", "channel", "transporter", "ligase", "factor", "binding", "domain"]
+    name = ("autosomal dominant progressive {w} {i} deficiency with congenital anomalies of the kidney and urinary "
+            "tract type {i}")
+    ids = ["hub"] + [f"n{i}" for i in range(n)]
+    names = ["Hub syndrome with a long name"] + [name.format(w=words[i % 8], i=i) for i in range(n)]
+    texts = [names[0]] + [f"{names[i + 1]}. " + f"protein {words[i % 8]} " * 60 for i in range(n)]
+    edges = EdgeTable(["hub"] * n, [f"n{i}" for i in range(n)], ["has_phenotype"] * n)
+    return build_graph(NodeTable(ids, ["disease"] + ["phenotype"] * n, names, texts), edges)
+
+
+def test_thirty_hits_and_twenty_neighbours_with_long_names_are_all_shown():
+    """``search_in_graph(size=30)`` and a 20-neighbour call on long-named nodes present every result, and the
+    structured results list exactly the entries the text shows."""
+    graph = _long_named_graph()
+    box = Toolbox(graph, build_index(graph), ToolConfig())
+    found = box.execute("search_in_graph", '{"query": "protein kinase receptor congenital kidney", "size": 30}')
+    listed = [int(line[1:line.index("]")]) for line in found.text.split("\n") if line.startswith("[")]
+    assert len(listed) == 30 and listed == [r["index"] for r in found.data["results"]] == found.node_indices
+    assert len(found.text) <= 6000 and "omitted" not in found.data
+    around = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase receptor"}')
     lines = [line for line in around.text.split("\n") if line[:1].isdigit()]
-    assert len(lines) == len(around.data["results"]) < 20 and around.data["omitted"] == 20 - len(lines)
+    assert len(lines) == 20 and [r["index"] for r in around.data["results"]] == around.node_indices
+    assert [int(line.split("[", 1)[1].split("]")[0]) for line in lines] == around.node_indices
+    assert len(around.text) <= 6000 and "(Showing 20 of 60 results." in around.text
 
 
 # ------------------------------------------------------------------------------------------------ hub

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec, decode_json_string
 from ark.text import clean_inline
 
-from .observations import count_of, fit_lines
+from .observations import Detail, count_of, fit_observation
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 NAME = "add_to_answer"
 UNKNOWN_NODE = "unknown_node"
 BUDGET = "budget"
+REASONING_CHARS = 300  # a reasoning is echoed up to this length (shortened further to fit the observation cap)
 
 
 class AnswerNode(BaseModel):
@@ -76,26 +77,34 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
             box.answer.append(node)
             box.reasoning[node] = item.reasoning
             added.append(node)
-    lines = []
-    if added:
-        lines.append("Added the following nodes to the answer:")
+    header = ["Added the following nodes to the answer:"] if added else []
+
+    def render(detail: Detail) -> list[list[str]]:
+        entries = []
         for node in added:
-            lines.append(f"- {box.label(node)}")
-            if box.reasoning[node]:
-                lines.append(f"  Reasoning: {clean_inline(box.reasoning[node], 300)}")
+            lines = [f"- {box.label(node, detail.name_chars)}"]
+            if box.reasoning[node] and detail.snippet_chars:
+                lines.append(f"  Reasoning: {clean_inline(box.reasoning[node], detail.snippet_chars)}")
+            entries.append(lines)
+        return entries
+
+    footer = []
     if repeated:
-        lines.append("Already in the answer: " + ", ".join(f"[{n}]" for n in repeated))
+        footer.append("Already in the answer: " + ", ".join(f"[{n}]" for n in repeated))
     if missing:
-        lines.append("Not found (no such node index): " + ", ".join(str(n) for n in missing)
-                     + f". Valid indices are 0 to {g.num_nodes - 1}; use indices shown by the search tools.")
+        footer.append("Not found (no such node index): " + ", ".join(str(n) for n in missing)
+                      + f". Valid indices are 0 to {g.num_nodes - 1}; use indices shown by the search tools.")
     if refused:
-        lines.append(f"Not added, the answer is full ({cfg.max_answer_nodes} nodes): "
-                     + ", ".join(f"[{n}]" for n in refused))
+        footer.append(f"Not added, the answer is full ({cfg.max_answer_nodes} nodes): "
+                      + ", ".join(f"[{n}]" for n in refused))
         box.telemetry.budget_refusals += 1
-    lines.append(f"The answer now has {count_of(len(box.answer), 'node')}.")
-    text = fit_lines(lines, [], cfg.max_observation_chars)
+    footer.append(f"The answer now has {count_of(len(box.answer), 'node')}.")
+    text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, REASONING_CHARS,
+                                   cfg.max_name_chars)
     error = None if added or repeated else (UNKNOWN_NODE if missing else BUDGET)
     data = {"added": added, "repeated": repeated, "missing": missing, "refused": refused, "size": len(box.answer)}
+    if detail != Detail(REASONING_CHARS, cfg.max_name_chars):
+        data["shortened"] = {"reasoning_chars": detail.snippet_chars, "name_chars": detail.name_chars}
     if error is not None:
         data["error"] = error
     return ToolResult(text, data=data, ok=error is None, node_indices=added, error=error)

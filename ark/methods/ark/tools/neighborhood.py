@@ -33,13 +33,20 @@ class RankedNeighborhood:
         return list(dict.fromkeys(codes[outgoing].tolist())), list(dict.fromkeys(codes[~outgoing].tolist()))
 
 
-def filtered_neighborhood(graph: KnowledgeGraph, node: int, relation: str | None,
-                          type_code: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Edge arrays (neighbor, relation code, outgoing) around ``node`` after the relation and node-type filters."""
-    found = graph.neighbors(node, relation=relation)
+def filtered_neighborhood(graph: KnowledgeGraph, node: int, relations: list[str] | None,
+                          type_codes: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edge arrays (neighbor, relation code, outgoing) around ``node`` whose relation is one of ``relations`` and
+    whose neighbor's type code is one of ``type_codes`` (None: no filter)."""
+    one = relations[0] if relations is not None and len(relations) == 1 else None
+    found = graph.neighbors(node, relation=one)  # a single relation is a slice of the CSR arrays
     nodes, codes, outgoing = np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing)
-    if type_code is not None:
-        keep = graph.node_type_codes[nodes] == type_code
+    keep = None
+    if relations is not None and one is None:
+        keep = np.isin(codes, [graph.relation_code(r) for r in relations])
+    if type_codes is not None:
+        typed = np.isin(graph.node_type_codes[nodes], type_codes)
+        keep = typed if keep is None else keep & typed
+    if keep is not None:
         nodes, codes, outgoing = nodes[keep], codes[keep], outgoing[keep]
     return nodes, codes, outgoing
 

@@ -27,11 +27,17 @@ the centre to it, ``<-rel-`` after it edges from it to the centre; several relat
 
 ``add_to_answer``: ``Added the following nodes to the answer:`` then ``- [index] name (type)`` lines, each followed by
 ``  Reasoning: ...``.
+
+Every observation lists *all* its results: when the text would exceed ``tools.max_observation_chars``, snippets are
+shortened, then dropped, then names are shortened (:func:`fit_observation`), so the structured ``data["results"]``
+and the text always hold the same entries.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from ark.text import clean_inline
 
@@ -63,37 +69,41 @@ def count_of(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def fit_lines(lines: list[str], footer: list[str], limit: int) -> str:
-    """Join ``lines`` then ``footer``, dropping trailing result lines so the text stays within ``limit``."""
-    return _fit(lines, footer, limit)[0]
+# Detail levels tried in turn until an observation fits its length cap: (share of the snippet width, name length).
+# Results are never dropped: snippets shrink, then go, then names shorten (down to MIN_NAME_CHARS).
+DETAIL_LEVELS = ((1.0, 1.0), (0.6, 1.0), (0.35, 0.6), (0.0, 0.5), (0.0, 0.3), (0.0, 0.0))
+MIN_NAME_CHARS = 16
 
 
-def fit_entries(header: list[str], entries: list[list[str]], footer: list[str], limit: int) -> tuple[str, int]:
-    """:func:`fit_lines` over ``header`` then each entry's lines; also returns how many entries kept their first
-    line (so structured results list exactly the entries the model saw)."""
-    text, kept = _fit(header + [line for entry in entries for line in entry], footer, limit)
-    kept -= len(header)
-    shown = used = 0
-    for entry in entries:
-        if used >= kept:
+@dataclass(frozen=True)
+class Detail:
+    """How much of each entry an observation shows: snippet width (0: no snippet) and name length."""
+
+    snippet_chars: int
+    name_chars: int
+
+
+def detail_levels(snippet_chars: int, name_chars: int) -> list[Detail]:
+    """The :data:`DETAIL_LEVELS` for the configured snippet and name widths, most detailed first."""
+    levels = []
+    for snippet_share, name_share in DETAIL_LEVELS:
+        level = Detail(int(snippet_chars * snippet_share), max(int(name_chars * name_share), MIN_NAME_CHARS))
+        if level not in levels:
+            levels.append(level)
+    return levels
+
+
+def fit_observation(header: list[str], render: Callable[[Detail], list[list[str]]], footer: list[str], limit: int,
+                    snippet_chars: int, name_chars: int) -> tuple[str, Detail]:
+    """The observation text at the most detailed level that fits ``limit`` characters, and that level.
+
+    ``render(detail)`` returns the entries' lines at a detail level. Every entry is always shown: when even the
+    least detailed level is longer than ``limit`` (a cap set below what the list needs), the text is longer than
+    the cap rather than missing results.
+    """
+    levels = detail_levels(snippet_chars, name_chars)
+    for level in levels:
+        text = "\n".join([*header, *(line for entry in render(level) for line in entry), *footer])
+        if len(text) <= limit:
             break
-        shown += 1
-        used += len(entry)
-    return text, shown
-
-
-def _fit(lines: list[str], footer: list[str], limit: int) -> tuple[str, int]:
-    """The fitted text and how many of ``lines`` it kept."""
-    note = f"(Output cut to {limit} characters.)"
-    text = "\n".join(lines + footer)
-    if len(text) <= limit:
-        return text, len(lines)
-    budget = limit - len("\n".join(footer)) - len(note) - 2
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > budget:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    return "\n".join([*kept, note, *footer])[:limit], len(kept)
+    return text, level

@@ -1,14 +1,16 @@
-"""``search_in_graph(query, size)``: global text search over every node (the paper's GlobalSearch(q, k))."""
+"""``search_in_graph(query, size)``: the paper's global search, Search_G(q, k) (default k = 5, Appendix A.2)."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec
 
-from .observations import count_of, fit_entries, snippet
+from ..options import ToolConfig
+from .observations import Detail, count_of, fit_observation, snippet
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -19,21 +21,39 @@ NAME = "search_in_graph"
 class SearchInGraphArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    query: str = Field(description="Keywords to match against node names and descriptions.")
-    size: int | None = Field(default=None, description="Number of results to return (default 5, at most 30).")
+    query: str = Field(description="Keywords, an entity's name or an identifier to match against node names and "
+                                   "descriptions.")
+    size: int | None = Field(default=None, description="Number of results to return.")
 
 
-SPEC = ToolSpec(
-    NAME,
-    "Search the whole graph: the nodes whose text best matches the query (BM25), as [index] name (type) with a "
-    "matching snippet. Use it to find entities named in the question or nodes matching its description.",
-    SearchInGraphArgs,
-    example='{"query": "generalized seizures", "size": 10}',
-)
+@functools.lru_cache(maxsize=32)
+def _args_model(default: int, largest: int) -> type[SearchInGraphArgs]:
+    """The argument model whose ``size`` description states this configuration's default and maximum."""
+    return create_model(
+        "SearchInGraphArgs", __base__=SearchInGraphArgs,
+        size=(int | None, Field(default=None, description=f"Number of results to return (default {default}, at most "
+                                                          f"{largest}).")),
+    )
+
+
+def spec(config: ToolConfig) -> ToolSpec:
+    """The tool as offered under ``config``: its schema and description state the configured sizes."""
+    return ToolSpec(
+        NAME,
+        f"Search the whole graph: the {config.default_global_size} nodes (or `size`, up to {config.max_global_size}) "
+        "whose names and text best match the query, as [index] name (type) with a score and a matching snippet. A "
+        "node whose name, synonym or identifier is exactly the query comes first. Use it to find the entities the "
+        "question names, or nodes matching its description.",
+        _args_model(config.default_global_size, config.max_global_size),
+        example='{"query": "generalized seizures", "size": 10}',
+    )
+
+
+SPEC = spec(ToolConfig())
 
 
 def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
-    """Global top-k over all nodes; ``data`` lists the shown hits as ``{"index", "score"}``."""
+    """Global top-k over all nodes; ``data`` lists every hit, as the text shows it, as ``{"index", "score"}``."""
     cfg = box.config
     query = args.query.strip()
     if not query:
@@ -50,15 +70,20 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
         return ToolResult(f"No nodes found for query: {query!r}", data=data)
     header = [f"Found {count_of(len(hits), 'node')} for query: {query!r}:", ""]
     terms = box.highlight_terms(query)
-    entries = []
-    for node, score in hits:
-        lines = [f"{box.label(node)} - Score: {score:.3f}"]
-        context = snippet(box.graph.text(node), terms, cfg.snippet_chars)
-        if context:
-            lines.append(f"    Context: {context}")
-        entries.append(lines)
-    footer = [f"(size capped at {cfg.max_global_size})"] if wanted > cfg.max_global_size else []
-    text, shown = fit_entries(header, entries, [""] + footer if footer else [], cfg.max_observation_chars)
-    data["results"] = [{"index": node, "score": round(score, 6)} for node, score in hits[:shown]]
-    data["omitted"] = len(hits) - shown
+
+    def render(detail: Detail) -> list[list[str]]:
+        entries = []
+        for node, score in hits:
+            lines = [f"{box.label(node, detail.name_chars)} - Score: {score:.3f}"]
+            context = snippet(box.graph.text(node), terms, detail.snippet_chars) if detail.snippet_chars else None
+            if context:
+                lines.append(f"    Context: {context}")
+            entries.append(lines)
+        return entries
+
+    footer = ["", f"(size capped at {cfg.max_global_size})"] if wanted > cfg.max_global_size else []
+    text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,
+                                   cfg.max_name_chars)
+    data["results"] = [{"index": node, "score": round(score, 6)} for node, score in hits]
+    box.note_detail(data, detail)
     return ToolResult(text.rstrip(), data=data, node_indices=[n for n, _ in hits])

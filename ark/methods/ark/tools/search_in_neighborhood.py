@@ -1,21 +1,37 @@
-"""``search_in_neighborhood(node_index, query, node_type, edge_type)``: the paper's Neighbors(v, q, F)."""
+"""``search_in_neighborhood(node_index, query, node_types, edge_types)``: the paper's Neighbors(v, q, F).
+
+F = (F_V, F_E) are sets: ``node_types`` and ``edge_types`` take lists (a neighbour is kept when its type is one of
+``node_types`` and an edge linking it to the centre has one of ``edge_types``). The single-value forms
+``node_type`` / ``edge_type`` (a string, as earlier versions and some models send) are still accepted and join the
+sets; they are not shown in the schema.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ark.runtime.tools import ToolResult, ToolSpec
+from ark.runtime.tools import ToolResult, ToolSpec, decode_json_string
 
+from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
-from .observations import count_of, fit_entries, snippet
+from .observations import Detail, count_of, fit_observation, snippet
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
 
 NAME = "search_in_neighborhood"
 UNKNOWN_NAME = "unknown_name"
+SINGLE_VALUE_ALIASES = frozenset({"node_type", "edge_type"})
+
+
+def _as_list(value: Any) -> Any:
+    """``"disease"`` -> ``["disease"]``; a JSON-encoded list is decoded; None and lists pass."""
+    value = decode_json_string(value)
+    if isinstance(value, str):
+        return [value] if value.strip() else None
+    return value
 
 
 class SearchInNeighborhoodArgs(BaseModel):
@@ -23,99 +39,138 @@ class SearchInNeighborhoodArgs(BaseModel):
 
     node_index: int = Field(description="Index of the node whose neighbors to explore, e.g. 123 for [123].")
     query: str | None = Field(default=None, description="Optional keywords; neighbors are ranked by relevance.")
-    node_type: str | None = Field(default=None, description="Optional: keep only neighbors of this node type.")
-    edge_type: str | None = Field(default=None, description="Optional: keep only edges of this relation type.")
+    node_types: list[str] | None = Field(default=None, description="Optional: keep only neighbors of these node "
+                                         "types, e.g. [\"disease\"] or [\"disease\", \"gene\"].")
+    edge_types: list[str] | None = Field(default=None, description="Optional: keep only neighbors linked by these "
+                                         "relation types.")
+    node_type: list[str] | None = Field(default=None, description="Same as node_types (one type).")
+    edge_type: list[str] | None = Field(default=None, description="Same as edge_types (one relation).")
+
+    @field_validator("node_types", "edge_types", "node_type", "edge_type", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return _as_list(value)
+
+    def wanted(self, plural: str, single: str) -> list[str] | None:
+        """The union of a set filter and its single-value alias, in the order given (None when neither)."""
+        names = [*(getattr(self, plural) or []), *(getattr(self, single) or [])]
+        names = [n.strip() for n in names if isinstance(n, str) and n.strip()]
+        return list(dict.fromkeys(names)) or None
 
 
-SPEC = ToolSpec(
-    NAME,
-    "Explore the one-hop neighbors of a node (edges in both directions), optionally filtered by node type and "
-    "relation type and ranked by a query. Lines show '-relation-> [index]' for edges from the node and "
-    "'[index] ... <-relation-' for edges into it. At most 20 neighbors are shown.",
-    SearchInNeighborhoodArgs,
-    example='{"node_index": 123, "query": "optional keywords", "node_type": "optional type"}',
-)
+def spec(config: ToolConfig) -> ToolSpec:
+    """The tool as offered under ``config`` (its description states the neighbour budget)."""
+    return ToolSpec(
+        NAME,
+        "Explore the one-hop neighbors of a node (edges in both directions), optionally filtered to sets of node "
+        "types and relation types and ranked by a query. Lines show '-relation-> [index]' for edges from the node "
+        f"and '[index] ... <-relation-' for edges into it. The best {config.neighborhood_budget} neighbors are "
+        "shown.",
+        SearchInNeighborhoodArgs,
+        example='{"node_index": 123, "query": "optional keywords", "node_types": ["optional type"]}',
+    )
+
+
+SPEC = spec(ToolConfig())
 
 
 def hidden_parameters(config) -> frozenset[str] | None:
-    """Parameters the ablations of the paper's Table 2 remove, or None when the tool itself is switched off."""
+    """Parameters not shown in the schema (the single-value aliases, and those the ablations of the paper's Table 2
+    remove), or None when the tool itself is switched off."""
     if not config.neighborhood_tool:
         return None
-    hidden = set()
+    hidden = set(SINGLE_VALUE_ALIASES)
     if not config.neighborhood_query:
         hidden.add("query")
     if not config.neighborhood_filters:
-        hidden.update({"node_type", "edge_type"})
+        hidden.update({"node_types", "edge_types"})
     return frozenset(hidden)
 
 
-def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
-    """Filtered one-hop neighbourhood, both directions, ranked, at most the budget shown.
+def _resolve(names: list[str] | None, resolve, valid: list[str]) -> tuple[list[str] | None, list[str]]:
+    """Canonical names and the names that are not valid."""
+    if not names:
+        return None, []
+    found, unknown = [], []
+    for name in names:
+        try:
+            found.append(resolve(name))
+        except ValueError:
+            unknown.append(name)
+    return list(dict.fromkeys(found)), unknown
 
-    ``data``: the centre, the filters, ``total`` neighbours after filtering, ``matching`` (how many match the
-    query), and the shown neighbours as ``{"index", "out": [relations centre→node], "in": [node→centre]}``.
+
+def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
+    """Filtered one-hop neighbourhood, both directions, ranked, the best ``neighborhood_budget`` shown.
+
+    ``data``: the centre, the query, the filters (``node_types``, ``edge_types``: canonical names or None),
+    ``total`` neighbours after filtering, ``matching`` (how many match the query), and every shown neighbour as
+    ``{"index", "out": [relations centre→node], "in": [node→centre]}``.
     """
     cfg, g = box.config, box.graph
     node = args.node_index
     if not g.is_valid_index(node):
         return box.unknown_node(node)
     query = (args.query or "").strip() if cfg.neighborhood_query else ""
-    node_type = args.node_type if cfg.neighborhood_filters and args.node_type else None
-    edge_type = args.edge_type if cfg.neighborhood_filters and args.edge_type else None
-    type_code = relation = None
-    if node_type is not None:
-        try:
-            node_type = g.resolve_node_type(node_type)
-        except ValueError:
-            return ToolResult.failure(f"Unknown node type {node_type!r}. Valid node types: {', '.join(g.node_types)}.",
-                                      UNKNOWN_NAME, node_type=node_type)
-        type_code = g.node_types.index(node_type)
-    if edge_type is not None:
-        try:
-            relation = edge_type = g.resolve_relation(edge_type)
-        except ValueError:
-            return ToolResult.failure(box.unknown_relation_text(node, edge_type), UNKNOWN_NAME, edge_type=edge_type)
+    filters = cfg.neighborhood_filters
+    node_types, unknown_types = _resolve(args.wanted("node_types", "node_type") if filters else None,
+                                         g.resolve_node_type, g.node_types)
+    if unknown_types:
+        return ToolResult.failure(f"Unknown node type{'s' if len(unknown_types) > 1 else ''} "
+                                  f"{', '.join(repr(t) for t in unknown_types)}. Valid node types: "
+                                  f"{', '.join(g.node_types)}.", UNKNOWN_NAME, node_types=unknown_types)
+    edge_types, unknown_edges = _resolve(args.wanted("edge_types", "edge_type") if filters else None,
+                                         g.resolve_relation, g.relation_types)
+    if unknown_edges:
+        return ToolResult.failure(box.unknown_relation_text(node, unknown_edges), UNKNOWN_NAME,
+                                  edge_types=unknown_edges)
     if cfg.max_neighborhood_calls is not None and box.telemetry.neighborhood_calls >= cfg.max_neighborhood_calls:
         return box.refuse(f"all {cfg.max_neighborhood_calls} neighborhood searches")
     box.telemetry.neighborhood_calls += 1
 
-    nodes, codes, outgoing = filtered_neighborhood(g, node, relation, type_code)
+    type_codes = [g.node_types.index(t) for t in node_types] if node_types else None
+    nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)
     ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking)
-    data = {"center": node, "query": query or None, "node_type": node_type, "edge_type": edge_type,
+    data = {"center": node, "query": query or None, "node_types": node_types, "edge_types": edge_types,
             "total": ranked.total, "matching": ranked.matching, "results": []}
-    filters = [f"query={query!r}"] if query else []
-    filters += [f"node_type={node_type}"] if node_type else []
-    filters += [f"edge_type={edge_type}"] if edge_type else []
-    where = f"Search around {box.label(node)}" + (f" ({', '.join(filters)})" if filters else "")
+    shown_filters = [f"query={query!r}"] if query else []
+    shown_filters += [f"node_types={','.join(node_types)}"] if node_types else []
+    shown_filters += [f"edge_types={','.join(edge_types)}"] if edge_types else []
+    suffix = f" ({', '.join(shown_filters)})" if shown_filters else ""
     if ranked.total == 0:
         box.telemetry.zero_result_calls += 1
-        return ToolResult(f"{where} found no results. Consider widening your search or changing the strategy.",
-                          data=data)
+        return ToolResult(f"Search around {box.label(node)}{suffix} found no results. Consider widening your search "
+                          "or changing the strategy.", data=data)
     matching = ""
     if ranked.matching is not None:
         matching = f" ({ranked.matching} {'matches' if ranked.matching == 1 else 'match'} the query)"
-    header = [f"{where} found {count_of(ranked.total, 'result')}{matching}:", ""]
     shown = ranked.nodes[: cfg.neighborhood_budget].tolist()
     terms = box.highlight_terms(query) if query else []
-    entries, relations = [], []
-    for rank, neighbor in enumerate(shown, start=1):
+    relations = []
+    for neighbor in shown:
         out_codes, in_codes = ranked.relations_of(neighbor)
-        out_names = [g.relation_types[c] for c in out_codes]
-        in_names = [g.relation_types[c] for c in in_codes]
-        relations.append((out_names, in_names))
-        before = f"-{','.join(out_names)}-> " if out_names else ""
-        after = f" <-{','.join(in_names)}-" if in_names else ""
-        lines = [f"{rank}. {before}{box.label(neighbor)}{after}"]
-        if query:
-            context = snippet(g.text(neighbor), terms, cfg.snippet_chars)
-            if context:
-                lines.append(f"    Context: {context}")
-        entries.append(lines)
+        relations.append(([g.relation_types[c] for c in out_codes], [g.relation_types[c] for c in in_codes]))
+
+    def render(detail: Detail) -> list[list[str]]:
+        entries = []
+        for rank, (neighbor, (out_names, in_names)) in enumerate(zip(shown, relations, strict=True), start=1):
+            before = f"-{','.join(out_names)}-> " if out_names else ""
+            after = f" <-{','.join(in_names)}-" if in_names else ""
+            lines = [f"{rank}. {before}{box.label(neighbor, detail.name_chars)}{after}"]
+            if query and detail.snippet_chars:
+                context = snippet(g.text(neighbor), terms, detail.snippet_chars)
+                if context:
+                    lines.append(f"    Context: {context}")
+            entries.append(lines)
+        return entries
+
     footer = []
     if ranked.total > len(shown):
         footer = ["", f"(Showing {len(shown)} of {ranked.total} results. You may want to refine your search.)"]
-    text, kept = fit_entries(header, entries, footer, cfg.max_observation_chars)
-    data["results"] = [{"index": n, "out": out, "in": inc} for n, (out, inc) in zip(shown[:kept], relations,
-                                                                                     strict=False)]
-    data["omitted"] = len(shown) - kept
+
+    header = [f"Search around {box.label(node)}{suffix} found {count_of(ranked.total, 'result')}{matching}:", ""]
+    text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,
+                                   cfg.max_name_chars)
+    data["results"] = [{"index": n, "out": out, "in": inc} for n, (out, inc) in zip(shown, relations, strict=True)]
+    box.note_detail(data, detail)
     return ToolResult(text, data=data, node_indices=shown)

@@ -19,7 +19,7 @@ from ark.runtime.tools import BoundTool, ToolResult, ToolSet, parse_arguments, w
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
 from .neighborhood import query_words
-from .observations import node_label
+from .observations import Detail, node_label
 
 UNKNOWN_NODE = "unknown_node"
 BUDGET = "budget"
@@ -58,11 +58,11 @@ class Toolbox:
 
     def _bound_tools(self) -> list[BoundTool]:
         """The tools the configuration offers (the Table 2 ablations drop the neighbourhood tool or parameters)."""
-        bound = [BoundTool(search_in_graph.SPEC, lambda args: search_in_graph.run(self, args))]
+        bound = [BoundTool(search_in_graph.spec(self.config), lambda args: search_in_graph.run(self, args))]
         hidden = search_in_neighborhood.hidden_parameters(self.config)
         if hidden is not None:
-            bound.append(BoundTool(search_in_neighborhood.SPEC, lambda args: search_in_neighborhood.run(self, args),
-                                   hidden))
+            bound.append(BoundTool(search_in_neighborhood.spec(self.config),
+                                   lambda args: search_in_neighborhood.run(self, args), hidden))
         bound.append(BoundTool(add_to_answer.SPEC, lambda args: add_to_answer.run(self, args)))
         bound.append(BoundTool(finish.SPEC, lambda args: finish.run(self, args)))
         return bound
@@ -99,8 +99,18 @@ class Toolbox:
             return [(int(i), float(s)) for i, s in zip(result[0].tolist(), result[1].tolist(), strict=True)]
         return [(int(i), float(s)) for i, s in result]
 
-    def label(self, node: int) -> str:
-        return node_label(node, self.graph.name(node), self.graph.node_type(node), self.config.max_name_chars)
+    def label(self, node: int, name_chars: int | None = None) -> str:
+        """``[index] name (type)``, the name cut to ``name_chars`` (default ``max_name_chars``)."""
+        limit = self.config.max_name_chars if name_chars is None else name_chars
+        return node_label(node, self.graph.name(node), self.graph.node_type(node), limit)
+
+    def full_detail(self) -> Detail:
+        return Detail(self.config.snippet_chars, self.config.max_name_chars)
+
+    def note_detail(self, data: dict[str, Any], detail: Detail) -> None:
+        """Record in ``data`` how far an observation was shortened to fit its cap (nothing when not at all)."""
+        if detail != self.full_detail():
+            data["shortened"] = {"snippet_chars": detail.snippet_chars, "name_chars": detail.name_chars}
 
     def highlight_terms(self, query: str) -> list[str]:
         """Words to highlight in snippets: the query's tokens and their index terms (stems), computed once per
@@ -118,12 +128,13 @@ class Toolbox:
                                   f"{self.graph.num_nodes - 1}. Use search_in_graph to find nodes and their indices.",
                                   UNKNOWN_NODE, node_index=node)
 
-    def unknown_relation_text(self, node: int, name: str) -> str:
+    def unknown_relation_text(self, node: int, names: str | list[str]) -> str:
         g = self.graph
+        names = [names] if isinstance(names, str) else names
         here = np.unique(np.asarray(g.neighbors(node).relations)).tolist()
         local = ", ".join(g.relation_types[c] for c in here) or "none"
-        return (f"Unknown edge type {name!r}. Valid edge types: {', '.join(g.relation_types)}. "
-                f"Edge types at node [{node}]: {local}.")
+        return (f"Unknown edge type{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}. Valid edge "
+                f"types: {', '.join(g.relation_types)}. Edge types at node [{node}]: {local}.")
 
     def refuse(self, what: str) -> ToolResult:
         self.telemetry.budget_refusals += 1
