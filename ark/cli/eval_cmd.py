@@ -192,7 +192,8 @@ def evaluate(
     = None,
     name: Annotated[str | None, typer.Option(help="Name the default run folder (rerun with it to resume).")] = None,
     truncate: Annotated[int | None, typer.Option(
-        min=1, help="Cut rankings to the top N before all metrics (the ARK paper uses 20).")] = None,
+        min=0, help="Cut rankings to the top N before all metrics. Default: the method's own (20 for ark, as the "
+                    "ARK paper; none for the others); 0: score the whole ranking.")] = None,
     charts: Annotated[bool, typer.Option(help="Methods with a run analysis (ark): also write PNG charts.")]
     = False,
     judge: Annotated[bool, typer.Option(
@@ -227,6 +228,7 @@ def evaluate(
         fail(f"missing {', '.join(missing)}")
     from ..eval import RunFolderError, default_run_dir, run_eval
     from ..eval.ray_runs import RayRunError
+    from ..methods.registry import resolve_truncate
     from ..plots import ChartsUnavailable
     from ..runtime.locks import OutputLocked
 
@@ -237,6 +239,7 @@ def evaluate(
     check_writable(target / "config.json", "cannot write the run folder")  # before any slow loading
     graph = load_graph(graph_name)
     choice = resolve_choice(selection, graph)
+    truncate = resolve_truncate(choice.spec, truncate)
     selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
     grader = _make_judge(judge_model) if judge else None
     executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)

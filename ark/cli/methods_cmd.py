@@ -48,6 +48,9 @@ def methods(
     if spec.uses_llm:
         console.print("uses a chat model: --model / --base-url, or the offline policy when none is configured",
                       style="dim")
+    if spec.default_truncate:
+        console.print(Text(f"evaluations score its top {spec.default_truncate} by default (ark eval --truncate)"),
+                      style="dim")
     table = Table(title=f"Options of {spec.name} (--set KEY=VALUE)", title_justify="left")
     for column in ("key", "type", "default", "description"):
         table.add_column(column, overflow="fold")

@@ -43,6 +43,8 @@ class MethodSpec:
     method talks to a chat model (``--model``/``--base-url``/``--offline`` apply). ``requires``: the extras it needs
     (named in the error when an import fails). ``analysis``: a module with ``analyze(records, per_query_rows)``,
     ``summary_rows(analysis)``, ``markdown(analysis)`` and ``write_charts(...)`` for the run's trajectories.
+    ``default_truncate``: the ranking depth its evaluations score by default (ARK cuts its fused ranking at 20,
+    Appendix A.2); None scores the whole ranking.
     """
 
     name: str
@@ -55,6 +57,7 @@ class MethodSpec:
     analysis: str | None = None
     docs: str | None = None
     paper: str | None = None
+    default_truncate: int | None = None
 
     def make_options(self, values: Mapping[str, Any] | MethodOptions | None = None) -> MethodOptions:
         """Validated options from ``values`` (a mapping, already-built options, or None for the defaults)."""
@@ -108,6 +111,15 @@ def get_method_spec(name: str) -> MethodSpec:
     if name not in specs:
         raise MethodError(f"unknown method {name!r}; valid: {', '.join(specs)}")
     return specs[name]
+
+
+def resolve_truncate(spec: MethodSpec, truncate: int | None) -> int | None:
+    """The truncation a run scores with: ``truncate`` when given (0: none), else the method's default."""
+    if truncate is None:
+        return spec.default_truncate
+    if truncate < 0:
+        raise MethodError(f"truncate must be >= 0 (0: no truncation), got {truncate}")
+    return truncate or None
 
 
 def build_method(name: str, graph: KnowledgeGraph, options: Mapping[str, Any] | MethodOptions | None = None,

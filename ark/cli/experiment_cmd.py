@@ -1,0 +1,121 @@
+"""``ark experiment NAME GRAPH --queries FILE``: one of the ARK paper's experiments, into a report folder."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .common import console, err_console, fail, load_graph
+from .method_options import MethodSelection, method_options, resolve_choice
+
+
+def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        fail(f"{flag} {text!r}: expected comma-separated whole numbers, e.g. 1,2,3")
+    if not values or min(values) < 1:
+        fail(f"{flag} {text!r}: expected numbers >= 1")
+    return values
+
+
+def _experiment_help() -> str:
+    from ..experiments import EXPERIMENTS
+
+    return "; ".join(f"{e.name} ({e.paper})" for e in EXPERIMENTS.values())
+
+
+@method_options(default_method="ark")
+def experiment(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="ablations (Table 2), fusion (Table 3), relevance "
+                                        "(Table 4), budget (Figure 2), agents-vs-steps (Table 8), tool-use (Figure 3, "
+                                        "Tables 9-10), neighborhood (Figure 5).")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph "
+                                              "directory.")],
+    queries: Annotated[Path, typer.Option("--queries", "-q", help="Our .jsonl query file, a STaRK QA folder or a "
+                                          "STaRK stark_qa.csv.")],
+    out: Annotated[Path | None, typer.Option(help="Report folder (default reports/<graph>-<NAME>-<queries>).")]
+    = None,
+    runs: Annotated[Path, typer.Option(help="Where the configurations' run folders go; an experiment rerun with the "
+                                       "same settings resumes them, and experiments sharing a configuration share "
+                                       "its run.")] = Path("runs/experiments"),
+    fraction: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="Run on a seeded random fraction of the "
+                                                   "queries (default 0.1 for ablations as in the paper, else 1).")]
+    = None,
+    agents: Annotated[str | None, typer.Option(help="budget: parallel agents, comma-separated (default 1,2,3).")]
+    = None,
+    steps: Annotated[str | None, typer.Option(help="budget: T_max values, comma-separated (default 5,10,20).")]
+    = None,
+    t: Annotated[int | None, typer.Option("--t", min=1, help="agents-vs-steps: T (1 agent gets 3T steps, 3 agents "
+                                          "T each; default 10).")] = None,
+    truncate: Annotated[int | None, typer.Option(min=0, help="Cut rankings to the top N before all metrics "
+                                                 "(default: ark's 20, as the paper; 0: none).")] = None,
+    split: Annotated[str | None, typer.Option(help="STaRK split (train, val, test); STaRK files only.")] = None,
+    human: Annotated[bool, typer.Option("--human", help="STaRK: the human-generated questions.")] = False,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N queries (before --fraction).")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, help="Nodes kept per query.")] = 100,
+    concurrency: Annotated[int, typer.Option(min=1, help="Queries in flight at once (with a model).")] = 4,
+    progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    *,
+    selection: MethodSelection,
+) -> None:
+    """Run one of the ARK paper's experiments and write its report folder (report.md with tables, PNG plots,
+    results.json). Rerunning the same command resumes it. The method is ark; --set/--config set its base options,
+    --model/--base-url/--offline the model (default: the offline policy when none is configured); --seed also
+    seeds the query subset.
+    """
+    from ..eval import RunFolderError
+    from ..experiments import Settings, get_experiment, run_experiment
+    from ..methods import MethodError
+    from ..methods.registry import resolve_truncate
+    from ..plots import ChartsUnavailable, pyplot
+    from .eval_cmd import _open_queries
+
+    try:
+        get_experiment(name)
+    except ValueError as exc:
+        fail(str(exc))
+    if selection.method != "ark":
+        fail(f"the paper's experiments run the ark method, not {selection.method!r}")
+    try:
+        pyplot()  # fail before any run when the plots cannot be drawn
+    except ChartsUnavailable as exc:
+        fail(str(exc))
+    defaults = Settings()
+    settings = Settings(agents=_ints(agents, "--agents") or defaults.agents,
+                        steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
+    graph = load_graph(graph_name)
+    choice = resolve_choice(selection, graph)
+    selected = _open_queries(graph, queries, split, human, limit, False)
+    source = str(queries) + (f"#split={split}" if split else "") + ("#human" if human else "") + (
+        f"#first-{limit}" if limit else "")
+    target = out or Path("reports") / f"{Path(graph_name).name}-{name}-{Path(str(queries).rstrip('/')).stem}"
+    if fraction is not None and fraction <= 0:
+        fail("--fraction must be above 0")
+    try:
+        report, done = run_experiment(
+            name, graph, choice, selected, source, target, runs, resolve_truncate(choice.spec, truncate),
+            fraction=fraction, seed=selection.seed, settings=settings, k=k, concurrency=concurrency,
+            progress=progress, console=err_console, command=shlex.join(["ark", "experiment", *sys.argv[2:]])
+            if sys.argv[1:2] == ["experiment"] else None)
+    except (RunFolderError, MethodError, ValueError) as exc:
+        fail(str(exc))
+    except ImportError as exc:
+        fail(f"a configuration needs an optional dependency: {exc} (the dense relevance needs pip install "
+             "'ark-kg[dense]')")
+    for table in report.tables:
+        console.print(table.markdown())
+    for figure in report.figures:
+        err_console.print(f"[dim]plot: {figure.path}[/]")
+    console.print(f"Report: {target / 'report.md'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``experiment`` to the ``ark`` app."""
+    app.command("experiment")(experiment)
