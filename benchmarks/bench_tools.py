@@ -68,7 +68,7 @@ def main() -> None:
         calls += [
             ("search_in_neighborhood", {"node_index": hub}),
             ("search_in_neighborhood", {"node_index": hub, "query": "seizures and hearing loss"}),
-            ("search_in_neighborhood", {"node_index": hub, "query": "kidney", "node_type": "disease"}),
+            ("search_in_neighborhood", {"node_index": hub, "query": "kidney", "node_types": ["disease"]}),
         ]
     calls.append(("search_in_graph", {"query": "progressive hearing loss in childhood", "size": 30}))
     rows = [(f"hpo {label}", *rest) for label, *rest in time_calls(Toolbox(hpo, hpo_index, config), calls,
@@ -80,7 +80,8 @@ def main() -> None:
     star_calls = [
         ("search_in_neighborhood", {"node_index": 0}),
         ("search_in_neighborhood", {"node_index": 0, "query": "seizure cataract"}),
-        ("search_in_neighborhood", {"node_index": 0, "query": "anemia", "node_type": "gene", "edge_type": "treats"}),
+        ("search_in_neighborhood",
+         {"node_index": 0, "query": "anemia", "node_types": ["gene"], "edge_types": ["treats"]}),
     ]
     rows += [(f"star({args.hub_degree:,}) {label}", *rest)
              for label, *rest in time_calls(Toolbox(star, star_index, config), star_calls, args.repeats)]

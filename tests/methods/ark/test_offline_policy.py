@@ -47,8 +47,8 @@ def calls_of(trajectory) -> list[tuple[str, dict]]:
 
 
 def neighborhood_calls(trajectory, graph) -> list[tuple[str, str | None]]:
-    """(centre node id, node_type filter) of each search_in_neighborhood call."""
-    return [(graph.node_id(args["node_index"]), args.get("node_type"))
+    """(centre node id, node type filter) of each search_in_neighborhood call (the policy sends one-type sets)."""
+    return [(graph.node_id(args["node_index"]), (args.get("node_types") or [None])[0])
             for name, args in calls_of(trajectory) if name == "search_in_neighborhood"]
 
 

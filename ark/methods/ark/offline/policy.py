@@ -156,7 +156,7 @@ class OfflinePolicy:
                 hop_type, via_middle = self._hop_type(node_type, a, ev)
                 args: dict[str, Any] = {"node_index": index, "query": query}
                 if hop_type:
-                    args["node_type"] = hop_type
+                    args["node_types"] = [hop_type]
                 if via_middle:
                     ev.via_middle.add(index)
                     # A relation the question names belongs to the hop it fits; the last hop when it fits both.
@@ -164,7 +164,7 @@ class OfflinePolicy:
                 else:
                     relation = self._relation_hint(node_type, hop_type, a)
                 if relation:
-                    args["edge_type"] = relation
+                    args["edge_types"] = [relation]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Explore the neighborhoods of the anchored entities, filtered to the type asked for."
         if phase == "second_hop":
@@ -175,11 +175,11 @@ class OfflinePolicy:
             for index in best:
                 args = {"node_index": index, "query": a.question}
                 if a.target_types:
-                    args["node_type"] = a.target_types[0]
+                    args["node_types"] = [a.target_types[0]]
                     middle_type = ev.intermediate_types.get(index)
                     relation = self._relation_hint(middle_type, a.target_types[0], a) if middle_type else None
                     if relation:
-                        args["edge_type"] = relation
+                        args["edge_types"] = [relation]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Follow the intermediate entities one more hop to the type asked for."
         if phase == "verify":
@@ -192,7 +192,7 @@ class OfflinePolicy:
             for index in self._ranked_candidates(ev)[: max(count, 1)]:
                 for anchor_type in anchor_types:
                     args = {"node_index": index, "query": " ".join(m.text for m in ev.analysis.mentions)}
-                    args["node_type"] = anchor_type
+                    args["node_types"] = [anchor_type]
                     calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Check the strongest candidates: which of the question's entities are their neighbors?"
         if phase == "answer":
