@@ -25,12 +25,6 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
     return values
 
 
-def _experiment_help() -> str:
-    from ..experiments import EXPERIMENTS
-
-    return "; ".join(f"{e.name} ({e.paper})" for e in EXPERIMENTS.values())
-
-
 @method_options(default_method="ark")
 def experiment(
     name: Annotated[str, typer.Argument(metavar="NAME", help="ablations (Table 2), fusion (Table 3), relevance "

@@ -177,3 +177,39 @@ def test_an_ablation_runs_end_to_end_with_a_scripted_model(clinical, tmp_path, o
     records = read_jsonl(Path(full["folder"]) / "trajectories.jsonl")
     calls = [c["name"] for rec in records for t in rec["trajectories"] for s in t["steps"] for c in s["tool_calls"]]
     assert calls.count("search_in_neighborhood") == 4
+
+
+@pytest.mark.slow
+def test_every_experiment_runs_on_hpo_with_the_offline_policy(tmp_path):
+    """The experiments end to end on the real HPO graph (a few layperson-synonym questions and a relational one); the
+    full-size runs are benchmarks/recipes/hpo_experiments.sh."""
+    from ark.loaders import open_graph
+    from ark.loaders.queries import Query
+    from ark.quiz.lookup import layperson_queries
+
+    graph = open_graph("hpo")  # built into ARK_HOME (the user's cache) on first use
+    records = layperson_queries(graph, n=3, seed=1)
+    queries = [Query(r["id"], r["query"], r["answer_ids"], r["template"]) for r in records]
+    queries.append(Query("marfan", "Which genes are implicated in Marfan syndrome?", ["NCBIGene:2200"], "one_hop"))
+    names = [n for n in EXPERIMENTS if n != "relevance"]
+    try:
+        import sentence_transformers  # noqa: F401
+
+        names.append("relevance")
+    except ImportError:
+        pass
+    settings = Settings(agents=(1, 2), steps=(5, 20), t=5)
+    for name in names:
+        run_experiment(name, graph, MethodChoice.make("ark"), queries, "hpo-sample", tmp_path / name,
+                       tmp_path / "runs", truncate=20, fraction=1.0, settings=settings, progress=False)
+        expected = dict(EXPECTED_ROWS[name])
+        if name == "budget":
+            expected["figure2"] = [f"n = {a}, T_max = {t}" for a in (1, 2) for t in (5, 20)]
+        if name == "agents-vs-steps":
+            expected["table8"] = ["1 agent, T_max = 15", "3 agents, T_max = 5"]
+        results = json.loads((tmp_path / name / "results.json").read_text())
+        for table, rows in expected.items():
+            got = [row[0] for row in results["tables"][table]["rows"]]
+            assert got == (["offline"] if rows == ["offline"] else rows), (name, table)
+        for file in PLOTS[name]:
+            assert (tmp_path / name / file).read_bytes().startswith(PNG)
