@@ -201,6 +201,24 @@ def test_ark_offline_run_with_tool_use_and_charts(cli, graph_dir, tmp_path):
     charts = sorted(p.name for p in (run / "charts").glob("*.png"))
     assert charts == ["cost_per_query.png", "neighborhood_calls_by_success.png", "tool_use_by_step.png"]
     assert all((run / "charts" / name).read_bytes()[:4] == b"\x89PNG" for name in charts)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["truncate"] == 20 and "truncated to the top 20" in (run / "summary.md").read_text()
+
+
+def test_truncation_defaults_to_the_methods_own(cli, graph_dir, tmp_path):
+    """ARK is scored on its top 20 (the paper's Appendix A.2) unless told otherwise; other methods on everything."""
+    queries = write_queries(tmp_path / "q.jsonl", QUERIES[:2])
+
+    def truncate_of(*args):
+        run = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+        result = cli("eval", graph_dir, "-q", queries, "--run-dir", run, "--no-progress", *args)
+        assert result.exit_code == 0, result.output
+        return json.loads((run / "summary.json").read_text())["truncate"]
+
+    assert truncate_of("-m", "ark", "--offline", "--set", "n_agents=1") == 20
+    assert truncate_of("-m", "ark", "--offline", "--set", "n_agents=1", "--truncate", "0") is None
+    assert truncate_of("-m", "bm25") is None
+    assert truncate_of("-m", "bm25", "--truncate", "5") == 5
 
 
 def test_eval_trajectories_render_with_trajectory_show(cli, graph_dir, tmp_path):
