@@ -94,6 +94,6 @@ def tool_use_bars(path: Path, call_shares: Mapping[str, float], trajectory_mix: 
     right.set_xlim(0, 100)
     right.set_xlabel("% of trajectories")
     right.set_title("Trajectories by the tools they used")
-    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=len(shown), fontsize=8)
+    right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=max(len(shown), 1), fontsize=8)
     fig.suptitle(title)
     return save_png(fig, path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +17,7 @@ from ..eval.experiment import EvalOutcome, run_eval
 from ..methods.choice import MethodChoice
 from ..methods.options import merge_options, options_dict
 from ..runtime.jsonl import read_jsonl
+from ..runtime.trajectory_file import TrajectoryRecords
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -59,9 +60,10 @@ class VariantRun:
     def per_query(self) -> list[dict[str, Any]]:
         return read_jsonl(self.outcome.folder.per_query)
 
-    def trajectories(self) -> list[dict[str, Any]]:
+    def trajectories(self) -> Iterable[dict[str, Any]]:
+        """The run's trajectory records, unpacked one at a time (:class:`TrajectoryRecords`); none without a file."""
         path = self.outcome.folder.trajectories
-        return read_jsonl(path, repair=True) if path.is_file() else []
+        return TrajectoryRecords(path, repair=True) if path.is_file() else []
 
     def latency(self) -> dict[str, float]:
         """End-to-end seconds per query (mean, median, p90) as the runner measured them."""

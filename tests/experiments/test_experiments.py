@@ -14,7 +14,7 @@ from ark.experiments import EXPERIMENTS, Settings, run_experiment
 from ark.llm import OpenAIChatClient, resolve_settings
 from ark.methods import MethodContext
 from ark.methods.choice import MethodChoice
-from ark.runtime.jsonl import read_jsonl
+from ark.runtime.trajectory_file import read_trajectory_file
 from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, save_clinical_graph
 from tests.support.openai_server import tool_reply
 
@@ -67,6 +67,11 @@ def check_report(folder: Path, name: str, model: str = "offline") -> dict:
         assert all(row[model_at] == model and row[cut_at] == "top 20" for row in got["rows"])
     markdown = (folder / "report.md").read_text()
     assert all(f"]({file})" in markdown for file in PLOTS[name])
+    if name == "tool-use":  # the trajectories were read: calls counted
+        [row] = results["tables"]["figure3"]["rows"]
+        assert int(row[2]) > 0 and int(row[3]) > 0, row
+    if name == "neighborhood":
+        assert sum(int(row[3]) for row in results["tables"]["figure5"]["rows"]) > 0
     return results
 
 
@@ -174,7 +179,7 @@ def test_an_ablation_runs_end_to_end_with_a_scripted_model(clinical, tmp_path, o
     assert offered.count(["add_to_answer", "finish", "search_in_graph", "search_in_neighborhood"]) == 12
     assert len(openai_server.requests) == 4 * 4 * 4 - 4  # 4 setups x 4 queries x 4 turns (3 without neighbours)
     full = [r for r in results["runs"] if r["label"] == "Full"][0]
-    records = read_jsonl(Path(full["folder"]) / "trajectories.jsonl")
+    records = read_trajectory_file(Path(full["folder"]) / "trajectories.jsonl")
     calls = [c["name"] for rec in records for t in rec["trajectories"] for s in t["steps"] for c in s["tool_calls"]]
     assert calls.count("search_in_neighborhood") == 4
 
