@@ -9,7 +9,18 @@ import typer
 import typer.main
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
-from . import ask_cmd, distill_cmd, eval_cmd, experiment_cmd, graph_cmd, methods_cmd, quiz_cmd, serve_cmd, train_cmd, trajectory_cmd
+from . import (
+    ask_cmd,
+    distill_cmd,
+    eval_cmd,
+    experiment_cmd,
+    graph_cmd,
+    methods_cmd,
+    quiz_cmd,
+    serve_cmd,
+    train_cmd,
+    trajectory_cmd,
+)
 
 APP_SETTINGS: dict[str, Any] = {
     "name": "ark",
@@ -20,7 +31,9 @@ APP_SETTINGS: dict[str, Any] = {
 }
 app = typer.Typer(**APP_SETTINGS)
 
-for module in (graph_cmd, ask_cmd, eval_cmd, methods_cmd, quiz_cmd, trajectory_cmd, serve_cmd, train_cmd, distill_cmd, experiment_cmd):
+COMMAND_MODULES = (graph_cmd, ask_cmd, eval_cmd, experiment_cmd, methods_cmd, quiz_cmd, trajectory_cmd, serve_cmd,
+                   train_cmd, distill_cmd)
+for module in COMMAND_MODULES:
     module.register(app)
 
 
