@@ -247,7 +247,7 @@ class GraphTools:
             return ToolResult.failure(f"{str(exc)[0].upper()}{str(exc)[1:]}.", UNKNOWN_NAME, **{what: names})
 
     def _fit(self, header: list[str], entries: list[list[str]], footer: list[str]) -> tuple[str, int]:
-        from ark.methods.ark.tools.observations import fit_entries
+        from .fit import fit_entries
 
         text, shown = fit_entries(header, entries, footer, self.limits.max_chars)
         return text.rstrip(), shown

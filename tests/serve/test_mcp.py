@@ -47,9 +47,12 @@ def call(tools, script):
 def test_tools_have_arks_schemas_and_are_read_only(clinical_tools):
     listed = call(clinical_tools, lambda c: c.list_tools())
     assert [t.name for t in listed.tools] == TOOLS
-    own = {s["name"]: s for s in Toolbox(clinical_tools.graph, clinical_tools.index).mcp_tools()}
+    own = {s["name"]: s for s in Toolbox(clinical_tools.graph, clinical_tools.index,
+                                         clinical_tools.tool_config).mcp_tools()}
     by_name = {t.name: t for t in listed.tools}
-    for name in ("search_in_graph", "search_in_neighborhood"):  # the agent's own schemas, unchanged
+    # the agent's own schemas, stating the server's sizes (here at most 5 rows, as ResultLimits says)
+    assert "at most 5)" in by_name["search_in_graph"].input_schema["properties"]["size"]["description"]
+    for name in ("search_in_graph", "search_in_neighborhood"):
         assert by_name[name].input_schema == own[name]["inputSchema"]
     assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in listed.tools)
 
