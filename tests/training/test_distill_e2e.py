@@ -15,8 +15,9 @@ import pytest
 pytest.importorskip("trl")
 
 # Memorising eight trajectories from scratch: full fine-tuning, a high learning rate, many epochs, small batches
-# (400 updates of ~360 tokens: about 40 s of CPU on one thread).
-STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 100, "batch_size": 2, "max_length": 1024,
+# (800 updates: about 50 s of CPU on one thread; 400 were enough before the system prompt gained its worked
+# examples, and left two of eight trajectories unlearnt after).
+STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 200, "batch_size": 2, "max_length": 1024,
                   "lr_scheduler": "cosine", "warmup_ratio": 0.05, "save_steps": 10_000, "logging_steps": 50,
                   "cpu_threads": 1, "progress": False, "early_stopping_patience": None}
 
