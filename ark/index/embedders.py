@@ -1,0 +1,258 @@
+"""Pluggable text embedders and a resumable on-disk cache of a graph's node embeddings.
+
+An :class:`Embedder` turns texts into L2-normalised float32 vectors and names itself twice: ``name`` for people
+(progress bars, messages) and ``identity`` for machines (cache keys, model directories): two embedders with the
+same identity must give the same vectors. Two implementations:
+
+- :class:`SentenceTransformerEmbedder`: the packaged all-MiniLM-L6-v2 (default, offline) or any
+  sentence-transformers model directory; loading goes through :func:`ark.index.dense.load_encoder`.
+- :class:`OpenAIEmbedder`: any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama, TEI, ...)
+  through the ``openai`` SDK.
+
+:func:`open_embedder` builds one from a short spec string; :func:`node_embeddings` embeds every node document of
+a graph once and caches the matrix next to the graph (``<graph>/index/embed-<hash>/``), resuming an interrupted
+build. The default embedder reuses the ``dense`` text index (:func:`ark.index.open_index`), so the two never
+embed the graph twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
+from ark.index.graph_index import (
+    _graph_fingerprint,
+    _read_manifest,
+    _writable,
+    node_documents,
+    open_index,
+    settings_hash,
+)
+from ark.runtime.atomic import atomic_directory, atomic_write_text
+
+DEFAULT_EMBEDDER = DEFAULT_MODEL
+OPENAI_PREFIX = "openai:"
+EMBEDDER_SPEC_HELP = (f"'{DEFAULT_EMBEDDER}' (packaged, offline), a sentence-transformers model directory, or "
+                      f"'{OPENAI_PREFIX}MODEL' for an OpenAI-compatible /v1/embeddings endpoint")
+_MANIFEST = "manifest.json"
+
+
+class EmbeddingError(RuntimeError):
+    """An embedder that could not produce vectors (endpoint down, wrong model, malformed reply)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts to L2-normalised float32 vectors of a fixed dimension."""
+
+    name: str  # for people: progress bars and messages
+    identity: str  # for caches and model directories: equal identities give equal vectors
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Shape ``(len(texts), dimension)``, float32, each row of unit length (or zero for a zero vector)."""
+        ...
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
+
+
+def _directory_digest(path: Path) -> str:
+    """A cheap fingerprint of a model directory: its small config files' contents and every file's size."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = file.relative_to(path).as_posix()
+        digest.update(rel.encode())
+        size = file.stat().st_size
+        digest.update(str(size).encode())
+        if file.suffix == ".json" and size < 1_000_000:
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model: the packaged all-MiniLM-L6-v2 by name, or a model directory."""
+
+    def __init__(self, model: str | Path = DEFAULT_EMBEDDER, device: str = "cpu", encoder: Any = None) -> None:
+        self.model = str(model)
+        self.device = device
+        self._encoder = encoder
+        if self.model == DEFAULT_EMBEDDER:
+            self.name = DEFAULT_EMBEDDER
+            self.identity = f"sentence-transformers:{DEFAULT_EMBEDDER}"
+        else:
+            path = Path(model).expanduser()
+            if not path.is_dir():
+                raise ValueError(f"embedder {self.model!r} is neither {DEFAULT_EMBEDDER!r} nor a directory; "
+                                 f"valid: {EMBEDDER_SPEC_HELP}")
+            self.name = path.name
+            self.identity = f"sentence-transformers:{path.name}:{_directory_digest(path)}"
+
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = load_encoder(self.model, device=self.device)
+        return self._encoder
+
+    @property
+    def dimension(self) -> int:
+        encoder = self.encoder
+        get = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
+        return int(get())
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.encoder.encode([t or "" for t in texts], batch_size=batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder({self.model!r})"
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+    ``base_url`` and ``api_key`` default to the SDK's own environment variables (``OPENAI_BASE_URL``,
+    ``OPENAI_API_KEY``); local servers ignore the key, so a placeholder is sent when none is set. The identity
+    is the model name (plus ``dimensions`` when set), not the URL: the same model served elsewhere gives the same
+    vectors. Blank texts are sent as a single space (endpoints reject empty inputs).
+    """
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 dimensions: int | None = None, timeout_s: float = 60.0, max_retries: int = 4) -> None:
+        import os
+
+        import openai
+
+        if not model:
+            raise ValueError("an OpenAI embedder needs a model name, e.g. 'openai:text-embedding-3-small'")
+        if dimensions is not None and dimensions < 1:
+            raise ValueError(f"dimensions must be a positive integer, got {dimensions}")
+        self.model = model
+        self.dimensions = dimensions
+        self.name = f"{OPENAI_PREFIX}{model}"
+        self.identity = f"openai-embeddings:{model}" + (f":{dimensions}" if dimensions else "")
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries)
+        self.base_url = str(self._client.base_url).rstrip("/")
+        self._dimension = dimensions
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension probe"]).shape[1])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        import openai
+
+        rows: list[np.ndarray] = []
+        for start in range(0, len(texts), max(1, batch_size)):
+            batch = [t if t and t.strip() else " " for t in texts[start:start + batch_size]]
+            extra = {"dimensions": self.dimensions} if self.dimensions else {}
+            try:
+                reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
+                                                       **extra)
+            except openai.OpenAIError as exc:
+                raise EmbeddingError(f"embedding endpoint {self.base_url} failed for model {self.model!r}: "
+                                     f"{exc}") from exc
+            items = sorted(reply.data, key=lambda item: item.index)
+            if len(items) != len(batch):
+                raise EmbeddingError(f"embedding endpoint {self.base_url} returned {len(items)} vectors for "
+                                     f"{len(batch)} texts")
+            rows.append(np.asarray([item.embedding for item in items], dtype=np.float32))
+        if not rows:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        vectors = normalise_rows(np.concatenate(rows))
+        if self._dimension is None:
+            self._dimension = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dimension:
+            raise EmbeddingError(f"embedding endpoint {self.base_url} returned {vectors.shape[1]}-dimensional "
+                                 f"vectors for model {self.model!r}, expected {self._dimension}")
+        return vectors
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
+
+
+def open_embedder(spec: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                  dimensions: int | None = None, device: str = "cpu") -> Embedder:
+    """The embedder named by ``spec`` (see :data:`EMBEDDER_SPEC_HELP`); ``None`` means the packaged default."""
+    spec = (spec or DEFAULT_EMBEDDER).strip()
+    if spec.startswith(OPENAI_PREFIX):
+        return OpenAIEmbedder(spec[len(OPENAI_PREFIX):], base_url=base_url, api_key=api_key, dimensions=dimensions)
+    if base_url or api_key or dimensions:
+        raise ValueError(f"base_url, api_key and dimensions only apply to '{OPENAI_PREFIX}MODEL' embedders, "
+                         f"not {spec!r}")
+    return SentenceTransformerEmbedder(spec, device=device)
+
+
+class _EncoderAdapter:
+    """Lets :func:`ark.index.dense.embed_texts` (block-wise, resumable) drive any :class:`Embedder`."""
+
+    def __init__(self, embedder: Embedder, batch_size: int) -> None:
+        self.embedder = embedder
+        self.batch_size = batch_size
+
+    def get_embedding_dimension(self) -> int:
+        return self.embedder.dimension
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        return self.embedder.embed(texts, batch_size=self.batch_size)
+
+
+def _is_packaged_default(embedder: Embedder) -> bool:
+    return embedder.identity == f"sentence-transformers:{DEFAULT_EMBEDDER}"
+
+
+def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch_size: int = 64) -> np.ndarray:
+    """Every node document's embedding, shape ``(graph.num_nodes, embedder.dimension)``, row ``i`` = node ``i``.
+
+    Cached in ``<graph.path>/index/embed-<hash of the identity>/`` with the graph's fingerprint, and rebuilt only
+    when either changes; an interrupted build resumes block by block. Graphs without a folder (or fingerprint), or
+    whose folder is read-only, are embedded in memory. The packaged default embedder reads (or builds) the
+    ``dense`` text index instead, which holds the same vectors.
+    """
+    if _is_packaged_default(embedder):
+        return np.asarray(open_index(graph, "dense", progress=progress).index.embeddings)
+
+    settings = {"kind": "embeddings", "identity": embedder.identity, "documents": "node_documents"}
+    adapter = _EncoderAdapter(embedder, batch_size)
+
+    def build(cache_dir: Path | None) -> np.ndarray:
+        docs = list(node_documents(graph))
+        return np.ascontiguousarray(embed_texts(docs, embedder.identity, cache_dir=cache_dir, progress=progress,
+                                                encoder=adapter))
+
+    fingerprint = _graph_fingerprint(graph)
+    graph_path = getattr(graph, "path", None)
+    if graph_path is None or fingerprint is None:
+        return build(None)
+    directory = Path(graph_path) / "index" / f"embed-{settings_hash(settings)}"
+    manifest = _read_manifest(directory)
+    if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
+        return np.load(directory / "embeddings.npy", mmap_mode="r")
+    if not _writable(directory.parent):
+        return build(None)
+    work_dir = directory.parent / f".{directory.name}.partial"
+    vectors = build(work_dir)
+    with atomic_directory(directory) as tmp:
+        np.save(tmp / "embeddings.npy", vectors)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
+    return np.load(directory / "embeddings.npy", mmap_mode="r")
