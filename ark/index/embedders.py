@@ -88,6 +88,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: str | Path = DEFAULT_EMBEDDER, device: str = "cpu", encoder: Any = None) -> None:
         self.model = str(model)
+        self.spec = self.model  # what open_embedder takes to make this embedder again
         self.device = device
         self._encoder = encoder
         if self.model == DEFAULT_EMBEDDER:
@@ -145,7 +146,7 @@ class OpenAIEmbedder:
             raise ValueError(f"dimensions must be a positive integer, got {dimensions}")
         self.model = model
         self.dimensions = dimensions
-        self.name = f"{OPENAI_PREFIX}{model}"
+        self.name = self.spec = f"{OPENAI_PREFIX}{model}"
         self.identity = f"openai-embeddings:{model}" + (f":{dimensions}" if dimensions else "")
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries)
@@ -190,10 +191,10 @@ class OpenAIEmbedder:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
 
 
-def open_embedder(spec: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+def open_embedder(spec: str | Path | None = None, *, base_url: str | None = None, api_key: str | None = None,
                   dimensions: int | None = None, device: str = "cpu") -> Embedder:
     """The embedder named by ``spec`` (see :data:`EMBEDDER_SPEC_HELP`); ``None`` means the packaged default."""
-    spec = (spec or DEFAULT_EMBEDDER).strip()
+    spec = str(spec or DEFAULT_EMBEDDER).strip()
     if spec.startswith(OPENAI_PREFIX):
         return OpenAIEmbedder(spec[len(OPENAI_PREFIX):], base_url=base_url, api_key=api_key, dimensions=dimensions)
     if base_url or api_key or dimensions:
@@ -220,15 +221,18 @@ def _is_packaged_default(embedder: Embedder) -> bool:
     return embedder.identity == f"sentence-transformers:{DEFAULT_EMBEDDER}"
 
 
-def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch_size: int = 64) -> np.ndarray:
+def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch_size: int = 64,
+                    block: int = 512) -> np.ndarray:
     """Every node document's embedding, shape ``(graph.num_nodes, embedder.dimension)``, row ``i`` = node ``i``.
 
     Cached in ``<graph.path>/index/embed-<hash of the identity>/`` with the graph's fingerprint, and rebuilt only
-    when either changes; an interrupted build resumes block by block. Graphs without a folder (or fingerprint), or
-    whose folder is read-only, are embedded in memory. The packaged default embedder reads (or builds) the
-    ``dense`` text index instead, which holds the same vectors.
+    when either changes; an interrupted build resumes at the first unfinished block of ``block`` texts. Graphs
+    without a folder (or fingerprint), or whose folder is read-only, are embedded in memory. For a graph on disk the
+    packaged default embedder reads (or builds) the ``dense`` text index instead, which holds the same vectors.
     """
-    if _is_packaged_default(embedder):
+    fingerprint = _graph_fingerprint(graph)
+    graph_path = getattr(graph, "path", None)
+    if _is_packaged_default(embedder) and graph_path is not None and fingerprint is not None:
         return np.asarray(open_index(graph, "dense", progress=progress).index.embeddings)
 
     settings = {"kind": "embeddings", "identity": embedder.identity, "documents": "node_documents"}
@@ -237,10 +241,8 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
     def build(cache_dir: Path | None) -> np.ndarray:
         docs = list(node_documents(graph))
         return np.ascontiguousarray(embed_texts(docs, embedder.identity, cache_dir=cache_dir, progress=progress,
-                                                encoder=adapter))
+                                                block=block, encoder=adapter))
 
-    fingerprint = _graph_fingerprint(graph)
-    graph_path = getattr(graph, "path", None)
     if graph_path is None or fingerprint is None:
         return build(None)
     directory = Path(graph_path) / "index" / f"embed-{settings_hash(settings)}"

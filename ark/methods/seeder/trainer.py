@@ -231,9 +231,9 @@ class PolicyTrainer:
                 summary: dict[str, Any] = {"epoch": epoch + 1, **{k: v / steps_per_epoch for k, v in sums.items()}}
                 last = epoch + 1 == s.epochs
                 if self.val_set and ((epoch + 1) % s.eval_every == 0 or last):
-                    metrics = validation_metrics(
-                        predict(net, self.val_set, self.node_features, self.node_type_codes, s, self.device),
-                        self.val_set)
+                    metrics = validation_metrics(  # the selected set only: SeedER's own output R(q)
+                        predict(net, self.val_set, self.node_features, self.node_type_codes, s, self.device,
+                                fill=False), self.val_set)
                     summary["val"] = metrics
                     value = metrics[s.select_metric]
                     if best_metric is None or value > best_metric:

@@ -1,0 +1,171 @@
+"""SeedER's model directory: what a trained model is, on disk, and the checks before it is used.
+
+    MODEL_DIR/
+      model.json    format and version, the training settings, the network shape, the graph it was trained on
+                    (name, fingerprint, node count, relation and node types), the embedder (spec, identity,
+                    dimension), the PCA digest, and training facts (epochs, validation metrics, seconds, seed)
+      weights.pt    the network's state dict (loaded with ``weights_only=True``)
+      pca.npz       the input-feature PCA (mean, components): node features are rebuilt from it if the graph's
+                    feature cache is missing or holds another fit
+      checkpoints/  only while training (removed when training finishes)
+
+A few hundred kilobytes for the default settings. :func:`load_model` refuses, with a message saying what to do, a
+folder that is not a model, one whose training has not finished, and a model made for another graph or another
+embedder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ark.runtime.atomic import atomic_write_bytes, atomic_write_text
+
+from .config import TrainSettings
+from .embeddings import PCA
+
+FORMAT = "ark-seeder-model"
+VERSION = 1
+MODEL_FILE = "model.json"
+WEIGHTS_FILE = "weights.pt"
+PCA_FILE = "pca.npz"
+CHECKPOINTS = "checkpoints"
+
+
+class SeederModelError(ValueError):
+    """A model directory that cannot be used (missing, untrained, or made for another graph or embedder)."""
+
+
+def graph_identity(graph: Any) -> dict[str, Any]:
+    """What a model records about its graph, and what the loader compares."""
+    return {"name": graph.metadata.get("name"), "fingerprint": graph.metadata.get("fingerprint"),
+            "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types),
+            "node_types": list(graph.node_types)}
+
+
+@dataclass
+class ModelRecord:
+    """A model directory's ``model.json``, its PCA, and (once loaded) its network."""
+
+    directory: Path
+    meta: dict[str, Any]
+    settings: TrainSettings
+    pca: PCA | None
+    network: Any = None  # SeederNetwork, set by load_model
+
+    @property
+    def embedder(self) -> dict[str, Any]:
+        return self.meta["embedder"]
+
+    @property
+    def graph(self) -> dict[str, Any]:
+        return self.meta["graph"]
+
+
+def save_model(directory: str | Path, network: Any, settings: TrainSettings, graph: Any, embedder: dict[str, Any],
+               pca: PCA | None, training: dict[str, Any]) -> Path:
+    """Write the model files (weights and PCA first, ``model.json`` last: a folder without it is never trusted)."""
+    import torch
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    torch.save({k: v.detach().cpu() for k, v in network.state_dict().items()}, buffer)
+    atomic_write_bytes(directory / WEIGHTS_FILE, buffer.getvalue())
+    if pca is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, mean=pca.mean, components=pca.components)
+        atomic_write_bytes(directory / PCA_FILE, buffer.getvalue())
+    meta = {"format": FORMAT, "version": VERSION, "settings": settings.model_dump(mode="json"),
+            "architecture": network.arch.model_dump(mode="json"), "graph": graph_identity(graph),
+            "embedder": dict(embedder), "pca": None if pca is None else pca.digest(), "training": training}
+    atomic_write_text(directory / MODEL_FILE, json.dumps(meta, indent=1, default=_json_default))
+    return directory
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} to model.json")
+
+
+def read_model(directory: str | Path) -> ModelRecord:
+    """Read ``model.json`` and the PCA (no torch needed); :class:`SeederModelError` when unusable."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise SeederModelError(f"no SeedER model at {directory}: the folder does not exist; train one with "
+                               f"`ark train seeder GRAPH --queries TRAIN --out {directory}`")
+    meta_path = directory / MODEL_FILE
+    if not meta_path.is_file():
+        if (directory / CHECKPOINTS).is_dir():
+            raise SeederModelError(f"{directory} holds training checkpoints but no trained model yet: training did "
+                                   "not finish; run the same training command again to resume it")
+        raise SeederModelError(f"{directory} is not a trained SeedER model (no {MODEL_FILE}); train one with "
+                               f"`ark train seeder GRAPH --queries TRAIN --out {directory}`")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise SeederModelError(f"{meta_path} is not valid JSON ({exc}); the model directory is damaged") from None
+    if meta.get("format") != FORMAT:
+        raise SeederModelError(f"{meta_path} is not a SeedER model (format {meta.get('format')!r})")
+    if meta.get("version") != VERSION:
+        raise SeederModelError(f"{directory} was written by format version {meta.get('version')}; this ARK reads "
+                               f"version {VERSION}: retrain the model")
+    if not (directory / WEIGHTS_FILE).is_file():
+        raise SeederModelError(f"{directory} has no {WEIGHTS_FILE}: the model is untrained or incomplete; retrain")
+    pca = None
+    if meta.get("pca") is not None:
+        if not (directory / PCA_FILE).is_file():
+            raise SeederModelError(f"{directory} lacks {PCA_FILE}, which its {MODEL_FILE} names; retrain the model")
+        with np.load(directory / PCA_FILE) as saved:
+            pca = PCA(saved["mean"], saved["components"])
+        if pca.digest() != meta["pca"]:
+            raise SeederModelError(f"{directory / PCA_FILE} does not match {MODEL_FILE}; the model is damaged")
+    return ModelRecord(directory, meta, TrainSettings(**meta["settings"]), pca)
+
+
+def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> None:
+    """Refuse a model made for another graph (by fingerprint) or another embedder (by identity)."""
+    trained, here = record.graph, graph_identity(graph)
+    if trained.get("fingerprint") != here["fingerprint"]:
+        raise SeederModelError(
+            f"the SeedER model in {record.directory} was trained on graph {trained.get('name')!r} "
+            f"(fingerprint {trained.get('fingerprint')}, {trained.get('num_nodes'):,} nodes), not on this graph "
+            f"{here['name']!r} (fingerprint {here['fingerprint']}, {here['num_nodes']:,} nodes); train a model "
+            "for this graph")
+    expected = record.embedder.get("identity")
+    if embedder_identity is not None and embedder_identity != expected:
+        raise SeederModelError(
+            f"the SeedER model in {record.directory} expects node embeddings from {expected!r}, but the embedder "
+            f"given is {embedder_identity!r}; use the model's embedder ({record.embedder.get('spec')!r}) or retrain")
+
+
+def load_model(directory: str | Path, graph: Any, embedder_identity: str | None = None, device: str = "cpu"
+               ) -> ModelRecord:
+    """Read, check against ``graph`` (and the embedder identity), and build the network on ``device``."""
+    import torch
+
+    from .model import Architecture, SeederNetwork
+
+    record = read_model(directory)
+    check_compatible(record, graph, embedder_identity)
+    network = SeederNetwork(Architecture(**record.meta["architecture"]))
+    state = torch.load(record.directory / WEIGHTS_FILE, map_location="cpu", weights_only=True)
+    try:
+        network.load_state_dict(state)
+    except RuntimeError as exc:
+        raise SeederModelError(f"{record.directory / WEIGHTS_FILE} does not fit the network in {MODEL_FILE}: "
+                               f"{str(exc).splitlines()[0]}") from None
+    record.network = network.to(device).eval()
+    return record
+
+
+def directory_size(directory: str | Path) -> int:
+    """Bytes on disk of the model files (checkpoints excluded)."""
+    directory = Path(directory)
+    return sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
