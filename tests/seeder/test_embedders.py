@@ -85,3 +85,23 @@ def test_sentence_transformer_directory_matches_the_packaged_default():
     texts = ["febrile seizure", "tall stature"]
     np.testing.assert_allclose(by_path.embed(texts), default.embed(texts), atol=1e-5)
     assert default.dimension == 384
+
+
+def test_input_features_are_fitted_once_and_cached_with_the_graph(tmp_path):
+    from ark.graph import KnowledgeGraph
+    from ark.methods.seeder.embeddings import fit_pca, open_graph_embeddings, open_node_features
+
+    build_clinical_graph().save(tmp_path / "g")
+    graph = KnowledgeGraph.load(tmp_path / "g")
+    embeddings = open_graph_embeddings(graph, KeywordEmbedder(), progress=False)
+    first = open_node_features(graph, embeddings, dim=8)
+    assert first.nodes.shape == (graph.num_nodes, 8)
+    np.testing.assert_allclose(np.linalg.norm(first.nodes, axis=1), 1.0, rtol=1e-5)
+    cached = list((tmp_path / "g" / "index").glob("seeder-features-*"))
+    assert len(cached) == 1
+    again = open_node_features(graph, embeddings, dim=8)
+    assert isinstance(again.nodes, np.memmap) and again.pca.digest() == first.pca.digest()
+    other = fit_pca(np.asarray(embeddings.nodes)[::2], dim=8)  # a model's own PCA, fitted elsewhere
+    mine = open_node_features(graph, embeddings, dim=8, pca=other)
+    np.testing.assert_allclose(mine.nodes, other.transform(embeddings.nodes), rtol=1e-5, atol=1e-6)
+    assert open_node_features(graph, embeddings, dim=8).pca.digest() == first.pca.digest()  # cache untouched
