@@ -1,6 +1,6 @@
 """Development run of SeedER on the HPO quiz: train on the train split (model selection on val), then compare on
-the test split with dense retrieval and the Table 1 graph baselines. Figures are DEVELOPMENT figures (one seed,
-before any tuning on test is excluded by construction: test is only read at the end).
+the test split with dense retrieval and the Table 1 graph baselines. The figures are DEVELOPMENT figures: one
+training seed per run, and the test split is read only after training, for the final table.
 
     python benchmarks/seeder_hpo_dev.py QUIZ_DIR OUT_DIR [--preset hpo] [--seed 0] [--set key=value ...]
                                         [--baselines khop-filter,ppr,...] [--limit N] [--threads 1]
@@ -23,22 +23,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
-def _overrides(pairs: list[str]) -> dict:
-    out: dict = {}
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        node = out
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("quiz_dir", type=Path)
@@ -58,7 +42,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     from ark.loaders import open_graph
     from ark.methods.seeder.baselines import make_baseline
-    from ark.methods.seeder.config import train_settings
+    from ark.methods.seeder.config import parse_overrides, train_settings
     from ark.methods.seeder.embeddings import open_graph_embeddings
     from ark.methods.seeder.method import SeederMethod, SeederOptions
     from ark.methods.seeder.pipeline import read_questions, train_seeder
@@ -66,7 +50,7 @@ def main() -> None:
 
     graph = open_graph("hpo")
     splits = args.quiz_dir / "splits"
-    overrides = {**_overrides(args.overrides), "seed": args.seed}
+    overrides = {**parse_overrides(args.overrides), "seed": args.seed}
     settings = train_settings(args.preset, args.ablation, overrides)
     model_dir = args.out_dir / "model"
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
