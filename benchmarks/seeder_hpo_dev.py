@@ -7,7 +7,8 @@ training seed per run, and the test split is read only after training, for the f
 
 QUIZ_DIR is what ``benchmarks/recipes/hpo_quiz.sh QUIZ_DIR`` writes (``splits/{train,val,test}.jsonl``). The model
 goes to OUT_DIR/model (an interrupted run resumes from its checkpoints); the report to OUT_DIR/report.json.
-``--set`` takes dotted keys (``--set search.budget=200 --set lr=3e-4``).
+``--set`` takes dotted keys (``--set search.budget=200 --set lr=3e-4``); ``--test FILE`` evaluates an existing model
+on another query file (e.g. ``../shared/data/phenopackets-dev.jsonl``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], dest="overrides")
     parser.add_argument("--baselines", default="khop-filter")
     parser.add_argument("--limit", type=int, default=None, help="test questions to evaluate (default: all)")
+    parser.add_argument("--test", type=Path, default=None,
+                        help="query file to evaluate on (default: QUIZ_DIR/splits/test.jsonl)")
+    parser.add_argument("--report", default="report.json", help="report file name inside OUT_DIR")
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 
@@ -65,7 +69,8 @@ def main() -> None:
         report["training"].pop("step_rewards", None)
         log(f"trained in {report['training']['seconds_total']:.0f} s (subgraphs "
             f"{report['training']['seconds_subgraphs']:.0f} s, policy {report['training']['seconds_training']:.0f} s)")
-    test = read_questions(splits / "test.jsonl", graph, log)[: args.limit]
+    test_file = args.test or splits / "test.jsonl"
+    test = read_questions(test_file, graph, log)[: args.limit]
     embeddings = open_graph_embeddings(graph, None, progress=False)
     methods = {"seeder": SeederMethod(graph, SeederOptions(model=str(model_dir), torch_threads=args.threads))}
     for name in [n for n in args.baselines.split(",") if n]:
@@ -90,8 +95,8 @@ def main() -> None:
     report["test_questions"] = len(test)
     report["median_ms"] = {name: 1000 * float(np.median(v)) for name, v in latency.items()}
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "report.json").write_text(json.dumps(report, indent=1, default=str))
-    print(f"DEVELOPMENT figures, HPO quiz test split ({len(test)} questions), seed {args.seed}, preset {args.preset}"
+    (args.out_dir / args.report).write_text(json.dumps(report, indent=1, default=str))
+    print(f"DEVELOPMENT figures, {test_file} ({len(test)} questions), seed {args.seed}, preset {args.preset}"
           + (f", ablation {args.ablation}" if args.ablation else ""))
     print(f"{'method':<14}{'hit@1':>8}{'hit@5':>8}{'mrr':>8}{'r@20':>8}{'ms':>8}")
     for name, metrics in report["test"].items():
