@@ -66,8 +66,9 @@ def main() -> None:
     from ark.loaders import open_graph
     from ark.methods.seeder.config import train_settings
     from ark.methods.seeder.embeddings import open_graph_embeddings, open_node_features
-    from ark.methods.seeder.method import SeederMethod, SeederOptions
+    from ark.methods.seeder.method import SeederMethod
     from ark.methods.seeder.model import Architecture, SeederNetwork, count_parameters
+    from ark.methods.seeder.options import SeederOptions
     from ark.methods.seeder.store import directory_size, save_model
 
     graph = open_graph(args.graph)

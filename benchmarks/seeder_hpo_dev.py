@@ -45,16 +45,18 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     from ark.loaders import open_graph
+    from ark.methods.options import parse_set_values
     from ark.methods.seeder.baselines import make_baseline
-    from ark.methods.seeder.config import parse_overrides, train_settings
+    from ark.methods.seeder.config import train_settings
     from ark.methods.seeder.embeddings import open_graph_embeddings
-    from ark.methods.seeder.method import SeederMethod, SeederOptions
+    from ark.methods.seeder.method import SeederMethod
+    from ark.methods.seeder.options import SeederOptions
     from ark.methods.seeder.pipeline import read_questions, train_seeder
     from ark.metrics import mean_metrics, query_metrics
 
     graph = open_graph("hpo")
     splits = args.quiz_dir / "splits"
-    overrides = {**parse_overrides(args.overrides), "seed": args.seed}
+    overrides = {**parse_set_values(args.overrides), "seed": args.seed}
     settings = train_settings(args.preset, args.ablation, overrides)
     model_dir = args.out_dir / "model"
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731

@@ -3,6 +3,7 @@
 - ``rewards``: set-level rewards built on :mod:`ark.metrics` (Recall@Any, set F1).
 - ``rollouts``: groups of sampled trajectories per question and their group-relative advantages.
 - ``datasets``: chat-format training files (``{"messages", "tools"}`` per line) with validation and statistics.
+- ``losses``: pairwise ranking losses (BPR, margin) over trajectories packed as one disjoint graph.
 - ``checkpoints``: atomic, resumable training checkpoints (model, optimiser, scheduler, RNG states, step).
 - ``tiny_model``: tiny Qwen3 models built from a config with a BPE tokenizer trained offline (pipeline checks).
 - ``sft``: LoRA (or full) supervised fine-tuning with TRL, assistant-only loss, merged export.

@@ -95,7 +95,7 @@ WITHOUT_EXTRAS = textwrap.dedent(f"""
 
     sys.meta_path.insert(0, NotInstalled())
     from ark.cli.main import app
-    for args in (["--help"], ["methods"], ["methods", "ark"], ["methods", "graphscout"]):
+    for args in (["--help"], ["methods"], ["methods", "ark"], ["methods", "graphscout"], ["methods", "seeder"]):
         try:
             app(args)
         except SystemExit as exit:

@@ -26,26 +26,23 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
-from ark.eval.methods import MethodOutput, candidate_mask
-from ark.index.embedders import DEFAULT_EMBEDDER
 from ark.index.topk import top_k
 
+from ..base import MethodContext, MethodOutput, Retriever, type_mask
 from .embeddings import GraphEmbeddings, open_graph_embeddings
 from .expansion import Neighborhood, best_per_node, gather_rows, khop_with_filter, two_hop_neighborhood
-
-
-class BaselineOptions(BaseModel):
-    """Options every Table 1 baseline shares."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    embedder: str = Field(DEFAULT_EMBEDDER, description="Text embedder: the packaged MiniLM (Table 1), a "
-                                                        "sentence-transformers directory, or 'openai:MODEL'.")
-    seeds: int = Field(3, ge=1, description="Dense seeds (Appendix E: the top 3 nodes by cosine).")
-    max_neighborhood: int = Field(2000, ge=1, description="Cap on the 2-hop ego graph (Appendix E: 'bounded'); "
-                                                          "each hop keeps its most query-similar nodes.")
+from .options import (
+    AStarOptions,
+    BaselineOptions,
+    BeamOptions,
+    KHopFilterOptions,
+    PCSTOptions,
+    PPRMMROptions,
+    PPROptions,
+    SubgraphRAGOptions,
+    TraversalOptions,
+)
 
 
 class _Query:
@@ -58,20 +55,21 @@ class _Query:
         self.seeds = embeddings.seeds(self.node_sims, seeds)
 
 
-class GraphBaseline:
+class GraphBaseline(Retriever):
     """Shared plumbing: embeddings, seeds, the candidate-type filter and the cut to ``k``."""
 
     Options: ClassVar[type[BaselineOptions]] = BaselineOptions
     name: ClassVar[str] = "baseline"
 
-    def __init__(self, graph: Any, options: BaselineOptions | None = None, context: Any = None) -> None:
+    def __init__(self, graph: Any, options: BaselineOptions | None = None, context: MethodContext | None = None
+                 ) -> None:
         self.graph = graph
         self.options = options if options is not None else self.Options()
         if not isinstance(self.options, self.Options):
             raise TypeError(f"{type(self).__name__} takes {self.Options.__name__}, got {type(options).__name__}")
-        progress = bool(getattr(context, "progress", False))
-        self.embeddings = open_graph_embeddings(graph, self.options.embedder, progress=progress)
-        self.mask = candidate_mask(graph, getattr(context, "candidate_types", None))
+        context = context or MethodContext()
+        self.embeddings = open_graph_embeddings(graph, self.options.embedder, progress=context.progress)
+        self.mask = type_mask(graph, context.candidate_types)
 
     def retrieve(self, query: str, k: int) -> MethodOutput:
         if k <= 0 or not query.strip():
@@ -105,12 +103,6 @@ def _seeds_first(q: _Query, nodes: np.ndarray, scores: np.ndarray) -> tuple[np.n
 
 
 # ---------------------------------------------------------------------------------------------- k-hop-with-filter
-class KHopFilterOptions(BaselineOptions):
-    hop_budgets: list[int] = Field(default_factory=lambda: [60, 90],
-                                   description="b_h per hop (ours; the paper gives none, see config.py).")
-    budget: int = Field(150, ge=1, description="Node budget B (Section 4: 100–200).")
-
-
 class KHopFilterRetriever(GraphBaseline):
     """K-HOP-WITH-FILTERING: seeds first, then every kept node by its filter score."""
 
@@ -123,13 +115,6 @@ class KHopFilterRetriever(GraphBaseline):
 
 
 # ---------------------------------------------------------------------------------------------- PPR and PPR+MMR
-class PPROptions(BaselineOptions):
-    restart: float = Field(0.15, gt=0, lt=1, description="Restart probability (Appendix E: 0.15).")
-    iterations: int = Field(20, ge=1, description="Power iterations (Appendix E: up to 20).")
-    ppr_weight: float = Field(0.5, ge=0, le=1, description="Weight of normalised PPR against dense similarity in "
-                                                           "the final relevance (ours).")
-
-
 def personalized_pagerank(hood: Neighborhood, restart_weights: np.ndarray, restart: float, iterations: int
                           ) -> np.ndarray:
     """PPR on the ego graph taken as undirected (random walk over incident edges), restarting at ``restart_weights``."""
@@ -171,12 +156,6 @@ class PPRRetriever(GraphBaseline):
         return _sorted(*self.relevance(q))
 
 
-class PPRMMROptions(PPROptions):
-    pool: int = Field(250, ge=1, description="PPR candidates reranked (Appendix E: 250).")
-    keep: int = Field(20, ge=1, description="Nodes chosen by MMR (Appendix E: 20).")
-    mmr_lambda: float = Field(0.78, ge=0, le=1, description="MMR trade-off λ (Appendix E: 0.78).")
-
-
 class PPRMMRRetriever(PPRRetriever):
     """PPR's top ``pool`` reranked greedily by λ·relevance − (1 − λ)·max cosine to the nodes already chosen; the
     ``keep`` MMR picks come first, the rest of the pool follows by relevance."""
@@ -212,22 +191,10 @@ class PPRMMRRetriever(PPRRetriever):
 
 
 # ---------------------------------------------------------------------------------------------- beam and A*
-class TraversalOptions(BaselineOptions):
-    node_weight: float = Field(0.7, ge=0, description="Weight of destination-node similarity in a transition (ours).")
-    relation_weight: float = Field(0.3, ge=0, description="Weight of relation-type similarity (ours).")
-    path_decay: float = Field(0.5, ge=0, le=1, description="Share of the previous path score carried over (ours).")
-    hop_penalty: float = Field(0.05, ge=0, description="Subtracted per hop (Appendix E: 'a small hop penalty').")
-    hops: int = Field(2, ge=1, description="Depth (Appendix E: 2 hops).")
-
-
 def _transition(o: TraversalOptions, q: _Query, parent_scores: np.ndarray, nodes: np.ndarray,
                 relations: np.ndarray, hop: int) -> np.ndarray:
     step = o.node_weight * q.node_sims[nodes] + o.relation_weight * q.relation_sims[relations]
     return (o.path_decay * parent_scores + (1 - o.path_decay) * step - o.hop_penalty * hop).astype(np.float32)
-
-
-class BeamOptions(TraversalOptions):
-    beam_width: int = Field(20, ge=1, description="Frontier nodes kept per hop (ours).")
 
 
 class BeamSearchRetriever(GraphBaseline):
@@ -253,12 +220,6 @@ class BeamSearchRetriever(GraphBaseline):
             best[frontier] = kept_scores
         reached = np.flatnonzero(best > -np.inf)
         return _sorted(reached, best[reached])
-
-
-class AStarOptions(TraversalOptions):
-    max_expansions: int = Field(60, ge=1, description="States expanded before stopping (ours).")
-    heuristic_weight: float = Field(1.0, ge=0, description="Weight of sim(q, v) in the priority (ours).")
-    branching: int = Field(100, ge=1, description="Best transitions pushed per expansion (ours; bounds hubs).")
 
 
 class AStarRetriever(GraphBaseline):
@@ -297,15 +258,6 @@ class AStarRetriever(GraphBaseline):
 
 
 # ---------------------------------------------------------------------------------------------- G-Retriever PCST
-class PCSTOptions(BaselineOptions):
-    prized_nodes: int = Field(20, ge=0, description="Nodes given prizes k, k−1, ..., 1 by similarity rank (ours; "
-                                                    "G-Retriever's top-k prize scheme).")
-    prized_edges: int = Field(20, ge=0, description="Edges given prizes by head/relation/tail similarity rank (ours).")
-    edge_cost: float = Field(0.5, gt=0, description="Cost of an edge before its prize is taken off (ours).")
-    prize_bonus: float = Field(1.0, ge=0, description="Added to sim(q, v) for nodes in the tree, per unit of "
-                                                      "normalised prize, plus once for membership (ours).")
-
-
 def _rank_prizes(values: np.ndarray, count: int) -> np.ndarray:
     """Prizes count, count−1, ..., 1 for the ``count`` highest values, 0 elsewhere."""
     prizes = np.zeros(len(values), dtype=np.float64)
@@ -360,13 +312,6 @@ class PCSTRetriever(GraphBaseline):
 
 
 # ---------------------------------------------------------------------------------------------- SubgraphRAG
-class SubgraphRAGOptions(BaselineOptions):
-    head_weight: float = Field(1 / 3, ge=0, description="Weight of head-node similarity in a triple's score (ours).")
-    relation_weight: float = Field(1 / 3, ge=0, description="Weight of relation similarity (ours).")
-    tail_weight: float = Field(1 / 3, ge=0, description="Weight of tail-node similarity (ours).")
-    triples: int = Field(100, ge=1, description="Top-scoring triples whose endpoints are returned (ours).")
-
-
 class SubgraphRAGRetriever(GraphBaseline):
     """Score every triple (h, r, t) of the ego graph by weighted head, relation and tail similarity; return the
     seeds, then the endpoints of the best ``triples`` triples by their best triple score."""

@@ -10,7 +10,6 @@ questions (Recall@Any of the subgraph: [20, 130] 0.569, [40, 110] 0.621, [60, 90
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -130,28 +129,6 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """``["search.budget=200", "lr=3e-4", "search.sizes=[5,5]"]`` as nested overrides for :func:`train_settings`
-    (values are read as JSON when they parse, else kept as strings)."""
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"setting {pair!r} is not KEY=VALUE (e.g. search.budget=200 or lr=3e-4)")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        node = out
-        *parents, leaf = key.strip().split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"setting {pair!r} sets a field inside {part!r}, which is not a group")
-        node[leaf] = value
-    return out
 
 
 def train_settings(preset: str = "prime", ablation: str | None = None, overrides: dict[str, Any] | None = None

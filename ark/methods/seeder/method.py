@@ -10,60 +10,44 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
-from ark.eval.methods import MethodOutput, candidate_mask
 from ark.index.embedders import open_embedder
 
+from ..base import MethodContext, MethodOutput, Retriever, type_mask
 from .embeddings import open_graph_embeddings, open_node_features
-from .store import SeederModelError, load_model, read_model
+from .options import SeederOptions
+from .store import load_model, read_model, resolve_model_dir
 
 
-class SeederOptions(BaseModel):
-    """Options of the ``seeder`` method (the search and network settings come from the model directory)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(None, description="Trained model directory (written by `ark train seeder`).")
-    device: str = Field("cpu", description="Torch device: 'cpu', 'cuda' or 'cuda:N'.")
-    fill: bool = Field(True, description="After the |V_T| selected nodes, list the rest of the query subgraph in "
-                                         "K-HOP-WITH-FILTERING order (for k larger than the selected set).")
-    embedder_base_url: str | None = Field(None, description="Endpoint for a model trained with an 'openai:MODEL' "
-                                                            "embedder (default: OPENAI_BASE_URL).")
-    torch_threads: int | None = Field(1, ge=1, description="torch CPU threads (1 is fastest for these small "
-                                                           "graphs on shared cores; None leaves torch's setting).")
-
-
-class SeederMethod:
+class SeederMethod(Retriever):
     """The trained SeedER retriever (dense seeds → filtered subgraph → learned expansion → scoring head)."""
 
-    def __init__(self, graph: Any, options: SeederOptions | None = None, context: Any = None) -> None:
+    def __init__(self, graph: Any, options: SeederOptions | None = None, context: MethodContext | None = None
+                 ) -> None:
         import torch
 
         from .pipeline import SubgraphBuilder
 
         options = options or SeederOptions()
-        if not options.model:
-            raise SeederModelError("SeedER needs a trained model directory: set model=DIR (make one with "
-                                   "`ark train seeder GRAPH --queries TRAIN --val VAL --out DIR`)")
+        context = context or MethodContext()
+        model_dir = resolve_model_dir(options.model, graph)
         if options.torch_threads is not None:
             torch.set_num_threads(options.torch_threads)
-        record = read_model(options.model)
+        record = read_model(model_dir)
         spec = record.embedder.get("spec")
         embedder = open_embedder(spec, base_url=options.embedder_base_url,
                                  dimensions=record.embedder.get("request_dimensions")) \
             if spec and spec.startswith("openai:") else open_embedder(spec)
-        self.record = load_model(options.model, graph, embedder.identity, options.device)
+        self.record = load_model(model_dir, graph, embedder.identity, options.device)
         self.settings = self.record.settings
         self.options = options
         self.graph = graph
-        progress = bool(getattr(context, "progress", False))
-        self.embeddings = open_graph_embeddings(graph, embedder, progress=progress)
+        self.embeddings = open_graph_embeddings(graph, embedder, progress=context.progress)
         self.features = open_node_features(graph, self.embeddings, self.settings.search.pca_dim, pca=self.record.pca)
         self.node_features = np.asarray(self.features.nodes)
         self.node_types = np.asarray(graph.node_type_codes)
         self.builder = SubgraphBuilder(graph, self.embeddings, self.features, self.settings.search)
-        self.mask = candidate_mask(graph, getattr(context, "candidate_types", None))
+        self.mask = type_mask(graph, context.candidate_types)
         self.device = options.device
 
     @property

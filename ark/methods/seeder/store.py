@@ -94,6 +94,33 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to model.json")
 
 
+BUILTIN_TRAINING = {"hpo": "ark train seeder hpo"}  # graphs with a one-command model (HPO quiz train/val splits)
+
+
+def default_model_dir(graph_name: str) -> Path:
+    """Where ``ark train seeder NAME`` (no ``--out``) writes the model of a built-in graph: ``ARK_HOME/models``."""
+    from ark.config import ark_home
+
+    return ark_home() / "models" / f"seeder-{graph_name}"
+
+
+def resolve_model_dir(model: str | None, graph: Any) -> Path:
+    """The model directory the ``seeder`` method uses: ``model`` when given, else the default model of a built-in
+    graph; :class:`SeederModelError` says how to make one when there is none."""
+    if model:
+        return Path(model).expanduser()
+    name = graph.metadata.get("name")
+    if name in BUILTIN_TRAINING:
+        directory = default_model_dir(name)
+        if (directory / MODEL_FILE).is_file():
+            return directory
+        raise SeederModelError(f"no SeedER model for the built-in graph {name!r} yet: make one with "
+                               f"`{BUILTIN_TRAINING[name]}` (builds the HPO quiz and trains on its train split, "
+                               f"written to {directory}), or pass --set model=DIR")
+    raise SeederModelError("SeedER needs a trained model directory: pass --set model=DIR (make one with "
+                           "`ark train seeder GRAPH --queries TRAIN --val VAL --out DIR`)")
+
+
 def read_model(directory: str | Path) -> ModelRecord:
     """Read ``model.json`` and the PCA (no torch needed); :class:`SeederModelError` when unusable."""
     directory = Path(directory)

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ark.metrics import mean_metrics, query_metrics
 from ark.training.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
+from ark.training.losses import pairwise_ranking_loss
 from ark.training.rewards import recall_any_reward
 from ark.training.rollouts import group_advantages
 
@@ -39,30 +39,6 @@ ADVANTAGE_MODE = {"mean": "centred", "none": "none", "greedy": "greedy"}
 
 class SeederTrainingError(ValueError):
     """Training cannot start or continue (no usable questions, a checkpoint from other settings, ...)."""
-
-
-def pairwise_ranking_loss(scores: torch.Tensor, selected: torch.Tensor, gold: torch.Tensor, graph: torch.Tensor,
-                          num_graphs: int, kind: str = "bpr", margin: float = 0.5) -> torch.Tensor:
-    """Mean over (answer, non-answer) pairs inside each trajectory's selected set of −log σ(Δ) (``bpr``) or
-    softplus(γ − Δ) (``margin``), Δ = s_pos − s_neg; zero (with a graph) when no trajectory has such a pair."""
-    index = selected.nonzero().squeeze(1)
-    if len(index) == 0:
-        return scores.sum() * 0.0
-    owner = graph[index]
-    counts = torch.bincount(owner, minlength=num_graphs)
-    position = torch.arange(len(index), device=scores.device) - (torch.cumsum(counts, 0) - counts)[owner]
-    width = int(counts.max())
-    table = torch.zeros((num_graphs, width), device=scores.device)
-    positive = torch.zeros((num_graphs, width), dtype=torch.bool, device=scores.device)
-    negative = torch.zeros_like(positive)
-    table[owner, position] = scores[index]
-    positive[owner, position] = gold[index]
-    negative[owner, position] = ~gold[index]
-    pairs = positive.unsqueeze(2) & negative.unsqueeze(1)
-    if not bool(pairs.any()):
-        return scores.sum() * 0.0
-    delta = (table.unsqueeze(2) - table.unsqueeze(1))[pairs]
-    return F.softplus(-delta).mean() if kind == "bpr" else F.softplus(margin - delta).mean()
 
 
 @dataclass

@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 from ark.methods.seeder.baselines import KHopFilterOptions, KHopFilterRetriever  # noqa: E402
 from ark.methods.seeder.config import train_settings  # noqa: E402
 from ark.methods.seeder.embeddings import open_graph_embeddings, open_node_features  # noqa: E402
-from ark.methods.seeder.method import SeederMethod, SeederOptions  # noqa: E402
+from ark.methods.seeder.method import SeederMethod  # noqa: E402
+from ark.methods.seeder.options import SeederOptions  # noqa: E402
 from ark.methods.seeder.pipeline import (  # noqa: E402
     Question,
     QuestionFileError,

@@ -12,7 +12,7 @@ from ark.methods.seeder.embeddings import fit_pca
 
 def test_core_and_numpy_modules_do_not_import_torch():
     code = ("import sys, ark, ark.methods.seeder, ark.methods.seeder.baselines, ark.methods.seeder.config, "
-            "ark.methods.seeder.pipeline, ark.methods.seeder.store, ark.index.embedders; "
+            "ark.methods.seeder.pipeline, ark.methods.seeder.store, ark.methods.seeder.spec, ark.index.embedders; "
             "print('torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False", result.stderr

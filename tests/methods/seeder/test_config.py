@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ark.methods.seeder.config import ABLATIONS, PRESETS, parse_overrides, train_settings
+from ark.methods.options import parse_set_values
+from ark.methods.seeder.config import ABLATIONS, PRESETS, train_settings
 
 
 def test_presets_carry_table_7():
@@ -26,7 +27,7 @@ def test_ablations_and_overrides():
     assert train_settings("prime", "greedy-baseline").baseline == "greedy"
     assert train_settings("prime", "rerank").policy == "rerank"
     assert set(ABLATIONS) == {"no-bpr", "single-trajectory", "no-baseline", "greedy-baseline", "rerank"}
-    settings = train_settings("hpo", overrides=parse_overrides(["search.budget=200", "lr=3e-4", "bpr_loss=margin"]))
+    settings = train_settings("hpo", overrides=parse_set_values(["search.budget=200", "lr=3e-4", "bpr_loss=margin"]))
     assert (settings.search.budget, settings.lr, settings.bpr_loss, settings.hidden) == (200, 3e-4, "margin", 32)
 
 
@@ -42,5 +43,5 @@ def test_ablations_and_overrides():
 def test_bad_settings_name_the_problem(preset, ablation, overrides, message):
     with pytest.raises(ValueError, match=message):
         train_settings(preset, ablation, overrides)
-    with pytest.raises(ValueError, match="KEY=VALUE"):
-        parse_overrides(["budget"])
+    with pytest.raises(ValueError, match="expected key=value"):
+        parse_set_values(["budget"])
