@@ -1,4 +1,5 @@
-"""``ark train``: train a method's model. ``ark train graphscout``: GRPO of the GraphScout solver on a quiz."""
+"""``ark train``: train a method's model. ``ark train graphscout``: GRPO of the GraphScout solver on a quiz;
+``ark train seeder`` (in :mod:`ark.cli.train_seeder_cmd`): SeedER's expansion policy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import typer
 
 from .common import console, fail, guarded, load_graph
 
-train_app = typer.Typer(help="Train a method's model (needs the train extra).", no_args_is_help=True)
+train_app = typer.Typer(help="Train a method's model: seeder (needs the seeder extra), graphscout (train, graphdb).",
+                        no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 PRESETS = ("paper", "tiny-cpu")
 
@@ -105,5 +107,8 @@ def _missing_extras() -> list[str]:
 
 def register(app: typer.Typer) -> None:
     """Add the ``train`` command group to the ``ark`` app."""
+    from .train_seeder_cmd import seeder
+
     train_app.command("graphscout")(guarded(graphscout))
+    train_app.command("seeder")(guarded(seeder))
     app.add_typer(train_app, name="train")

@@ -1,0 +1,131 @@
+"""``ark train seeder GRAPH ...``: train SeedER's expansion policy (registered by :mod:`ark.cli.train_cmd`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .common import check_writable, console, err_console, fail, load_graph
+
+
+def seeder(
+    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    queries: Path | None = typer.Option(None, "--queries", "-q", help="Training questions (our JSONL: query, "
+                                        "answer_ids). Optional on the built-in hpo graph: the HPO quiz's train "
+                                        "split is generated (benchmarks/recipes/hpo_quiz.sh's recipe)."),
+    val: Path | None = typer.Option(None, "--val", help="Validation questions (model selection by validation "
+                                    "recall); never a test split."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Model directory to write (default for a built-in "
+                                    "graph: ARK_HOME/models/seeder-GRAPH, which --method seeder uses when no "
+                                    "model= is set). An interrupted run resumes from its checkpoints."),
+    preset: str | None = typer.Option(None, "--preset", help="Hyper-parameters: prime, mag, amazon (the paper's "
+                                      "Table 7) or hpo (ours; the default on hpo, prime elsewhere)."),
+    ablation: str | None = typer.Option(None, "--ablation", help="A Table 2b ablation: no-bpr, single-trajectory, "
+                                        "no-baseline, greedy-baseline, rerank."),
+    set_values: list[str] = typer.Option([], "--set", "-s", help="Override a setting, KEY=VALUE (dotted keys for "
+                                         "search settings, e.g. --set epochs=4 --set search.budget=200)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (parameters, shuffling, sampling)."),
+    embedder: str | None = typer.Option(None, "--embedder", help="Node/query embedder: all-MiniLM-L6-v2 "
+                                        "(packaged, the default), a sentence-transformers directory, or "
+                                        "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint)."),
+    device: str = typer.Option("cpu", "--device", help="Torch device: cpu, cuda or cuda:N."),
+    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads (1 is fastest for these small "
+                                "graphs on shared cores)."),
+    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars (running reward)."),
+) -> None:
+    """Train SeedER's expansion policy on a graph and write a model directory for ``--method seeder``."""
+    from ..methods.options import parse_set_values
+    from ..methods.registry import MethodError
+    from ..methods.seeder.config import train_settings
+    from ..methods.seeder.store import BUILTIN_TRAINING, MODEL_FILE, default_model_dir
+
+    builtin = graph in BUILTIN_TRAINING
+    if queries is None and not builtin:
+        fail(f"--queries is required for graph {graph!r} (a one-command model exists for: "
+             f"{', '.join(BUILTIN_TRAINING)})")
+    if queries is not None and not queries.is_file():
+        fail(f"--queries {queries}: no such file")
+    if val is not None and not val.is_file():
+        fail(f"--val {val}: no such file")
+    if out is None:
+        if not builtin:
+            fail("--out is required: the folder to write the model to")
+        out = default_model_dir(graph)
+    if (out / MODEL_FILE).is_file() and not force:
+        fail(f"{out} already holds a trained SeedER model; pass --force to retrain it or choose another --out")
+    check_writable(out / MODEL_FILE, "cannot write --out")
+    try:
+        overrides = parse_set_values(set_values)
+        settings = train_settings(preset or ("hpo" if graph == "hpo" else "prime"), ablation,
+                                  {**overrides, "seed": seed})
+    except (ValueError, MethodError) as exc:
+        fail(str(exc))
+    _torch_threads(threads)
+    kg = load_graph(graph)
+    if queries is None:
+        queries, val = _builtin_quiz(kg, out)
+    report = _train(kg, queries, val, out, settings, embedder, device, progress, force)
+    _print_report(report, out)
+
+
+def _torch_threads(threads: int) -> None:
+    try:
+        import torch
+    except ImportError:
+        fail("training SeedER needs torch: pip install 'ark-kg[seeder]'")
+    torch.set_num_threads(threads)
+
+
+def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
+    """The HPO quiz (recipe ``hpo``, fixed seed) beside the model; its train and validation splits."""
+    from ..quiz import generate_quiz
+    from ..quiz.output import write_splits
+    from ..quiz.recipes import recipe
+
+    splits = out / "quiz"
+    if not (splits / "train.jsonl").is_file() or not (splits / "val.jsonl").is_file():
+        started = time.perf_counter()
+        with err_console.status("Generating the HPO quiz (recipe hpo) for training questions ..."):
+            result = generate_quiz(kg, recipe("hpo"))
+        write_splits(result.questions, splits)
+        err_console.print(f"HPO quiz: {len(result.questions):,} questions in {time.perf_counter() - started:.0f} s; "
+                          f"training on {splits / 'train.jsonl'}, validating on {splits / 'val.jsonl'} "
+                          "(the test split is not used)")
+    return splits / "train.jsonl", splits / "val.jsonl"
+
+
+def _train(kg: Any, queries: Path, val: Path | None, out: Path, settings: Any, embedder: str | None, device: str,
+           progress: bool, force: bool) -> dict[str, Any]:
+    from ..index.embedders import EmbeddingError
+    from ..methods.seeder.pipeline import QuestionFileError, read_questions, train_seeder
+    from ..methods.seeder.store import MODEL_FILE, SeederModelError
+    from ..methods.seeder.trainer import SeederTrainingError
+
+    def log(message: str) -> None:
+        err_console.print(message, highlight=False, soft_wrap=True)
+
+    try:
+        train = read_questions(queries, kg, log)
+        validation = read_questions(val, kg, log) if val is not None else None
+        if force:
+            (out / MODEL_FILE).unlink(missing_ok=True)
+        return train_seeder(kg, train, out, settings, validation, embedder, device=device, progress=progress,
+                            log=log)
+    except (QuestionFileError, SeederTrainingError, SeederModelError, EmbeddingError) as exc:
+        fail(str(exc), code=1)
+
+
+def _print_report(report: dict[str, Any], out: Path) -> None:
+    validation = report.get("validation") or {}
+    metrics = ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if isinstance(v, float))
+    console.print(f"Trained on {report['train_questions'] - report['train_skipped_unreachable']:,} of "
+                  f"{report['train_questions']:,} questions ({report['train_skipped_unreachable']:,} had no answer "
+                  f"inside their subgraph); best epoch {report['best_epoch']}"
+                  + (f", validation {metrics}" if metrics else ""))
+    console.print(f"Seconds: embeddings {report['seconds_embeddings']:.0f}, "
+                  f"subgraphs {report['seconds_subgraphs']:.0f}, training {report['seconds_training']:.0f}.")
+    console.print(f"Model: {out} ({report['model_bytes'] / 1e6:.2f} MB); use it with --method seeder --set model={out}")

