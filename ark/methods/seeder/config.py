@@ -106,8 +106,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "amazon": {"search": {"seeds": 10, "sizes": [4, 4, 4], "caps": [20, 30, 50]}, "hidden": 64, "layers": 3,
                "lr": 3e-4, "epochs": 10},
     # Ours, for the built-in HPO graph and its quiz (1,444 training questions): PRIME's shape (HPO is a biomedical
-    # graph like PrimeKG, with answers one or two hops from a named anchor), hidden 32 (an HPO sweep over
-    # {16, 32}), and 8 epochs so that training, subgraphs included, stays within 30 minutes on 2 CPU cores.
+    # graph like PrimeKG, with answers one or two hops from a named anchor), hidden 32 (ours, not swept), and 8
+    # epochs so that training, subgraphs included, stays within 30 minutes on 2 CPU cores.
     "hpo": {"hidden": 32, "epochs": 8, "warmup_epochs": 1},
 }
 
