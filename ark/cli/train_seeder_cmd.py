@@ -68,7 +68,7 @@ def seeder(
     kg = load_graph(graph)
     if queries is None:
         queries, val = _builtin_quiz(kg, out)
-    report = _train(kg, queries, val, out, settings, embedder, device, progress, force)
+    report = _train(kg, queries, val, out, settings, embedder, device, progress)
     _print_report(report, out)
 
 
@@ -99,10 +99,10 @@ def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
 
 
 def _train(kg: Any, queries: Path, val: Path | None, out: Path, settings: Any, embedder: str | None, device: str,
-           progress: bool, force: bool) -> dict[str, Any]:
+           progress: bool) -> dict[str, Any]:
     from ..index.embedders import EmbeddingError
     from ..methods.seeder.pipeline import QuestionFileError, read_questions, train_seeder
-    from ..methods.seeder.store import MODEL_FILE, SeederModelError
+    from ..methods.seeder.store import SeederModelError
     from ..methods.seeder.trainer import SeederTrainingError
 
     def log(message: str) -> None:
@@ -111,8 +111,6 @@ def _train(kg: Any, queries: Path, val: Path | None, out: Path, settings: Any, e
     try:
         train = read_questions(queries, kg, log)
         validation = read_questions(val, kg, log) if val is not None else None
-        if force:
-            (out / MODEL_FILE).unlink(missing_ok=True)
         return train_seeder(kg, train, out, settings, validation, embedder, device=device, progress=progress,
                             log=log)
     except (QuestionFileError, SeederTrainingError, SeederModelError, EmbeddingError) as exc:
