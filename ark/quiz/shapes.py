@@ -1,0 +1,231 @@
+"""Questions a clinician asks after the single-anchor ones, with exact answers computed from the graph.
+
+Five shapes (issue "offline answers a newcomer can trust"): ``family`` (the findings of a family of named subtypes:
+no node bears the family's name), ``conjunction`` (answers with two findings), ``attribute`` (an attribute such as a
+mode of inheritance, and a finding), ``compound`` (attribute + named neighbour + a finding described by its
+definition) and ``unanswerable`` (a relation the schema cannot express). Findings follow the true-path rule: an
+answer annotated with a finding's descendant has the finding.
+
+The roles are read from the schema, not named: the *finding* type has a taxonomy (an is-a relation onto itself);
+the *answer* type is the one with most edges to findings; its *attribute* relation is a second relation to findings
+with few distinct targets; its *partner* relation links it to a third type (HPO: disease, phenotype,
+has_inheritance, associated_gene).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..graph import KnowledgeGraph, normalize_name
+from ..question import TAXONOMY_RELATIONS, name_tokens
+
+SHAPES = ("family", "conjunction", "attribute", "compound", "unanswerable")
+_DEFINITION = re.compile(r"Definition:\s*([^\n]+)")
+# Relations a biomedical user asks for that a phenotype ontology does not hold: the missing word and a question.
+_MISSING = (("treatment", "What is the best treatment for {name}?"),
+            ("drugs", "Which drugs are used against {name}?"),
+            ("prevalence", "What is the prevalence of {name}?"),
+            ("trials", "Which clinical trials study {name}?"))
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Which types and relations play each part in the shapes."""
+
+    answer: str
+    finding: str
+    taxonomy: str
+    finding_relation: str
+    attribute_relation: str | None
+    partner: str | None
+    partner_relation: str | None
+
+
+def schema_roles(graph: KnowledgeGraph) -> Roles:
+    """Read the roles from the schema (see the module docstring); ValueError when the graph has no taxonomy."""
+    taxonomies = [t for t in graph.schema if t.source_type == t.target_type
+                  and normalize_name(t.relation) in TAXONOMY_RELATIONS]
+    if not taxonomies:
+        raise ValueError("the graph has no is-a relation between nodes of one type; the shapes need a taxonomy")
+    finding, taxonomy = taxonomies[0].source_type, taxonomies[0].relation
+    into = sorted((t for t in graph.schema if t.target_type == finding and t.source_type != finding),
+                  key=lambda t: -t.count)
+    if not into:
+        raise ValueError(f"no relation links another type to {finding!r}")
+    # The answer type is the one with most kinds of relation to findings (HPO: a disease has phenotypes, a mode of
+    # inheritance, an onset ...), then most edges.
+    kinds: dict[str, int] = {}
+    for triple in into:
+        kinds[triple.source_type] = kinds.get(triple.source_type, 0) + 1
+    answer = max(kinds, key=lambda t: kinds[t])
+    main = next(t for t in into if t.source_type == answer)
+    attribute = None
+    for triple in into:
+        if triple.source_type == answer and triple is not main:
+            targets = _targets(graph, triple.relation)
+            if 1 < len(targets) <= 50:
+                attribute = triple.relation
+                break
+    partners = [t for t in graph.schema if answer in (t.source_type, t.target_type)
+                and finding not in (t.source_type, t.target_type)]
+    partner = partners[0] if partners else None
+    other = None if partner is None else (partner.target_type if partner.source_type == answer else partner.source_type)
+    return Roles(answer, finding, taxonomy, main.relation, attribute, other,
+                 partner.relation if partner else None)
+
+
+def _targets(graph: KnowledgeGraph, relation: str) -> set[int]:
+    sources, targets, codes = graph.edges()
+    return set(np.unique(targets[codes == graph.relation_code(relation)]).tolist())
+
+
+class ShapeTruth:
+    """Exact answers of the shapes on one graph (true-path rule for findings)."""
+
+    def __init__(self, graph: KnowledgeGraph, roles: Roles | None = None) -> None:
+        self.graph = graph
+        self.roles = roles or schema_roles(graph)
+
+    def descendants(self, node: int) -> set[int]:
+        """The node and every node below it along the taxonomy (children point at their parents)."""
+        seen, stack = {node}, [node]
+        while stack:
+            current = stack.pop()
+            for child in self.graph.neighbors(current, self.roles.taxonomy, "in").nodes.tolist():
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        return seen
+
+    def linked(self, node: int, relation: str, node_type: str) -> set[int]:
+        found = self.graph.neighbors(node, relation, "both").nodes.tolist()
+        return {n for n in found if self.graph.node_type(n) == node_type}
+
+    def having(self, finding: int, relation: str | None = None) -> set[int]:
+        """Answer-type nodes linked by ``relation`` (default: the finding relation) to the finding or below it."""
+        relation = relation or self.roles.finding_relation
+        out: set[int] = set()
+        for node in self.descendants(finding):
+            out |= self.linked(node, relation, self.roles.answer)
+        return out
+
+    def findings_of(self, answers: set[int]) -> set[int]:
+        out: set[int] = set()
+        for node in answers:
+            out |= self.linked(node, self.roles.finding_relation, self.roles.finding)
+        return out
+
+    @cached_property
+    def attribute_modes(self) -> dict[int, set[int]]:
+        """Each attribute value (e.g. a mode of inheritance) and the answers that have it (true path)."""
+        if self.roles.attribute_relation is None:
+            return {}
+        return {mode: self.having(mode, self.roles.attribute_relation)
+                for mode in _targets(self.graph, self.roles.attribute_relation)}
+
+
+def definition(text: str) -> str | None:
+    """The definition sentence of a node's text ("Definition: ..."), without its final period."""
+    match = _DEFINITION.search(text)
+    if not match:
+        return None
+    sentence = re.split(r"(?<=[a-z)])\.\s", match.group(1).strip())[0].rstrip(". ")
+    return sentence[:1].lower() + sentence[1:] if sentence else None
+
+
+def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -> list[dict]:
+    """``per_shape`` questions of each shape with their exact answers (ids), seeded."""
+    truth = ShapeTruth(graph)
+    roles = truth.roles
+    rng = random.Random(seed)
+    g = graph
+    answers = [int(i) for i in g.nodes_of_type(roles.answer)]
+    findings = [int(i) for i in g.nodes_of_type(roles.finding)]
+    exact_names = {normalize_name(g.name(i)) for i in range(g.num_nodes)}
+    questions: list[dict] = []
+
+    def add(shape: str, question: str, truth_ids: set[int], **extra) -> None:
+        questions.append({"id": f"{shape}-{sum(q['shape'] == shape for q in questions) + 1}", "shape": shape,
+                          "question": question, "wanted_type": extra.pop("wanted", roles.answer),
+                          "answer_ids": sorted(g.node_id(i) for i in truth_ids), **extra})
+
+    # family: a name prefix (before a comma) that several answers share and no node bears
+    families: dict[str, list[int]] = {}
+    for node in answers:
+        base = g.name(node).split(",")[0].strip()
+        if len(name_tokens(base)) >= 2 and normalize_name(base) not in exact_names:
+            families.setdefault(base, []).append(node)
+    bases = sorted(b for b, members in families.items() if len(members) >= 3)
+    rng.shuffle(bases)
+    for base in bases[:per_shape]:
+        words = set(name_tokens(base))
+        members = {a for a in answers if words <= set(name_tokens(g.name(a)))}
+        add("family", f"What {roles.finding}s are associated with {base}?", truth.findings_of(members),
+            wanted=roles.finding, family=[g.node_id(m) for m in sorted(members)])
+
+    def self_linked(node: int, relation: str | None) -> set[int]:
+        return truth.linked(node, relation or roles.finding_relation, roles.answer)
+
+    conj_phrasings = ("Which {t}s present with {a} and {b}?", "Which {t}s have both {a} and {b}?",
+                      "Which {t}s show {a} and {b}?")
+    made, tries = 0, 0
+    while made < per_shape and tries < 2000:
+        tries += 1
+        disease = rng.choice(answers)
+        own = sorted(truth.linked(disease, roles.finding_relation, roles.finding))
+        own = [f for f in own if 10 <= len(self_linked(f, None)) <= 400]
+        if len(own) < 2:
+            continue
+        a, b = rng.sample(own, 2)
+        if a in truth.descendants(b) or b in truth.descendants(a):
+            continue
+        both = truth.having(a) & truth.having(b)
+        if len(both) < 5:
+            continue
+        phrasing = conj_phrasings[made % len(conj_phrasings)]
+        add("conjunction", phrasing.format(t=roles.answer, a=g.name(a).lower(), b=g.name(b).lower()), both,
+            anchors=[g.node_id(a), g.node_id(b)])
+        made += 1
+
+    modes = {m: s for m, s in truth.attribute_modes.items() if len(s) >= 100}
+    made, tries = 0, 0
+    while modes and made < per_shape and tries < 2000:
+        tries += 1
+        mode = rng.choice(sorted(modes))
+        finding = rng.choice(findings)
+        if not 20 <= len(self_linked(finding, None)) <= 1500:
+            continue
+        both = modes[mode] & truth.having(finding)
+        if len(both) < 5:
+            continue
+        add("attribute", f"Which {roles.answer}s have {g.name(mode).lower()} and {g.name(finding).lower()}?", both,
+            anchors=[g.node_id(mode), g.node_id(finding)],
+            other_modes=[g.node_id(m) for m in sorted(modes) if m != mode])
+        made += 1
+
+    made, tries = 0, 0
+    while roles.partner_relation and modes and made < per_shape and tries < 5000:
+        tries += 1
+        disease = rng.choice(answers)
+        own_modes = [m for m in modes if disease in modes[m]]
+        partners = sorted(truth.linked(disease, roles.partner_relation, roles.partner))
+        described = [f for f in truth.linked(disease, roles.finding_relation, roles.finding)
+                     if definition(g.text(f)) and len(self_linked(f, None)) <= 400]
+        if not own_modes or not partners or not described:
+            continue
+        mode, partner, finding = own_modes[0], rng.choice(partners), rng.choice(sorted(described))
+        both = modes[mode] & truth.having(finding) & truth.linked(partner, roles.partner_relation, roles.answer)
+        add("compound", f"Which {roles.answer} with {g.name(mode).lower()} is linked to the {g.name(partner)} "
+            f"{roles.partner} and shows {definition(g.text(finding))}?", both,
+            anchors=[g.node_id(mode), g.node_id(partner), g.node_id(finding)])
+        made += 1
+
+    named = [a for a in answers if len(truth.linked(a, roles.finding_relation, roles.finding)) >= 20]
+    for word, template in _MISSING[:per_shape]:
+        add("unanswerable", template.format(name=g.name(rng.choice(named))), set(), wanted=None, missing=word)
+    return questions
