@@ -36,9 +36,10 @@ def judge(question: dict, retrieval, graph) -> tuple[bool, str]:
     right = set(question["answer_ids"])
     shape = question["shape"]
     if shape == "unanswerable":
-        reason = (retrieval.confidence_reason or "").lower()
-        ok = retrieval.confidence == "low" and question["missing"] in reason
-        return ok, f"confidence={retrieval.confidence} reason={retrieval.confidence_reason!r}"
+        reason = (getattr(retrieval, "confidence_reason", "") or "").lower()
+        confidence = getattr(retrieval, "confidence", None)
+        ok = confidence == "low" and question["missing"] in reason
+        return ok, f"confidence={confidence} reason={reason!r}"
     typed = all(node.type == question["wanted_type"] for node in top)
     hits = sum(node.node_id in right for node in top)
     account = f"{hits}/5 right, types {'ok' if typed else 'WRONG'}"
