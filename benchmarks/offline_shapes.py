@@ -18,7 +18,6 @@ Prints one line per question and a table per shape. Runs ARK with the offline po
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path

@@ -64,6 +64,10 @@ def ask(
         return
     _print_trace(output.trajectories or [], graph)
     _print_ranking(question, output, record, graph, top)
+    if record.get("confidence"):
+        colour = {"high": "green", "medium": "yellow", "low": "red"}.get(record["confidence"], "white")
+        console.print(Text.assemble(("Confidence: ", "bold"), (record["confidence"], colour),
+                                    f" — {record['confidence_reason']}" if record.get("confidence_reason") else ""))
     if output.answer is not None:
         console.print(Text(f"Answer ({output.answer.type}): {output.answer.text}"))
     usage = record.get("usage", {}).get("total_tokens", 0)

@@ -17,6 +17,15 @@ _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or|but|while|plus)\s+", re.IGNOREC
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
+# "what is the best treatment for ...", "which drugs are used ...": the words naming what is asked for.
+_ASKED = re.compile(r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?((?:[\w-]+\s+){0,4}?[\w-]+?)"
+                    r"(?=\s+(?:is|are|was|were|do|does|did|can|could|for|of|against|in|on|to|with|that|study|"
+                    r"treat(?:s|ed|ing)?)\b)", re.IGNORECASE)
+_ASKED_FILLERS = {"the", "a", "an", "best", "most", "main", "usual", "common", "recommended", "current", "known",
+                  "associated", "related", "linked", "involved", "used", "found", "seen", "all", "other"}
+_ASIDE_LIST = re.compile(r"\(([^()]*,[^()]*)\)")
+_CONNECTIVE = re.compile(r"\s+(?:with|that|which|who|whose|where|shows?|showing|has|have|having|presents? with|"
+                         r"(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|due to)\s+", re.I)
 _GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
 # Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
 _BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
@@ -50,6 +59,8 @@ class QuestionAnalysis:
     question_without_negations: str = ""
     type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
     hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
+    unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
+    clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
 
 
 def _type_words(node_type: str) -> set[str]:
@@ -84,6 +95,7 @@ class QuestionReader:
         analysis.target_types = self._target_types(question)
         analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
         analysis.mentions = self._mentions(question, analysis.quoted)
+        analysis.clauses = _clauses(analysis.mentions)
         negated = [m.text for m in analysis.mentions if m.negated]
         kept = question
         for text in negated:
@@ -101,6 +113,7 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
+        analysis.unsupported = self._unsupported(question, analysis)
         if _BROADER.search(question):
             analysis.hierarchy = "broader"
         elif _NARROWER.search(question):
@@ -124,10 +137,29 @@ class QuestionReader:
                 return [after[0][1]]
         return [min(found)[1]]
 
+    def _unsupported(self, question: str, analysis: QuestionAnalysis) -> str | None:
+        """The thing a question asks for ("what is the best *treatment* for X") when no node type is named anywhere
+        in it and the asked words match no node type and no relation of the schema; else None."""
+        if analysis.type_mentions or analysis.relation_hints:
+            return None
+        match = _ASKED.search(question)
+        if not match:
+            return None
+        asked = [w for w in words(match.group(1)) if w not in _ASKED_FILLERS][:3]
+        if not asked:
+            return None
+        known = set().union(*self.type_words.values(), *self.relation_words.values())
+        if _shares_stem(set(asked), known):
+            return None
+        return " ".join(asked)
+
     def _mentions(self, question: str, quoted: list[str]) -> list[Mention]:
         text = question
         for phrase in quoted:
             text = text.replace(phrase, " ")
+        # A parenthesised list elaborates what precedes it ("... blood cell types (red cells, white cells, and
+        # platelets)"): it names no entity of its own.
+        text = _ASIDE_LIST.sub(" ", text)
         mentions: list[Mention] = []
         negated_zone = False
         for sentence in re.split(r"(?<=[.?!])\s+", text):
@@ -140,6 +172,23 @@ class QuestionReader:
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _clauses(mentions: list[Mention], min_tokens: int = 6) -> list[Mention]:
+    """Long mentions cut at connectives into the parts that may each name an entity ("a disease *with* autosomal
+    dominant inheritance *linked to* the X gene"); only parts that differ from the whole mention."""
+    out: list[Mention] = []
+    seen = {m.text.lower() for m in mentions}
+    for mention in mentions:
+        if len(mention.tokens) < min_tokens:
+            continue
+        for part in _CONNECTIVE.split(mention.text):
+            part = part.strip()
+            tokens = [t for t in name_tokens(part) if not _NEGATION.fullmatch(t)]
+            if tokens and part.lower() not in seen:
+                seen.add(part.lower())
+                out.append(Mention(part, tokens, mention.negated))
+    return out
 
 
 def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> bool:

@@ -76,6 +76,8 @@ class Trajectory:
     telemetry: dict[str, int] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     wall_s: float = 0.0
+    confidence: str | None = None  # high | medium | low, as the agent's finish call stated it (None: not stated)
+    confidence_reason: str | None = None
 
     @property
     def step_times(self) -> list[float]:
@@ -93,6 +95,7 @@ class Trajectory:
             "answer": self.answer, "answer_ids": self.answer_ids,
             "reasoning": {str(k): v for k, v in self.reasoning.items()},
             "telemetry": self.telemetry, "usage": self.usage.to_dict(), "wall_s": self.wall_s,
+            "confidence": self.confidence, "confidence_reason": self.confidence_reason,
             "steps": [s.to_dict() for s in self.steps], "messages": [protocol_message(m) for m in self.messages],
             "tools": self.tools,
         }
@@ -136,6 +139,8 @@ class Retrieval:
     policy: str = ""
     wall_s: float = 0.0
     graph: str = ""
+    confidence: str | None = None  # high | medium | low (None: no agent stated one)
+    confidence_reason: str | None = None  # one line: why (e.g. the relation the graph lacks)
 
     @property
     def fused_ids(self) -> list[int]:
@@ -172,6 +177,7 @@ class Retrieval:
         record = {
             "question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
             "wall_s": self.wall_s, "usage": self.usage.to_dict(), "fused_ids": self.fused_ids,
+            "confidence": self.confidence, "confidence_reason": self.confidence_reason,
             "ranked": [asdict(node) for node in self.ranked],
             "agents": [t.to_dict() for t in self.trajectories],
         }
@@ -188,7 +194,8 @@ class Retrieval:
         return cls(question=data["question"], ranked=[RankedNode(**n) for n in data.get("ranked", [])],
                    trajectories=[Trajectory.from_dict(t) for t in data.get("agents", [])],
                    config=data.get("config", {}), policy=data.get("policy", ""), wall_s=data.get("wall_s", 0.0),
-                   graph=data.get("graph", ""))
+                   graph=data.get("graph", ""), confidence=data.get("confidence"),
+                   confidence_reason=data.get("confidence_reason"))
 
     def to_reference_format(self) -> dict[str, Any]:
         """The authors' per-question JSON: question, fused answer indices and per-agent histories."""

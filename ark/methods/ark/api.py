@@ -35,6 +35,24 @@ def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: b
     return open_index(graph, kind="bm25", scoring=options.scoring, progress=progress)
 
 
+_LEVELS = ("low", "medium", "high")
+
+
+def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str | None, str | None]:
+    """The retrieval's confidence: the level most agents stated (the lower one on a tie) with the reason of the
+    first agent that stated it; ``low`` when nothing was answered; None when no agent stated one."""
+    stated = [t for t in trajectories if t.confidence in _LEVELS]
+    if not answered:
+        reasons = [t.confidence_reason for t in stated if t.confidence_reason]
+        return "low", reasons[0] if reasons else "No agent added a node to the answer."
+    if not stated:
+        return None, None
+    counts = {level: sum(t.confidence == level for t in stated) for level in _LEVELS}
+    level = max(_LEVELS, key=lambda lv: (counts[lv], -_LEVELS.index(lv)))
+    reason = next((t.confidence_reason for t in stated if t.confidence == level and t.confidence_reason), None)
+    return level, reason
+
+
 class ARK:
     """Adaptive Retriever of Knowledge: n agents explore the graph in parallel; their answers are fused.
 
@@ -84,6 +102,7 @@ class ARK:
         retrieval = Retrieval(question, ranked, list(trajectories), config=self.config.model_dump(mode="json"),
                               policy=getattr(self.llm, "name", ""), wall_s=time.perf_counter() - started,
                               graph=str(g.metadata.get("name", "")))
+        retrieval.confidence, retrieval.confidence_reason = overall_confidence(trajectories, bool(ranked))
         if self.trajectory_path is not None:
             # One synchronous write of whole lines: records of concurrent questions never interleave.
             append_jsonl(self.trajectory_path, [pack_record(retrieval.to_dict())])

@@ -36,4 +36,5 @@ async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], polic
     trajectory.answer_ids = [toolbox.graph.node_id(i) for i in toolbox.answer]
     trajectory.reasoning = dict(toolbox.reasoning)
     trajectory.telemetry = toolbox.telemetry.to_dict()
+    trajectory.confidence, trajectory.confidence_reason = toolbox.confidence, toolbox.confidence_reason
     return trajectory

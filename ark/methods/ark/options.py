@@ -36,6 +36,10 @@ class ToolConfig(MethodOptions):
     neighborhood_tool: bool = Field(default=True, description="offer the neighbourhood tool (Table 2 ablation)")
     neighborhood_query: bool = Field(default=True, description="rank neighbours by a query (Table 2 ablation)")
     neighborhood_filters: bool = Field(default=True, description="node/edge type filters (Table 2 ablation)")
+    neighborhood_paging: bool = Field(default=False, description="show the neighbourhood tool's offset parameter (next "
+                                      "page of neighbours) in its schema; not in the paper, which shows the best "
+                                      "20 only. The offset is always accepted (the offline policy pages through "
+                                      "the neighbours of several anchors to intersect them)")
     neighborhood_ranking: Literal["bm25", "keyword"] = Field(
         default="bm25", description="bm25: the paper's Neighbors(v, q, F); keyword: the reference code's matching")
     max_observation_chars: int = Field(default=6000, ge=200, description="observation length target: snippets, then "

@@ -39,8 +39,11 @@ from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
 
 MAX_MENTIONS = 24
+MAX_CLAUSES = 8
+PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
+FAMILY_SIZE = 10  # nodes kept when a mention names a family of nodes rather than one
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
-PHASES = ("anchor", "expand", "second_hop", "verify", "answer", "finish")
+PHASES = ("anchor", "expand", "page", "second_hop", "verify", "answer", "finish")
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,18 @@ class SeenNode:
     type: str
     out_relations: tuple[str, ...] = ()
     in_relations: tuple[str, ...] = ()
+
+
+@dataclass
+class Condition:
+    """One thing the answers must satisfy: a node the question names (``named``), a family of nodes whose names
+    all contain the question's words when none bears them alone (``family``), or a node whose text the question
+    paraphrases (``described``, e.g. a finding given by its definition)."""
+
+    label: str
+    members: list[int]
+    kind: str = "named"
+    negated: bool = False
 
 
 @dataclass
@@ -71,6 +86,14 @@ class Evidence:
     anchor_weight: dict[int, float] = field(default_factory=dict)
     via_middle: set[int] = field(default_factory=set)  # anchors explored towards a named intermediate type
     intermediate_types: dict[int, str] = field(default_factory=dict)
+    conditions: list[Condition] = field(default_factory=list)
+    condition_of: dict[int, int] = field(default_factory=dict)  # anchor index -> position in ``conditions``
+    satisfied: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))  # candidate -> conditions
+    checked: set[int] = field(default_factory=set)  # candidates whose own neighbourhood was looked at
+    expansion_total: dict[int, int] = field(default_factory=dict)  # anchor -> neighbours of the wanted type
+    anchor_relations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
+    expansion_calls: list[dict] = field(default_factory=list)  # direct expansions with more neighbours to page
 
 
 class OfflinePolicy:
@@ -85,6 +108,11 @@ class OfflinePolicy:
         self.graph = graph
         self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph)
+        # Words that say what is asked rather than name an entity: interrogatives, auxiliaries, type names.
+        self._question_words = frozenset({"what", "which", "who", "are", "is", "was", "were", "do", "does", "can",
+                                          "associated", "linked", "related", "have", "has", "show", "shows",
+                                          "present", "presents", "list", "name", "find", "give", "all"}
+                                         | set().union(*self.reader.type_words.values()))
         self.verify = verify
         self.max_answers = max_answers
         self.type_sizes = graph.type_counts()
@@ -144,17 +172,24 @@ class OfflinePolicy:
         if phase == "anchor":
             calls = [(SEARCH_IN_GRAPH, {"query": m.text, "size": 20}) for m in a.mentions[:MAX_MENTIONS]]
             calls += [(SEARCH_IN_GRAPH, {"query": word, "size": 5}) for word in identifiers(a.question)[:8]]
+            calls += [(SEARCH_IN_GRAPH, {"query": c.text, "size": 20}) for c in a.clauses[:MAX_CLAUSES]]
             if a.question.strip():
                 calls.append((SEARCH_IN_GRAPH, {"query": a.question, "size": 30}))
             return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
         if phase == "expand":
             if SEARCH_IN_NEIGHBORHOOD not in tool_names:
                 return [], ""
+            if a.unsupported:
+                return [], ""
             calls = []
             query = self._expansion_query(ev)
+            conjunction = len(self._positive_conditions(ev)) >= 2
             for index, _name, node_type, _negated in self._positive_anchors(ev):
                 hop_type, via_middle = self._hop_type(node_type, a, ev)
-                args: dict[str, Any] = {"node_index": index, "query": query}
+                # With several conditions, rank each anchor's neighbours by the others: answers whose own text
+                # states another condition (e.g. a mode of inheritance) come first.
+                own_query = self._other_conditions_query(ev, index) if conjunction and not via_middle else query
+                args: dict[str, Any] = {"node_index": index, "query": own_query or query}
                 if hop_type:
                     args["node_types"] = [hop_type]
                 if via_middle:
@@ -163,11 +198,19 @@ class OfflinePolicy:
                     relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]))
                 else:
                     relation = self._relation_hint(node_type, hop_type, a)
+                    if relation and conjunction and not self._names_relation(ev, index, relation):
+                        # With several conditions a relation the question names belongs to the condition that
+                        # says it ("autosomal recessive *inheritance*"), not to every anchor.
+                        relation = None
                 if relation:
                     args["edge_types"] = [relation]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Explore the neighborhoods of the anchored entities, filtered to the type asked for."
+        if phase == "page":
+            return self._plan_pages(ev, tool_names), "Read further pages of the anchors' neighbours to intersect them."
         if phase == "second_hop":
+            if a.unsupported:
+                return [], ""
             if not ev.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
                 return [], ""
             best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:8]
@@ -183,6 +226,11 @@ class OfflinePolicy:
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Follow the intermediate entities one more hop to the type asked for."
         if phase == "verify":
+            if a.unsupported:
+                return [], ""
+            if len(self._positive_conditions(ev)) >= 2:
+                return (self._plan_condition_checks(ev, tool_names),
+                        "Check the strongest candidates against each condition of the question.")
             anchors = self._positive_anchors(ev)
             if len(anchors) < 2 or not ev.candidate_score or SEARCH_IN_NEIGHBORHOOD not in tool_names:
                 return [], ""
@@ -201,7 +249,132 @@ class OfflinePolicy:
                 return [], ""
             nodes = [{"node_index": i, "reasoning": self._reason(ev, i)} for i in ranked]
             return [(ADD_TO_ANSWER, {"answer_nodes": nodes})], "Add the best-supported nodes to the answer."
-        return [(FINISH, {"comment": "Answer complete."})], "Done."
+        confidence, reason = self._confidence(ev)
+        return [(FINISH, {"comment": "Answer complete.", "confidence": confidence, "reason": reason})], "Done."
+
+    def _positive_conditions(self, ev: Evidence) -> list[int]:
+        """Positions of the conditions the answers must satisfy (not the findings said to be absent)."""
+        return [k for k, c in enumerate(ev.conditions) if not c.negated and c.members]
+
+    def _names_relation(self, ev: Evidence, anchor: int, relation: str) -> bool:
+        position = ev.condition_of.get(anchor)
+        if position is None:
+            return False
+        words = self.reader.relation_words.get(relation, set())
+        label = set(name_tokens(ev.conditions[position].label))
+        return any(w in label or any(len(w) >= 5 and x[:5] == w[:5] for x in label) for w in words)
+
+    def _other_conditions_query(self, ev: Evidence, anchor: int) -> str:
+        own = ev.condition_of.get(anchor)
+        return " ".join(ev.conditions[k].label for k in self._positive_conditions(ev) if k != own)[:400]
+
+    def _plan_pages(self, ev: Evidence, tool_names: set[str]) -> list[tuple[str, dict]]:
+        """With several conditions, the next pages of each anchor's neighbourhood (up to ``PAGE_LIMIT``) so that
+        candidates reached from every condition are seen, not only the first page of each."""
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names or len(self._positive_conditions(ev)) < 2:
+            return []
+        calls = []
+        for call in ev.expansion_calls:
+            total = ev.expansion_total.get(call["node_index"], 0)
+            for offset in range(20, min(total, PAGE_LIMIT), 20):
+                calls.append((SEARCH_IN_NEIGHBORHOOD, {**call, "offset": offset}))
+        return calls
+
+    def _plan_condition_checks(self, ev: Evidence, tool_names: set[str]) -> list[tuple[str, dict]]:
+        """For the best candidates, look in their own neighbourhood for each condition not yet seen satisfied."""
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not ev.candidate_score:
+            return []
+        count = self.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
+        calls = []
+        for index in self._conjunction_ranking(ev)[:count]:
+            have = self._satisfied(ev, index)
+            for k in self._positive_conditions(ev):
+                if k in have:
+                    continue
+                condition = ev.conditions[k]
+                member_type = self.graph.node_type(condition.members[0])
+                calls.append((SEARCH_IN_NEIGHBORHOOD, {"node_index": index, "query": condition.label,
+                                                       "node_types": [member_type]}))
+        return calls
+
+    def _satisfied(self, ev: Evidence, index: int) -> set[int]:
+        """Conditions a candidate satisfies: reached from them, seen in its neighbourhood, or named in its text."""
+        have = set(ev.satisfied.get(index, ()))
+        text = self.graph.text(index).lower() if self.graph.is_valid_index(index) else ""
+        for k in self._positive_conditions(ev):
+            if k not in have and any(_says(text, self.graph.name(m)) for m in ev.conditions[k].members[:3]):
+                have.add(k)
+        return have
+
+    def _condition_weight(self, ev: Evidence, k: int) -> float:
+        weights = [ev.anchor_weight.get(m, 0.0) for m in ev.conditions[k].members]
+        return max(weights, default=0.0) or 1.0
+
+    def _attribute_conditions(self, ev: Evidence) -> set[int]:
+        """Conditions linked to the answers by a relation no other condition uses (e.g. a mode of inheritance
+        beside findings): they filter, not only rank."""
+        positive = self._positive_conditions(ev)
+        relations = {k: set().union(*(ev.anchor_relations.get(m, set()) for m in ev.conditions[k].members))
+                     for k in positive}
+        out = set()
+        for k in positive:
+            others = set().union(*(relations[j] for j in positive if j != k))
+            if relations[k] and others and not relations[k] & others:
+                out.add(k)
+        return out
+
+    def _conjunction_ranking(self, ev: Evidence) -> list[int]:
+        """Candidates of the wanted type, those satisfying most conditions (weighted by specificity) first;
+        candidates failing an attribute condition are dropped when others satisfy it."""
+        target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+        anchor_ids = {a[0] for a in ev.anchors}
+        pool = [i for i in ev.candidate_score if i not in anchor_ids
+                and (target is None or self.graph.node_type(i) == target)]
+        have = {i: self._satisfied(ev, i) for i in pool}
+        for k in sorted(self._attribute_conditions(ev)):
+            kept = [i for i in pool if k in have[i]]
+            pool = kept or pool  # a filter never empties the answer
+        weight = {k: self._condition_weight(ev, k) for k in self._positive_conditions(ev)}
+
+        def key(i: int) -> tuple[int, float, float, int]:
+            return (-len(have[i]), -sum(weight.get(k, 0.0) for k in have[i]), -ev.candidate_score[i], i)
+
+        return sorted(pool, key=key)
+
+    def _confidence(self, ev: Evidence) -> tuple[str, str]:
+        """How sure the answer is and why, in one line, from what the tools returned."""
+        a = ev.analysis
+        g = self.graph
+        if a.unsupported:
+            relations = ", ".join(g.relation_types)
+            return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
+                           f"{', '.join(g.node_types)}, linked by {relations}).")
+        positive = self._positive_conditions(ev)
+        target = a.target_types[0] if a.target_types else None
+        ranked = self._final_ranking(ev)
+        if not ranked:
+            wanted = f" of type {target}" if target else ""
+            return "low", f"No node{wanted} was found for the question's entities."
+        if not positive:
+            return "low", "No entity of the question was found by name; the answers are the closest text matches."
+        labels = [ev.conditions[k].label for k in positive]
+        inexact = [ev.conditions[k] for k in positive if ev.conditions[k].kind != "named"]
+        if len(positive) >= 2:
+            best = self._satisfied(ev, ranked[0])
+            if len(best & set(positive)) < len(positive):
+                return "medium", ("No answer was found to satisfy every condition ("
+                                  + "; ".join(labels) + "); the best partial matches are shown.")
+        if inexact:
+            notes = []
+            for c in inexact:
+                if c.kind == "family":
+                    notes.append(f"no node is named '{c.label}'; used the {len(c.members)} nodes whose names "
+                                 f"contain it")
+                else:
+                    notes.append(f"'{c.label}' was found by its description")
+            line = "; ".join(notes)
+            return "medium", line[:1].upper() + line[1:] + "."
+        return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
 
     def _positive_anchors(self, ev: Evidence) -> list[tuple[int, str, str, bool]]:
         return [a for a in ev.anchors if not a[3]]
@@ -269,31 +442,45 @@ class OfflinePolicy:
     # ---------------------------------------------------------------- absorbing
     def _absorb(self, phase: str, ev: Evidence, results: list[tuple[dict, dict]]) -> None:
         if phase == "anchor":
-            mentions = ev.analysis.mentions
+            mentions = ev.analysis.mentions[:MAX_MENTIONS]
+            clauses = {c.text: c for c in ev.analysis.clauses[:MAX_CLAUSES]}
             target = ev.analysis.target_types[0] if ev.analysis.target_types else None
             for position, (_call, data) in enumerate(results):
                 nodes = self._nodes(data)
-                if position < min(len(mentions), MAX_MENTIONS):
-                    mention = mentions[position]
-                    known = {x[0] for x in ev.anchors}
-                    for anchor in self._convincing(mention, nodes, target):
+                query = arguments_of(_call).get("query")
+                clause = clauses.get(query) if position >= len(mentions) and query != ev.analysis.question else None
+                if position < len(mentions) or clause is not None:
+                    mention = mentions[position] if clause is None else clause
+                    convincing = self._convincing(mention, nodes, target, family_first=clause is not None)
+                    for anchor in convincing:
                         if anchor.type == target and not mention.negated and not self._related_to_named(ev, target):
                             # The question names a node of the very type it asks for: a candidate, not a hop.
                             ev.candidate_score[anchor.index] += 1.0
                             ev.candidate_names[anchor.index] = anchor.name
-                        elif anchor.index not in known:
-                            ev.anchors.append((anchor.index, anchor.name, anchor.type, mention.negated))
+                        else:
+                            self._add_anchor(ev, anchor, mention.negated)
+                    if not convincing:
+                        ev.pending.append((mention, nodes))
                 elif arguments_of(_call).get("query") == ev.analysis.question:
                     ev.broad = nodes
             self._anchor_whole_question(ev, [self._nodes(data) for _call, data in results], target)
+            for mention, nodes in ev.pending:
+                self._anchor_family_or_description(ev, mention, nodes, target)
             return
         for call, data in results:
             nodes = self._nodes(data)
             total = int(data.get("total", len(nodes)))
             args = arguments_of(call)
             center = args.get("node_index")
-            if phase == "expand":
-                self._absorb_expansion(ev, center, nodes, total)
+            if phase in ("expand", "page"):
+                offset = int(args.get("offset") or 0)
+                if phase == "expand" and center not in ev.via_middle and total > len(nodes):
+                    ev.expansion_calls.append({k: v for k, v in args.items() if k != "offset"})
+                if isinstance(center, int):
+                    ev.expansion_total[center] = total
+                self._absorb_expansion(ev, center, nodes, total, offset)
+            elif phase == "verify" and isinstance(center, int) and len(self._positive_conditions(ev)) >= 2:
+                self._absorb_condition_check(ev, center, args, nodes)
             elif phase == "second_hop":
                 nodes = self._along_hierarchy(ev, nodes)
                 self._absorb_candidates(ev, center, nodes, total, weight=ev.intermediates.get(center, 1.0))
@@ -314,7 +501,25 @@ class OfflinePolicy:
             kept = [n for n in nodes if taxonomic(n.in_relations)]
         return kept or nodes
 
-    def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[SeenNode], total: int) -> None:
+    def _absorb_condition_check(self, ev: Evidence, center: int, args: dict, nodes: list[SeenNode]) -> None:
+        """A candidate's neighbourhood searched for one condition: satisfied when a member is listed, or a node
+        below it (its name holds the member's whole name, e.g. "Horizontal nystagmus" for "Nystagmus")."""
+        ev.checked.add(center)
+        label = args.get("query")
+        for k in self._positive_conditions(ev):
+            condition = ev.conditions[k]
+            if condition.label != label:
+                continue
+            members = set(condition.members)
+            names = [self._tokens(self.graph.name(m)) for m in condition.members]
+            for node in nodes:
+                tokens = self._tokens(node.name)
+                if node.index in members or any(n and n <= tokens for n in names):
+                    ev.satisfied[center].add(k)
+                    break
+
+    def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
+                          offset: int = 0) -> None:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
         if center in ev.via_middle:
             for node in nodes:
@@ -328,10 +533,15 @@ class OfflinePolicy:
                 ev.intermediates[node.index] += specificity
                 ev.intermediate_types[node.index] = node.type
         matching = [n for n in nodes if target is None or n.type == target]
-        self._absorb_candidates(ev, center, matching, total, weight=1.0)
+        if isinstance(center, int) and center in ev.condition_of:
+            condition = ev.condition_of[center]
+            for node in matching:
+                ev.satisfied[node.index].add(condition)
+                ev.anchor_relations[center].update(node.out_relations + node.in_relations)
+        self._absorb_candidates(ev, center, matching, total, weight=1.0, offset=offset)
 
     def _absorb_candidates(self, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
-                           weight: float) -> None:
+                           weight: float, offset: int = 0) -> None:
         if not nodes:
             return
         node_type = nodes[0].type
@@ -340,7 +550,8 @@ class OfflinePolicy:
         if isinstance(center, int):
             ev.anchor_weight[center] = specificity
         for rank, node in enumerate(nodes):
-            ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * rank / len(nodes))
+            position = (offset + rank) / (len(nodes) + offset)
+            ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * position)
             ev.candidate_hits[node.index].add(center if isinstance(center, int) else -1)
             ev.candidate_names[node.index] = node.name
 
@@ -363,7 +574,8 @@ class OfflinePolicy:
         ev.verified[center] = score / (1.0 + 0.1 * math.log1p(total))
 
     # ---------------------------------------------------------------- ranking
-    def _convincing(self, mention: Mention, nodes: list[SeenNode], target: str | None) -> list[SeenNode]:
+    def _convincing(self, mention: Mention, nodes: list[SeenNode], target: str | None,
+                    family_first: bool = False) -> list[SeenNode]:
         """Results that the mention names: those whose whole name lies within the mention, longest names first
         (several when equally named, e.g. one entity from two sources; on a tie of length, not of the wanted type,
         as mentions usually name other entities). Failing that, for a short mention, the first result whose text
@@ -377,6 +589,8 @@ class OfflinePolicy:
             chosen = others or longest
             direct = [n for n in longest if n.type == target] if others else []
             return chosen[:3] + direct[:3]
+        if family_first and len(words) >= 2 and sum(words <= self._tokens(n.name) for n in nodes) >= 2:
+            return []  # several nodes bear the mention within their names: a family, not one of them
         if len(words) <= 5:
             for node in nodes[:3]:
                 if not self.graph.is_valid_index(node.index) or not (self._tokens(node.name) & words):
@@ -409,8 +623,77 @@ class OfflinePolicy:
                 ev.candidate_score[node.index] += 1.0
                 ev.candidate_names[node.index] = node.name
             else:
-                ev.anchors.append((node.index, node.name, node.type, False))
+                self._add_anchor(ev, node, False)
                 known.add(node.index)
+
+    def _add_anchor(self, ev: Evidence, node: SeenNode, negated: bool, condition: Condition | None = None) -> None:
+        """Record an anchor and the condition it stands for (equally named anchors share one condition)."""
+        if node.index in ev.condition_of:
+            return
+        ev.anchors.append((node.index, node.name, node.type, negated))
+        if condition is None:
+            key = normalize_name(node.name)
+            position = next((k for k, c in enumerate(ev.conditions) if c.kind == "named" and c.negated == negated
+                             and normalize_name(c.label) == key), None)
+            if position is None:
+                ev.conditions.append(Condition(node.name, [], "named", negated))
+                position = len(ev.conditions) - 1
+        else:
+            position = ev.conditions.index(condition)
+        ev.conditions[position].members.append(node.index)
+        ev.condition_of[node.index] = position
+
+    def _anchor_family_or_description(self, ev: Evidence, mention: Mention, nodes: list[SeenNode],
+                                      target: str | None) -> None:
+        """A mention no node is named after may still name a *family* (several results whose names all hold the
+        same run of the mention's words, e.g. the subtypes of a syndrome) or *describe* one node (most of the
+        mention's words are in the first result's text, e.g. a finding given by its definition)."""
+        anchored = [self._tokens(name) for _, name, _, _ in ev.anchors]
+        mention_words = tuple(w for w in mention.tokens)
+        others = [n for n in nodes if n.type != target or self._self_linked(target)]
+        runs: dict[tuple[str, ...], list[SeenNode]] = defaultdict(list)
+        for node in others:
+            run = _longest_common_run(name_tokens(node.name), mention_words)
+            if len(run) >= 2 and not any(set(run) <= names for names in anchored):
+                runs[run].append(node)
+        shared = [(run, found) for run, found in runs.items() if len(found) >= 2]
+        content = [w for w in mention.tokens if w not in self._question_words]
+        family = max(shared, key=lambda item: (len(item[1]) >= 3, len(item[0]), len(item[1])), default=None)
+        # A family must be most of what the mention says; otherwise the mention may describe one node.
+        if family and 2 * len(family[0]) >= len(content):
+            self._add_family(ev, mention, others, family[0])
+            return
+        if self._add_description(ev, mention, nodes, others, anchored):
+            return
+        if family:
+            self._add_family(ev, mention, others, family[0])
+
+    def _add_family(self, ev: Evidence, mention: Mention, others: list[SeenNode], run: tuple[str, ...]) -> None:
+        """Anchor every result whose name holds ``run`` (up to ``FAMILY_SIZE``) as one condition."""
+        members = [n for n in others if _find_run(name_tokens(n.name), run) >= 0
+                   and n.index not in ev.condition_of][:FAMILY_SIZE]
+        if len(members) < 2:
+            return
+        condition = Condition(_surface(mention.text, run), [], "family", mention.negated)
+        ev.conditions.append(condition)
+        for node in members:
+            self._add_anchor(ev, node, mention.negated, condition)
+
+    def _add_description(self, ev: Evidence, mention: Mention, nodes: list[SeenNode], others: list[SeenNode],
+                         anchored: list[frozenset[str]]) -> bool:
+        words = set(mention.tokens)
+        if len(words) < 4 or not others or anchored and any(len(words & names) >= 2 for names in anchored):
+            return False
+        first = others[0] if others[0] is nodes[0] else None
+        if first is None or first.index in ev.condition_of or not self.graph.is_valid_index(first.index):
+            return False
+        covered = len(words & self._tokens(self.graph.text(first.index))) / len(words)
+        if covered < 0.6:
+            return False
+        condition = Condition(first.name, [], "described", mention.negated)
+        ev.conditions.append(condition)
+        self._add_anchor(ev, first, mention.negated, condition)
+        return True
 
     def _related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
@@ -435,6 +718,27 @@ class OfflinePolicy:
 
     def _final_ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+        if ev.analysis.unsupported:
+            # Nothing in the schema answers the question: offer only what it names, marked as such.
+            return [a[0] for a in self._positive_anchors(ev)][: self.max_answers]
+        if len(self._positive_conditions(ev)) >= 2:
+            return self._quoted_first(ev, self._conjunction_ranking(ev))[: self.max_answers]
+        ranked = self._single_condition_ranking(ev, target)
+        if target is not None:
+            # The wanted type is honoured on every path: no gene answers a question about phenotypes.
+            ranked = [i for i in ranked if self.graph.node_type(i) == target]
+        return ranked[: self.max_answers]
+
+    def _quoted_first(self, ev: Evidence, ranked: list[int]) -> list[int]:
+        if not ev.analysis.quoted:
+            return ranked
+        # A quoted phrase is a textual constraint: nodes whose text says it come first.
+        phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
+        text = self.graph.text
+        says = {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
+        return sorted(ranked, key=lambda i: not says.get(i, False))
+
+    def _single_condition_ranking(self, ev: Evidence, target: str | None) -> list[int]:
         if not ev.candidate_score:
             broad = [n for n in ev.broad if target is None or n.type == target] or ev.broad
             return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]][: self.max_answers]
@@ -456,17 +760,30 @@ class OfflinePolicy:
             ranked = sorted(ranked, key=key)
         broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
         ranked = ranked + broad_hits[:3]
-        if ev.analysis.quoted:
-            # A quoted phrase is a textual constraint: nodes whose text says it come first.
-            phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
-            text = self.graph.text
-            says = {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
-            ranked = sorted(ranked, key=lambda i: not says.get(i, False))
-        return ranked[: self.max_answers]
+        return self._quoted_first(ev, ranked)
 
     def _reason(self, ev: Evidence, index: int) -> str:
+        a = ev.analysis
+        if a.unsupported:
+            return f"Named in the question; the graph has no relation for '{a.unsupported}'."
+        positive = self._positive_conditions(ev)
+        if len(positive) >= 2:
+            have = self._satisfied(ev, index)
+            yes = [ev.conditions[k].label for k in positive if k in have]
+            no = [ev.conditions[k].label for k in positive if k not in have]
+            if not no:
+                return f"Satisfies all {len(yes)} conditions: " + "; ".join(yes) + "."
+            return (f"Partial match: {'; '.join(yes) or 'none'}; not found: " + "; ".join(no) + ".")
         anchors = {a[0]: a[1] for a in ev.anchors}
-        via = [anchors[h] for h in sorted(ev.candidate_hits.get(index, ())) if h in anchors]
+        hits = sorted(ev.candidate_hits.get(index, ()))
+        for condition in ev.conditions:
+            if condition.kind == "family" and not condition.negated:
+                reached = [anchors[h] for h in hits if h in condition.members]
+                if reached:
+                    return (f"Linked to {len(reached)} of the {len(condition.members)} nodes named like "
+                            f"'{condition.label}' (no node bears that name): " + "; ".join(reached[:3])
+                            + (" and more." if len(reached) > 3 else "."))
+        via = [anchors[h] for h in hits if h in anchors]
         if via:
             return "Linked to " + ", ".join(via[:5]) + (" and more" if len(via) > 5 else "") + "."
         return "Best match of the question's text."
@@ -495,6 +812,20 @@ def _assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt:
     }
 
 
+def _says(text: str, name: str) -> bool:
+    """Whether lower-cased ``text`` holds ``name`` as whole words."""
+    name = name.lower().strip()
+    if len(name) < 3:
+        return False
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        start = text.find(name, start + 1)
+    return False
+
+
 def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
     """Start of the first occurrence of ``needle`` as a contiguous run in ``haystack``, or -1."""
     n = len(needle)
@@ -502,6 +833,24 @@ def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
         if haystack[start:start + n] == needle:
             return start
     return -1
+
+
+def _longest_common_run(name: tuple[str, ...], words: tuple[str, ...]) -> tuple[str, ...]:
+    """The longest run of consecutive words of ``name`` that also occurs consecutively in ``words``."""
+    best: tuple[str, ...] = ()
+    for start in range(len(name)):
+        for end in range(len(name), start + len(best), -1):
+            if _find_run(words, name[start:end]) >= 0:
+                best = name[start:end]
+                break
+    return best
+
+
+def _surface(text: str, run: tuple[str, ...]) -> str:
+    """The run of words as the text writes them ("ehlers danlos syndrome" -> "Ehlers-Danlos syndrome")."""
+    pattern = r"\W+".join(re.escape(w) for w in run)
+    match = re.search(pattern, text, re.IGNORECASE)
+    return match.group(0) if match else " ".join(run)
 
 
 def _word_at(text: str, pos: int) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,9 @@ class FinishArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     comment: str | None = Field(default=None, description="Optional short remark on the final answer.")
+    confidence: Literal["high", "medium", "low"] | None = Field(
+        default=None, description="Optional: how sure the answer is (high, medium or low).")
+    reason: str | None = Field(default=None, description="Optional: one line saying why (e.g. what the graph lacks).")
 
 
 SPEC = ToolSpec(NAME, "Finish the search when the answer list is complete.", FinishArgs, example="{}")
@@ -29,5 +32,7 @@ def run(box: Toolbox, args: FinishArgs) -> ToolResult:
     """Mark the trajectory finished; ``data`` holds the answer's ``size``."""
     box.telemetry.finish_calls += 1
     box.finished = True
+    box.confidence, box.confidence_reason = args.confidence, (args.reason or "").strip()[:300] or None
     count = len(box.answer)
-    return ToolResult(f"Finished. The answer has {count_of(count, 'node')}.", data={"size": count}, finished=True)
+    data = {"size": count, "confidence": args.confidence, "reason": box.confidence_reason}
+    return ToolResult(f"Finished. The answer has {count_of(count, 'node')}.", data=data, finished=True)

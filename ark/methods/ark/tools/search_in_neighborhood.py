@@ -43,6 +43,7 @@ class SearchInNeighborhoodArgs(BaseModel):
                                          "types, e.g. [\"disease\"] or [\"disease\", \"gene\"].")
     edge_types: list[str] | None = Field(default=None, description="Optional: keep only neighbors linked by these "
                                          "relation types.")
+    offset: int = Field(default=0, ge=0, description="Skip this many of the ranked neighbors (the next page).")
     node_type: list[str] | None = Field(default=None, description="Same as node_types (one type).")
     edge_type: list[str] | None = Field(default=None, description="Same as edge_types (one relation).")
 
@@ -80,6 +81,8 @@ def hidden_parameters(config) -> frozenset[str] | None:
     if not config.neighborhood_tool:
         return None
     hidden = set(SINGLE_VALUE_ALIASES)
+    if not config.neighborhood_paging:
+        hidden.add("offset")
     if not config.neighborhood_query:
         hidden.add("query")
     if not config.neighborhood_filters:
@@ -144,7 +147,9 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     matching = ""
     if ranked.matching is not None:
         matching = f" ({ranked.matching} {'matches' if ranked.matching == 1 else 'match'} the query)"
-    shown = ranked.nodes[: cfg.neighborhood_budget].tolist()
+    offset = args.offset
+    shown = ranked.nodes[offset: offset + cfg.neighborhood_budget].tolist()
+    data["offset"] = offset
     terms = box.highlight_terms(query) if query else []
     relations = []
     for neighbor in shown:
@@ -153,7 +158,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
 
     def render(detail: Detail) -> list[list[str]]:
         entries = []
-        for rank, (neighbor, (out_names, in_names)) in enumerate(zip(shown, relations, strict=True), start=1):
+        for rank, (neighbor, (out_names, in_names)) in enumerate(zip(shown, relations, strict=True),
+                                                                start=offset + 1):
             before = f"-{','.join(out_names)}-> " if out_names else ""
             after = f" <-{','.join(in_names)}-" if in_names else ""
             lines = [f"{rank}. {before}{box.label(neighbor, detail.name_chars)}{after}"]
@@ -166,7 +172,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
 
     footer = []
     if ranked.total > len(shown):
-        footer = ["", f"(Showing {len(shown)} of {ranked.total} results. You may want to refine your search.)"]
+        where = f"results {offset + 1}-{offset + len(shown)}" if offset else f"{len(shown)}"
+        footer = ["", f"(Showing {where} of {ranked.total} results. You may want to refine your search.)"]
 
     header = [f"Search around {box.label(node)}{suffix} found {count_of(ranked.total, 'result')}{matching}:", ""]
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,

@@ -53,6 +53,8 @@ class Toolbox:
         self.reasoning: dict[int, str] = {}
         self.telemetry = Telemetry()
         self.finished = False
+        self.confidence: str | None = None  # what finish() stated
+        self.confidence_reason: str | None = None
         self._seen_calls: set[str] = set()
         self.tools = ToolSet(self._bound_tools())
 
