@@ -40,6 +40,7 @@ from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHO
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
+MAX_CONJUNCTION = 4  # at most this many conditions are intersected; more are a profile, weighed (see _conjunctive)
 PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
 FAMILY_SIZE = 10  # nodes kept when a mention names a family of nodes rather than one
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
@@ -93,7 +94,7 @@ class Evidence:
     expansion_total: dict[int, int] = field(default_factory=dict)  # anchor -> neighbours of the wanted type
     anchor_relations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
-    expansion_calls: list[dict] = field(default_factory=list)  # direct expansions with more neighbours to page
+    expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
 
 
 class OfflinePolicy:
@@ -183,7 +184,7 @@ class OfflinePolicy:
                 return [], ""
             calls = []
             query = self._expansion_query(ev)
-            conjunction = len(self._positive_conditions(ev)) >= 2
+            conjunction = self._conjunctive(ev)
             for index, _name, node_type, _negated in self._positive_anchors(ev):
                 hop_type, via_middle = self._hop_type(node_type, a, ev)
                 # With several conditions, rank each anchor's neighbours by the others: answers whose own text
@@ -228,7 +229,7 @@ class OfflinePolicy:
         if phase == "verify":
             if a.unsupported:
                 return [], ""
-            if len(self._positive_conditions(ev)) >= 2:
+            if self._conjunctive(ev):
                 return (self._plan_condition_checks(ev, tool_names),
                         "Check the strongest candidates against each condition of the question.")
             anchors = self._positive_anchors(ev)
@@ -256,6 +257,12 @@ class OfflinePolicy:
         """Positions of the conditions the answers must satisfy (not the findings said to be absent)."""
         return [k for k, c in enumerate(ev.conditions) if not c.negated and c.members]
 
+    def _conjunctive(self, ev: Evidence) -> bool:
+        """Whether the question states a few conditions that every answer should meet ("A and B"). A long list of
+        findings (a patient's profile) is not: rare diseases show their features with incomplete penetrance, so
+        no answer is expected to have them all, and evidence is weighed instead."""
+        return 2 <= len(self._positive_conditions(ev)) <= MAX_CONJUNCTION
+
     def _names_relation(self, ev: Evidence, anchor: int, relation: str) -> bool:
         position = ev.condition_of.get(anchor)
         if position is None:
@@ -271,12 +278,12 @@ class OfflinePolicy:
     def _plan_pages(self, ev: Evidence, tool_names: set[str]) -> list[tuple[str, dict]]:
         """With several conditions, the next pages of each anchor's neighbourhood (up to ``PAGE_LIMIT``) so that
         candidates reached from every condition are seen, not only the first page of each."""
-        if SEARCH_IN_NEIGHBORHOOD not in tool_names or len(self._positive_conditions(ev)) < 2:
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not self._conjunctive(ev):
             return []
         calls = []
-        for call in ev.expansion_calls:
+        for call, page in ev.expansion_calls:
             total = ev.expansion_total.get(call["node_index"], 0)
-            for offset in range(20, min(total, PAGE_LIMIT), 20):
+            for offset in range(page, min(total, PAGE_LIMIT), max(page, 1)):
                 calls.append((SEARCH_IN_NEIGHBORHOOD, {**call, "offset": offset}))
         return calls
 
@@ -358,8 +365,11 @@ class OfflinePolicy:
         if not positive:
             return "low", "No entity of the question was found by name; the answers are the closest text matches."
         labels = [ev.conditions[k].label for k in positive]
+        if len(positive) > MAX_CONJUNCTION:
+            return "medium", (f"Ranked by how strongly the {len(positive)} stated findings point at each answer; "
+                              "no answer is expected to have them all.")
         inexact = [ev.conditions[k] for k in positive if ev.conditions[k].kind != "named"]
-        if len(positive) >= 2:
+        if self._conjunctive(ev):
             best = self._satisfied(ev, ranked[0])
             if len(best & set(positive)) < len(positive):
                 return "medium", ("No answer was found to satisfy every condition ("
@@ -475,11 +485,11 @@ class OfflinePolicy:
             if phase in ("expand", "page"):
                 offset = int(args.get("offset") or 0)
                 if phase == "expand" and center not in ev.via_middle and total > len(nodes):
-                    ev.expansion_calls.append({k: v for k, v in args.items() if k != "offset"})
+                    ev.expansion_calls.append(({k: v for k, v in args.items() if k != "offset"}, len(nodes)))
                 if isinstance(center, int):
                     ev.expansion_total[center] = total
                 self._absorb_expansion(ev, center, nodes, total, offset)
-            elif phase == "verify" and isinstance(center, int) and len(self._positive_conditions(ev)) >= 2:
+            elif phase == "verify" and isinstance(center, int) and self._conjunctive(ev):
                 self._absorb_condition_check(ev, center, args, nodes)
             elif phase == "second_hop":
                 nodes = self._along_hierarchy(ev, nodes)
@@ -721,7 +731,7 @@ class OfflinePolicy:
         if ev.analysis.unsupported:
             # Nothing in the schema answers the question: offer only what it names, marked as such.
             return [a[0] for a in self._positive_anchors(ev)][: self.max_answers]
-        if len(self._positive_conditions(ev)) >= 2:
+        if self._conjunctive(ev):
             return self._quoted_first(ev, self._conjunction_ranking(ev))[: self.max_answers]
         ranked = self._single_condition_ranking(ev, target)
         if target is not None:
@@ -767,7 +777,7 @@ class OfflinePolicy:
         if a.unsupported:
             return f"Named in the question; the graph has no relation for '{a.unsupported}'."
         positive = self._positive_conditions(ev)
-        if len(positive) >= 2:
+        if self._conjunctive(ev):
             have = self._satisfied(ev, index)
             yes = [ev.conditions[k].label for k in positive if k in have]
             no = [ev.conditions[k].label for k in positive if k not in have]
