@@ -244,3 +244,80 @@ def build_drug_graph() -> KnowledgeGraph:
     src, dst, rel = zip(*DRUG_EDGES, strict=True)
     return build_graph(NodeTable(list(ids), list(types), list(names), texts, list(props), source="drugs"),
                        EdgeTable(list(src), list(dst), list(rel)), metadata={"name": "drugs"})
+
+
+# ---------------------------------------------------------------- the conditions graph (offline policy conditions)
+# A clinical graph shaped like HPO for questions with several conditions: modes of inheritance are phenotype nodes
+# linked by ``has_inheritance`` (and stated in the disease's text, as the HPO loader writes it), findings have an
+# is-a hierarchy (true-path rule), and no disease is named "Ehlers-Danlos syndrome" alone (only its subtypes).
+CONDITION_PHENOTYPES = [
+    ("HP:0000005", "Mode of inheritance", "The pattern in which a trait is passed on."),
+    ("HP:0000006", "Autosomal dominant inheritance", "One altered copy of an autosomal gene suffices."),
+    ("HP:0000007", "Autosomal recessive inheritance", "Two altered copies of an autosomal gene are needed."),
+    ("HP:0000118", "Phenotypic abnormality", "Root of all phenotypic abnormalities."),
+    ("HP:0001166", "Arachnodactyly", "Abnormally long and slender fingers and toes."),
+    ("HP:0001083", "Ectopia lentis", "Dislocation or malposition of the crystalline lens of the eye."),
+    ("HP:0000639", "Nystagmus", "Rhythmic, involuntary oscillations of one or both eyes."),
+    ("HP:0000666", "Horizontal nystagmus", "Nystagmus whose oscillations are side to side."),
+    ("HP:0001382", "Joint hypermobility", "Joints that move beyond the normal range."),
+    ("HP:0000963", "Thin skin", "Skin that is abnormally thin and translucent."),
+    ("HP:0001876", "Pancytopenia", "An abnormal reduction in numbers of all blood cell types."),
+    ("HP:0000098", "Tall stature", "A height above the 97th centile for age."),
+]
+CONDITION_IS_A = {
+    "HP:0000006": "HP:0000005", "HP:0000007": "HP:0000005", "HP:0001166": "HP:0000118",
+    "HP:0001083": "HP:0000118", "HP:0000639": "HP:0000118", "HP:0000666": "HP:0000639",
+    "HP:0001382": "HP:0000118", "HP:0000963": "HP:0000118", "HP:0001876": "HP:0000118", "HP:0000098": "HP:0000118",
+}
+# (id, name, inheritance, phenotypes, genes)
+CONDITION_DISEASES = [
+    ("OMIM:154700", "Marfan syndrome", "HP:0000006", ["HP:0001166", "HP:0001083", "HP:0000098"], ["FBN1"]),
+    ("OMIM:236200", "Homocystinuria", "HP:0000007", ["HP:0001166", "HP:0001083", "HP:0000098"], ["CBS"]),
+    ("OMIM:609192", "Loeys-Dietz syndrome 1", "HP:0000006", ["HP:0001166", "HP:0001382"], ["TGFBR1"]),
+    ("OMIM:225100", "Ectopia lentis 2", "HP:0000007", ["HP:0001083"], ["ADAMTSL4"]),
+    ("OMIM:277600", "Weill-Marchesani syndrome 1", "HP:0000007", ["HP:0001083", "HP:0000639"], ["ADAMTS10"]),
+    ("OMIM:203100", "Albinism, oculocutaneous, type IA", "HP:0000007", ["HP:0000639", "HP:0000963"], ["TYR"]),
+    ("OMIM:203200", "Albinism, oculocutaneous, type II", "HP:0000007", ["HP:0000666"], ["OCA2"]),
+    ("OMIM:310700", "Congenital motor nystagmus 1", "HP:0000006", ["HP:0000639"], ["FRMD7"]),
+    ("OMIM:164100", "Nystagmus 2, congenital", "HP:0000006", ["HP:0000666", "HP:0000098"], ["NYS2"]),
+    ("OMIM:130000", "Ehlers-Danlos syndrome, classic type", "HP:0000006", ["HP:0001382", "HP:0000963"], ["COL5A1"]),
+    ("OMIM:130050", "Ehlers-Danlos syndrome, vascular type", "HP:0000006", ["HP:0000963"], ["COL3A1"]),
+    ("OMIM:225400", "Ehlers-Danlos syndrome, kyphoscoliotic type", "HP:0000007", ["HP:0001382"], ["PLOD1"]),
+    ("OMIM:227650", "Fanconi anemia, complementation group A", "HP:0000007", ["HP:0001876"], ["FANCA"]),
+    ("OMIM:127550", "Dyskeratosis congenita, autosomal dominant 1", "HP:0000006", ["HP:0001876"], ["TERC"]),
+    ("OMIM:614566", "Bone marrow failure syndrome 1", "HP:0000006", ["HP:0001876"], ["FANCA"]),
+]
+# The issue's question shapes on this graph, with their exact answers (true-path rule for findings).
+FAMILY_QUESTION = "What phenotypes are associated with Ehlers-Danlos syndrome?"
+FAMILY_ANSWERS = {"HP:0001382", "HP:0000963"}
+CONJUNCTION_QUESTION = "Which diseases present with arachnodactyly and ectopia lentis?"
+CONJUNCTION_ANSWERS = {"OMIM:154700", "OMIM:236200"}
+ATTRIBUTE_QUESTION = "Which diseases have autosomal recessive inheritance and nystagmus?"
+ATTRIBUTE_ANSWERS = {"OMIM:277600", "OMIM:203100", "OMIM:203200"}  # type II through Horizontal nystagmus
+COMPOUND_QUESTION = ("Which disease with autosomal recessive inheritance is linked to the FANCA gene and shows an "
+                     "abnormal reduction in numbers of all blood cell types (red cells, white cells, and platelets)?")
+COMPOUND_ANSWER = "OMIM:227650"
+UNANSWERABLE_QUESTION = "What is the best treatment for Marfan syndrome?"
+
+
+def build_conditions_graph() -> KnowledgeGraph:
+    """The conditions graph described above (in memory)."""
+    names = {node_id: name for node_id, name, _ in CONDITION_PHENOTYPES}
+    ids, types, labels, texts = [], [], [], []
+    for node_id, name, definition in CONDITION_PHENOTYPES:
+        ids.append(node_id), types.append("phenotype"), labels.append(name)
+        texts.append(f"{name}\nDefinition: {definition}")
+    genes = sorted({g for *_, gs in CONDITION_DISEASES for g in gs})
+    edges: list[tuple[str, str, str]] = [(child, parent, "is_a") for child, parent in CONDITION_IS_A.items()]
+    for node_id, name, inheritance, phenotypes, disease_genes in CONDITION_DISEASES:
+        ids.append(node_id), types.append("disease"), labels.append(name)
+        texts.append(f"{name}\nDisease from OMIM.\nInheritance: {names[inheritance]}\n"
+                     f"Associated genes: {', '.join(disease_genes)}")
+        edges.append((node_id, inheritance, "has_inheritance"))
+        edges += [(node_id, p, "has_phenotype") for p in phenotypes]
+        edges += [(node_id, f"GENE:{g}", "associated_gene") for g in disease_genes]
+    for gene in genes:
+        ids.append(f"GENE:{gene}"), types.append("gene"), labels.append(gene), texts.append(f"{gene} gene")
+    src, dst, rel = zip(*edges, strict=True)
+    return build_graph(NodeTable(ids, types, labels, texts, source="conditions"), EdgeTable(src, dst, rel),
+                       metadata={"name": "conditions", "source": "tests/support/graphs.py"})

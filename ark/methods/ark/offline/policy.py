@@ -119,6 +119,12 @@ class OfflinePolicy:
         self.type_sizes = graph.type_counts()
         self.links = {(t.source_type, t.target_type) for t in graph.schema}
         self.links |= {(b, a) for a, b in self.links}
+        # The relation that links most pairs of two types (per source type, towards the wanted type at use).
+        counts: dict[tuple[str, str], tuple[int, str]] = {}
+        for t in graph.schema:
+            for pair in ((t.source_type, t.target_type), (t.target_type, t.source_type)):
+                counts[pair] = max(counts.get(pair, (0, "")), (t.count, t.relation))
+        self.main_relations = {pair: relation for pair, (_, relation) in counts.items()}
         self.relations_between: dict[tuple[str, str], set[str]] = defaultdict(set)
         for t in graph.schema:
             self.relations_between[(t.source_type, t.target_type)].add(t.relation)
@@ -255,7 +261,11 @@ class OfflinePolicy:
 
     def _positive_conditions(self, ev: Evidence) -> list[int]:
         """Positions of the conditions the answers must satisfy (not the findings said to be absent)."""
-        return [k for k, c in enumerate(ev.conditions) if not c.negated and c.members]
+        live = [k for k, c in enumerate(ev.conditions) if not c.negated and c.members]
+        words = {k: self._tokens(ev.conditions[k].label) for k in live}
+        # A name inside a longer anchored name ("Sex reversal" in "46, XY sex reversal 11") is that name's word,
+        # not a condition of its own.
+        return [k for k in live if not any(j != k and words[k] < words[j] for j in live)]
 
     def _conjunctive(self, ev: Evidence) -> bool:
         """Whether the question states a few conditions that every answer should meet ("A and B"). A long list of
@@ -293,7 +303,7 @@ class OfflinePolicy:
             return []
         count = self.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
         calls = []
-        for index in self._conjunction_ranking(ev)[:count]:
+        for index in self._conjunction_ranking(ev, filtered=False)[:count]:
             have = self._satisfied(ev, index)
             for k in self._positive_conditions(ev):
                 if k in have:
@@ -318,19 +328,19 @@ class OfflinePolicy:
         return max(weights, default=0.0) or 1.0
 
     def _attribute_conditions(self, ev: Evidence) -> set[int]:
-        """Conditions linked to the answers by a relation no other condition uses (e.g. a mode of inheritance
-        beside findings): they filter, not only rank."""
-        positive = self._positive_conditions(ev)
-        relations = {k: set().union(*(ev.anchor_relations.get(m, set()) for m in ev.conditions[k].members))
-                     for k in positive}
+        """Conditions linked to the answers by a minor relation of the schema between their types (e.g. a mode
+        of inheritance, ``has_inheritance`` beside the far larger ``has_phenotype``): they filter, not only rank."""
         out = set()
-        for k in positive:
-            others = set().union(*(relations[j] for j in positive if j != k))
-            if relations[k] and others and not relations[k] & others:
+        for k in self._positive_conditions(ev):
+            members = ev.conditions[k].members
+            seen = set().union(*(ev.anchor_relations.get(m, set()) for m in members))
+            target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+            main = self.main_relations.get((self.graph.node_type(members[0]), target))
+            if seen and main and main not in seen:
                 out.add(k)
         return out
 
-    def _conjunction_ranking(self, ev: Evidence) -> list[int]:
+    def _conjunction_ranking(self, ev: Evidence, filtered: bool = True) -> list[int]:
         """Candidates of the wanted type, those satisfying most conditions (weighted by specificity) first;
         candidates failing an attribute condition are dropped when others satisfy it."""
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
@@ -338,7 +348,7 @@ class OfflinePolicy:
         pool = [i for i in ev.candidate_score if i not in anchor_ids
                 and (target is None or self.graph.node_type(i) == target)]
         have = {i: self._satisfied(ev, i) for i in pool}
-        for k in sorted(self._attribute_conditions(ev)):
+        for k in sorted(self._attribute_conditions(ev)) if filtered else ():
             kept = [i for i in pool if k in have[i]]
             pool = kept or pool  # a filter never empties the answer
         weight = {k: self._condition_weight(ev, k) for k in self._positive_conditions(ev)}
