@@ -19,7 +19,8 @@ def quiz(
     mix: str | None = typer.Option(None, "--mix", help="Template weights, e.g. 'one_hop=0.5,two_hop_text=0.5'."),
     max_answers: int | None = typer.Option(None, "--max-answers", help="Largest answer set kept (default 20)."),
     recipe: str | None = typer.Option(None, "--recipe", help="A shipped configuration: 'hpo' (relational questions), "
-                                      "'hpo-names' (name lookup) or 'hpo-layperson' (layperson synonyms)."),
+                                      "'hpo-names' (name lookup), 'hpo-layperson' (layperson synonyms) or 'hpo-shapes' "
+                                      "(families, conjunctions, attribute + finding, findings by definition)."),
     split_dir: Path | None = typer.Option(None, "--split-dir", help="Also write train/val/test.jsonl here."),
     phrases: Path | None = typer.Option(None, "--phrases", help="TOML phrase file for relations and types."),
     paraphrase: bool = typer.Option(False, "--paraphrase", help="Add an LLM paraphrase as 'query_paraphrase'."),
@@ -48,9 +49,10 @@ def quiz(
     from ..quiz.lookup import LOOKUP_RECIPES
     from ..quiz.output import template_table, write_splits
     from ..quiz.recipes import recipe as get_recipe
+    from ..quiz.shapes import SHAPE_RECIPES
     from ..runtime.jsonl import write_jsonl_atomic
 
-    if recipe in LOOKUP_RECIPES:
+    if recipe in LOOKUP_RECIPES or recipe in SHAPE_RECIPES:
         _lookup(graph, recipe, out)
         return
     try:
@@ -88,13 +90,16 @@ def quiz(
 
 
 def _lookup(graph: str, recipe: str, out: Path) -> None:
-    """Write one of the search-by-name sets (:mod:`ark.quiz.lookup`) and count its questions per template."""
+    """Write one of the search-by-name sets (:mod:`ark.quiz.lookup`) or question-shape sets (:mod:`ark.quiz.shapes`)
+    and count its questions per template."""
     from collections import Counter
 
-    from ..quiz.lookup import generate_lookup
+    from ..quiz.lookup import LOOKUP_RECIPES, generate_lookup
+    from ..quiz.shapes import shape_queries
     from ..runtime.jsonl import write_jsonl_atomic
 
-    records = generate_lookup(load_graph(graph), recipe)
+    kg = load_graph(graph)
+    records = generate_lookup(kg, recipe) if recipe in LOOKUP_RECIPES else shape_queries(kg, recipe)
     if not records:
         fail(f"recipe {recipe!r} found nothing to ask in this graph", code=1)
     write_jsonl_atomic(out, records)

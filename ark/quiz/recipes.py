@@ -21,6 +21,7 @@ def recipe(name: str) -> QuizConfig:
         return RECIPES[name]
     except KeyError:
         from .lookup import LOOKUP_RECIPES
+        from .shapes import SHAPE_RECIPES
 
-        valid = ", ".join(sorted([*RECIPES, *LOOKUP_RECIPES]))
+        valid = ", ".join(sorted([*RECIPES, *LOOKUP_RECIPES, *SHAPE_RECIPES]))
         raise ValueError(f"unknown quiz recipe {name!r}; valid: {valid}") from None

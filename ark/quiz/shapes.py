@@ -229,3 +229,23 @@ def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -
     for word, template in _MISSING[:per_shape]:
         add("unanswerable", template.format(name=g.name(rng.choice(named))), set(), wanted=None, missing=word)
     return questions
+
+
+# Tracked sets of these shapes, in the quiz's query format (``ark quiz GRAPH --recipe NAME``; ``ark eval`` scores
+# them per template). Unanswerable questions have no answer to score, so they are left to
+# ``benchmarks/offline_shapes.py``, which checks the stated confidence.
+SHAPE_RECIPES: dict[str, dict[str, int]] = {"hpo-shapes": {"per_shape": 50, "seed": 2026}}
+
+
+def shape_queries(graph: KnowledgeGraph, name: str) -> list[dict]:
+    """The records of shape recipe ``name``: ``{"id", "query", "answer_ids", "template"}`` plus the shape's fields;
+    questions whose truth is empty are left out."""
+    if name not in SHAPE_RECIPES:
+        raise ValueError(f"unknown shape recipe {name!r}; valid: {', '.join(SHAPE_RECIPES)}")
+    records = []
+    for question in generate_shapes(graph, **SHAPE_RECIPES[name]):
+        if question["answer_ids"]:
+            records.append({"id": f"{name}-{question['id']}", "query": question.pop("question"),
+                            "template": question["shape"], **question})
+    return records
+
