@@ -140,7 +140,9 @@ class QuestionReader:
     def _unsupported(self, question: str, analysis: QuestionAnalysis) -> str | None:
         """The thing a question asks for ("what is the best *treatment* for X") when no node type is named anywhere
         in it and the asked words match no node type and no relation of the schema; else None."""
-        if analysis.type_mentions or analysis.relation_hints:
+        # A type word inside a proper name ("Sandhoff *disease*") does not ask for that type.
+        asking = [pos for pos, _ in analysis.type_mentions if not _after_capitalised(question, pos)]
+        if asking or analysis.relation_hints:
             return None
         match = _ASKED.search(question)
         if not match:
@@ -172,6 +174,13 @@ class QuestionReader:
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _after_capitalised(text: str, pos: int) -> bool:
+    """Whether the word before ``pos`` starts with a capital and is not the question's first word."""
+    before = text[:pos].rstrip()
+    match = re.search(r"([\w-]+)$", before)
+    return bool(match and match.start() > 0 and match.group(1)[:1].isupper())
 
 
 def _clauses(mentions: list[Mention], min_tokens: int = 6) -> list[Mention]:

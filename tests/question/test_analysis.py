@@ -43,3 +43,8 @@ def test_a_parenthesised_list_is_an_aside_not_mentions(reader):
     analysis = reader.read("Which disease shows a reduction of all blood cell types (red cells, white cells, and "
                            "platelets)?")
     assert [m.text for m in analysis.mentions] == ["Which disease shows a reduction of all blood cell types"]
+
+
+def test_a_type_word_inside_a_proper_name_does_not_ask_for_that_type(reader):
+    assert reader.read("Which drugs are used against Marfan disease?").unsupported == "drugs"
+    assert reader.read("Which diseases are used against Marfan syndrome?").unsupported is None

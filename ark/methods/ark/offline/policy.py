@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
 import random
@@ -303,7 +304,13 @@ class OfflinePolicy:
             return []
         count = self.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
         calls = []
-        for index in self._conjunction_ranking(ev, filtered=False)[:count]:
+        # Take candidates in turn from each group of conditions already met, so that the candidates of every
+        # condition get checked, not only those of the most specific one.
+        groups: dict[frozenset[int], list[int]] = {}
+        for index in self._conjunction_ranking(ev, filtered=False):
+            groups.setdefault(frozenset(self._satisfied(ev, index)), []).append(index)
+        ordered = [i for round_ in itertools.zip_longest(*groups.values()) for i in round_ if i is not None]
+        for index in ordered[:count]:
             have = self._satisfied(ev, index)
             for k in self._positive_conditions(ev):
                 if k in have:
@@ -318,9 +325,18 @@ class OfflinePolicy:
         """Conditions a candidate satisfies: reached from them, seen in its neighbourhood, or named in its text."""
         have = set(ev.satisfied.get(index, ()))
         text = self.graph.text(index).lower() if self.graph.is_valid_index(index) else ""
+        lines = [self._tokens(line) for line in text.splitlines()]
         for k in self._positive_conditions(ev):
-            if k not in have and any(_says(text, self.graph.name(m)) for m in ev.conditions[k].members[:3]):
-                have.add(k)
+            if k in have:
+                continue
+            for member in ev.conditions[k].members[:3]:
+                name = self._tokens(self.graph.name(member))
+                # The text names the member, or a short line of it holds all its words ("Inheritance: X-linked
+                # recessive inheritance" for "X-linked inheritance": a narrower term).
+                if _says(text, self.graph.name(member)) or any(
+                        name and name <= line and len(line) <= len(name) + 4 for line in lines):
+                    have.add(k)
+                    break
         return have
 
     def _condition_weight(self, ev: Evidence, k: int) -> float:
