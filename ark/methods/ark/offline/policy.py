@@ -718,6 +718,8 @@ class OfflinePolicy:
     def _add_description(self, ev: Evidence, mention: Mention, nodes: list[SeenNode], others: list[SeenNode],
                          anchored: list[frozenset[str]]) -> bool:
         words = set(mention.tokens)
+        if not ev.analysis.target_types:
+            return False  # with no wanted type, a described node is an answer: the broad search has it
         if len(words) < 4 or not others or anchored and any(len(words & names) >= 2 for names in anchored):
             return False
         first = others[0] if others[0] is nodes[0] else None
