@@ -10,7 +10,9 @@ expects* when:
 - family, conjunction, attribute: every top-5 answer is of the wanted type and at least min(4, |truth|) of the top 5
   are right; attribute also: no top-5 answer has another value of the attribute without the asked one;
 - compound: a right answer in the top 5, and the first answer of the wanted type;
-- unanswerable: the retrieval's confidence is ``low`` and its reason names the missing relation word.
+- unanswerable: the retrieval's confidence is ``low`` and its reason names the missing relation word;
+- a question of another shape whose truth is empty (the seed-19 file has one, a family whose members have no
+  findings) counts as not answered.
 
 Prints one line per question and a table per shape. Runs ARK with the offline policy (no model).
 """
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 from ark.loaders import open_graph
-from ark.quiz.shapes import SHAPES, generate_shapes
+from ark.quiz.shapes import SHAPES, ShapeTruth, generate_shapes
 from ark.runtime.jsonl import read_jsonl, write_jsonl_atomic
 
 DEFAULT = Path(__file__).parent / "questions" / "hpo_shapes.jsonl"
@@ -39,6 +41,8 @@ def judge(question: dict, retrieval, graph) -> tuple[bool, str]:
         confidence = getattr(retrieval, "confidence", None)
         ok = confidence == "low" and question["missing"] in reason
         return ok, f"confidence={confidence} reason={reason!r}"
+    if not right:
+        return False, "no answer in the graph (generator defect): counted as not answered"
     typed = all(node.type == question["wanted_type"] for node in top)
     hits = sum(node.node_id in right for node in top)
     account = f"{hits}/5 right, types {'ok' if typed else 'WRONG'}"
@@ -47,11 +51,14 @@ def judge(question: dict, retrieval, graph) -> tuple[bool, str]:
         return hits >= 1 and first_typed, account
     ok = typed and len(top) == 5 and hits >= min(4, len(right))
     if shape == "attribute":
-        asked, others = question["anchors"][0], set(question["other_modes"])
+        # True-path rule: a mode below the asked one (X-linked recessive under X-linked) agrees with it.
+        truth = ShapeTruth(graph)
+        allowed = {graph.node_id(n) for n in truth.descendants(graph.index_of(question["anchors"][0]))}
+        others = set(question["other_modes"]) - allowed
         contradicting = 0
         for node in top:
             modes = {graph.node_id(int(n)) for n in graph.neighbors(node.index).nodes.tolist()}
-            if modes & others and asked not in modes:
+            if modes & others and not modes & allowed:
                 contradicting += 1
         account += f", {contradicting} contradict the attribute"
         ok = ok and contradicting == 0

@@ -162,11 +162,18 @@ def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -
             families.setdefault(base, []).append(node)
     bases = sorted(b for b, members in families.items() if len(members) >= 3)
     rng.shuffle(bases)
-    for base in bases[:per_shape]:
+    made = 0
+    for base in bases:
         words = set(name_tokens(base))
         members = {a for a in answers if words <= set(name_tokens(g.name(a)))}
-        add("family", f"What {roles.finding}s are associated with {base}?", truth.findings_of(members),
+        found = truth.findings_of(members)
+        if not found:
+            continue
+        add("family", f"What {roles.finding}s are associated with {base}?", found,
             wanted=roles.finding, family=[g.node_id(m) for m in sorted(members)])
+        made += 1
+        if made == per_shape:
+            break
 
     def self_linked(node: int, relation: str | None) -> set[int]:
         return truth.linked(node, relation or roles.finding_relation, roles.answer)
