@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ import pyarrow.compute as pc
 
 from .errors import GraphValidationError, describe_values
 from .store import KnowledgeGraph, SchemaTriple
-from .tables import EdgeTable, NodeTable
+from .tables import EdgeTable, NodeTable, string_column
 
 
 def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | None = None) -> KnowledgeGraph:
@@ -23,7 +24,7 @@ def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | N
     _check_non_empty("type", table.column("type"), nodes.source)
 
     node_types, type_codes = _encode(table.column("type"))
-    relation_names = pa.array([str(r) for r in edges.relations], pa.string())
+    relation_names = string_column(edges.relations, "None")
     if edges.allowed_relations is not None:
         unknown = pc.filter(relation_names, pc.invert(pc.is_in(relation_names, pa.array(edges.allowed_relations))))
         if len(unknown):
@@ -148,8 +149,8 @@ def _check_non_empty(column: str, values: pa.Array | pa.ChunkedArray, source: st
 
 
 def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str) -> np.ndarray:
-    values = pa.array([str(x) for x in endpoints], pa.string())
-    index = pc.index_in(values, value_set=ids.combine_chunks())
+    values = string_column(endpoints, "None")
+    index = pc.index_in(values, value_set=ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
     missing = pc.is_null(index)
     if pc.any(missing).as_py():
         unknown = pc.filter(values, missing).to_pylist()
@@ -165,10 +166,30 @@ def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray) -> s
     digest = hashlib.blake2b(digest_size=16)
     for name in ("id", "name", "text"):
         if name in nodes.column_names:
-            for chunk in nodes.column(name).chunks:
-                for buffer in chunk.buffers():
-                    if buffer is not None:
-                        digest.update(buffer)
+            for buffer in _string_buffers(nodes.column(name)):
+                digest.update(buffer)
     digest.update(np.ascontiguousarray(neighbors).data)
     digest.update(np.ascontiguousarray(codes).data)
     return digest.hexdigest()
+
+
+def _string_buffers(column: pa.ChunkedArray) -> Iterator:
+    """The buffers of ``column`` as one array would have them, without copying the text: a column of several
+    chunks (a loader's batches) hashes like its ``combine_chunks()``, so the fingerprint does not depend on how the
+    rows were batched. One chunk yields its own buffers, as fingerprints have always been computed."""
+    chunks = column.chunks
+    kind = column.type
+    if len(chunks) == 1 or column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        for chunk in chunks if len(chunks) == 1 else [column.combine_chunks()]:
+            yield from (buffer for buffer in chunk.buffers() if buffer is not None)
+        return
+    offset_type = np.int64 if pa.types.is_large_string(kind) else np.int32
+    spans, base = [], 0
+    for k, chunk in enumerate(chunks):
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset : chunk.offset + len(chunk) + 1]
+        spans.append((chunk.buffers()[2], int(offsets[0]), int(offsets[-1])))
+        yield (offsets - offsets[0] + base).astype(offset_type)[0 if k == 0 else 1 :].data
+        base += int(offsets[-1] - offsets[0])
+    for data, start, end in spans:
+        if end > start:
+            yield memoryview(data)[start:end]

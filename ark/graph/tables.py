@@ -8,13 +8,34 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import GraphValidationError, describe_values
+
+ARROW_COLUMNS = ("id", "type", "name", "text", "properties")
+
+
+def string_column(values: Sequence[Any] | pa.Array | pa.ChunkedArray, none: str | None) -> pa.Array | pa.ChunkedArray:
+    """``str(v)`` of every value as an Arrow string column, ``none`` for ``None``/null (``None`` keeps nulls).
+
+    Arrow string, dictionary-of-string and integer columns are converted by Arrow kernels (integers format as
+    ``str(int)`` does); anything else goes through ``str`` value by value.
+    """
+    if isinstance(values, pa.Array | pa.ChunkedArray):
+        kind = values.type
+        if pa.types.is_dictionary(kind):
+            kind, values = kind.value_type, values.cast(kind.value_type)
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind):
+            out = values if values.type == pa.string() else pc.cast(values, pa.string())
+            return pc.fill_null(out, none) if out.null_count and none is not None else out
+        values = values.to_pylist()
+    return pa.array([none if v is None else str(v) for v in values], pa.string())
 
 
 @dataclass
 class NodeTable:
-    """Nodes as parallel columns. ``properties`` holds dicts or JSON strings (or ``None``)."""
+    """Nodes as parallel columns (Python sequences or Arrow arrays). ``properties`` holds dicts or JSON strings (or
+    ``None``). :meth:`from_arrow` wraps columns a loader has already converted and checked."""
 
     ids: Sequence[str]
     types: Sequence[str]
@@ -22,12 +43,25 @@ class NodeTable:
     texts: Sequence[str] | None = None
     properties: Sequence[Any] | None = None
     source: str = "<nodes>"
+    checked: pa.Table | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, source: str = "<nodes>") -> NodeTable:
+        """Nodes given as the table :meth:`to_arrow` returns: string columns id, type, name, text and properties,
+        every property a JSON object (the caller's promise; not checked again)."""
+        missing = [c for c in ARROW_COLUMNS if c not in table.column_names]
+        if missing:
+            raise ValueError(f"{source}: node table lacks column(s) {', '.join(missing)}; needs {ARROW_COLUMNS}")
+        table = table.select(list(ARROW_COLUMNS))
+        return cls(table["id"], table["type"], table["name"], table["text"], table["properties"], source, table)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def to_arrow(self) -> pa.Table:
         """Validate column lengths and JSON properties; return an Arrow table (id, type, name, text, properties)."""
+        if self.checked is not None:
+            return self.checked
         n = len(self.ids)
         columns = {"types": self.types, "names": self.names, "texts": self.texts, "properties": self.properties}
         for label, column in columns.items():
@@ -38,10 +72,10 @@ class NodeTable:
         texts = self.texts if self.texts is not None else self.names
         return pa.table(
             {
-                "id": pa.array([str(x) for x in self.ids], pa.string()),
-                "type": pa.array([str(x) for x in self.types], pa.string()),
-                "name": pa.array(["" if x is None else str(x) for x in self.names], pa.string()),
-                "text": pa.array(["" if x is None else str(x) for x in texts], pa.string()),
+                "id": string_column(self.ids, "None"),
+                "type": string_column(self.types, "None"),
+                "name": string_column(self.names, ""),
+                "text": string_column(texts, ""),
                 "properties": pa.array(_properties_json(self.properties, n, self.source), pa.string()),
             }
         )

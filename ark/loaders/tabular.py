@@ -26,12 +26,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import check_source_outside_target
+from ark.graph.tables import string_column
 
 FORMATS = ("parquet", "csv", "jsonl")
 NODE_COLUMNS = ("id", "name", "type")
@@ -55,24 +58,22 @@ def load_tabular(
     edges_file = _find_table(folder, "edges")
     nodes = _read_table(nodes_file, NODE_COLUMNS)
     edges = _read_table(edges_file, EDGE_COLUMNS)
-    properties = nodes.get("properties")
-    parsed = _parse_properties(properties, nodes_file) if properties is not None else [{}] * len(nodes["id"])
-    names = ["" if v is None else str(v) for v in nodes["name"]]
-    node_table = NodeTable(
-        ids=_strings(nodes["id"]),
-        types=_strings(nodes["type"]),
-        names=names,
-        texts=[node_text(n, p) for n, p in zip(names, parsed, strict=True)],
-        properties=parsed,
+    names = string_column(nodes["name"], "")
+    texts, properties = _texts_and_properties(names, nodes.get("properties"), nodes_file)
+    node_table = NodeTable.from_arrow(
+        pa.table({"id": nodes["id (stripped)"], "type": nodes["type (stripped)"], "name": names, "text": texts,
+                  "properties": properties}),
         source=str(nodes_file),
     )
+    del nodes
     edge_table = EdgeTable(
-        sources=_strings(edges["from"]),
-        targets=_strings(edges["to"]),
-        relations=_strings(edges["type"]),
+        sources=edges["from (stripped)"],
+        targets=edges["to (stripped)"],
+        relations=edges["type (stripped)"],
         source=str(edges_file),
         allowed_relations=list(relations) if relations is not None else None,
     )
+    del edges
     metadata = {
         "name": name or info.get("name") or info.get("id") or folder.name,
         "source": f"ark-agent-cli folder {folder.resolve()}",
@@ -133,17 +134,24 @@ def _find_table(folder: Path, stem: str) -> Path:
     raise FileNotFoundError(f"{folder}: no {stem} table; expected one of {expected}")
 
 
-def _read_table(path: Path, required: tuple[str, ...]) -> dict[str, list[Any]]:
-    """Read a table as Python columns (ids kept as strings), checking the required columns exist."""
+Columns = dict[str, "pa.ChunkedArray | list[Any]"]
+
+
+def _read_table(path: Path, required: tuple[str, ...]) -> Columns:
+    """Read a table (Arrow columns; a JSONL file's non-required columns stay Python lists), checking the required
+    columns exist and are never blank; each required column is also given stripped, as ``"<name> (stripped)"``."""
     if path.suffix == ".parquet":
         table = pq.read_table(path)
-        columns = {name: _parquet_column(path, name, table.column(name)) for name in table.column_names}
+        columns: Columns = {name: _parquet_column(path, name, table.column(name)) for name in table.column_names}
     elif path.suffix == ".csv":
         check_utf8(path)
         columns = _read_csv(path)
     else:
         check_utf8(path)
         columns = _read_jsonl(path)
+        for column in required:
+            if column in columns:  # as text, like every other format (ids such as 7 become "7")
+                columns[column] = pa.chunked_array([string_column(columns[column], None)])
     missing = [c for c in required if c not in columns]
     if missing:
         raise GraphValidationError(
@@ -151,10 +159,13 @@ def _read_table(path: Path, required: tuple[str, ...]) -> dict[str, list[Any]]:
             f"found: {', '.join(columns) or 'none'}"
         )
     for column in required:
-        blank = [row for row, v in enumerate(columns[column]) if v is None or str(v).strip() == ""]
-        if blank:
-            shown = ", ".join(str(r) for r in blank[:5])
-            raise GraphValidationError(f"{path}: column {column!r} is empty in {len(blank)} row(s): {shown}")
+        stripped = _stripped(columns[column])
+        blank = pc.fill_null(pc.or_kleene(pc.is_null(stripped), pc.equal(pc.utf8_length(stripped), 0)), True)
+        if pc.any(blank).as_py():
+            rows = np.flatnonzero(blank.to_numpy(zero_copy_only=False))
+            shown = ", ".join(str(r) for r in rows[:5])
+            raise GraphValidationError(f"{path}: column {column!r} is empty in {len(rows)} row(s): {shown}")
+        columns[f"{column} (stripped)"] = stripped
     return columns
 
 
@@ -185,30 +196,32 @@ def check_utf8(path: Path, chunk_bytes: int = 1 << 20) -> None:
             offset += len(chunk)
 
 
-def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> list[Any]:
-    """A Parquet column as Python values; a binary column is decoded as UTF-8 text, or refused naming the row."""
-    values = column.to_pylist()
+def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A Parquet column as read; a binary column is cast to UTF-8 text, or refused naming the first bad row."""
     kind = column.type
     if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
-        return values
-    decoded = []
-    for row, value in enumerate(values):
+        return column
+    try:
+        return column.cast(pa.string())  # Arrow validates the UTF-8 as it casts
+    except pa.ArrowInvalid:
+        pass
+    for row, value in enumerate(column.to_pylist()):  # only on failure: find the row to name it
         try:
-            decoded.append(value.decode("utf-8") if value is not None else None)
+            value is None or value.decode("utf-8")
         except UnicodeDecodeError:
             raise GraphValidationError(
                 f"{path}: column {name!r} holds bytes that are not UTF-8 text (row {row}: {value[:40]!r}); "
                 "write it as a string column of UTF-8 text") from None
-    return decoded
+    raise AssertionError("unreachable: Arrow refused a column whose every value decodes")
 
 
-def _read_csv(path: Path) -> dict[str, list[Any]]:
+def _read_csv(path: Path) -> Columns:
     with path.open(encoding="utf-8", newline="") as handle:
         header = next(csv.reader(handle), [])
     # Every column as text, so ids such as "007" keep their form and empty cells stay empty strings.
     options = pa_csv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False)
     table = pa_csv.read_csv(path, convert_options=options)
-    return {name: table.column(name).to_pylist() for name in table.column_names}
+    return {name: table.column(name) for name in table.column_names}
 
 
 def _read_jsonl(path: Path) -> dict[str, list[Any]]:
@@ -230,11 +243,43 @@ def _read_jsonl(path: Path) -> dict[str, list[Any]]:
     return {name: [row.get(name) for row in rows] for name in names}
 
 
-def _parse_properties(values: list[Any], path: Path) -> list[dict[str, Any]]:
-    """JSON-object strings (or dicts) to dicts; malformed rows are reported together with their count."""
+def _texts_and_properties(names: pa.ChunkedArray | pa.Array, properties: pa.ChunkedArray | list[Any] | None,
+                          path: Path, batch: int = 65_536) -> tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """Node documents (:func:`node_text`) and properties as JSON-object strings, computed a batch of rows at a time
+    so that no more than one batch of parsed properties lives as Python objects. Properties given as JSON text
+    are kept as written; objects (JSONL) are serialised."""
+    n = len(names)
+    if properties is None:
+        return pa.chunked_array([names], pa.string()), pa.chunked_array([pa.repeat(pa.scalar("{}"), n)], pa.string())
+    texts, stored, bad = [], [], []
+    for start in range(0, n, batch):
+        end = min(start + batch, n)
+        column = properties[start:end]
+        values = column.to_pylist() if isinstance(column, pa.ChunkedArray | pa.Array) else column
+        parsed = _parse_properties(values, start, bad)
+        texts.append(pa.array([node_text(name, p) for name, p in zip(names[start:end].to_pylist(), parsed,
+                                                                    strict=True)], pa.string()))
+        if isinstance(column, pa.ChunkedArray) and pa.types.is_string(column.type):
+            # JSON-object strings are stored as they are (they parse to the same dicts); blanks become "{}".
+            blank = pc.fill_null(pc.equal(column, ""), True)
+            stored.extend(pc.if_else(blank, "{}", column).chunks)
+        else:
+            stored.append(pa.array([v if isinstance(v, str) and v else json.dumps(p, ensure_ascii=False, default=str)
+                                    for v, p in zip(values, parsed, strict=True)], pa.string()))
+    if bad:
+        shown = ", ".join(bad[:5])
+        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+        raise GraphValidationError(
+            f"{path}: column 'properties' must hold JSON objects; "
+            f"malformed in {len(bad)} row(s): {shown}{more}"
+        )
+    return pa.chunked_array(texts, pa.string()), pa.chunked_array(stored, pa.string())
+
+
+def _parse_properties(values: list[Any], first_row: int, bad: list[str]) -> list[dict[str, Any]]:
+    """JSON-object strings (or dicts) to dicts; malformed rows are noted in ``bad`` (and parse as ``{}``)."""
     parsed: list[dict[str, Any]] = []
-    bad: list[str] = []
-    for row, value in enumerate(values):
+    for row, value in enumerate(values, start=first_row):
         if value is None or value == "":
             parsed.append({})
             continue
@@ -249,15 +294,44 @@ def _parse_properties(values: list[Any], path: Path) -> list[dict[str, Any]]:
             bad.append(f"row {row}: {str(value)[:60]!r}")
             obj = {}
         parsed.append(obj)
-    if bad:
-        shown = ", ".join(bad[:5])
-        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
-        raise GraphValidationError(
-            f"{path}: column 'properties' must hold JSON objects; "
-            f"malformed in {len(bad)} row(s): {shown}{more}"
-        )
     return parsed
 
 
-def _strings(values: list[Any]) -> list[str]:
-    return [str(v).strip() for v in values]
+# Every character Python's str.strip() removes (str.isspace); tests check the set against Python's.
+PYTHON_WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + \
+    "\u2028\u2029\u202f\u205f\u3000"
+# UTF-8 bytes that can start or end one of those characters: a string whose first or last byte is not among them
+# has nothing to strip, so only the (rare) others are checked by Python.
+_FIRST_BYTES = np.zeros(256, dtype=bool)
+_LAST_BYTES = np.zeros(256, dtype=bool)
+for _char in PYTHON_WHITESPACE:
+    _encoded = _char.encode()
+    _FIRST_BYTES[_encoded[0]] = _LAST_BYTES[_encoded[-1]] = True
+
+
+def _stripped(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """``str(v).strip()`` of a string column, nulls kept, exactly as Python strips: a byte test on each value's
+    first and last byte finds the few values that may need it (usually none), and Python strips those."""
+    values = string_column(values, None) if values.type != pa.string() else values
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    rows, base = [], 0
+    for chunk in chunks:
+        _, offsets_buffer, data_buffer = chunk.buffers()
+        if data_buffer is not None and len(chunk):
+            offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+            data = np.frombuffer(data_buffer, dtype=np.uint8)
+            starts, ends = offsets[:-1], offsets[1:]
+            filled = np.flatnonzero(ends > starts)
+            maybe = _FIRST_BYTES[data[starts[filled]]] | _LAST_BYTES[data[ends[filled] - 1]]
+            candidates = filled[maybe]
+            if len(candidates):
+                texts = chunk.take(pa.array(candidates)).to_pylist()
+                rows += [base + int(r) for r, t in zip(candidates, texts, strict=True) if t != t.strip()]
+        base += len(chunk)
+    if not rows:
+        return values
+    column = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    fixed = pa.array([v.strip() for v in column.take(pa.array(rows)).to_pylist()], pa.string())
+    mask = np.zeros(len(column), dtype=bool)
+    mask[rows] = True
+    return pc.replace_with_mask(column, pa.array(mask), fixed)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ark.graph import GraphValidationError, KnowledgeGraph
-from ark.loaders.tabular import import_tabular, load_tabular, node_text
+from ark.loaders.tabular import PYTHON_WHITESPACE, import_tabular, load_tabular, node_text
 from tests.support.graphs import TABULAR_EDGES as EDGES
 from tests.support.graphs import TABULAR_NODES as NODES
 from tests.support.graphs import properties_json, write_folder
@@ -175,3 +177,53 @@ def test_parquet_name_columns_stored_as_bytes_are_decoded_or_refused(tmp_path: P
     with pytest.raises(GraphValidationError, match=r"column 'name' holds bytes that are not UTF-8 text \(row 1: "
                                                    r"b'Caf\\xe9'\)"):
         load_tabular(folder)
+
+
+def test_python_whitespace_set_is_what_str_strip_removes() -> None:
+    assert set(PYTHON_WHITESPACE) == {c for c in map(chr, range(0x110000)) if c.isspace()}
+
+
+def test_ids_types_and_relations_are_stripped_exactly_like_python(tmp_path: Path) -> None:
+    """The Arrow path strips only what Python's str.strip() strips (including \\x1c and U+3000), nothing else."""
+    odd = ["\u3000A\u2005", "\x1cB", "C\x85", "D\u200b", " E ", "F"]  # U+200B is not whitespace: kept
+    folder = tmp_path / "g"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": odd, "name": ["a", "b", "c", "d", "e", "f"],
+                             "type": [" gene", "gene\t", "gene", "gene", "gene", "gene"]}), folder / "nodes.parquet")
+    pq.write_table(pa.table({"from": [" A", "B\u3000"], "to": ["C", "D\u200b"], "type": ["rel ", "\u2028rel"]}),
+                   folder / "edges.parquet")
+    graph = load_tabular(folder)
+    assert [graph.node_id(i) for i in range(6)] == [v.strip() for v in odd]
+    assert graph.node_types == ["gene"] and graph.relation_types == ["rel"]
+    assert graph.has_node("D\u200b") and graph.num_edges == 2
+
+
+def test_parquet_integer_ids_and_dictionary_columns_load_as_text(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    folder.mkdir()
+    kinds = pa.array(["paper", "author", "paper"]).dictionary_encode()
+    pq.write_table(pa.table({"id": pa.array([10, 20, 30]), "name": ["x", "y", "z"], "type": kinds}),
+                   folder / "nodes.parquet")
+    pq.write_table(pa.table({"from": pa.array([20, 20]), "to": pa.array([10, 30]), "type": ["writes"] * 2}),
+                   folder / "edges.parquet")
+    graph = load_tabular(folder)
+    assert graph.index_of("20") == 1 and graph.node_type(1) == "author" and graph.num_edges == 2
+    assert graph.text(0) == "x" and graph.properties(0) == {}
+
+
+def test_large_folders_are_read_in_batches_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
+    """Node text is computed a batch of rows at a time; the graph (and its fingerprint) must not depend on it."""
+    import ark.loaders.tabular as tabular
+
+    rows = [{"id": f"n{i}", "name": f"node {i}", "type": "t",
+             "properties": {"description": f"about {i}", "rank": i, "tags": ["a", str(i)]}} for i in range(50)]
+    folder = write_folder(tmp_path / "g", "parquet", nodes=rows, edges=[{"from": "n1", "to": "n2", "type": "r"}])
+    whole = load_tabular(folder)
+    original = tabular._texts_and_properties
+    monkeypatch.setattr(tabular, "_texts_and_properties", lambda *a: original(*a, batch=7))
+    batched = load_tabular(folder)
+    assert batched.nodes.column("text").num_chunks > 1
+    assert batched.metadata["fingerprint"] == whole.metadata["fingerprint"]
+    assert [batched.text(i) for i in range(50)] == [whole.text(i) for i in range(50)]
+    assert batched.text(3) == "node 3\ndescription: about 3\ntags: a; 3"
+    assert [batched.properties(i) for i in range(50)] == [r["properties"] for r in rows]
