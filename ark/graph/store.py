@@ -100,12 +100,12 @@ class KnowledgeGraph:
         return self.nodes.column("name").to_pylist()
 
     @cached_property
-    def _texts(self) -> pa.Array:
-        return self.nodes.column("text").combine_chunks()
+    def _texts(self) -> pa.Array | pa.ChunkedArray:
+        return _unchunked(self.nodes.column("text"))
 
     @cached_property
-    def _properties(self) -> pa.Array:
-        return self.nodes.column("properties").combine_chunks()
+    def _properties(self) -> pa.Array | pa.ChunkedArray:
+        return _unchunked(self.nodes.column("properties"))
 
     @cached_property
     def _index_by_id(self) -> dict[str, int]:
@@ -225,6 +225,12 @@ class KnowledgeGraph:
         from .storage import load_graph
 
         return load_graph(path, mmap=mmap)
+
+
+def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """The column's one chunk, or the chunked column itself: never a copy (a memory-mapped text column of gigabytes
+    stays in the page cache; ``ChunkedArray[i]`` finds the chunk by binary search)."""
+    return column.chunk(0) if column.num_chunks == 1 else column
 
 
 def _resolve(name: str, lookup: dict[str, str], valid: list[str], what: str) -> str:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import mmap
 import random
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, storage
@@ -204,3 +207,28 @@ def test_save_refuses_a_file_but_fills_an_empty_folder(graph_and_edges, tmp_path
     (tmp_path / "empty").mkdir()
     graph.save(tmp_path / "empty")
     assert_same_graph(graph, KnowledgeGraph.load(tmp_path / "empty"))
+
+
+def test_node_table_is_memory_mapped_and_text_reads_without_a_copy(graph_and_edges, tmp_path: Path) -> None:
+    graph, _ = graph_and_edges
+    graph.save(tmp_path / "g")
+    assert (tmp_path / "g" / "nodes.arrow").is_file() and not (tmp_path / "g" / "nodes.parquet").exists()
+    before = pa.total_allocated_bytes()
+    loaded = KnowledgeGraph.load(tmp_path / "g")
+    assert loaded.nodes.nbytes > 0 and pa.total_allocated_bytes() == before  # the text lives in the memory map
+    assert [loaded.text(i) for i in range(loaded.num_nodes)] == [graph.text(i) for i in range(graph.num_nodes)]
+    assert pa.total_allocated_bytes() == before
+
+
+def test_graphs_saved_in_format_1_still_load(graph_and_edges, tmp_path: Path) -> None:
+    """Format 1 kept the node table as nodes.parquet: such a cached graph opens unchanged."""
+    graph, _ = graph_and_edges
+    folder = graph.save(tmp_path / "g")
+    pq.write_table(KnowledgeGraph.load(folder, mmap=False).nodes, folder / "nodes.parquet")
+    (folder / "nodes.arrow").unlink()
+    meta = json.loads((folder / "graph.json").read_text())
+    (folder / "graph.json").write_text(json.dumps({**meta, "format_version": 1}))
+    assert_same_graph(graph, KnowledgeGraph.load(folder))
+    (folder / "graph.json").write_text(json.dumps({**meta, "format_version": 9}))
+    with pytest.raises(GraphValidationError, match="format version 9 is not supported"):
+        KnowledgeGraph.load(folder)
