@@ -361,3 +361,39 @@ def test_finish_records_a_stated_confidence_and_reason(graph, index):
     assert (box.confidence, box.confidence_reason) == ("low", "The graph has no treatment relation.")
     refused = toolbox(graph, index).execute("finish", '{"confidence": "certain"}')
     assert not refused.ok and "confidence" in refused.text
+
+
+def test_hub_ranking_matches_a_full_stable_sort_of_first_occurrences():
+    """The hub path (run-wise dedup, top-k instead of a full sort, relations looked up per run) ranks exactly like
+    the plain definition: neighbours in order of first occurrence in the row, stably sorted by score."""
+    from ark.methods.ark.tools.neighborhood import SMALL_NEIGHBORHOOD, filtered_neighborhood, rank_neighborhood
+
+    n = SMALL_NEIGHBORHOOD + 1500
+    ids = ["hub"] + [f"n{i}" for i in range(n)]
+    words = ["kinase", "receptor", "channel", "ligase"]
+    texts = ["hub"] + [f"{words[i % 4]} {words[(i // 4) % 4]}" for i in range(n)]
+    src, dst, rel = [], [], []
+    for i in range(n):  # every neighbour once, a third again by another relation, some in both directions
+        src.append("hub"), dst.append(f"n{i}"), rel.append(("targets", "binds")[i % 2])
+        if i % 3 == 0:
+            src.append(f"n{i}"), dst.append("hub"), rel.append("regulates")
+        if i % 7 == 0:
+            src.append("hub"), dst.append(f"n{i}"), rel.append("expressed")
+    graph = build_graph(NodeTable(ids, ["disease"] + ["gene"] * n, ids, texts), EdgeTable(src, dst, rel))
+    index = build_index(graph)
+    nodes, codes, outgoing = filtered_neighborhood(graph, 0, None, None)
+    first_seen = list(dict.fromkeys(nodes.tolist()))
+    for query in (None, "kinase channel", "receptor receptor ligase"):
+        ranked = rank_neighborhood(graph, index, nodes, codes, outgoing, query, "bm25", limit=20)
+        full = rank_neighborhood(graph, index, nodes, codes, outgoing, query, "bm25")
+        expected = first_seen
+        if query:
+            scores = index.score(query, np.asarray(first_seen))
+            expected = [first_seen[i] for i in sorted(range(len(first_seen)), key=lambda i: (-scores[i], i))]
+        assert full.nodes.tolist() == expected and ranked.nodes.tolist() == expected[:20]
+        assert ranked.total == full.total == n and ranked.runs is not None
+        for node in [*ranked.nodes.tolist(), 3, 21]:
+            sel = nodes == node
+            out = list(dict.fromkeys(codes[sel & outgoing].tolist()))
+            inc = list(dict.fromkeys(codes[sel & ~outgoing].tolist()))
+            assert ranked.relations_of(node) == (out, inc)

@@ -6,18 +6,23 @@ neighbors cost milliseconds; Python loops only touch the few neighbors that are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 
 from ark.graph import KnowledgeGraph
+from ark.index.topk import top_k
 from ark.text import ENGLISH_STOPWORDS, words
+
+DESCRIBE_AHEAD = 64  # neighbours whose relations are looked up together, on the first ``relations_of`` call
+SMALL_NEIGHBORHOOD = 4096  # below this many edges np.unique is as fast as the run-wise pass
 
 
 @dataclass
 class RankedNeighborhood:
-    """The ranked unique neighbors (all of them, best first) and how many matched the query."""
+    """The ranked unique neighbors (best first; only the first ``limit`` when ranked with one), how many unique
+    neighbors there are in all and how many matched the query."""
 
     nodes: np.ndarray
     total: int
@@ -25,12 +30,38 @@ class RankedNeighborhood:
     relation_nodes: np.ndarray  # the filtered edge arrays, kept to describe the shown neighbors' relations
     relation_codes: np.ndarray
     relation_outgoing: np.ndarray
+    runs: np.ndarray | None = None  # run starts when each run of equal (relation, direction) has sorted neighbors
+    _described: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict, repr=False)
 
     def relations_of(self, node: int) -> tuple[list[int], list[int]]:
         """Relation codes of the edges centre→node and node→centre, in row order."""
-        sel = self.relation_nodes == node
-        codes, outgoing = self.relation_codes[sel], self.relation_outgoing[sel]
-        return list(dict.fromkeys(codes[outgoing].tolist())), list(dict.fromkeys(codes[~outgoing].tolist()))
+        node = int(node)
+        if node not in self._described:
+            wanted = [node] if self._described else [node, *self.nodes[:DESCRIBE_AHEAD].tolist()]
+            self._described.update(self._describe(wanted))
+        return self._described[node]
+
+    def _describe(self, wanted: list[int]) -> dict[int, tuple[list[int], list[int]]]:
+        """Relations of several neighbours in one pass: a binary search per run of the row when the runs are sorted
+        (a hub's row has a handful of runs), else one membership test over the edges."""
+        targets = np.unique(np.asarray(wanted, dtype=self.relation_nodes.dtype))
+        if self.runs is not None:
+            ends = np.append(self.runs[1:], len(self.relation_nodes))
+            found = []
+            for start, end in zip(self.runs.tolist(), ends.tolist(), strict=True):
+                run = self.relation_nodes[start:end]
+                pos = np.minimum(np.searchsorted(run, targets), len(run) - 1)
+                found.append(start + pos[run[pos] == targets])
+            positions = np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
+        else:
+            positions = np.flatnonzero(np.isin(self.relation_nodes, targets))
+        described: dict[int, tuple[list[int], list[int]]] = {int(t): ([], []) for t in targets.tolist()}
+        for neighbor, code, out in zip(self.relation_nodes[positions].tolist(), self.relation_codes[positions].tolist(),
+                                       self.relation_outgoing[positions].tolist(), strict=True):
+            side = described[neighbor][0 if out else 1]
+            if code not in side:
+                side.append(code)
+        return described
 
 
 def filtered_neighborhood(graph: KnowledgeGraph, node: int, relations: list[str] | None,
@@ -52,24 +83,59 @@ def filtered_neighborhood(graph: KnowledgeGraph, node: int, relations: list[str]
 
 
 def rank_neighborhood(graph: KnowledgeGraph, index, nodes: np.ndarray, codes: np.ndarray, outgoing: np.ndarray,
-                      query: str | None, ranking: str) -> RankedNeighborhood:
+                      query: str | None, ranking: str, limit: int | None = None) -> RankedNeighborhood:
     """Rank the unique neighbors: BM25 of ``query`` (default) or the reference keyword rule; no query keeps
-    row order, i.e. by relation, then direction (outgoing first), then node index. Ties keep that order too."""
-    unique, first = np.unique(nodes, return_index=True)
-    order = np.argsort(first, kind="stable")
-    unique, first = unique[order], first[order]  # row order: relation, direction, neighbor index
+    row order, i.e. by relation, then direction (outgoing first), then node index. Ties keep that order too.
+    With ``limit`` only the best ``limit`` are ranked and kept (a hub's full ranking is never sorted)."""
+    unique, runs = _unique_in_row_order(nodes, codes, outgoing)
+    total = len(unique)
     matching: int | None = None
     if query and len(unique):
         if ranking == "keyword":
             keyword_scores = _keyword_scores(graph, unique, query)
             keep = keyword_scores > 0
             unique, scores = unique[keep], keyword_scores[keep]
-            matching = int(len(unique))
+            matching = total = int(len(unique))
         else:
             scores = np.asarray(index.score(query, unique.astype(np.int64)), dtype=np.float64)
             matching = int(np.count_nonzero(scores > 0))
-        unique = unique[np.argsort(-scores, kind="stable")]
-    return RankedNeighborhood(unique, len(unique), matching, nodes, codes, outgoing)
+        if limit is None or limit >= len(unique):
+            unique = unique[np.argsort(-scores, kind="stable")]
+        else:  # the stable order's first ``limit``: by score, ties by row position
+            unique = unique[top_k(np.arange(len(unique)), scores, limit)[0]]
+    elif limit is not None:
+        unique = unique[:limit]
+    return RankedNeighborhood(unique, total, matching, nodes, codes, outgoing, runs)
+
+
+def _unique_in_row_order(nodes: np.ndarray, codes: np.ndarray,
+                         outgoing: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The distinct neighbors in order of first occurrence, and the run starts when every run of equal (relation,
+    direction) lists its neighbors in ascending order (as a CSR row does; None otherwise).
+
+    A neighbor repeats only across runs (linked by several relations or both directions), so for a large row one
+    pass per run over a mark array replaces sorting the whole row; small rows, and rows that are not sorted runs,
+    use ``np.unique``.
+    """
+    n = len(nodes)
+    if n == 0:
+        return nodes, None
+    change = (codes[1:] != codes[:-1]) | (outgoing[1:] != outgoing[:-1])
+    runs: np.ndarray | None = np.concatenate([[0], np.flatnonzero(change) + 1])
+    if not bool(np.all((nodes[1:] > nodes[:-1]) | change)):
+        runs = None
+    if runs is None or n < SMALL_NEIGHBORHOOD:
+        unique, first = np.unique(nodes, return_index=True)
+        return unique[np.argsort(first, kind="stable")], runs
+    if len(runs) == 1:
+        return nodes, runs
+    seen = np.zeros(int(nodes.max()) + 1, dtype=bool)
+    keep = np.empty(n, dtype=bool)
+    for start, end in zip(runs.tolist(), [*runs[1:].tolist(), n], strict=True):
+        run = nodes[start:end]
+        np.logical_not(seen[run], out=keep[start:end])
+        seen[run] = True
+    return nodes[keep], runs
 
 
 def query_words(query: str) -> list[str]:

@@ -133,7 +133,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
 
     type_codes = [g.node_types.index(t) for t in node_types] if node_types else None
     nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)
-    ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking)
+    ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking,
+                               limit=args.offset + cfg.neighborhood_budget)  # a hub is never fully sorted
     data = {"center": node, "query": query or None, "node_types": node_types, "edge_types": edge_types,
             "total": ranked.total, "matching": ranked.matching, "results": []}
     shown_filters = [f"query={query!r}"] if query else []
