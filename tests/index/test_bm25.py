@@ -98,6 +98,25 @@ def test_subset_scores_equal_global_scores_restricted():
         assert set(ids.tolist()) == set(np.flatnonzero(full > 0).tolist())
 
 
+def test_large_candidate_sets_score_exactly_like_the_subset_path(monkeypatch):
+    """score() switches to whole-postings accumulation for large candidate sets; the scores must be identical."""
+    import ark.index.bm25 as bm25_module
+
+    rng = np.random.default_rng(1)
+    words = [f"w{i}" for i in range(40)]
+    docs = [" ".join(rng.choice(words, rng.integers(1, 30))) for _ in range(800)]
+    idx = BM25Index.build(docs, chunk_size=100)
+    candidates = np.concatenate([rng.permutation(800)[:300], [5, 5, 799]])  # unsorted, with repeats
+    for query in ["w1 w2 w3", "w7 w7 w39", "w0 nothing"]:
+        dense = idx.score(query, candidates)  # 303 * 16 >= 800 docs: the dense path
+        monkeypatch.setattr(bm25_module, "DENSE_SCORING_FRACTION", 0)
+        subset = idx.score(query, candidates)
+        monkeypatch.undo()
+        assert dense.dtype == subset.dtype == np.float32
+        np.testing.assert_array_equal(dense, subset)
+        np.testing.assert_array_equal(idx.score(query, candidates.reshape(3, 101)), dense.reshape(3, 101))
+
+
 def test_mask_restricts_search():
     idx = BM25Index.build(CORPUS)
     mask = np.zeros(len(CORPUS), dtype=bool)
