@@ -35,10 +35,12 @@ def top_k_dense(scores: np.ndarray, k: int, stride: int = 16) -> tuple[np.ndarra
     if k <= 0 or len(scores) == 0:
         return EMPTY_IDS, EMPTY_SCORES
     threshold = np.float32(0)
-    sample = scores[::stride]
-    if len(scores) > 8 * k * stride and len(sample) > k:
-        bound = np.partition(sample, len(sample) - k)[len(sample) - k]
-        if bound > 0:
-            threshold = bound
+    if len(scores) > 8 * k * stride:
+        sample = scores[::stride]
+        # Only positive entries can bound the k-th best from below; selecting among them alone also avoids
+        # np.partition on mostly-zero input, which was 10x slower than on distinct values.
+        positive = sample[sample > 0]
+        if len(positive) >= k:
+            threshold = np.partition(positive, len(positive) - k)[len(positive) - k]
     ids = np.flatnonzero(scores >= threshold) if threshold > 0 else np.flatnonzero(scores > 0)
     return top_k(ids, scores[ids], k)

@@ -117,6 +117,27 @@ def test_large_candidate_sets_score_exactly_like_the_subset_path(monkeypatch):
         np.testing.assert_array_equal(idx.score(query, candidates.reshape(3, 101)), dense.reshape(3, 101))
 
 
+@pytest.mark.parametrize("masked", [False, True])
+def test_search_over_few_matching_documents_equals_the_full_pass(monkeypatch, masked):
+    """search() ranks only the documents holding a query term when they are few; same ids, scores and ties."""
+    import ark.index.bm25 as bm25_module
+
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(300)]
+    docs = [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(3000)]
+    docs[7] = docs[11] = "w299 w299"  # a tie on a rare word
+    idx = BM25Index.build(docs, chunk_size=500)
+    mask = rng.random(3000) < 0.5 if masked else None
+    for query in ["w299", "w3 w250 w299", "w0 w1 w2 w3 w4 w5 w6 w7"]:
+        monkeypatch.setattr(bm25_module, "SPARSE_SEARCH_FRACTION", 10**9)  # never: the full pass
+        full = idx.search(query, 15, mask=mask)
+        monkeypatch.setattr(bm25_module, "SPARSE_SEARCH_FRACTION", 0)  # always: matching documents only
+        sparse = idx.search(query, 15, mask=mask)
+        np.testing.assert_array_equal(sparse[0], full[0])
+        np.testing.assert_array_equal(sparse[1], full[1])
+        assert len(full[0]) > 0
+
+
 def test_mask_restricts_search():
     idx = BM25Index.build(CORPUS)
     mask = np.zeros(len(CORPUS), dtype=bool)
