@@ -20,6 +20,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from .bm25 import BM25Index
 from .exact import ExactNames
 from .graph_index import IndexKind, node_documents, node_names, register_index_kind, resolve_name_keys
@@ -125,6 +127,13 @@ def _load_dense(directory: Path) -> Any:
 
 
 def _node_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[Any]:
+    """A node's document is its text (paired with its names for fielded scoring). Plain scoring without fields
+    reads the graph's text column as Arrow strings (no Python string per node; a fifth of the build time on a
+    1.9M-node graph)."""
+    nodes = getattr(graph, "nodes", None)
+    if (settings.get("scoring") != "fielded" and not fields and isinstance(nodes, pa.Table)
+            and "text" in nodes.column_names):
+        return nodes.column("text")
     return _with_names(graph, settings, node_documents(graph, fields))
 
 

@@ -185,14 +185,21 @@ class Tokenizer:
         """Rebuild a tokenizer from :meth:`config`'s output."""
         return cls(stopwords=config["stopwords"], stemmer=config["stemmer"], lower=config["lower"])
 
-    def split(self, texts: Sequence[str]) -> SplitBatch:
-        """Split many texts at once into raw tokens (the vectorised path used when building)."""
+    def split(self, texts: Sequence[str] | pa.Array | pa.ChunkedArray) -> SplitBatch:
+        """Split many texts at once into raw tokens (the vectorised path used when building). ``texts`` may be an
+        Arrow string array (a slice of a graph's text column), taken as it is, nulls as empty texts."""
         import pyarrow.compute as pc
 
-        n = len(texts)
-        # 32-bit string offsets when the batch surely fits (a character is at most 4 UTF-8 bytes): faster kernels.
-        small = 4 * sum(map(len, texts)) < 2**31 - 1
-        arr = pa.array(texts, type=pa.string() if small else pa.large_string())
+        if isinstance(texts, pa.Array | pa.ChunkedArray):
+            # Compact copy of just these rows (a slice still points into its parent's buffers).
+            arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else pa.concat_arrays([texts])
+            arr = pc.fill_null(arr, "") if arr.null_count else arr
+            texts = arr
+        else:
+            # 32-bit string offsets when the batch surely fits (a character is at most 4 UTF-8 bytes): faster.
+            small = 4 * sum(map(len, texts)) < 2**31 - 1
+            arr = pa.array(texts, type=pa.string() if small else pa.large_string())
+        n = len(arr)
         ascii_mask = pc.fill_null(pc.string_is_ascii(arr), True).to_numpy(zero_copy_only=False)
         if ascii_mask.all():
             lists = _split_ascii(arr, self.lower)
@@ -202,7 +209,8 @@ class Tokenizer:
             ascii_ids = np.flatnonzero(ascii_mask).astype(np.int32)
             other_ids = np.flatnonzero(~ascii_mask).astype(np.int32)
             ascii_lists = _split_ascii(arr.filter(pa.array(ascii_mask)), self.lower)
-            others = [texts[i] for i in other_ids]
+            others = (arr.take(pa.array(other_ids)).to_pylist() if isinstance(texts, pa.Array)
+                      else [texts[i] for i in other_ids])
             other_arr = pa.array([t.lower() for t in others] if self.lower else others, type=arr.type)
             other_lists = pc.split_pattern_regex(other_arr, _NON_WORD)
             doc_ids = np.concatenate(

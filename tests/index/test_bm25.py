@@ -138,6 +138,19 @@ def test_search_over_few_matching_documents_equals_the_full_pass(monkeypatch, ma
         assert len(full[0]) > 0
 
 
+def test_arrow_text_column_builds_the_same_index_as_strings():
+    """A graph's text column is indexed as Arrow strings (slices of several chunks, nulls, non-ASCII rows)."""
+    import pyarrow as pa
+
+    texts = CORPUS * 7
+    column = pa.chunked_array([pa.array(texts[:25]), pa.array(texts[25:] + [None])])
+    from_strings = BM25Index.build(texts + [""], chunk_size=9)
+    from_arrow = BM25Index.build(column, chunk_size=9)
+    assert from_arrow.terms == from_strings.terms
+    for name in ("indptr", "indices", "weights", "doc_lengths"):
+        np.testing.assert_array_equal(getattr(from_arrow, name), getattr(from_strings, name))
+
+
 def test_mask_restricts_search():
     idx = BM25Index.build(CORPUS)
     mask = np.zeros(len(CORPUS), dtype=bool)

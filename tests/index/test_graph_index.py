@@ -139,3 +139,15 @@ def test_read_only_graph_folder_is_indexed_in_memory(tmp_path):
         assert not (tmp_path / "g" / "index").exists()
     finally:
         (tmp_path / "g").chmod(0o755)
+
+
+def test_bm25_reads_the_text_column_like_node_documents():
+    """Without fields the bm25 kind hands the graph's text column to the index, as Arrow strings."""
+    from ark.index.graph_index import INDEX_KINDS, node_documents
+
+    graph = _graph()
+    kind = INDEX_KINDS["bm25"]
+    column = kind.documents(graph, kind.settings({}, None), None)
+    assert column.to_pylist() == list(node_documents(graph))
+    fields = {"disease": ["name", "synonyms"]}
+    assert list(kind.documents(graph, kind.settings({}, fields), fields)) == list(node_documents(graph, fields))
