@@ -397,3 +397,17 @@ def test_hub_ranking_matches_a_full_stable_sort_of_first_occurrences():
             out = list(dict.fromkeys(codes[sel & outgoing].tolist()))
             inc = list(dict.fromkeys(codes[sel & ~outgoing].tolist()))
             assert ranked.relations_of(node) == (out, inc)
+
+
+@pytest.mark.parametrize("positives", [0, 5, 300])
+def test_stable_top_is_the_prefix_of_a_stable_argsort(positives):
+    from ark.methods.ark.tools.neighborhood import _stable_top
+
+    rng = np.random.default_rng(positives)
+    scores = np.zeros(1000)
+    scores[rng.choice(1000, positives, replace=False)] = rng.integers(1, 6, positives)  # many ties
+    if positives == 5:
+        scores[rng.choice(1000, 7, replace=False)] = -rng.integers(1, 3, 7)  # negatives sort after the zeros
+    for limit in (1, 20, 999):
+        expected = np.argsort(-scores, kind="stable")[:limit]
+        assert _stable_top(scores, limit).tolist() == expected.tolist()

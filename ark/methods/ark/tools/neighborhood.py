@@ -101,11 +101,23 @@ def rank_neighborhood(graph: KnowledgeGraph, index, nodes: np.ndarray, codes: np
             matching = int(np.count_nonzero(scores > 0))
         if limit is None or limit >= len(unique):
             unique = unique[np.argsort(-scores, kind="stable")]
-        else:  # the stable order's first ``limit``: by score, ties by row position
-            unique = unique[top_k(np.arange(len(unique)), scores, limit)[0]]
+        else:
+            unique = unique[_stable_top(scores, limit)]
     elif limit is not None:
         unique = unique[:limit]
     return RankedNeighborhood(unique, total, matching, nodes, codes, outgoing, runs)
+
+
+def _stable_top(scores: np.ndarray, limit: int) -> np.ndarray:
+    """Positions of the first ``limit`` of ``np.argsort(-scores, kind="stable")`` without sorting everything: the
+    matching (positive) scores by top-k, ties by position, then the others in their stable order."""
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) >= limit:
+        return top_k(positive, scores[positive], limit)[0]
+    rest = np.flatnonzero(scores <= 0)
+    if np.any(scores[rest] < 0):
+        rest = rest[np.argsort(-scores[rest], kind="stable")]
+    return np.concatenate([top_k(positive, scores[positive], len(positive))[0], rest[: limit - len(positive)]])
 
 
 def _unique_in_row_order(nodes: np.ndarray, codes: np.ndarray,
