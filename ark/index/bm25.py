@@ -464,9 +464,13 @@ class BM25Index:
         one score per document, then the candidates are read off. Linear in the postings and the candidates, with
         no sort; the float32 sums are added in the same order as the subset path, so the scores are identical."""
         dense = np.zeros(self.num_docs, dtype=np.float32)
-        for tid, count in self._query_terms(query):
+        terms = self._query_terms(query)
+        for tid, count in terms:
             docs, weights = self._postings(tid)
             np.add.at(dense, docs, weights if count == 1 else weights * np.float32(count))
+        named = self._exactly_named(query)
+        if len(named):
+            dense[named] += self._exact_boost(terms)  # as the subset path: the same scores either way
         return dense[cand.ravel()].reshape(cand.shape)
 
     def matched_terms(self, query: str, doc: int) -> list[str]:

@@ -142,12 +142,17 @@ def test_read_only_graph_folder_is_indexed_in_memory(tmp_path):
 
 
 def test_bm25_reads_the_text_column_like_node_documents():
-    """Without fields the bm25 kind hands the graph's text column to the index, as Arrow strings."""
+    """With plain scoring and no fields the bm25 kind hands the graph's text column to the index, as Arrow strings;
+    fielded scoring (the default) pairs each text with the node's names."""
+    import ark.index.kinds  # noqa: F401  (registers the kinds)
     from ark.index.graph_index import INDEX_KINDS, node_documents
 
     graph = _graph()
     kind = INDEX_KINDS["bm25"]
-    column = kind.documents(graph, kind.settings({}, None), None)
+    column = kind.documents(graph, kind.settings({"scoring": "plain"}, None), None)
     assert column.to_pylist() == list(node_documents(graph))
     fields = {"disease": ["name", "synonyms"]}
-    assert list(kind.documents(graph, kind.settings({}, fields), fields)) == list(node_documents(graph, fields))
+    plain = kind.settings({"scoring": "plain"}, fields)
+    assert list(kind.documents(graph, plain, fields)) == list(node_documents(graph, fields))
+    fielded = list(kind.documents(graph, kind.settings({"names": {}}, None), None))
+    assert [text for _, text in fielded] == list(node_documents(graph))
