@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .errors import GraphValidationError, describe_values
 
@@ -22,6 +21,8 @@ def string_column(values: Sequence[Any] | pa.Array | pa.ChunkedArray, none: str 
     ``str(int)`` does); anything else goes through ``str`` value by value.
     """
     if isinstance(values, pa.Array | pa.ChunkedArray):
+        import pyarrow.compute as pc  # building only: opening a saved graph does not need it (start-up)
+
         kind = values.type
         if pa.types.is_dictionary(kind):
             kind, values = kind.value_type, values.cast(kind.value_type)
