@@ -167,3 +167,12 @@ def render_system_prompt(graph: KnowledgeGraph, schema: CypherSchema, *, code: b
         graph_section=render_graph_section(graph, schema, examples, dialect=dialect, code=code),
         max_turns=max_turns,
     ).strip() + "\n"
+
+
+def solver_system_prompt(graph: KnowledgeGraph, schema: CypherSchema, options: Any, engine: Any,
+                         pool: Any = None) -> str:
+    """The solver's system prompt under its options: the user's own, else ours for this graph and engine."""
+    return options.system_prompt or render_system_prompt(
+        graph, schema, code=options.code_interpreter, topk=options.retriever.default_topk,
+        max_turns=options.max_turns, limits=pool.limits if pool is not None else None,
+        max_relations=options.examples, dialect=getattr(engine, "dialect", "ladybug"))

@@ -60,3 +60,14 @@ def _start_quietly(sandbox: CodeSandbox) -> None:
     # A worker that cannot start is reported by the first run() instead, as an observation.
     with contextlib.suppress(Exception):
         sandbox.start()
+
+
+def pool_for(engine: Any, options: Any) -> SandboxPool | None:
+    """The sandboxes of a solver with :class:`~ark.methods.graphscout.options.GraphScoutOptions` ``options``
+    (``None`` in the retriever-only ablation, ``code_interpreter=false``)."""
+    if not options.code_interpreter:
+        return None
+    box = options.sandbox
+    limits = SandboxLimits(timeout_s=box.timeout_s, memory_mb=box.memory_mb, output_chars=box.output_chars,
+                           cypher_timeout_s=box.cypher_timeout_s, cypher_max_rows=box.cypher_max_rows)
+    return SandboxPool(engine, limits, isolation=box.isolation)

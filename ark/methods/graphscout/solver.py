@@ -26,7 +26,7 @@ from ark.runtime.records import Trajectory
 from ..base import Answer
 from .answer import WRAPPER, answer_type, extract_answer
 from .options import GraphScoutOptions
-from .prompt import render_system_prompt
+from .prompt import solver_system_prompt
 from .tools import NodeResolver, Toolbox
 
 FIRST_USER_MESSAGE = "Question: {question}"
@@ -98,20 +98,10 @@ class GraphScout:
 
             self.llm = ScriptedSolver(graph, self.schema, topk=self.options.retriever.default_topk)
         self.resolver = NodeResolver(graph)
-        self.pool = None
-        if self.options.code_interpreter:
-            from ark.sandbox import SandboxLimits
+        from .sandbox_pool import pool_for
 
-            from .sandbox_pool import SandboxPool
-
-            box = self.options.sandbox
-            limits = SandboxLimits(timeout_s=box.timeout_s, memory_mb=box.memory_mb, output_chars=box.output_chars,
-                                   cypher_timeout_s=box.cypher_timeout_s, cypher_max_rows=box.cypher_max_rows)
-            self.pool = SandboxPool(self.engine, limits, isolation=box.isolation)
-        self.system_prompt = self.options.system_prompt or render_system_prompt(
-            graph, self.schema, code=self.options.code_interpreter, topk=self.options.retriever.default_topk,
-            max_turns=self.options.max_turns, limits=self.pool.limits if self.pool is not None else None,
-            max_relations=self.options.examples, dialect=getattr(self.engine, "dialect", "ladybug"))
+        self.pool = pool_for(self.engine, self.options)
+        self.system_prompt = solver_system_prompt(graph, self.schema, self.options, self.engine, self.pool)
         self._reader = None
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.on_step = on_step  # called after every step (a live view)

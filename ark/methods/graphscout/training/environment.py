@@ -32,7 +32,7 @@ class ScoutWorld:
                  index: Any = None, progress: bool = False) -> None:
         from ark.graphdb import open_cypher
 
-        from ..prompt import render_system_prompt
+        from ..prompt import solver_system_prompt
         from ..solver import open_node_index
 
         self.graph = graph
@@ -41,20 +41,10 @@ class ScoutWorld:
         self.schema = self.engine.schema
         self.index = index if index is not None else open_node_index(graph, self.options, progress=progress)
         self.resolver = NodeResolver(graph)
-        self.pool = None
-        if self.options.code_interpreter:
-            from ark.sandbox import SandboxLimits
+        from ..sandbox_pool import pool_for
 
-            from ..sandbox_pool import SandboxPool
-
-            box = self.options.sandbox
-            limits = SandboxLimits(timeout_s=box.timeout_s, memory_mb=box.memory_mb, output_chars=box.output_chars,
-                                   cypher_timeout_s=box.cypher_timeout_s, cypher_max_rows=box.cypher_max_rows)
-            self.pool = SandboxPool(self.engine, limits, isolation=box.isolation)
-        self.system_prompt = self.options.system_prompt or render_system_prompt(
-            graph, self.schema, code=self.options.code_interpreter, topk=self.options.retriever.default_topk,
-            max_turns=self.options.max_turns, limits=self.pool.limits if self.pool is not None else None,
-            max_relations=self.options.examples, dialect=getattr(self.engine, "dialect", "ladybug"))
+        self.pool = pool_for(self.engine, self.options)
+        self.system_prompt = solver_system_prompt(graph, self.schema, self.options, self.engine, self.pool)
 
     @property
     def environment_class(self) -> type[RetrieverEnvironment]:
