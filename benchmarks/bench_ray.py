@@ -85,7 +85,7 @@ def main() -> None:
         print(f"results identical (wall_s aside, id order): {same}")
     if args.tests:
         code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:warnings", "--durations=5",
-                                "tests/eval/test_ray_runs.py"], cwd=REPO)
+                                "tests/eval/test_ray_runs.py"], cwd=REPO, env={**os.environ, "ARK_RAY_KILL_TEST": "1"})
         if code:
             sys.exit(code)
     if not same:
