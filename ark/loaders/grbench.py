@@ -25,6 +25,7 @@ from typing import Any
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, normalize_name
 from ark.graph.storage import check_source_outside_target
+from ark.runtime.jsonl import parse_json_object
 
 from .tabular import node_text
 
@@ -129,12 +130,7 @@ def grbench_questions_file(path: str | Path) -> Path:
 
 def parse_grbench_question(line: str, where: str) -> GRBenchQuestion:
     """One line of a GRBench question file; ``ValueError`` starting with ``where`` says what is wrong."""
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{where}: expected a JSON object with {', '.join(QUESTION_FIELDS)}")
+    record = parse_json_object(line, where)
     missing = [f for f in QUESTION_FIELDS if f not in record]
     if missing:
         raise ValueError(f"{where}: missing field(s) {', '.join(missing)}; required: {', '.join(QUESTION_FIELDS)}")

@@ -9,9 +9,10 @@ inferred from the answer when missing).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from ark.runtime.jsonl import parse_json_object
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,7 @@ def read_query_jsonl(path: str | Path) -> list[Query]:
 
 def _parse_line(line: str, path: Path, line_no: int) -> Query:
     where = f"{path}, line {line_no}"
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{where}: not valid JSON ({error.msg})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    record = parse_json_object(line, where)
     missing = [name for name in REQUIRED_FIELDS if name not in record]
     if "answer_ids" in missing and "answer" in record:
         missing.remove("answer_ids")

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import check_source_outside_target
 from ark.graph.tables import string_column
+from ark.runtime.jsonl import parse_json_object
 
 FORMATS = ("parquet", "csv", "jsonl")
 NODE_COLUMNS = ("id", "name", "type")
@@ -230,13 +231,7 @@ def _read_jsonl(path: Path) -> dict[str, list[Any]]:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise GraphValidationError(f"{path}, line {line_no}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise GraphValidationError(f"{path}, line {line_no}: expected a JSON object")
-            rows.append(row)
+            rows.append(parse_json_object(line, f"{path}, line {line_no}", GraphValidationError))
     names: dict[str, None] = {}
     for row in rows:
         names.update(dict.fromkeys(row))

@@ -48,6 +48,18 @@ def repair_torn_tail(path: str | Path) -> int:
     return size - end
 
 
+def parse_json_object(line: str, where: str, error: type[ValueError] = ValueError) -> dict[str, Any]:
+    """One JSON object from one line of an input file; ``error`` (a ``ValueError``) starting with ``where`` (the file
+    and line) says when the line is not valid JSON or not an object. Callers check the fields themselves."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON ({exc.msg})") from None
+    if not isinstance(record, dict):
+        raise error(f"{where}: expected a JSON object, got {type(record).__name__}")
+    return record
+
+
 def read_jsonl(path: str | Path, repair: bool = False) -> list[dict[str, Any]]:
     """The complete records of ``path`` (none if it is missing).
 

@@ -11,12 +11,12 @@ nodes the clue reward looks for. The file is also a valid query file for :func:`
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...metrics.answers import ANSWER_TYPES
+from ...runtime.jsonl import parse_json_object
 
 REQUIRED = ("id", "query", "answer", "answer_type", "clue_ids")
 
@@ -56,12 +56,7 @@ def read_graphscout_quiz(path: str | Path, graph: Any = None) -> list[GraphScout
 
 
 def _parse(line: str, where: str, graph: Any) -> GraphScoutQuestion:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON ({exc.msg})") from None
-    if not isinstance(record, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(record).__name__}")
+    record = parse_json_object(line, where)
     missing = [name for name in REQUIRED if name not in record]
     if missing:
         hint = ""
