@@ -9,7 +9,8 @@ on this machine). It prints each command's wall time (the Ray one includes start
 retrieval time the run reports, Hit@1/Hit@5/R@20/MRR of both, and whether the result lines are identical once
 their ``wall_s`` field is set aside and they are put in id order (the order lines are written in follows completion
 in both runs). The default queries are the HPO quiz test split (``benchmarks/recipes/hpo_quiz.sh`` writes it).
-Figures are of the offline policy (no LLM). ``--tests`` also runs the Ray tests, the slow one included.
+Figures are of the offline policy (no LLM). ``--tests`` also runs the Ray tests and the budget's tests (all of
+them are in the default test run too).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def main() -> None:
     parser.add_argument("--method", default="ark")
     parser.add_argument("--workers", type=int, default=None, help="--ray-workers (default: one per CPU)")
     parser.add_argument("--ray", default="local", help="--ray ADDRESS (default: local)")
-    parser.add_argument("--tests", action="store_true", help="also run tests/eval/test_ray_runs.py")
+    parser.add_argument("--tests", action="store_true",
+                        help="also run the Ray tests (tests/eval/test_ray_runs.py, tests/eval/test_endpoint_budget.py)")
     args = parser.parse_args()
     if not args.queries.is_file():
         sys.exit(f"{args.queries} not found; write it with benchmarks/recipes/hpo_quiz.sh")
@@ -85,7 +87,7 @@ def main() -> None:
         print(f"results identical (wall_s aside, id order): {same}")
     if args.tests:
         code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:warnings", "--durations=5",
-                                "tests/eval/test_ray_runs.py"], cwd=REPO, env={**os.environ, "ARK_RAY_KILL_TEST": "1"})
+                                "tests/eval/test_ray_runs.py", "tests/eval/test_endpoint_budget.py"], cwd=REPO)
         if code:
             sys.exit(code)
     if not same:

@@ -13,8 +13,9 @@ semantics and the trajectory format of :func:`~ark.eval.runner.run_retrieval`, a
   client's ``settings.concurrency``; every worker's :class:`~ark.llm.OpenAIChatClient` takes a slot for each request
   (its ``limiter`` hook), so the whole cluster keeps at most that many requests in flight per endpoint.
 - **Worker death**: a query whose worker dies is handed to another worker (a replacement is started), and its
-  outcome is recorded once; the slots the dead worker held are given back. A query that takes
-  :data:`MAX_WORKER_DEATHS` workers down with it fails (not written; a rerun retries it).
+  outcome is recorded once. The slots the dead worker held stay counted for the client's timeout, then come back
+  (its requests may still be open at the endpoint; :class:`EndpointBudget` says why that is enough). A query that
+  takes :data:`MAX_WORKER_DEATHS` workers down with it fails (not written; a rerun retries it).
 
 ``ray`` is imported only here, and only when a run uses this executor (the ``ray`` extra).
 """
@@ -63,19 +64,44 @@ def import_ray() -> Any:
 
 # ----------------------------------------------------------------------------------------------- shared LLM budget
 class EndpointBudget:
-    """The cluster's LLM concurrency budget: per endpoint, a number of request slots shared by every worker.
+    """The cluster's LLM concurrency budget: per endpoint, ``limits[endpoint]`` request slots shared by every worker.
 
-    Slots are taken by ticket, so a request cancelled while it waits (its agent stopped) gives back the slot it is
-    granted later, and a dead worker's slots are returned with :meth:`release_holder`. Runs as an async Ray actor.
+    What the budget promises: an endpoint never has more than its limit of requests in flight from the cluster, a
+    request counting from the moment its slot is granted until its client has the reply or has given up on it after
+    its own per-request timeout (``hold_s[endpoint]``, the client's ``timeout_s``). Slots are leased by ticket:
+
+    - :meth:`release` ends a lease at once: the client has its reply or its error, or stopped waiting for its slot
+      (a ticket released before it is granted gives its slot back as soon as it is granted).
+    - :meth:`release_holder` is the notice that a holder (one worker process) died. Its requests may still be open
+      at the endpoint: the kernel closed the dead process's sockets, but a server goes on with a request whose
+      client vanished and only notices when it writes the reply. So the dead holder's leases **stay counted for
+      ``hold_s`` after the notice**, then their slots come back. This is enough: each of those requests was sent
+      before the process died, so before the notice; a live client would have given it up at the latest
+      ``hold_s`` after sending it, so it is counted at least as long as a live client would count it. Shorter is
+      not safe: nothing the driver learns (the actor's death, a missed heartbeat) says the endpoint has finished
+      the request, only that the process is gone. A dead holder sends nothing more: its tickets still waiting are
+      refused when granted (their slots go back at once, nothing was sent) and its later acquires are refused.
+      A release from the holder that arrives after the notice (its last message, racing its death) does not end
+      a held lease early.
+
+    Why not leases renewed by heartbeats: a heartbeat shows that a process lives, not that the endpoint is done
+    with its requests; once heartbeats stop, the budget would still have to wait out the timeout, which is what
+    the death notice starts here. Limits: a request that a live client cancels (its agent stopped because another
+    failed) frees its slot at once, here as in a local run, although the endpoint may still be working on it; and
+    an endpoint that keeps working past the client's timeout is beyond any client-side budget. Runs as an async
+    Ray actor; all state lives on its event loop (:meth:`acquire` waits there, held leases come back through the
+    loop's timer).
     """
 
-    def __init__(self, limits: dict[str, int]) -> None:
+    def __init__(self, limits: dict[str, int], hold_s: dict[str, float] | None = None) -> None:
         self.limits = dict(limits)
+        self.hold_s = dict(hold_s or {})
         self._free: dict[str, asyncio.Semaphore] = {}
-        self._held: dict[str, tuple[str, str]] = {}  # ticket -> (endpoint, holder)
+        self._held: dict[str, tuple[str, str]] = {}  # ticket -> (endpoint, holder): a granted, live lease
+        self._held_back: set[str] = set()  # tickets of dead holders, counted until their hold ends
         self._abandoned: set[str] = set()  # tickets released before they were granted
-        self._dead: set[str] = set()  # holders whose slots were returned for good
-        self._in_flight: dict[str, int] = defaultdict(int)
+        self._dead: set[str] = set()  # holders whose death was notified
+        self._counted: dict[str, int] = defaultdict(int)  # per endpoint: live leases + held-back ones
         self.peaks: dict[str, int] = defaultdict(int)
 
     def _semaphore(self, endpoint: str) -> asyncio.Semaphore:
@@ -83,8 +109,14 @@ class EndpointBudget:
             self._free[endpoint] = asyncio.Semaphore(self.limits.get(endpoint, 1))
         return self._free[endpoint]
 
+    def _return_slot(self, endpoint: str) -> None:
+        self._counted[endpoint] -= 1
+        self._free[endpoint].release()
+
     async def acquire(self, endpoint: str, holder: str, ticket: str) -> bool:
         """Wait for a slot of ``endpoint``; False when the ticket was abandoned or its holder died meanwhile."""
+        if holder in self._dead:
+            return False
         semaphore = self._semaphore(endpoint)
         await semaphore.acquire()
         if ticket in self._abandoned or holder in self._dead:
@@ -92,29 +124,41 @@ class EndpointBudget:
             semaphore.release()
             return False
         self._held[ticket] = (endpoint, holder)
-        self._in_flight[endpoint] += 1
-        self.peaks[endpoint] = max(self.peaks[endpoint], self._in_flight[endpoint])
+        self._counted[endpoint] += 1
+        self.peaks[endpoint] = max(self.peaks[endpoint], self._counted[endpoint])
         return True
 
-    def release(self, ticket: str) -> None:
-        """Give a slot back (or, for a ticket still waiting, give it back as soon as it is granted)."""
-        held = self._held.pop(ticket, None)
-        if held is None:
+    async def release(self, ticket: str) -> None:
+        """End a lease: its request is over (or, for a ticket still waiting, give its slot back once granted)."""
+        if ticket in self._held_back:  # its holder was declared dead: the hold decides
+            return
+        lease = self._held.pop(ticket, None)
+        if lease is None:
             self._abandoned.add(ticket)
             return
-        self._in_flight[held[0]] -= 1
-        self._free[held[0]].release()
+        self._return_slot(lease[0])
 
-    def release_holder(self, holder: str) -> int:
-        """Return every slot ``holder`` (a dead worker) held, now and later; how many it held."""
+    async def release_holder(self, holder: str) -> int:
+        """``holder`` died: its leases stay counted for their endpoint's ``hold_s``, then come back; how many."""
         self._dead.add(holder)
         tickets = [ticket for ticket, (_, who) in self._held.items() if who == holder]
+        loop = asyncio.get_running_loop()
         for ticket in tickets:
-            self.release(ticket)
+            endpoint, _ = self._held.pop(ticket)
+            self._held_back.add(ticket)
+            loop.call_later(self.hold_s.get(endpoint, 0.0), self._end_hold, ticket, endpoint)
         return len(tickets)
 
-    def peak_in_flight(self) -> dict[str, int]:
-        """Per endpoint, the most requests that held a slot at once."""
+    def _end_hold(self, ticket: str, endpoint: str) -> None:
+        self._held_back.discard(ticket)
+        self._return_slot(endpoint)
+
+    async def counted(self) -> dict[str, int]:
+        """Per endpoint, the slots counted now (live leases and dead holders' leases still held)."""
+        return {endpoint: n for endpoint, n in self._counted.items() if n}
+
+    async def peak_in_flight(self) -> dict[str, int]:
+        """Per endpoint, the most slots counted at once."""
         return dict(self.peaks)
 
 
@@ -129,7 +173,9 @@ class SharedLimit:
     async def slot(self, endpoint: str):
         ticket = uuid.uuid4().hex
         try:
-            await self.budget.acquire.remote(endpoint, self.holder, ticket)
+            if not await self.budget.acquire.remote(endpoint, self.holder, ticket):
+                raise RayRunError(f"this Ray worker ({self.holder}) was declared lost: it may send no more requests "
+                                  f"to {endpoint}")
             yield
         finally:  # also when cancelled while waiting: the budget frees the slot once granted
             self.budget.release.remote(ticket)
@@ -285,11 +331,15 @@ class RayExecutor:
             return replace(self.choice, context=replace(self.choice.context, llm=OpenAIChatClient(llm.settings)))
         return self.choice
 
-    def _budget_limits(self) -> dict[str, int]:
+    def _budget_limits(self) -> tuple[dict[str, int], dict[str, float]]:
+        """Per endpoint, the budget's slots (the client's concurrency) and how long a dead holder's slot stays
+        counted (the client's per-request timeout)."""
         from ..llm import OpenAIChatClient
 
         llm = self.choice.context.llm
-        return {llm.base_url: llm.settings.concurrency} if isinstance(llm, OpenAIChatClient) else {}
+        if not isinstance(llm, OpenAIChatClient):
+            return {}, {}
+        return {llm.base_url: llm.settings.concurrency}, {llm.base_url: llm.settings.timeout_s}
 
     def _ready(self, ray: Any, worker: _Worker) -> None:
         """Wait for a new worker and take its info; a worker that cannot start stops the run with its reason."""
@@ -312,8 +362,8 @@ class RayExecutor:
             count = self.workers or max(1, int(total_cpus))
             count = min(count, len(todo))
             num_cpus = min(1.0, total_cpus / count)
-            limits = self._budget_limits()
-            budget = ray.remote(EndpointBudget).options(num_cpus=0, max_concurrency=10_000).remote(limits) \
+            limits, holds = self._budget_limits()
+            budget = ray.remote(EndpointBudget).options(num_cpus=0, max_concurrency=10_000).remote(limits, holds) \
                 if limits else None
             self._note(f"Ray: starting {count} worker(s); each opens the graph and builds {self.choice.name!r} once")
             pool = [self._start_worker(ray, budget, num_cpus, i) for i in range(count)]
@@ -387,13 +437,15 @@ class RayExecutor:
                     ray.cancel(ref, force=False)
 
     def _lost(self, ray: Any, worker: _Worker, budget: Any, exc: BaseException) -> None:
-        returned = 0
+        held = 0  # the LLM slots it held: counted on for the client's timeout, then returned by the budget
         if budget is not None:
             with contextlib.suppress(Exception):
-                returned = ray.get(budget.release_holder.remote(worker.holder), timeout=30)
-        self.lost_workers.append({**worker.info, "slots_returned": returned, "error": _first_line(exc)})
+                held = ray.get(budget.release_holder.remote(worker.holder), timeout=30)
+        self.lost_workers.append({**worker.info, "slots_held": held, "error": _first_line(exc)})
+        timeout_s = max(self._budget_limits()[1].values(), default=0.0)
+        wait = f"; its {held} LLM slot(s) come back after the request timeout ({timeout_s:g} s)" if held else ""
         self._note(f"Ray: worker pid {worker.info.get('pid')} on {worker.info.get('host')} was lost; its queries "
-                   "go to another worker")
+                   f"go to another worker{wait}")
         with contextlib.suppress(Exception):
             ray.kill(worker.handle)
 

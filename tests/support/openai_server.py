@@ -31,7 +31,8 @@ With nothing left to play the server answers HTTP 400 "script exhausted" (not re
 that under-scripts fails fast with a clear message.
 
 It records what it saw: ``server.requests`` (JSON bodies of chat requests, in arrival order),
-``server.headers`` (their headers, lower-cased names), ``server.request_count`` and ``server.max_in_flight``.
+``server.headers`` (their headers, lower-cased names), ``server.request_count`` and ``server.max_in_flight``;
+``server.open_request_ports()`` gives the client ports of the requests it is working on now.
 Set ``server.api_key`` to make it answer 401 to any other bearer token.
 
 Example::
@@ -151,6 +152,7 @@ class ScriptedOpenAIServer:
         self._queue: deque[Step] = deque()
         self._conversations: dict[str, deque[Step]] = {}
         self._in_flight = 0
+        self._open_ports: list[int] = []  # the client port of each request being worked on
         self._ids = 0
         self._lock = threading.Lock()
         self._httpd = _QuietHTTPServer(("127.0.0.1", 0), _make_handler(self))
@@ -173,6 +175,11 @@ class ScriptedOpenAIServer:
         """Number of chat-completion requests received (retries included)."""
         with self._lock:
             return len(self.requests)
+
+    @property
+    def port(self) -> int:
+        """The loopback port it listens on."""
+        return self._httpd.server_address[1]
 
     @property
     def base_url(self) -> str:
@@ -215,16 +222,24 @@ class ScriptedOpenAIServer:
                 return self._queue.popleft()
         return HttpError(400, f"script exhausted at request #{self.request_count}")
 
-    def _enter(self, body: dict, headers: dict[str, str]) -> None:
+    def open_request_ports(self) -> set[int]:
+        """The client-side ports of the chat requests in flight now (a client process that died keeps its
+        requests here until their replies are written)."""
+        with self._lock:
+            return set(self._open_ports)
+
+    def _enter(self, body: dict, headers: dict[str, str], port: int) -> None:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
             self._in_flight += 1
+            self._open_ports.append(port)
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
 
-    def _leave(self) -> None:
+    def _leave(self, port: int) -> None:
         with self._lock:
             self._in_flight -= 1
+            self._open_ports.remove(port)
 
     def _completion(self, body: dict, reply: Reply) -> dict:
         with self._lock:
@@ -317,7 +332,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_error(400, f"request body is not JSON: {exc}")
                 return
             headers = {k.lower(): v for k, v in self.headers.items()}
-            server._enter(body, headers)
+            port = self.client_address[1]
+            server._enter(body, headers, port)
             try:
                 if server.api_key is not None and headers.get("authorization") != f"Bearer {server.api_key}":
                     self._send_error(401, "Incorrect API key provided.")
@@ -332,6 +348,6 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 else:
                     self._send_json(200, server._completion(body, step))
             finally:
-                server._leave()
+                server._leave(port)
 
     return Handler
