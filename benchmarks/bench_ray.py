@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None, help="--ray-workers (default: one per CPU)")
     parser.add_argument("--ray", default="local", help="--ray ADDRESS (default: local)")
     parser.add_argument("--tests", action="store_true",
-                        help="also run the Ray tests (tests/eval/test_ray_runs.py, tests/eval/test_endpoint_budget.py)")
+                        help="also run the Ray tests (tests/eval/test_ray_runs.py, tests/eval/test_ray_budget.py)")
     args = parser.parse_args()
     if not args.queries.is_file():
         sys.exit(f"{args.queries} not found; write it with benchmarks/recipes/hpo_quiz.sh")
@@ -87,7 +87,7 @@ def main() -> None:
         print(f"results identical (wall_s aside, id order): {same}")
     if args.tests:
         code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:warnings", "--durations=5",
-                                "tests/eval/test_ray_runs.py", "tests/eval/test_endpoint_budget.py"], cwd=REPO)
+                                "tests/eval/test_ray_runs.py", "tests/eval/test_ray_budget.py"], cwd=REPO)
         if code:
             sys.exit(code)
     if not same:
