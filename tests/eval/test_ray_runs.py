@@ -148,6 +148,7 @@ def test_ark_eval_with_ray_writes_what_a_local_run_writes(cluster, graph_dir, tm
     assert summary[0] == summary[1]
 
 
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="finds the worker's open requests in Linux /proc")
 def test_a_worker_killed_mid_run_leaves_exactly_one_result_per_query_within_one_llm_budget(cluster, graph,
                                                                                           tmp_path):
     with ScriptedOpenAIServer() as server:
