@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import sys
 from typing import Any
 
 import typer
 import typer.main
+from typer.models import CommandInfo, TyperInfo
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
-from . import (
-    ask_cmd,
-    distill_cmd,
-    eval_cmd,
-    experiment_cmd,
-    graph_cmd,
-    methods_cmd,
-    quiz_cmd,
-    serve_cmd,
-    train_cmd,
-    trajectory_cmd,
-)
 
 APP_SETTINGS: dict[str, Any] = {
     "name": "ark",
@@ -29,31 +20,75 @@ APP_SETTINGS: dict[str, Any] = {
     "pretty_exceptions_show_locals": False,
     "add_completion": False,
 }
-app = typer.Typer(**APP_SETTINGS)
 
-COMMAND_MODULES = (graph_cmd, ask_cmd, eval_cmd, experiment_cmd, methods_cmd, quiz_cmd, trajectory_cmd, serve_cmd,
-                   train_cmd, distill_cmd)
-for module in COMMAND_MODULES:
-    module.register(app)
+# The modules of ``ark.cli`` that register commands, in the order of the whole app, with the names of the commands
+# and groups each registers (tests/cli/test_startup.py checks the names against what the modules register). A
+# command line naming one of them imports only that module: the others' imports (rich tables, option models, ...)
+# are not paid for by a command that does not use them.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "graph_cmd": ("graph",),
+    "ask_cmd": ("ask",),
+    "eval_cmd": ("retrieve", "eval"),
+    "experiment_cmd": ("experiment",),
+    "methods_cmd": ("methods",),
+    "quiz_cmd": ("quiz",),
+    "trajectory_cmd": ("trajectory",),
+    "serve_cmd": ("mcp", "serve"),
+    "train_cmd": ("train",),
+    "distill_cmd": ("distill",),
+}
+
+
+@functools.cache
+def registrations(module_name: str) -> tuple[list[CommandInfo], list[TyperInfo]]:
+    """The commands and groups that module ``ark.cli.<module_name>`` registers (its ``register`` runs once per
+    process: registering twice would add a group's subcommands twice)."""
+    scratch = typer.Typer()
+    importlib.import_module(f"{__package__}.{module_name}").register(scratch)
+    return scratch.registered_commands, scratch.registered_groups
+
+
+def whole_app() -> typer.Typer:
+    """The ``ark`` app with every command."""
+    whole = typer.Typer(**APP_SETTINGS)
+    for module_name in COMMAND_MODULES:
+        commands, groups = registrations(module_name)
+        whole.registered_commands.extend(commands)
+        whole.registered_groups.extend(groups)
+    return whole
+
+
+@functools.cache
+def _the_whole_app() -> typer.Typer:
+    return whole_app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # built on first use: ``ark NAME ...`` never builds it (see app_for)
+        return _the_whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def app_for(argv: list[str]) -> typer.Typer:
     """The app to run ``ark argv``: when ``argv`` starts with a command's name, an app holding only that command
     (or group), which parses and reports exactly as the whole one does for it; otherwise (``--help``, no or an
-    unknown command) the whole app. Typer turns every registered command into a click command before parsing,
-    reading each signature: ~0.03 s for all of them, which the one command run does not need."""
+    unknown command) the whole app. Only the module of that command is imported, and typer, which turns every
+    registered command into a click command before parsing (reading each signature), converts just that one."""
     if not argv or argv[0].startswith("-"):
-        return app
-    commands = [c for c in app.registered_commands
-                if (c.name or typer.main.get_command_name(c.callback.__name__)) == argv[0]]  # type: ignore[union-attr]
-    groups = [g for g in app.registered_groups if g.name == argv[0]]
-    if len(commands) + len(groups) != 1:
-        return app
+        return _the_whole_app()
+    module_name = next((m for m, names in COMMAND_MODULES.items() if argv[0] in names), None)
+    if module_name is None:
+        return _the_whole_app()
+    commands, groups = registrations(module_name)
     single = typer.Typer(**APP_SETTINGS)
-    single.registered_commands = commands
-    single.registered_groups = groups
+    single.registered_commands = [c for c in commands if _command_name(c) == argv[0]]
+    single.registered_groups = [g for g in groups if g.name == argv[0]]
     single.callback()(_no_options)  # a lone command would otherwise become the app itself (no `ark NAME`)
     return single
+
+
+def _command_name(command: CommandInfo) -> str:
+    return command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
 
 
 def _no_options() -> None:

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..arrays import sorted_unique
 from .errors import GraphValidationError, describe_values
 from .store import KnowledgeGraph, SchemaTriple
 from .tables import EdgeTable, NodeTable, string_column
@@ -59,7 +60,7 @@ def build_graph_from_arrays(
     rel = np.asarray(relations, dtype=np.int64)
     num_codes = 2 * max(len(relation_types), 1)
     # One int64 key per edge: dedup and sort in a single vectorised pass.
-    key = _sorted_unique((src * n + dst) * len(relation_types) + rel)
+    key = sorted_unique((src * n + dst) * len(relation_types) + rel)
     rel = key % max(len(relation_types), 1)
     pair = key // max(len(relation_types), 1)
     src, dst = pair // n, pair % n
@@ -111,17 +112,6 @@ def _schema(
         source, relation = divmod(rest, r)
         triples.append(SchemaTriple(node_types[source], relation_types[relation], node_types[target], count))
     return triples
-
-
-def _sorted_unique(keys: np.ndarray) -> np.ndarray:
-    """``np.unique`` for int64 keys via sort + neighbor comparison (numpy 2.4's ``np.unique`` is ~60x slower)."""
-    keys = np.sort(keys)
-    if len(keys) == 0:
-        return keys
-    keep = np.empty(len(keys), dtype=bool)
-    keep[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
-    return keys[keep]
 
 
 def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], np.ndarray]:

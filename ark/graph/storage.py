@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..runtime.atomic import atomic_directory
 from .errors import GraphValidationError
@@ -115,7 +114,10 @@ def load_graph(path: str | Path, mmap: bool = True) -> KnowledgeGraph:
     arrays = {name: np.asarray(np.load(path / f"{name}.npy", mmap_mode="r" if mmap else None)) for name in ARRAYS}
     if meta["format_version"] == 1:
         # ParquetFile.read, not pq.read_table: read_table goes through pyarrow.dataset, which imports pandas (~0.3 s
-        # of start-up for every command that opens a graph); the table is the same.
+        # of start-up for every command that opens a graph); the table is the same. Imported here: format-2 graphs
+        # (an Arrow file) never need pyarrow.parquet (~30 M instructions of start-up).
+        import pyarrow.parquet as pq
+
         nodes = pq.ParquetFile(path / "nodes.parquet", memory_map=mmap).read()
     else:
         source = pa.memory_map(str(path / "nodes.arrow")) if mmap else pa.OSFile(str(path / "nodes.arrow"))

@@ -22,6 +22,7 @@ oracle of plain BM25, and a direct transcription of the BM25F formula is the ora
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections import deque
@@ -33,8 +34,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from ark.arrays import sorted_unique
 from ark.index._progress import progress_bar
 from ark.index.exact import ExactNames
+from ark.index.terms import TERMS_FILE, TermTable, save_table
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k, top_k_dense
 from ark.runtime.atomic import atomic_directory
@@ -179,13 +182,15 @@ class BM25Index:
         indices: np.ndarray,
         weights: np.ndarray,
         doc_lengths: np.ndarray,
-        terms: list[str],
+        terms: Sequence[str],
         k1: float,
         b: float,
         tokenizer: Tokenizer,
         fields: dict | None = None,
         exact: ExactNames | None = None,
     ) -> None:
+        """``terms``: the vocabulary by term id, a list or a saved index's :class:`~ark.index.terms.TermTable`
+        (which also answers the term -> id lookups)."""
         self.indptr = indptr
         self.indices = indices
         self.weights = weights
@@ -196,7 +201,8 @@ class BM25Index:
         self.tokenizer = tokenizer
         self.fields = fields  # BM25F: {"names": [...], "weights": [...], "b": [...]}; None for plain BM25
         self.exact = exact
-        self._term_ids = dict(zip(terms, range(len(terms)), strict=True))
+        self._term_ids: TermTable | dict[str, int] = (
+            terms if isinstance(terms, TermTable) else dict(zip(terms, range(len(terms)), strict=True)))
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -411,7 +417,7 @@ class BM25Index:
             touched.append(np.asarray(named, dtype=np.int64))
         if sum(map(len, touched)) * SPARSE_SEARCH_FRACTION <= self.num_docs:
             # Few documents contain a query term (a name, rare words): rank just those, no pass over every score.
-            ids = np.unique(np.concatenate(touched)).astype(np.int64)
+            ids = sorted_unique(np.concatenate(touched)).astype(np.int64)
             if mask is not None:
                 ids = ids[mask[ids]]
             ids = ids[scores[ids] > 0]
@@ -501,7 +507,8 @@ class BM25Index:
         with atomic_directory(directory) as tmp:
             for name in _ARRAYS:
                 np.save(tmp / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
-            (tmp / "terms.txt").write_text("\n".join(self.terms), encoding="utf-8")
+            (tmp / TERMS_FILE).write_text("\n".join(self.terms), encoding="utf-8")
+            save_table(tmp, self.terms)
             if self.exact is not None:
                 self.exact.save(tmp)
             meta = {**self.settings(), "num_docs": self.num_docs, "num_terms": self.vocabulary_size}
@@ -518,8 +525,12 @@ class BM25Index:
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"index at {directory} has format {meta.get('format')!r}, expected {FORMAT_VERSION}")
         arrays = {name: _load_array(directory / f"{name}.npy", mmap) for name in _ARRAYS}
-        text = (directory / "terms.txt").read_text(encoding="utf-8")
-        terms = text.split("\n") if meta["num_terms"] else []
+        terms: Sequence[str] | None = TermTable.load(directory, meta["num_terms"], mmap)
+        if terms is None:  # saved before the table existed: read the list, and save the table for next time
+            text = (directory / TERMS_FILE).read_text(encoding="utf-8")
+            terms = text.split("\n") if meta["num_terms"] else []
+            with contextlib.suppress(OSError):  # a read-only index folder stays as it is
+                save_table(directory, terms)
         return cls(
             **arrays, terms=terms, k1=meta["k1"], b=meta["b"], tokenizer=Tokenizer.from_config(meta["tokenizer"]),
             fields=meta.get("fields"), exact=ExactNames.load(directory, mmap=mmap),

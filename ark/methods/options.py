@@ -4,7 +4,6 @@ its options model, with errors that list the valid keys and their types."""
 from __future__ import annotations
 
 import json
-import tomllib
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -64,6 +63,8 @@ def _assign(target: dict[str, Any], path: list[str], value: Any, pair: str) -> N
 
 def read_options_file(path: str | Path, method: str) -> dict[str, Any]:
     """Options from a TOML file: the table named after the method when there is one, else the whole file."""
+    import tomllib  # here: a run without --config does not pay for the TOML parser's import
+
     from .registry import MethodError
 
     path = Path(path)

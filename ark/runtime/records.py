@@ -10,7 +10,7 @@ travel beside tool messages in memory (key ``data``) are kept once, in each :cla
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 from ark.llm.policy import Usage, protocol_message
@@ -30,6 +30,26 @@ class ToolCallRecord:
     result: dict[str, Any] | None = None  # the tool's structured result (None in records written before it existed)
 
 
+def _call_dict(call: ToolCallRecord) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments, "parsed_ok": call.parsed_ok, "ok": call.ok,
+            "error": call.error, "node_indices": _copied(call.node_indices), "result": _copied(call.result)}
+
+
+def _copied(value: Any) -> Any:
+    """``value`` as ``dataclasses.asdict`` copies a field: new dicts, lists and tuples at every level, dataclasses
+    as dicts, other leaves (the JSON scalars a record holds) shared rather than deep-copied."""
+    if isinstance(value, dict):
+        return {_copied(k): _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, tuple):
+        items = [_copied(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return value
+
+
 @dataclass
 class StepRecord:
     """One model turn and the execution of its tool calls."""
@@ -45,9 +65,14 @@ class StepRecord:
     corrective: str | None = None  # the user message sent when the turn had no tool call
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["usage"] = self.usage.to_dict()
-        return out
+        # What dataclasses.asdict gives (fresh containers all the way down), written out: asdict's generic
+        # recursion was a tenth of an offline question's run.
+        return {
+            "index": self.index, "tool_calls": [_call_dict(call) for call in self.tool_calls],
+            "observations": list(self.observations), "wall_s": self.wall_s, "llm_s": self.llm_s,
+            "usage": self.usage.to_dict(), "cached": self.cached, "content": self.content,
+            "corrective": self.corrective,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StepRecord:
@@ -172,15 +197,17 @@ class Retrieval:
         return f"{len(failed)} of {len(self.trajectories)} agents failed: agent {failed[0].agent_index}: " \
                f"{failed[0].error}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSONL record of this question (``partial`` only when some agents failed)."""
+    def to_dict(self, agents: bool = True) -> dict[str, Any]:
+        """The JSONL record of this question (``partial`` only when some agents failed); without the ``agents``
+        list when ``agents`` is false (callers that keep the trajectories apart)."""
         record = {
             "question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
             "wall_s": self.wall_s, "usage": self.usage.to_dict(), "fused_ids": self.fused_ids,
             "confidence": self.confidence, "confidence_reason": self.confidence_reason,
             "ranked": [asdict(node) for node in self.ranked],
-            "agents": [t.to_dict() for t in self.trajectories],
         }
+        if agents:
+            record["agents"] = [t.to_dict() for t in self.trajectories]
         if self.partial:
             record["partial"] = self.partial_note()
         return record

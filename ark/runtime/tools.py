@@ -18,7 +18,9 @@ A method adds a tool by writing a module with its spec and handler and listing i
 
 from __future__ import annotations
 
+import copy
 import json
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,9 +65,7 @@ class ToolSpec:
 
     def parameters(self, drop: Iterable[str] = ()) -> dict[str, Any]:
         """JSON schema of the arguments, flattened for function calling (no $refs, no titles, no null unions)."""
-        schema = self.args_model.model_json_schema()
-        clean = _clean_schema(schema, schema.get("$defs", {}))
-        clean.setdefault("properties", {})
+        clean = copy.deepcopy(_arguments_schema(self.args_model))
         for name in drop:
             clean["properties"].pop(name, None)
             if name in clean.get("required", []):
@@ -208,6 +208,21 @@ def decode_json_string(value: Any) -> Any:
         except json.JSONDecodeError:
             return value
     return value
+
+
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _arguments_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The flattened JSON schema of an argument model, made once per model: pydantic's schema generation costs
+    ~3 M instructions a tool, and every trajectory asks for its tools' schemas. Callers get copies."""
+    clean = _SCHEMAS.get(model)
+    if clean is None:
+        schema = model.model_json_schema()
+        clean = _clean_schema(schema, schema.get("$defs", {}))
+        clean.setdefault("properties", {})
+        _SCHEMAS[model] = clean
+    return clean
 
 
 def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:

@@ -8,14 +8,15 @@ import os
 import subprocess
 import sys
 
+from ark.cli.main import COMMAND_MODULES, app, registrations
 from tests.support.graphs import ONE_HOP, save_clinical_graph
 
 RUN_AND_LIST_MODULES = """
 import sys
 sys.argv = ["ark", *sys.argv[1:]]
-from ark.cli.main import app
+from ark.cli.main import main
 try:
-    app()
+    main()
 except SystemExit as exc:
     code = exc.code
 print("MODULES " + " ".join(sorted({name.split(".")[0] for name in sys.modules})))
@@ -59,15 +60,41 @@ def test_offline_ask_never_imports_the_openai_sdk(tmp_path):
     assert not loaded & heavy, f"an offline ark ask imported {sorted(loaded & heavy)}"
 
 
-def test_offline_ask_on_a_built_graph_never_imports_pyarrow_compute(tmp_path):
-    """pyarrow.compute (~0.1 s to import) is only needed to build a graph or an index, not to open and query them."""
+def test_offline_ask_on_a_built_graph_imports_only_what_it_uses(tmp_path):
+    """Modules an offline question does not use stay unimported: pyarrow.compute (~0.1 s; building a graph or an
+    index needs it, opening and querying them do not), pyarrow.parquet (format-1 graphs only), numpy.ma (plain
+    ``np.unique`` imports it), the TOML parser and LLM settings (``--config`` and a configured model), and the
+    other commands' modules."""
     graph = save_clinical_graph(tmp_path / "clinical")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL")}
     env["ARK_HOME"] = str(tmp_path / "home")
     loaded_packages("ask", str(graph), ONE_HOP[0], "--offline", env=env)  # builds the BM25 index
     loaded = loaded_modules("ask", str(graph), ONE_HOP[0], "--offline", env=env)
-    assert "pyarrow.parquet" in loaded  # the graph was really opened
-    assert "pyarrow.compute" not in loaded
+    assert {"ark.graph.storage", "ark.index.bm25", "ark.methods.ark.offline.policy"} <= loaded  # it really ran
+    unused = {"pyarrow.compute", "pyarrow.parquet", "numpy.ma", "tomllib", "ark.llm.settings", "ark.llm.cache",
+              *(f"ark.cli.{name}" for name in COMMAND_MODULES if name != "ask_cmd")}
+    assert not loaded & unused, f"an offline ark ask imported {sorted(loaded & unused)}"
+
+
+def test_each_command_module_registers_the_commands_the_entry_point_expects():
+    """``ark NAME`` imports the one module that COMMAND_MODULES names for NAME: the table must say what each
+    module registers, or a command would be missing from its own app."""
+    for module_name, names in COMMAND_MODULES.items():
+        commands, groups = registrations(module_name)
+        registered = [c.name or c.callback.__name__ for c in commands] + [g.name for g in groups]
+        assert sorted(registered) == sorted(names), module_name
+    whole = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
+    assert len(whole) == len(set(whole)) == sum(map(len, COMMAND_MODULES.values()))
+
+
+def test_the_command_line_lets_numpy_blas_threads_sleep_at_once_unless_the_user_chose():
+    """OpenBLAS worker threads otherwise spin ~0.1 s each after numpy's import (CPU and, on a busy machine, wall
+    time of every command that opens a graph); the setting only shortens that wait."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    code = "import os, ark.cli; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "4"
+    env["OPENBLAS_THREAD_TIMEOUT"] = "20"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "20"
 
 
 def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
@@ -75,7 +102,7 @@ def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
     help, usage errors and exit codes are the whole app's, and anything but a command name gets the whole app."""
     from typer.testing import CliRunner
 
-    from ark.cli.main import app, app_for
+    from ark.cli.main import app_for
 
     runner = CliRunner()
     for argv in (["ask", "--help"], ["ask", "hpo", "q", "--no-such-flag"], ["ask"], ["graph"], ["graph", "--help"],

@@ -26,7 +26,7 @@ class ArkRetriever(Retriever):
             indices=[int(node.index) for node in ranked],
             scores=[float(node.score) for node in ranked],
             trajectories=[t.to_dict() for t in retrieval.trajectories],
-            record={key: value for key, value in retrieval.to_dict().items() if key != "agents"},
+            record=retrieval.to_dict(agents=False),
             partial=retrieval.partial_note(),
         )
 

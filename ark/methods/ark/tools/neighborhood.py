@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
 from ark.index.topk import top_k
 from ark.text import ENGLISH_STOPWORDS, words
@@ -44,7 +45,7 @@ class RankedNeighborhood:
     def _describe(self, wanted: list[int]) -> dict[int, tuple[list[int], list[int]]]:
         """Relations of several neighbours in one pass: a binary search per run of the row when the runs are sorted
         (a hub's row has a handful of runs), else one membership test over the edges."""
-        targets = np.unique(np.asarray(wanted, dtype=self.relation_nodes.dtype))
+        targets = sorted_unique(np.asarray(wanted, dtype=self.relation_nodes.dtype))
         if self.runs is not None:
             ends = np.append(self.runs[1:], len(self.relation_nodes))
             found = []

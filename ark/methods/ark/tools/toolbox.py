@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
 from ark.runtime.tools import BoundTool, ToolResult, ToolSet, parse_arguments, within_limits
 
@@ -133,7 +134,7 @@ class Toolbox:
     def unknown_relation_text(self, node: int, names: str | list[str]) -> str:
         g = self.graph
         names = [names] if isinstance(names, str) else names
-        here = np.unique(np.asarray(g.neighbors(node).relations)).tolist()
+        here = sorted_unique(np.asarray(g.neighbors(node).relations)).tolist()
         local = ", ".join(g.relation_types[c] for c in here) or "none"
         return (f"Unknown edge type{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}. Valid edge "
                 f"types: {', '.join(g.relation_types)}. Edge types at node [{node}]: {local}.")
