@@ -12,7 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ..text import clean_inline
-from .common import check_writable, console, err_console, fail, guarded, load_graph, one_line
+from .common import (
+    check_writable,
+    console,
+    err_console,
+    fail,
+    freeze_startup_objects,
+    guarded,
+    load_graph,
+    one_line,
+)
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 DEFAULT_METHOD = "ark"
@@ -47,6 +56,7 @@ def ask(
     graph = load_graph(graph_name, quiet=as_json)
     choice = resolve_choice(selection, graph)
     retriever = build_retriever(choice, graph)
+    freeze_startup_objects()
     try:
         with err_console.status(f"Running {choice.name} ..."):
             output = retriever.retrieve(question, max(top, 100))

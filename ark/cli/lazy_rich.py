@@ -13,7 +13,6 @@ that the hook does not apply (another module layout), the import proceeds untouc
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
@@ -39,10 +38,11 @@ class _Deferred(type):
         return getattr(cls.real(), name)
 
 
-class _Loader(importlib.abc.Loader):
-    """The real loader of ``typer.rich_utils``, run with the placeholder modules in place."""
+class _Loader:
+    """The real loader of ``typer.rich_utils``, run with the placeholder modules in place. (A plain class, as the
+    finder below: the import system only calls these methods, and importlib.abc costs ~10 M instructions.)"""
 
-    def __init__(self, real: importlib.abc.Loader) -> None:
+    def __init__(self, real: importlib.machinery.SourceFileLoader) -> None:
         self.real = real
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
@@ -67,7 +67,7 @@ class _Loader(importlib.abc.Loader):
         return getattr(self.real, name)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname != TARGET:
             return None

@@ -13,6 +13,7 @@ from typer.models import CommandInfo, TyperInfo
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
 from . import lazy_rich
+from .common import CommandProcess
 
 APP_SETTINGS: dict[str, Any] = {
     "name": "ark",
@@ -100,6 +101,7 @@ def main() -> None:  # pragma: no cover - console entry point
     """Run the app. A command stopped by Ctrl-C leaves at once (its files are closed): the interpreter's own
     shutdown resets the Ctrl-C handler, so a second Ctrl-C during it would kill the process mid-exit."""
     lazy_rich.install()  # help and usage errors without markdown-it and pygments (see the module)
+    CommandProcess.is_command = True
     try:
         app_for(sys.argv[1:])()
     except SystemExit as exc:

@@ -113,3 +113,29 @@ def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
         assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), argv
     for argv in ([], ["--help"], ["no-such-command"]):
         assert app_for(argv) is app
+
+
+def test_objects_made_after_start_up_are_still_finalised_at_exit(tmp_path):
+    """The ark process freezes its start-up objects (the collector skips them); anything made later, such as what
+    the command writes, is collected and finalised at exit as usual, cycles included."""
+    out = tmp_path / "finalised.txt"
+    code = f"""
+import gc
+from ark.cli.common import CommandProcess, freeze_startup_objects
+freeze_startup_objects()
+assert gc.get_freeze_count() == 0  # not the ark process: nothing frozen
+CommandProcess.is_command = True
+freeze_startup_objects()
+assert gc.get_freeze_count() > 0
+
+class Holder:
+    def __del__(self):
+        with open({str(out)!r}, "w") as file:
+            file.write("finalised")
+
+holder = Holder()
+holder.itself = holder  # a cycle: only the collector can finalise it
+del holder
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert out.read_text() == "finalised"
