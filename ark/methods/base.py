@@ -65,6 +65,12 @@ class MethodOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# For the options models of methods a command rarely runs: pydantic builds a model's validator when the model is
+# first used rather than when its module is imported. The method registry imports every family's options to list
+# them, so each run of ``ark ask`` would otherwise build the validators of all of them (~2 M instructions a model).
+DEFERRED_BUILD = ConfigDict(defer_build=True)
+
+
 class NoOptions(MethodOptions):
     """For methods without options."""
 

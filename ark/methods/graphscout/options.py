@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..base import MethodOptions
+from ..base import DEFERRED_BUILD, MethodOptions
 
 RETRIEVER_INDEXES = ("bm25", "dense")
 RETRIEVER_FIELDS = ("name", "text")
@@ -18,6 +18,8 @@ RETRIEVER_FIELDS = ("name", "text")
 
 class RetrieverConfig(MethodOptions):
     """``node_id_retriever(queries, topk)``: semantic search from mentions to node ids (§3.2.2)."""
+
+    model_config = DEFERRED_BUILD
 
     index: Literal["bm25", "dense"] = Field(
         default="bm25", description="bm25: BM25 (no extra, built in about a second); dense: MiniLM embeddings, the "
@@ -34,6 +36,8 @@ class RetrieverConfig(MethodOptions):
 class SandboxConfig(MethodOptions):
     """``code_interpreter(code)``: limits of the sandboxed Python worker (one per trajectory)."""
 
+    model_config = DEFERRED_BUILD
+
     timeout_s: float = Field(default=20.0, gt=0, description="wall clock of one code call, seconds")
     memory_mb: int = Field(default=1024, ge=64, description="address space of the worker's Python, MiB")
     output_chars: int = Field(default=8000, ge=200, description="printed output kept per call")
@@ -45,6 +49,8 @@ class SandboxConfig(MethodOptions):
 
 class GraphScoutOptions(MethodOptions):
     """How the GraphScout solver explores (GraphScout §3.2, §3.4.1, Appendix B.4)."""
+
+    model_config = DEFERRED_BUILD
 
     max_turns: int = Field(default=10, ge=1, description="model turns per trajectory, the fixed interaction budget "
                                                          "(§3.4.1; the quizzer's T = 10 tool calls, §3.3.2)")

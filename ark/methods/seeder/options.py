@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..base import MethodOptions
+from ..base import DEFERRED_BUILD, MethodOptions
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the packaged MiniLM (ark.index.dense.DEFAULT_MODEL; checked by a test)
 
 
 class BaselineOptions(MethodOptions):
     """Options every Table 1 baseline shares."""
+
+    model_config = DEFERRED_BUILD
 
     embedder: str = Field(DEFAULT_EMBEDDER, description="Text embedder: the packaged MiniLM (Table 1), a "
                                                         "sentence-transformers directory, or 'openai:MODEL'.")
@@ -92,6 +94,8 @@ class SubgraphRAGOptions(BaselineOptions):
 
 class SeederOptions(MethodOptions):
     """Options of the ``seeder`` method; the search and network settings come from the model directory."""
+
+    model_config = DEFERRED_BUILD
 
     model: str | None = Field(None, description="Trained model directory (written by `ark train seeder`); "
                                                 "'hpo' on the built-in HPO graph: the model `ark train seeder hpo "
