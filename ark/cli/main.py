@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import sys
@@ -71,12 +72,49 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def help_app() -> typer.Typer:
+    """The whole app as its own help shows it: every command and group with its name, help text and options of its
+    listing, none of their parameters. typer converts every command's signature before printing the top-level help
+    (~140 M instructions, most of ``ark --help``); its listing reads none of them. Used only where the top-level help
+    (or its usage error) is all the command line can lead to: see :func:`app_for`."""
+    lite = typer.Typer(**APP_SETTINGS)
+    whole = _the_whole_app()
+    lite.registered_commands = [_listing_only(command) for command in whole.registered_commands]
+    lite.registered_groups = [_group_listing_only(group) for group in whole.registered_groups]
+    return lite
+
+
+def _listing_only(command: CommandInfo) -> CommandInfo:
+    real = command.callback
+
+    def stand_in() -> None:  # pragma: no cover - never invoked: the help is printed and the app exits
+        raise RuntimeError("the help app runs no command")
+
+    stand_in.__name__, stand_in.__doc__ = real.__name__, real.__doc__  # type: ignore[union-attr]
+    listed = copy.copy(command)
+    listed.callback = stand_in
+    return listed
+
+
+def _group_listing_only(group: TyperInfo) -> TyperInfo:
+    real = group.typer_instance
+    stand_in = typer.Typer()
+    stand_in.info = real.info  # type: ignore[union-attr]
+    stand_in.registered_callback = real.registered_callback  # type: ignore[union-attr]
+    listed = copy.copy(group)
+    listed.typer_instance = stand_in
+    return listed
+
+
 def app_for(argv: list[str]) -> typer.Typer:
     """The app to run ``ark argv``: when ``argv`` starts with a command's name, an app holding only that command
     (or group), which parses and reports exactly as the whole one does for it; otherwise (``--help``, no or an
     unknown command) the whole app. Only the module of that command is imported, and typer, which turns every
-    registered command into a click command before parsing (reading each signature), converts just that one."""
-    if not argv or argv[0].startswith("-"):
+    registered command into a click command before parsing (reading each signature), converts just that one. No
+    arguments, or ``--help`` first, can only print the top-level help (or a usage error): :func:`help_app`."""
+    if not argv or argv[0] == "--help":
+        return help_app()
+    if argv[0].startswith("-"):
         return _the_whole_app()
     module_name = next((m for m, names in COMMAND_MODULES.items() if argv[0] in names), None)
     if module_name is None:

@@ -4,9 +4,12 @@ interpreter, as the user's shell would; ``benchmarks/cli_startup.py`` measures t
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
+
+import pytest
 
 from ark.cli.main import COMMAND_MODULES, app, registrations
 from tests.support.graphs import ONE_HOP, save_clinical_graph
@@ -111,8 +114,28 @@ def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
         assert single is not app
         whole, alone = runner.invoke(app, argv), runner.invoke(single, argv)
         assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), argv
-    for argv in ([], ["--help"], ["no-such-command"]):
+    for argv in (["--no-such-flag"], ["no-such-command"]):
         assert app_for(argv) is app
+
+
+@pytest.mark.parametrize("columns", ["60", "100", "200"])
+def test_the_help_app_prints_the_whole_apps_help_and_usage_errors(monkeypatch, columns):
+    """``ark`` and ``ark --help ...`` run an app whose commands have no parameters (their listing needs none): the
+    output and exit code are the whole app's."""
+    from typer.testing import CliRunner
+
+    from ark.cli.main import app_for
+
+    monkeypatch.setenv("COLUMNS", columns)
+    runner = CliRunner()
+    for argv in ([], ["--help"], ["--help", "--no-such-flag"], ["--help", "ask"], ["--help", "ask", "--top", "0"],
+                 ["--help", "--", "ask"]):
+        lite_app = app_for(argv)
+        assert lite_app is not app and not any(inspect.signature(c.callback).parameters
+                                               for c in lite_app.registered_commands)
+        whole, lite = runner.invoke(app, argv), runner.invoke(lite_app, argv)
+        assert (lite.exit_code, lite.output) == (whole.exit_code, whole.output), argv
+        assert "Commands" in whole.output or "Error" in whole.output
 
 
 def test_objects_made_after_start_up_are_still_finalised_at_exit(tmp_path):
