@@ -45,6 +45,7 @@ MAX_CONJUNCTION = 4  # at most this many conditions are intersected; more are a 
 PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
 FAMILY_SIZE = 10  # nodes kept when a mention names a family of nodes rather than one
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
+SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
 PHASES = ("anchor", "expand", "page", "second_hop", "verify", "answer", "finish")
 
 
@@ -108,6 +109,8 @@ class OfflinePolicy:
 
     def __init__(self, graph: KnowledgeGraph, verify: int = 40, max_answers: int = 20) -> None:
         self.graph = graph
+        self._seen_results: dict[int, tuple[dict[str, Any], list[SeenNode]]] = {}  # see _nodes
+        self._analyses: dict[str, QuestionAnalysis] = {}  # see _analysis
         self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph)
         # Words that say what is asked rather than name an entity: interrogatives, auxiliaries, type names.
@@ -135,11 +138,30 @@ class OfflinePolicy:
         return None
 
     def _nodes(self, data: dict[str, Any]) -> list[SeenNode]:
-        """The nodes a tool call returned, in its order, from its structured result."""
+        """The nodes a tool call returned, in its order, from its structured result. Each step replays the whole
+        history, so a result is read once and kept (by identity: the history holds the same result objects) for
+        the replays of the steps after it."""
+        key = id(data)
+        seen = self._seen_results.get(key)
+        if seen is not None and seen[0] is data:
+            return list(seen[1])
         g = self.graph
-        return [SeenNode(r["index"], g.name(r["index"]), g.node_type(r["index"]), tuple(r.get("out", ())),
-                         tuple(r.get("in", ())))
-                for r in data.get("results", ()) if g.is_valid_index(r.get("index", -1))]
+        nodes = [SeenNode(r["index"], g.name(r["index"]), g.node_type(r["index"]), tuple(r.get("out", ())),
+                          tuple(r.get("in", ())))
+                 for r in data.get("results", ()) if g.is_valid_index(r.get("index", -1))]
+        if len(self._seen_results) >= SEEN_RESULTS_KEPT:
+            self._seen_results.clear()
+        self._seen_results[key] = (data, nodes)
+        return list(nodes)
+
+    def _analysis(self, question: str) -> QuestionAnalysis:
+        """The reading of ``question`` (every step of every agent replays it; the analysis is never modified)."""
+        analysis = self._analyses.get(question)
+        if analysis is None:
+            if len(self._analyses) >= SEEN_RESULTS_KEPT:
+                self._analyses.clear()
+            analysis = self._analyses[question] = self.reader.read(question)
+        return analysis
 
     async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
@@ -156,7 +178,7 @@ class OfflinePolicy:
     def _replay(self, messages: list[dict], agent_index: int, tool_names: set[str]) -> tuple[Evidence, int]:
         question = _question(messages)
         seed = int(hashlib.sha256(f"{question}|{agent_index}".encode()).hexdigest()[:12], 16)
-        evidence = Evidence(self.reader.read(question), random.Random(seed), agent_index)
+        evidence = Evidence(self._analysis(question), random.Random(seed), agent_index)
         results_by_call = {m.get("tool_call_id"): m.get("data") or {} for m in messages if m.get("role") == "tool"}
         phase_index = 0
         for message in messages:
