@@ -21,6 +21,7 @@ from .common import (
     guarded,
     load_graph,
     one_line,
+    spinner,
 )
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
@@ -58,7 +59,7 @@ def ask(
     retriever = build_retriever(choice, graph)
     freeze_startup_objects()
     try:
-        with err_console.status(f"Running {choice.name} ..."):
+        with spinner(f"Running {choice.name} ..."):
             output = retriever.retrieve(question, max(top, 100))
     except Exception as exc:  # the LLM client raises LLMError with a clear message
         fail(f"{type(exc).__name__}: {one_line(str(exc))}", code=1)

@@ -8,7 +8,7 @@ import functools
 import gc
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -112,6 +112,14 @@ def check_writable(path: Path, what: str) -> None:
     except OSError as exc:
         where = f" (at {exc.filename})" if exc.filename and Path(exc.filename) != Path(path).absolute() else ""
         fail(f"{what} {path}: {os_error_reason(exc)}{where}")
+
+
+def spinner(text: str) -> AbstractContextManager[Any]:
+    """``err_console.status(text)``: a spinner on a terminal (or in Jupyter). Elsewhere rich shows nothing for it
+    (it is transient), so none is made: no import of rich's live display, no refresh thread."""
+    if err_console.is_terminal or err_console.is_jupyter:
+        return err_console.status(text)
+    return nullcontext()
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import err_console, fail, make_policy
+from .common import err_console, fail, make_policy, spinner
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -149,7 +149,7 @@ def build_retriever(choice: "MethodChoice", graph: "KnowledgeGraph") -> Any:
     from ..methods import MethodError
 
     try:
-        with err_console.status(f"Preparing {choice.name} (indexes are built on first use) ..."):
+        with spinner(f"Preparing {choice.name} (indexes are built on first use) ..."):
             return choice.build(graph)
     except MethodError as exc:
         fail(str(exc))
