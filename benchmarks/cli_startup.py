@@ -76,8 +76,8 @@ def warm_up(command: list[str]) -> None:
 
 def heavy_imports(argv: list[str]) -> list[str]:
     """The top-level packages of :data:`HEAVY` that running ``ark argv`` imports."""
-    code = ("import sys; sys.argv = ['ark', *sys.argv[1:]]\nfrom ark.cli.main import app\n"
-            "try:\n    app()\nexcept SystemExit:\n    pass\n"
+    code = ("import sys; sys.argv = ['ark', *sys.argv[1:]]\nfrom ark.cli.main import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})), file=sys.__stderr__)")
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False)
     loaded = set(done.stderr.strip().splitlines()[-1].split()) if done.stderr.strip() else set()
