@@ -167,18 +167,30 @@ def _load_samples(path: str | Path, what: str) -> list[dict[str, Any]]:
         raise SFTError(f"{what} dataset: {exc}") from exc
 
 
+@dataclass
+class _Lengths:
+    """Token counts of a training set under the training template and the context cut."""
+
+    truncated: int = 0  # samples longer than max_length
+    longest: int = 0
+    unusable: int = 0  # samples whose assistant tokens all fall past the cut
+    tokens: int = 0  # tokens the trainer sees (each sample cut at max_length)
+    trained_tokens: int = 0  # of which assistant tokens (the loss)
+
+
 def _length_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any, template: str,
-                       max_length: int) -> tuple[int, int, int]:
-    """(samples longer than max_length, longest length, samples whose assistant tokens all fall past the cut)."""
-    truncated = longest = unusable = 0
+                       max_length: int) -> _Lengths:
+    lengths = _Lengths()
     for sample in samples:
         ids, mask = trained_token_mask(sample, tokenizer, template)
-        longest = max(longest, len(ids))
+        lengths.longest = max(lengths.longest, len(ids))
+        lengths.tokens += min(len(ids), max_length)
+        lengths.trained_tokens += sum(mask[:max_length])
         if len(ids) > max_length:
-            truncated += 1
+            lengths.truncated += 1
             if not any(mask[:max_length]):
-                unusable += 1
-    return truncated, longest, unusable
+                lengths.unusable += 1
+    return lengths
 
 
 def _latest_checkpoint(folder: Path) -> str | None:
@@ -214,7 +226,8 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
         raise SFTError(f"cannot load a tokenizer from base {str(base)!r}: {exc}") from exc
     check_tool_chat_template(tokenizer, f"base {str(base)!r}")
     template = training_chat_template(tokenizer)
-    truncated, longest, unusable = _length_statistics(train_samples, tokenizer, template, settings.max_length)
+    lengths = _length_statistics(train_samples, tokenizer, template, settings.max_length)
+    truncated, longest, unusable = lengths.truncated, lengths.longest, lengths.unusable
     if truncated:
         log.warning("%d of %d training samples are longer than max_length=%d tokens (longest %d) and are cut",
                     truncated, len(train_samples), settings.max_length, longest)
@@ -311,6 +324,7 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
         "validation": ({"path": str(validation_path), "sha256": file_digest(validation_path),
                         "samples": len(validation)} if validation_path is not None else None),
         "truncated_samples": truncated, "max_tokens": longest, "updates": total_updates, "eval_steps": eval_steps,
+        "tokens_per_epoch": lengths.tokens, "trained_tokens_per_epoch": lengths.trained_tokens,
     })
     _write_json(out / RESULT_FILE, result.to_dict())
     return result

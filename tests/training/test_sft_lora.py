@@ -27,6 +27,9 @@ def test_lora_training_records_resumes_and_exports(teacher_dataset, teacher_samp
     assert record["settings"]["lora_r"] == 4 and record["settings"]["target_modules"][0] == "q_proj"
     assert record["libraries"]["trl"] and len(record["dataset"]["sha256"]) == 64
     assert record["truncated_samples"] == len(teacher_samples)
+    # what the trainer sees per epoch: every sample cut at 64 tokens, of which the assistant's share carries the loss
+    assert record["tokens_per_epoch"] == 64 * len(teacher_samples)
+    assert 0 < record["trained_tokens_per_epoch"] < record["tokens_per_epoch"]
 
     resumed = train_sft(teacher_dataset, tiny_base, out, settings.model_copy(update={"epochs": 3}),
                         validation_path=teacher_dataset, resume=True)
