@@ -40,6 +40,7 @@ class TinyModelSpec:
     vocab_size: int = 2048
     tokenizer_cross_words: bool = False  # BPE merges may span words (see train_tokenizer)
     tokenizer_max_token_length: int | None = None
+    tokenizer_isolate: tuple[str, ...] = ()  # cross-word BPE: regexes whose matches are pieces of their own
     max_position_embeddings: int = 16384
     tie_word_embeddings: bool = True
 
@@ -55,10 +56,13 @@ def _sample_tools(sample: Mapping[str, Any]) -> list[dict] | None:
 
 
 def _byte_level_tokenizer(vocab: dict[str, int] | None = None, merges: list | None = None,
-                          cross_words: bool = False):
+                          cross_words: bool = False, isolate: tuple[str, ...] = ()):
     """A byte-level BPE. ``cross_words``: merges may span spaces and punctuation (never a newline), so phrases
-    repeated in the corpus become single tokens; otherwise the GPT-2 word split applies."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    repeated in the corpus become single tokens; otherwise the GPT-2 word split applies. ``isolate`` (cross-word
+    only): regexes whose matches are pieces of their own, e.g. ``'"'`` and ``r'\d+'`` so that a JSON string or a
+    number in a tool call is cut into the same tokens as the same text in the question or an observation (a model
+    copying it then repeats tokens it has seen)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
     if cross_words:
@@ -66,6 +70,7 @@ def _byte_level_tokenizer(vocab: dict[str, int] | None = None, merges: list | No
         # writes never has to be fused with the prompt's last character.
         tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split("\n", behavior="isolated"),
+            *(pre_tokenizers.Split(Regex(pattern), behavior="isolated") for pattern in isolate),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     else:
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -94,13 +99,14 @@ def render_chats(samples: Iterable[Mapping[str, Any]], chat_template: str | None
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, chat_template: str | None = None,
-                    cross_words: bool = False, max_token_length: int | None = None):
+                    cross_words: bool = False, max_token_length: int | None = None, isolate: tuple[str, ...] = ()):
     """A byte-level BPE tokenizer trained on ``texts`` (deterministic for the same texts and size).
 
     Any byte sequence stays encodable (the 256 byte symbols are always in the vocabulary), so text the training set
     never showed only costs more tokens. ``cross_words`` lets merges span words (short sequences on a small,
     repetitive corpus: good for memorisation checks, worse for new text); ``max_token_length`` caps a token's
-    characters. Returns a ``PreTrainedTokenizerFast`` with our chat template.
+    characters; ``isolate``: see :func:`_byte_level_tokenizer`. Returns a ``PreTrainedTokenizerFast`` with our chat
+    template.
     """
     from tokenizers import pre_tokenizers, trainers
 
@@ -108,7 +114,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, chat_template:
     minimum = 256 + len(special)
     if vocab_size < minimum:
         raise ValueError(f"vocab_size must be at least {minimum} (bytes + special tokens), got {vocab_size}")
-    tokenizer = _byte_level_tokenizer(cross_words=cross_words)
+    tokenizer = _byte_level_tokenizer(cross_words=cross_words, isolate=tuple(isolate))
     trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(special), min_frequency=2, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[],
                                   max_token_length=max_token_length)
@@ -152,7 +158,8 @@ def build_tiny_model(out_dir: str | Path, *, texts: Iterable[str] | None = None,
     if not corpus:
         raise ValueError("build_tiny_model needs texts or samples to train its tokenizer on")
     tokenizer = train_tokenizer(corpus, vocab_size=spec.vocab_size, cross_words=spec.tokenizer_cross_words,
-                                max_token_length=spec.tokenizer_max_token_length)
+                                max_token_length=spec.tokenizer_max_token_length,
+                                isolate=spec.tokenizer_isolate)
     config = tiny_qwen3_config(tokenizer, spec)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

@@ -61,3 +61,27 @@ def test_same_inputs_and_seed_give_the_same_model(teacher_samples, tmp_path):
         build_tiny_model(tmp_path / "d", spec=spec)
     with pytest.raises(ValueError, match="vocab_size must be at least"):
         build_tiny_model(tmp_path / "e", texts=["x"], spec=TinyModelSpec(vocab_size=100))
+
+
+def test_isolated_pieces_make_quoted_text_and_numbers_tokenize_as_standing_alone():
+    from ark.training.tiny_model import train_tokenizer
+
+    corpus = ['Find nodes that answer the question: Which genes cause Marfan syndrome?\n'
+              '{"query": "Which genes cause Marfan syndrome", "size": 5}\n'
+              '[34068] FBN1 (gene)\n{"node_index": 34068}'] * 30
+    plain = train_tokenizer(corpus, vocab_size=400, cross_words=True)
+    copyable = train_tokenizer(corpus, vocab_size=400, cross_words=True, isolate=('"', ": ", r"\d+"))
+
+    def pieces(tokenizer, text, inner):
+        """Whether ``inner`` is spelled by whole tokens of ``text`` (the tokens a model could copy)."""
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        wanted = tokenizer(inner, add_special_tokens=False)["input_ids"]
+        return any(ids[i:i + len(wanted)] == wanted for i in range(len(ids)))
+
+    call = '{"query": "Which genes cause Marfan syndrome", "size": 5}'
+    assert pieces(copyable, call, "Which genes cause Marfan syndrome")
+    assert pieces(copyable, "[34068] FBN1 (gene)", "34068") and pieces(copyable, '{"node_index": 34068}', "34068")
+    # without isolation the question's words merge with the JSON around them: nothing to copy token for token
+    assert not pieces(plain, call, "Which genes cause Marfan syndrome")
+    for tokenizer in (plain, copyable):
+        assert tokenizer.decode(tokenizer(call, add_special_tokens=False)["input_ids"]) == call
