@@ -70,7 +70,7 @@ def test_isolated_pieces_make_quoted_text_and_numbers_tokenize_as_standing_alone
               '{"query": "Which genes cause Marfan syndrome", "size": 5}\n'
               '[34068] FBN1 (gene)\n{"node_index": 34068}'] * 30
     plain = train_tokenizer(corpus, vocab_size=400, cross_words=True)
-    copyable = train_tokenizer(corpus, vocab_size=400, cross_words=True, isolate=('"', ": ", r"\d+"))
+    copyable = train_tokenizer(corpus, vocab_size=400, cross_words=True, isolate=(r':\s"?', r'"(?=[,}\]])', r"\d+"))
 
     def pieces(tokenizer, text, inner):
         """Whether ``inner`` is spelled by whole tokens of ``text`` (the tokens a model could copy)."""
