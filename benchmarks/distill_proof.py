@@ -1,23 +1,27 @@
 """The offline distillation proof on HPO (issue 12): offline teacher -> SFT dataset -> tiny Qwen3 student -> the
-same ARK loop, end to end with the documented commands, on CPU.
+same ARK loop, end to end with the documented commands, on CPU; sized to finish within 30 minutes on 2 cores.
 
     python benchmarks/distill_proof.py [OUT]          (default OUT: benchmarks/out/distill_proof)
 
 Steps (each an ordinary ``ark`` command, except building the tiny base model):
  1. the HPO quiz (benchmarks/recipes/hpo_quiz.sh) and a seeded 100-question subset of its test split;
- 2. ``ark distill export``: the offline policy (the teacher) on 200 + 20 training questions, 3 trajectories each
-    (agent indices 0..2), 20 questions held out for the validation loss — while ``ark eval`` scores the teacher on
+ 2. ``ark distill export``: the offline policy (the teacher) on 200 + 10 training questions, 3 trajectories each
+    (agent indices 0..2), 10 questions held out for the validation loss — while ``ark eval`` scores the teacher on
     the test subset in parallel (two cores);
- 3. a tiny Qwen3 (hidden 128, 2 layers) built from a config, with a BPE tokenizer trained on the rendered chats;
- 4. ``ark distill train``: full fine-tuning (the issue's override for a randomly initialised model), 4,096-token
-    context, truncated samples counted;
- 5. ``ark eval --model hf:STUDENT --temperature 0``: the student on the test subset and on training questions
+ 3. a tiny Qwen3 (hidden 128, 2 layers) built from a config, with a 4,096-token BPE trained on the rendered chats
+    (merges never span JSON string bounds or digits, so the student can copy question words and node indices);
+ 4. ``ark distill train``: full fine-tuning (the issue's override for a randomly initialised model), one epoch at
+    lr 5e-3, 1,536-token context (samples cut at the end, counted);
+ 5. ``ark eval --model hf:STUDENT --temperature 0``: the student on the test subset and on 20 training questions
     (two evaluations in parallel);
  6. ``ark distill report``: teacher vs student on the test subset, and on the training questions (reproduction).
 
 Every figure this prints is a tiny-model pipeline check, not a model result. ARK runs with the options of
-``benchmarks/distill_proof.toml`` (observations cut to 800 characters, 12 steps) for teacher and student alike, so
-samples fit the context. Rerunning with the same OUT resumes: finished stages are skipped.
+``benchmarks/distill_proof.toml`` for teacher and student alike: a one-line system prompt, global searches of at most
+5 results, observations at their shortest (short names, no snippets) and 6 steps, so that samples are short (the
+offline teacher still checks 40 to 60 candidates on questions with two anchors, so most samples are cut at the
+context). Rerunning with the same OUT resumes: finished stages are skipped (and keep their timings), so the quiz,
+the teacher's export and its test run are cached between runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import random
 import resource
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,6 +41,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OPTIONS = ROOT / "benchmarks" / "distill_proof.toml"
 LABEL = "tiny-model pipeline check, not a model result"
+# Pieces the student's BPE never merges across: the start and end of a JSON string value, ": " and digit runs. A
+# question's words, a node's index then become the same tokens in the user turn or an observation as in the tool call
+# that repeats them, so the student learns to copy tokens instead of re-spelling text (with merges across them it
+# wrote runaway strings and no valid call). JSON keys stay merged, which keeps the tool schemas short (~350 tokens).
+COPYABLE = (r':\s"?', r'"(?=[,}\]])', r"\d+")
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false",
        "OMP_NUM_THREADS": "1", "TRANSFORMERS_VERBOSITY": "error", "COLUMNS": "120"}
 
@@ -45,18 +55,21 @@ def arguments() -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", type=Path, default=ROOT / "benchmarks" / "out" / "distill_proof")
     parser.add_argument("--questions", type=int, default=200, help="training questions (3 trajectories each)")
-    parser.add_argument("--validation", type=int, default=20, help="questions held out for the validation loss")
+    parser.add_argument("--validation", type=int, default=10, help="questions held out for the validation loss")
     parser.add_argument("--test", type=int, default=100, help="seeded subset of the quiz test split")
     parser.add_argument("--student-test", type=int, default=None,
                         help="run the student on only the first N questions of the test subset (the report compares "
                              "over the questions both runs answered); default: all of them")
-    parser.add_argument("--reproduce", type=int, default=50, help="training questions the student is run on")
-    parser.add_argument("--max-tokens", type=int, default=160, help="most tokens per student turn (the teacher's "
-                                                                  "turns are ~30 tokens, p99 ~140)")
-    parser.add_argument("--evaluations", type=int, default=4, help="validation passes during training")
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--learning-rate", type=float, default=2e-3)
-    parser.add_argument("--max-length", type=int, default=4096)
+    parser.add_argument("--reproduce", type=int, default=20, help="training questions the student is run on")
+    parser.add_argument("--max-tokens", type=int, default=192, help="most tokens per student turn (the teacher's "
+                                                                  "first turn has at most ~200 tokens, 90%% of them "
+                                                                  "fit in 192)")
+    parser.add_argument("--evaluations", type=int, default=2, help="validation passes during training")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--learning-rate", type=float, default=5e-3)
+    parser.add_argument("--max-length", type=int, default=1536, help="training context in tokens (longer samples "
+                                                                    "are cut at the end and counted)")
+    parser.add_argument("--vocab", type=int, default=4096, help="BPE vocabulary of the tiny student")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()
 
@@ -94,15 +107,28 @@ class Stages:
         load = os.getloadavg()[0]
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         own = resource.getrusage(resource.RUSAGE_SELF)
+        samples, stop = [load], threading.Event()
+
+        def sample_load() -> None:  # the machine is shared: the load over the stage, not only at its ends
+            while not stop.wait(5.0):
+                samples.append(os.getloadavg()[0])
+
+        sampler = threading.Thread(target=sample_load, daemon=True)
+        sampler.start()
         started = time.perf_counter()
-        work()
+        try:
+            work()
+        finally:
+            stop.set()
+            sampler.join()
         children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
         own_after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = sum(getattr(after, f) - getattr(before, f) for before, after in ((children, children_after),
                                                                                (own, own_after))
                   for f in ("ru_utime", "ru_stime"))
         row = {"stage": name, "wall_s": round(time.perf_counter() - started, 1), "cpu_s": round(cpu, 1),
-               "load_start": round(load, 2), "load_end": round(os.getloadavg()[0], 2)}
+               "load_start": round(load, 2), "load_mean": round(sum(samples) / len(samples), 2),
+               "load_end": round(os.getloadavg()[0], 2)}
         if row["wall_s"] < 1.0 and name in self.earlier:
             row = self.earlier[name]
         self.rows.append(row)
@@ -124,7 +150,7 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def build_base(data: Path, base: Path, seed: int) -> None:
+def build_base(data: Path, base: Path, vocab: int, seed: int) -> None:
     """The tiny Qwen3 student base: a config (no download) and a BPE trained on the training chats."""
     import torch
 
@@ -136,7 +162,8 @@ def build_base(data: Path, base: Path, seed: int) -> None:
         return
     torch.set_num_threads(1)
     spec = TinyModelSpec(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                         head_dim=32, intermediate_size=256, vocab_size=8192, tokenizer_cross_words=True)
+                         head_dim=32, intermediate_size=256, vocab_size=vocab, tokenizer_cross_words=True,
+                         tokenizer_isolate=COPYABLE)
     build_tiny_model(base, samples=read_chat_dataset(data / "train.jsonl"), spec=spec, seed=seed)
     print(f"[base] built {base}", flush=True)
 
@@ -171,7 +198,7 @@ def main() -> None:
                        done=out / "teacher-test" / "summary.json")
 
     stages.stage("export ‖ teacher on test", lambda: stages.parallel(export, teacher_test))
-    stages.stage("tiny base", lambda: build_base(data, base, args.seed))
+    stages.stage("tiny base", lambda: build_base(data, base, args.vocab, args.seed))
     recipe = {"lora": "false", "learning_rate": args.learning_rate, "epochs": args.epochs, "batch_size": 1,
               "max_length": args.max_length, "lr_scheduler": "cosine", "warmup_ratio": 0.03, "cpu_threads": 1,
               "logging_steps": 25, "evaluations": args.evaluations, "early_stopping_patience": "null",
@@ -224,18 +251,29 @@ def summarize(out: Path, stages: Stages, args: argparse.Namespace) -> None:
         "training questions": statistics["train"]["questions"],
         "training samples": statistics["train"]["samples"],
         "validation questions": statistics.get("validation", {}).get("questions", 0),
+        "student: BPE vocabulary / hidden size / layers": f"{args.vocab} / 128 / 2",
         "context (tokens)": training["settings"]["max_length"],
         "samples cut at the context": training["truncated_samples"],
         "longest sample (tokens)": training["max_tokens"],
-        "updates": result["steps"],
+        "tokens per sample the trainer sees (mean)": round(training["tokens_per_epoch"] / result["train_samples"]),
+        "of which trained (assistant) tokens (mean)": round(training["trained_tokens_per_epoch"]
+                                                            / result["train_samples"]),
+        "updates (batch 1)": result["steps"],
         "final training loss": result["train_loss"],
         "best validation loss": result["best_validation_loss"],
+        "most tokens per student turn": args.max_tokens,
         "student valid tool calls (test)": student["valid_call_rate"],
         "student valid tool calls (training questions)": train["student"]["valid_call_rate"],
         "student trajectories repeating a teacher trajectory (training questions)": train["trajectory_reproduction"],
         "training questions reproduced agent by agent": train["question_reproduction"],
+        "student steps per trajectory / teacher (test)": f"{student['steps_per_trajectory']:.1f} / "
+                                                          f"{teacher['steps_per_trajectory']:.1f}",
+        "student tool mix (test)": mix(student["tool_mix"]),
+        "teacher tool mix (test)": mix(teacher["tool_mix"]),
+        "test questions (teacher / student)": f"{teacher['questions']} / {student['questions']}",
         "teacher Hit@1 (test subset)": teacher["metrics"]["hit@1"],
         "student Hit@1 (test subset)": student["metrics"]["hit@1"],
+        "student Hit@5 (test subset)": student["metrics"]["hit@5"],
         "student Hit@1 / teacher Hit@1": (student["metrics"]["hit@1"] / teacher["metrics"]["hit@1"]
                                           if teacher["metrics"]["hit@1"] else None),
         "wall time (s)": round(time.perf_counter() - stages.started, 1),
@@ -249,7 +287,12 @@ def summarize(out: Path, stages: Stages, args: argparse.Namespace) -> None:
     print(f"Reports: {out / 'report-test.md'}, {out / 'report-train.md'}")
 
 
-PERCENT_FIGURES = ("valid tool calls", "repeating a teacher", "reproduced agent", "Hit@1")
+PERCENT_FIGURES = ("valid tool calls", "repeating a teacher", "reproduced agent", "Hit@1", "Hit@5")
+
+
+def mix(shares: dict[str, float]) -> str:
+    """A tool mix as ``name 41%, ...``, largest share first."""
+    return ", ".join(f"{name} {100 * share:.0f}%" for name, share in sorted(shares.items(), key=lambda kv: -kv[1]))
 
 
 def render(figures: dict, stages: list[dict]) -> str:
@@ -263,8 +306,9 @@ def render(figures: dict, stages: list[dict]) -> str:
         else:
             shown = str(value)
         lines.append(f"| {key} | {shown} |")
-    lines += ["", "| stage | wall s | CPU s | load average at start | at end |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['stage']} | {r['wall_s']} | {r['cpu_s']} | {r['load_start']} | {r['load_end']} |" for r in stages]
+    lines += ["", "| stage | wall s | CPU s | load average: start / mean / end |", "|---|---:|---:|---:|"]
+    lines += [f"| {r['stage']} | {r['wall_s']} | {r['cpu_s']} | {r['load_start']} / {r.get('load_mean', '-')} / "
+              f"{r['load_end']} |" for r in stages]
     return "\n".join(lines) + "\n"
 
 
