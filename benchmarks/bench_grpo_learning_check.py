@@ -8,8 +8,8 @@ question draw, the warm start and the rollouts, and ``cpu_threads`` from ``--thr
 clinical test graph (the deterministic quizzer), a tiny Qwen3 whose tokenizer is trained on the scripted solver's
 trajectories, then ``train_graphscout`` with ``LEARNING_CHECK`` (the tiny-cpu preset, 40 warm-start epochs, 40
 steps). It prints one line per run: the mean training reward of the first and the last 20% of the steps, the gain
-(the test asserts ≥ 0.1), the share of rollouts that answered, and the run's CPU and wall time. Every figure is a
-tiny-model pipeline check, not a model result.
+(the test asserts ≥ 0.1), the share of rollouts that answered, and the run's CPU time (this process; the sandbox
+workers not counted) and wall time. Every figure is a tiny-model pipeline check, not a model result.
 """
 
 from __future__ import annotations
