@@ -39,6 +39,22 @@ def pick_dtype(device: str):
     return torch.float32
 
 
+def load_trainable_base(base: str | Path, tokenizer: Any, device: str, bf16: bool | None,
+                        error: type[Exception]) -> tuple[Any, bool, str]:
+    """The causal LM ``base`` in float32 for a trainer (which casts under bf16 mixed precision), whether to train in
+    bf16 (``bf16`` when given, else on a GPU that supports it) and the base's fingerprint (with ``tokenizer``'s size);
+    ``error`` (the trainer's own error type) names the base when it cannot be loaded."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    use_bf16 = bf16 if bf16 is not None else pick_dtype(device) == torch.bfloat16
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
+    except (OSError, ValueError) as exc:
+        raise error(f"cannot load a causal LM from base {str(base)!r}: {exc}") from exc
+    return model, use_bf16, model_fingerprint(model.config, len(tokenizer))
+
+
 def model_fingerprint(config: Any, vocab_size: int | None = None) -> str:
     """A short hash of a model's architecture (its config without load-time keys) and tokenizer size.
 

@@ -29,7 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..runtime.atomic import atomic_directory, atomic_file
 from .datasets import ChatDatasetError, read_chat_dataset
-from .hf_models import ADAPTER_META, check_tool_chat_template, model_fingerprint, pick_device, read_adapter_meta
+from .hf_models import (
+    ADAPTER_META,
+    check_tool_chat_template,
+    load_trainable_base,
+    model_fingerprint,
+    pick_device,
+    read_adapter_meta,
+)
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +215,7 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     continue from the newest checkpoint in ``out_dir/checkpoints`` (a fresh start when there is none).
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, EarlyStoppingCallback
+    from transformers import AutoTokenizer, EarlyStoppingCallback
     from trl import SFTConfig, SFTTrainer
 
     settings = settings or SFTSettings()
@@ -236,13 +243,7 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
                        f"nothing would be trained; raise max_length (longest sample: {longest} tokens)")
 
     device = pick_device(settings.device)
-    use_bf16 = settings.bf16 if settings.bf16 is not None else (
-        device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    try:
-        model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
-    except (OSError, ValueError) as exc:
-        raise SFTError(f"cannot load a causal LM from base {str(base)!r}: {exc}") from exc
-    fingerprint = model_fingerprint(model.config, len(tokenizer))
+    model, use_bf16, fingerprint = load_trainable_base(base, tokenizer, device, settings.bf16, SFTError)
 
     peft_config = None
     if settings.lora:

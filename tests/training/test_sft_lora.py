@@ -47,3 +47,15 @@ def test_lora_training_records_resumes_and_exports(teacher_dataset, teacher_samp
         LocalChatClient(other, adapter=out / "adapter")
     with pytest.raises(LLMError, match="not a LoRA adapter"):
         LocalChatClient(tiny_base, adapter=tmp_path)
+
+
+@pytest.mark.parametrize("error", ["SFTError", "GRPOTrainingError"])
+def test_a_base_folder_without_a_model_is_refused_with_the_trainers_own_error(tmp_path, error):
+    from ark.methods.graphscout.training.trainer import GRPOTrainingError
+    from ark.training.hf_models import load_trainable_base
+    from ark.training.sft import SFTError
+
+    kind = {"SFTError": SFTError, "GRPOTrainingError": GRPOTrainingError}[error]
+    (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(kind, match=rf"cannot load a causal LM from base '{tmp_path}'"):
+        load_trainable_base(tmp_path, tokenizer=[], device="cpu", bf16=None, error=kind)

@@ -31,6 +31,7 @@ from ark.training.hf_models import (
     ADAPTER_META,
     ChatTemplateError,
     check_tool_chat_template,
+    load_trainable_base,
     model_fingerprint,
     pick_device,
 )
@@ -249,20 +250,12 @@ def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any
                   settings: GRPOSettings, options: GraphScoutOptions, on_step: Any = None) -> tuple[Any, str]:
     """TRL's ``GRPOTrainer`` for ``rows`` with the rollout environments of ``world`` and the answer-and-clue reward;
     returns it with the base's fingerprint."""
-    import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM
     from trl import GRPOConfig, GRPOTrainer
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     device = pick_device(settings.device)
-    use_bf16 = settings.bf16 if settings.bf16 is not None else (
-        device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    try:
-        model = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    except (OSError, ValueError) as exc:
-        raise GRPOTrainingError(f"cannot load a causal LM from base {base!r}: {exc}") from exc
-    fingerprint = model_fingerprint(model.config, len(tokenizer))
+    model, use_bf16, fingerprint = load_trainable_base(base, tokenizer, device, settings.bf16, GRPOTrainingError)
     peft_config = None
     if settings.lora:
         from peft import LoraConfig
