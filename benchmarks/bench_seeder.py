@@ -67,9 +67,10 @@ def main() -> None:
     from ark.methods.seeder.config import train_settings
     from ark.methods.seeder.embeddings import open_graph_embeddings, open_node_features
     from ark.methods.seeder.method import SeederMethod
-    from ark.methods.seeder.model import Architecture, SeederNetwork, count_parameters
+    from ark.methods.seeder.model import SeederNetwork, count_parameters
     from ark.methods.seeder.options import SeederOptions
     from ark.methods.seeder.store import directory_size, save_model
+    from ark.methods.seeder.trainer import architecture_for
 
     graph = open_graph(args.graph)
     print(f"graph {graph!r}; threads {args.threads}; device {args.device}; load average {os.getloadavg()[0]:.1f} "
@@ -116,10 +117,7 @@ def main() -> None:
         if model_dir is None:
             settings = train_settings("hpo")
             torch.manual_seed(0)
-            arch = Architecture(node_dim=256, query_dim=256, hidden=settings.hidden, layers=settings.layers,
-                                heads=settings.heads, dropout=settings.dropout, injection=settings.injection,
-                                num_relation_codes=2 * len(graph.relation_types),
-                                num_node_types=len(graph.node_types), horizon=settings.search.horizon)
+            arch = architecture_for(settings, 256, 256, 2 * len(graph.relation_types), len(graph.node_types))
             network = SeederNetwork(arch)
             model_dir = Path(tmp) / "random-model"
             save_model(model_dir, network, settings, graph, {"spec": embedder.spec, "identity": embedder.identity,

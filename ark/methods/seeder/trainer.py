@@ -86,8 +86,9 @@ def validation_metrics(rankings_: Sequence[tuple[np.ndarray, np.ndarray]], subgr
     return mean_metrics(rows) if rows else {}
 
 
-def _architecture(settings: TrainSettings, node_dim: int, query_dim: int, num_relation_codes: int,
-                  num_node_types: int) -> Architecture:
+def architecture_for(settings: TrainSettings, node_dim: int, query_dim: int, num_relation_codes: int,
+                     num_node_types: int) -> Architecture:
+    """The policy network's architecture: ``settings``' GNN sizes for a graph's features, relations and node types."""
     return Architecture(node_dim=node_dim, query_dim=query_dim, hidden=settings.hidden, layers=settings.layers,
                         heads=settings.heads, dropout=settings.dropout, injection=settings.injection,
                         num_relation_codes=num_relation_codes, num_node_types=num_node_types,
@@ -114,8 +115,8 @@ class PolicyTrainer:
         self.log = log or (lambda message: print(message, file=sys.stderr))
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         query_dim = int(np.asarray(self.train_set[0].query_features).shape[0])
-        self.arch = _architecture(settings, int(node_features.shape[1]), query_dim, num_relation_codes,
-                                  num_node_types)
+        self.arch = architecture_for(settings, int(node_features.shape[1]), query_dim, num_relation_codes,
+                                     num_node_types)
 
     # ------------------------------------------------------------------ one step
     def _rewards(self, batch: Batch, run_selected: torch.Tensor, subgraphs: Sequence[QuerySubgraph]) -> np.ndarray:
