@@ -110,9 +110,10 @@ class OfflinePolicy:
     def __init__(self, graph: KnowledgeGraph, verify: int = 40, max_answers: int = 20) -> None:
         self.graph = graph
         self._seen_results: dict[int, tuple[dict[str, Any], list[SeenNode]]] = {}  # see _nodes
-        self._analyses: dict[str, QuestionAnalysis] = {}  # see _analysis
         self._tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph)
+        # The reading of a question: every step of every agent replays it; an analysis is never modified.
+        self._analysis = functools.lru_cache(maxsize=SEEN_RESULTS_KEPT)(self.reader.read)
         # Words that say what is asked rather than name an entity: interrogatives, auxiliaries, type names.
         self._question_words = frozenset({"what", "which", "who", "are", "is", "was", "were", "do", "does", "can",
                                           "associated", "linked", "related", "have", "has", "show", "shows",
@@ -153,15 +154,6 @@ class OfflinePolicy:
             self._seen_results.clear()
         self._seen_results[key] = (data, nodes)
         return list(nodes)
-
-    def _analysis(self, question: str) -> QuestionAnalysis:
-        """The reading of ``question`` (every step of every agent replays it; the analysis is never modified)."""
-        analysis = self._analyses.get(question)
-        if analysis is None:
-            if len(self._analyses) >= SEEN_RESULTS_KEPT:
-                self._analyses.clear()
-            analysis = self._analyses[question] = self.reader.read(question)
-        return analysis
 
     async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
