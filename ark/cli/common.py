@@ -175,8 +175,7 @@ def make_policy(
     if offline:
         err_console.print("[yellow]Using the offline policy (no LLM): a deterministic baseline, not a model.[/]")
         return None
-    from ..llm import OpenAIChatClient, resolve_settings
-    from ..training.local_backend import LOCAL_PREFIX
+    from ..llm.settings import LOCAL_PREFIX, resolve_settings
 
     overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
     try:
@@ -196,6 +195,8 @@ def make_policy(
             "a deterministic baseline, not a model.[/]"
         )
         return None
+    from ..llm import OpenAIChatClient  # the openai SDK costs ~0.4 s of imports: only when a model is configured
+
     return OpenAIChatClient(settings)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ark.llm.cache import ResponseCache, request_key
 from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
+from ark.llm.settings import LOCAL_PREFIX
 
 from .hf_models import (
     ChatTemplateError,
@@ -31,8 +32,6 @@ from .hf_models import (
     read_adapter_meta,
 )
 from .tool_calls import parse_tool_calls
-
-LOCAL_PREFIX = "hf:"
 
 
 class LocalChatClient:

@@ -63,6 +63,19 @@ def test_offline_ask_never_imports_the_openai_sdk(tmp_path):
     assert not loaded & heavy, f"an offline ark ask imported {sorted(loaded & heavy)}"
 
 
+def test_ask_with_no_model_configured_falls_back_without_importing_llm_clients(tmp_path):
+    """The README's main job, ``ark ask GRAPH "..."`` with no model configured, runs the offline policy: it must not
+    pay for the openai SDK or the local-model backend it then does not use."""
+    graph = save_clinical_graph(tmp_path / "clinical")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL")}
+    env["ARK_HOME"] = str(tmp_path / "home")
+    loaded_packages("ask", str(graph), ONE_HOP[0], env=env)  # builds the BM25 index
+    loaded = loaded_modules("ask", str(graph), ONE_HOP[0], env=env)
+    assert {"ark.llm.settings", "ark.methods.ark.offline.policy"} <= loaded  # settings read, offline policy ran
+    unused = {"openai", "httpx", "ark.llm.openai_client", "ark.training.local_backend", "ark.training.hf_models"}
+    assert not loaded & unused, f"ark ask with no model imported {sorted(loaded & unused)}"
+
+
 def test_offline_ask_on_a_built_graph_imports_only_what_it_uses(tmp_path):
     """Modules an offline question does not use stay unimported: pyarrow.compute (~0.1 s; building a graph or an
     index needs it, opening and querying them do not), pyarrow.parquet (format-1 graphs only), numpy.ma (plain
