@@ -32,6 +32,11 @@ _BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ances
 _NARROWER = re.compile(r"\b(?:narrower|more specific|subclass\w*|subtypes?|sub-?terms?|child(?:ren)?|kinds? of|"
                        r"types? of|speciali[sz]\w*|descendants?)\b", re.I)
 TAXONOMY_RELATIONS = frozenset({"is a", "isa", "subclass of", "sub class of", "instance of", "parent child"})
+# Words that frame a question rather than name an entity: interrogatives, auxiliaries, requests, generic links.
+QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "are", "is", "was", "were", "be", "been", "do",
+                            "does", "did", "can", "could", "you", "associated", "linked", "related", "have", "has",
+                            "show", "shows", "present", "presents", "list", "name", "find", "give", "identify", "all",
+                            "that", "those", "these", "there", "their", "its"})
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -95,7 +100,7 @@ class QuestionReader:
         analysis.target_types = self._target_types(question)
         analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
         analysis.mentions = self._mentions(question, analysis.quoted)
-        analysis.clauses = _clauses(analysis.mentions)
+        analysis.clauses = _clauses(analysis.mentions, set().union(*self.type_words.values()))
         negated = [m.text for m in analysis.mentions if m.negated]
         kept = question
         for text in negated:
@@ -183,9 +188,10 @@ def _after_capitalised(text: str, pos: int) -> bool:
     return bool(match and match.start() > 0 and match.group(1)[:1].isupper())
 
 
-def _clauses(mentions: list[Mention], min_tokens: int = 6) -> list[Mention]:
+def _clauses(mentions: list[Mention], type_words: set[str], min_tokens: int = 6) -> list[Mention]:
     """Long mentions cut at connectives into the parts that may each name an entity ("a disease *with* autosomal
-    dominant inheritance *linked to* the X gene"); only parts that differ from the whole mention."""
+    dominant inheritance *linked to* the X gene"); only parts that differ from the whole mention and may name an
+    entity (see :func:`_names_a_type_only`)."""
     out: list[Mention] = []
     seen = {m.text.lower() for m in mentions}
     for mention in mentions:
@@ -194,10 +200,24 @@ def _clauses(mentions: list[Mention], min_tokens: int = 6) -> list[Mention]:
         for part in _CONNECTIVE.split(mention.text):
             part = part.strip()
             tokens = [t for t in name_tokens(part) if not _NEGATION.fullmatch(t)]
-            if tokens and part.lower() not in seen:
+            if tokens and part.lower() not in seen and not _names_a_type_only(part, tokens, type_words):
                 seen.add(part.lower())
                 out.append(Mention(part, tokens, mention.negated))
     return out
+
+
+def _names_a_type_only(part: str, tokens: list[str], type_words: set[str]) -> bool:
+    """Whether a clause says what kind of node it is about rather than which node: only question words and node-type
+    words ("Which genes", "are", "diseases"), or a phrase headed by a type word ("changes in genes", the antecedent
+    of "... genes that are ..."). A type word after a capitalised word belongs to a name ("the FANCA gene",
+    "Sandhoff disease") and keeps the clause."""
+    if all(t in type_words or t in QUESTION_WORDS for t in tokens):
+        return True
+    if tokens[-1] not in type_words:
+        return False
+    written = re.findall(r"[\w-]+", part)
+    before = written[-2] if len(written) >= 2 else ""
+    return not (before[:1].isupper() and before.lower() not in QUESTION_WORDS)
 
 
 def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> bool:

@@ -36,7 +36,22 @@ def test_questions_the_schema_can_express_are_not_flagged(reader, question):
 def test_long_mentions_are_cut_into_clauses_at_connectives(reader):
     analysis = reader.read("Which disease with autosomal recessive inheritance is linked to the FANCA gene and shows "
                            "pancytopenia?")
-    assert [c.text for c in analysis.clauses] == ["Which disease", "autosomal recessive inheritance", "the FANCA gene"]
+    # "Which disease" says what is asked, not which node: no clause (see the next test).
+    assert [c.text for c in analysis.clauses] == ["autosomal recessive inheritance", "the FANCA gene"]
+
+
+@pytest.mark.parametrize(("question", "clauses"), [
+    ("Which genes are associated with diseases that present with ectopia lentis?", ["ectopia lentis"]),
+    ("Can you name the genes that are associated with diseases that are caused by variants in the gene FANCA?",
+     ["variants in the gene FANCA"]),
+    ("What phenotypes are associated with changes in genes that are linked to Marfan syndrome?", ["Marfan syndrome"]),
+    ("Which phenotypes are seen in patients with Sandhoff disease that has autosomal recessive inheritance?",
+     ["Which phenotypes are seen in patients", "Sandhoff disease", "has autosomal recessive inheritance"]),
+])
+def test_clauses_that_only_name_a_node_type_are_not_searched(reader, question, clauses):
+    """Parts made of question words and type words ("Which genes", "diseases", "are") or headed by a type word
+    ("changes in genes") say what kind of node is meant; a type word after a capitalised word is part of a name."""
+    assert [c.text for c in reader.read(question).clauses] == clauses
 
 
 def test_a_parenthesised_list_is_an_aside_not_mentions(reader):

@@ -286,6 +286,9 @@ CONDITION_DISEASES = [
     ("OMIM:227650", "Fanconi anemia, complementation group A", "HP:0000007", ["HP:0001876"], ["FANCA"]),
     ("OMIM:127550", "Dyskeratosis congenita, autosomal dominant 1", "HP:0000006", ["HP:0001876"], ["TERC"]),
     ("OMIM:614566", "Bone marrow failure syndrome 1", "HP:0000006", ["HP:0001876"], ["FANCA"]),
+    # A name holding a node-type word: a question's "... with diseases that ..." must not anchor it.
+    ("OMIM:209950", "Mendelian susceptibility to mycobacterial diseases", "HP:0000007", ["HP:0000963"],
+     ["IL12RB1"]),
 ]
 # The issue's question shapes on this graph, with their exact answers (true-path rule for findings).
 FAMILY_QUESTION = "What phenotypes are associated with Ehlers-Danlos syndrome?"
@@ -298,6 +301,9 @@ COMPOUND_QUESTION = ("Which disease with autosomal recessive inheritance is link
                      "abnormal reduction in numbers of all blood cell types (red cells, white cells, and platelets)?")
 COMPOUND_ANSWER = "OMIM:227650"
 UNANSWERABLE_QUESTION = "What is the best treatment for Marfan syndrome?"
+# Two hops through a type the question names only as the antecedent of a relative clause ("diseases that ...").
+TWO_HOP_QUESTION = "Which genes are associated with diseases that present with ectopia lentis?"
+TWO_HOP_ANSWERS = {"GENE:FBN1", "GENE:CBS", "GENE:ADAMTSL4", "GENE:ADAMTS10"}
 
 
 def build_conditions_graph() -> KnowledgeGraph:

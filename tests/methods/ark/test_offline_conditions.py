@@ -24,6 +24,8 @@ from tests.support.graphs import (
     CONJUNCTION_QUESTION,
     FAMILY_ANSWERS,
     FAMILY_QUESTION,
+    TWO_HOP_ANSWERS,
+    TWO_HOP_QUESTION,
     UNANSWERABLE_QUESTION,
     build_conditions_graph,
 )
@@ -110,3 +112,12 @@ def test_confidence_survives_the_record_round_trip(graph, index):
     again = Retrieval.from_dict(json.loads(json.dumps(record)))
     assert (again.confidence, again.confidence_reason) == (result.confidence, result.confidence_reason)
     assert all(t["confidence"] == "low" for t in record["agents"])
+
+
+def test_a_type_named_on_the_way_is_a_hop_not_a_condition(graph, index):
+    """"Genes associated with *diseases* that present with X": the clause "diseases" names the type to go through,
+    not a disease; a disease whose name holds the word ("... mycobacterial diseases") must not become a condition."""
+    result = retrieve(graph, index, TWO_HOP_QUESTION, budget=20)
+    assert {n.node_id for n in result.ranked[:4]} == TWO_HOP_ANSWERS
+    assert "GENE:IL12RB1" not in {n.node_id for n in result.ranked}
+    assert result.confidence == "high"
