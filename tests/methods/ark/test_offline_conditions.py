@@ -121,3 +121,22 @@ def test_a_type_named_on_the_way_is_a_hop_not_a_condition(graph, index):
     assert {n.node_id for n in result.ranked[:4]} == TWO_HOP_ANSWERS
     assert "GENE:IL12RB1" not in {n.node_id for n in result.ranked}
     assert result.confidence == "high"
+
+
+def test_a_piece_of_a_name_the_question_states_in_full_is_not_an_anchor(graph, index):
+    """"Nystagmus 2, congenital" is cut at its comma into mentions; "Nystagmus" (a finding) is a piece of the
+    disease's name, not a second entity whose neighbours would answer."""
+    result = retrieve(graph, index, "What phenotypes are associated with Nystagmus 2, congenital?", budget=20)
+    ranked = [n.node_id for n in result.ranked]
+    assert "HP:0000118" not in ranked  # Phenotypic abnormality: a neighbour of the finding Nystagmus only
+    assert {"HP:0000666", "HP:0000098"} <= set(ranked[:3])  # Horizontal nystagmus, Tall stature
+    assert result.confidence_reason == "Answers are linked to Nystagmus 2, congenital."
+
+
+def test_a_relation_no_condition_names_links_the_answers_to_every_condition(graph, index):
+    """"The inheritance of A and B": the relation asked about links the answers to both diseases, so a finding they
+    share (Arachnodactyly) does not answer."""
+    question = "Which phenotypes describe the inheritance of Marfan syndrome and Loeys-Dietz syndrome 1?"
+    result = retrieve(graph, index, question, budget=20)
+    assert result.ranked[0].node_id == "HP:0000006"  # Autosomal dominant inheritance
+    assert "HP:0001166" not in {n.node_id for n in result.ranked}  # Arachnodactyly: a phenotype of both

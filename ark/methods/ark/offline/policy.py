@@ -30,6 +30,7 @@ import math
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,9 +221,10 @@ class OfflinePolicy:
                     relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]))
                 else:
                     relation = self._relation_hint(node_type, hop_type, a)
-                    if relation and conjunction and not self._names_relation(ev, index, relation):
+                    if relation and conjunction and self._relation_of_another_condition(ev, index, relation):
                         # With several conditions a relation the question names belongs to the condition that
-                        # says it ("autosomal recessive *inheritance*"), not to every anchor.
+                        # says it ("autosomal recessive *inheritance*"), not to every anchor; one that no
+                        # condition says ("the age of *onset* of A and of B") links the answers to each.
                         relation = None
                 if relation:
                     args["edge_types"] = [relation]
@@ -288,13 +290,19 @@ class OfflinePolicy:
         no answer is expected to have them all, and evidence is weighed instead."""
         return 2 <= len(self._positive_conditions(ev)) <= MAX_CONJUNCTION
 
-    def _names_relation(self, ev: Evidence, anchor: int, relation: str) -> bool:
-        position = ev.condition_of.get(anchor)
-        if position is None:
-            return False
+    def _names_relation(self, ev: Evidence, position: int, relation: str) -> bool:
+        """Whether the label of condition ``position`` says the relation ("... *inheritance*" ~ has_inheritance)."""
         words = self.reader.relation_words.get(relation, set())
         label = set(name_tokens(ev.conditions[position].label))
         return any(w in label or any(len(w) >= 5 and x[:5] == w[:5] for x in label) for w in words)
+
+    def _relation_of_another_condition(self, ev: Evidence, anchor: int, relation: str) -> bool:
+        """Whether a relation the question names is said by the label of a condition other than the anchor's own
+        (or by none, when the anchor stands for no condition but another condition says it)."""
+        own = ev.condition_of.get(anchor)
+        if own is not None and self._names_relation(ev, own, relation):
+            return False
+        return any(self._names_relation(ev, k, relation) for k in self._positive_conditions(ev) if k != own)
 
     def _other_conditions_query(self, ev: Evidence, anchor: int) -> str:
         own = ev.condition_of.get(anchor)
@@ -495,13 +503,20 @@ class OfflinePolicy:
             mentions = ev.analysis.mentions[:MAX_MENTIONS]
             clauses = {c.text: c for c in ev.analysis.clauses[:MAX_CLAUSES]}
             target = ev.analysis.target_types[0] if ev.analysis.target_types else None
+            inside_a_name = self._inside_names_stated_in_full(ev, [self._nodes(data) for _call, data in results])
             for position, (_call, data) in enumerate(results):
                 nodes = self._nodes(data)
                 query = arguments_of(_call).get("query")
                 clause = clauses.get(query) if position >= len(mentions) and query != ev.analysis.question else None
                 if position < len(mentions) or clause is not None:
                     mention = mentions[position] if clause is None else clause
-                    convincing = self._convincing(mention, nodes, target, family_first=clause is not None)
+                    if inside_a_name(tuple(mention.tokens)):
+                        # A piece of a name the question states in full, cut off at a comma or a connective
+                        # ("Deafness, aminoglycoside-induced"; "... neuropathy with spastic paraplegia"): the whole
+                        # name anchors it, the piece names nothing of its own.
+                        continue
+                    convincing = [n for n in self._convincing(mention, nodes, target, family_first=clause is not None)
+                                  if not inside_a_name(name_tokens(n.name))]
                     for anchor in convincing:
                         if anchor.type == target and not mention.negated and not self._related_to_named(ev, target):
                             # The question names a node of the very type it asks for: a candidate, not a hop.
@@ -648,6 +663,23 @@ class OfflinePolicy:
                 if words <= self._tokens(self.graph.text(node.index)):
                     return [node]
         return []
+
+    def _inside_names_stated_in_full(self, ev: Evidence,
+                                     listings: list[list[SeenNode]]) -> Callable[[tuple[str, ...]], bool]:
+        """A test of a run of words: does the question say it only inside longer names that it states word for word
+        and that the searches found ("Nystagmus" in "Nystagmus 2, congenital")?"""
+        question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
+        spans = []
+        for words in {name_tokens(n.name) for listing in listings for n in listing}:
+            if len(words) >= 2:
+                spans += [(start, start + len(words)) for start in _find_runs(question, words)]
+
+        def inside(run: tuple[str, ...]) -> bool:
+            starts = _find_runs(question, run)
+            return bool(starts) and all(any(s <= start and start + len(run) <= e and e - s > len(run)
+                                            for s, e in spans) for start in starts)
+
+        return inside
 
     def _anchor_whole_question(self, ev: Evidence, listings: list[list[SeenNode]], target: str | None) -> None:
         """Names that occur word for word in the question (even across the commas a mention split cut) anchor too,
@@ -885,6 +917,12 @@ def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
         if haystack[start:start + n] == needle:
             return start
     return -1
+
+
+def _find_runs(haystack: tuple[str, ...], needle: tuple[str, ...]) -> list[int]:
+    """Starts of every occurrence of ``needle`` as a contiguous run in ``haystack``."""
+    n = len(needle)
+    return [start for start in range(len(haystack) - n + 1) if n and haystack[start:start + n] == needle]
 
 
 def _longest_common_run(name: tuple[str, ...], words: tuple[str, ...]) -> tuple[str, ...]:
