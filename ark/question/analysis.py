@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from ..graph import KnowledgeGraph
 from ..text import NAME_STOPWORDS, words
 
-_SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or|but|while|plus)\s+", re.IGNORECASE)
+# "X with or without Y" is one name (common in disease names), neither two mentions nor a negation.
+_SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or(?!\s+without\b)|but|while|plus)\s+", re.IGNORECASE)
+_WITH_OR_WITHOUT = re.compile(r"\bwith\s+or\s+without\b", re.IGNORECASE)
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
@@ -24,8 +26,9 @@ _ASKED = re.compile(r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?((?:[\w-]+\s
 _ASKED_FILLERS = {"the", "a", "an", "best", "most", "main", "usual", "common", "recommended", "current", "known",
                   "associated", "related", "linked", "involved", "used", "found", "seen", "all", "other"}
 _ASIDE_LIST = re.compile(r"\(([^()]*,[^()]*)\)")
-_CONNECTIVE = re.compile(r"\s+(?:with|that|which|who|whose|where|shows?|showing|has|have|having|presents? with|"
-                         r"(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|due to)\s+", re.I)
+_CONNECTIVE = re.compile(r"\s+(?:with(?!\s+or\s+without\b)|that|which|who|whose|where|shows?|showing|has|have|"
+                         r"having|presents? with|(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|"
+                         r"due to)\s+", re.I)
 _GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
 # Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
 _BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
@@ -173,12 +176,19 @@ class QuestionReader:
             negated_zone = bool(re.match(r"\s*(?:absent|excluded|negative|not present|no)\b", sentence, re.I))
             for chunk in _SPLIT.split(sentence):
                 chunk = chunk.strip()
-                tokens = [t for t in name_tokens(chunk) if not _NEGATION.fullmatch(t)]
+                tokens = _content_tokens(chunk)
                 if not tokens:
                     continue
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _content_tokens(text: str) -> list[str]:
+    """Name tokens of a stretch of the question without its negation words ("no", "without", ...); the "without" of
+    "with or without" stays: it belongs to a name."""
+    keep_without = bool(_WITH_OR_WITHOUT.search(text))
+    return [t for t in name_tokens(text) if not _NEGATION.fullmatch(t) or (keep_without and t == "without")]
 
 
 def _after_capitalised(text: str, pos: int) -> bool:
@@ -199,7 +209,7 @@ def _clauses(mentions: list[Mention], type_words: set[str], min_tokens: int = 6)
             continue
         for part in _CONNECTIVE.split(mention.text):
             part = part.strip()
-            tokens = [t for t in name_tokens(part) if not _NEGATION.fullmatch(t)]
+            tokens = _content_tokens(part)
             if tokens and part.lower() not in seen and not _names_a_type_only(part, tokens, type_words):
                 seen.add(part.lower())
                 out.append(Mention(part, tokens, mention.negated))

@@ -63,3 +63,13 @@ def test_a_parenthesised_list_is_an_aside_not_mentions(reader):
 def test_a_type_word_inside_a_proper_name_does_not_ask_for_that_type(reader):
     assert reader.read("Which drugs are used against Marfan disease?").unsupported == "drugs"
     assert reader.read("Which diseases are used against Marfan syndrome?").unsupported is None
+
+
+def test_with_or_without_belongs_to_a_name_and_negates_nothing(reader):
+    """Disease names say "X with or without Y": one mention, not two, and not a finding said to be absent."""
+    analysis = reader.read("Which genes are linked to Retinal dystrophy and iris coloboma with or without congenital "
+                           "cataract?")
+    assert [m.text for m in analysis.mentions][-1] == "iris coloboma with or without congenital cataract"
+    assert not any(m.negated for m in analysis.mentions)
+    assert "without congenital cataract" in analysis.question_without_negations
+    assert reader.read("Which diseases present with nystagmus and without thin skin?").mentions[-1].negated
