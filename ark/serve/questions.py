@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from ark.runtime.records import StepRecord, Trajectory
 
 MAX_QUESTION_CHARS = 2000
+# The most work one question may ask of a method, by option name (at any depth: ``sandbox.memory_mb`` too). The
+# command line has no such bound (its user pays for what they ask); a server must not let one short request start a
+# billion agents. Each is well above the papers' settings (n = 3 agents, T_max = 20 steps, 10 turns, 20 iterations).
+WORK_LIMITS = {"n_agents": 16, "max_steps": 100, "max_turns": 50, "iterations": 200, "memory_mb": 4096}
 StepListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 
 
@@ -130,6 +134,7 @@ class QuestionService:
             chosen = spec.make_options(dict(options or {}))
         except MethodError as exc:
             raise RequestError(str(exc), 422, "invalid_options") from None
+        _check_work(method, chosen.model_dump())
         types = self._candidate_types(candidate_types)
         settings = (model or ModelSettings()).over(self.defaults) if spec.uses_llm else None
         retriever, llm_name = await self._retriever(method, chosen, settings, types)
@@ -179,6 +184,9 @@ class QuestionService:
                     retriever = await asyncio.to_thread(choice.build, self.graph)
                 except MethodError as exc:
                     raise RequestError(str(exc), 400, "method_unavailable") from None
+                except (ValueError, FileNotFoundError) as exc:  # options the method refuses once it looks
+                    raise RequestError(f"method {method!r}: {' '.join(str(exc).split())}", 422,
+                                       "invalid_options") from None
                 except ImportError as exc:
                     extras = ", ".join(choice.spec.requires) or "the method's extra"
                     raise RequestError(f"method {method!r} needs an optional dependency ({exc}); install it with "
@@ -260,6 +268,16 @@ class QuestionService:
                 "total": len(output.indices), "ranked": ranked,
                 "answer": output.answer.to_dict() if output.answer is not None else None, "agents": agents,
                 "partial": output.partial, "wall_s": round(wall_s, 4)}
+
+
+def _check_work(method: str, options: Mapping[str, Any], prefix: str = "") -> None:
+    """Refuse options asking for more work than :data:`WORK_LIMITS` allows one question."""
+    for name, value in options.items():
+        if isinstance(value, Mapping):
+            _check_work(method, value, f"{prefix}{name}.")
+        elif name in WORK_LIMITS and isinstance(value, int) and value > WORK_LIMITS[name]:
+            raise RequestError(f"method {method!r}: {prefix}{name}={value} is more than this server allows one "
+                               f"question (at most {WORK_LIMITS[name]})", 422, "invalid_options")
 
 
 def step_event(graph: KnowledgeGraph, trajectory: Trajectory, step: StepRecord) -> dict[str, Any]:

@@ -90,6 +90,7 @@ def test_errors_are_tool_results_naming_what_to_send(clinical_tools):
             ("search_in_graph", {"query": "x" * 60_000}),
             ("retrieve", {"question": "anything", "method": "nope"}),
             ("retrieve", {"question": "anything", "options": {"n_agents": "many"}}),
+            ("retrieve", {"question": "anything", "options": {"n_agents": 10**9}}),
         ]]
 
     results = call(clinical_tools, script)
@@ -101,6 +102,7 @@ def test_errors_are_tool_results_naming_what_to_send(clinical_tools):
     assert "too long" in texts[3] or "characters" in texts[3]
     assert "nope" in texts[4] and "bm25" in texts[4]
     assert "n_agents" in texts[5]
+    assert "n_agents=1000000000" in texts[6] and "at most 16" in texts[6]  # no billion agents from one call
 
 
 def test_rows_and_characters_are_capped(clinical_tools):

@@ -70,6 +70,34 @@ def test_bad_requests_get_a_4xx_json_error_naming_the_value(client, body, status
         assert "Traceback" not in response.text
 
 
+@pytest.mark.parametrize(("body", "needs", "words"), [
+    ({"question": "x", "method": "khop-filter", "options": {"embedder": "no-such-embedder"}}, "sentence_transformers",
+     ["khop-filter", "no-such-embedder"]),
+    ({"question": "x", "method": "seeder", "options": {"model": "/no/such/seeder-model"}}, "torch",
+     ["seeder", "/no/such/seeder-model"]),
+])
+def test_options_refused_while_building_the_method_are_a_4xx(client, body, needs, words):
+    """Options that pass the schema but that the method refuses when built (an embedder or model folder that does
+    not exist) are the request's fault: 422 naming the value, not a 500."""
+    pytest.importorskip(needs)
+    for path in ("/api/ask", "/api/ask/stream"):
+        response = client.post(path, json=body)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json()["kind"] == "invalid_options"
+        assert all(word in response.json()["error"] for word in words), response.text
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"n_agents": 10**9}, ["n_agents=1000000000", "at most 16"]),
+    ({"max_steps": 10**6}, ["max_steps=1000000", "at most 100"]),
+])
+def test_options_asking_for_unbounded_work_are_refused(client, options, words):
+    """One short request must not be able to start a billion agents (it took the whole process down)."""
+    response = client.post("/api/ask", json={"question": "x", "options": options})
+    assert response.status_code == 422 and response.json()["kind"] == "invalid_options", response.text
+    assert all(word in response.json()["error"] for word in words), response.text
+
+
 def test_oversized_and_malformed_bodies_are_refused(client):
     big = client.post("/api/ask", content=b'{"question": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}',
                       headers={"content-type": "application/json"})
