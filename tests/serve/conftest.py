@@ -4,7 +4,10 @@ the real ``ark eval``, and a real uvicorn server on loopback in a thread."""
 from __future__ import annotations
 
 import json
+import queue
+import re
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -83,3 +86,31 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def announced_url(process: subprocess.Popen, pattern: str, timeout: float = 120.0) -> str:
+    """The URL a server subprocess announces on stderr (the first group of ``pattern``), or a failure naming what it
+    printed instead: a server announcing another address, or nothing, fails by the deadline instead of hanging.
+    Its later stderr keeps being drained, so the server never blocks on a full pipe."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def drain() -> None:
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            raise AssertionError(f"the server exited ({process.wait()}) before announcing {pattern}: {seen}")
+        seen.append(line.rstrip())
+        found = re.search(pattern, line)
+        if found:
+            return found.group(1)
+    raise AssertionError(f"no line matching {pattern} within {timeout:.0f} s; the server printed: {seen}")

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -22,6 +20,8 @@ from ark.serve.graph_tools import GraphTools, ResultLimits  # noqa: E402
 from ark.serve.mcp_server import build_mcp_server  # noqa: E402
 from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # noqa: E402
+
+from .conftest import announced_url  # noqa: E402
 
 TOOLS = ["search_in_graph", "search_in_neighborhood", "get_node", "graph_schema", "search_in_surroundings",
          "find_paths", "retrieve"]
@@ -155,13 +155,7 @@ def test_ark_mcp_hpo_over_streamable_http(use_hpo_home):
     process = subprocess.Popen([*ARK, "mcp", "hpo", "--transport", "http", "--port", "0", "--offline"], env=env,
                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        url, deadline = None, time.monotonic() + 120
-        while url is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            assert line or process.poll() is None, "ark mcp exited before listening"
-            match = re.search(r"listening on (http://127\.0\.0\.1:\d+/mcp)", line)
-            url = match.group(1) if match else None
-        assert url is not None
+        url = announced_url(process, r"listening on (http://127\.0\.0\.1:\d+/mcp)")
         check_hpo_session(url)
     finally:
         process.terminate()

@@ -27,7 +27,7 @@ from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from ark.serve.webapp import MAX_BODY_BYTES, create_app  # noqa: E402
 from tests.support.graphs import ONE_HOP, build_index  # noqa: E402
 
-from .conftest import WRONG_QUESTION  # noqa: E402
+from .conftest import WRONG_QUESTION, announced_url  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -213,14 +213,7 @@ def test_fifty_concurrent_offline_questions_on_loopback(clinical_dir, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "ark.cli.main", "serve", str(clinical_dir), "--port", "0",
                                 "--offline"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
-        url = None
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            assert line or process.poll() is None, "ark serve exited before listening"
-            found = re.search(r"listening on (http://127\.0\.0\.1:\d+)/", line)
-            url = found.group(1) if found else None
-        assert url
+        url = announced_url(process, r"listening on (http://127\.0\.0\.1:\d+)/", timeout=60)
         assert post_json(f"{url}/api/ask", {"question": "warm up"}) == 200
         before = _rss_kb(process.pid)
         questions = [f"{ONE_HOP[0]} ({n})" for n in range(50)]
