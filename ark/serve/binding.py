@@ -8,12 +8,15 @@
   same-site cookie carries it.
 - :func:`serve_app` binds the socket first, so the address a server really got (``--port 0``: any free port) is
   printed before it starts answering.
+- On loopback without a token, a request whose ``Host`` header is not a loopback name (a web page reaching the
+  server through DNS rebinding) is refused with 421.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import os
 import socket
 from collections.abc import Callable
@@ -98,6 +101,42 @@ class TokenMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
+def host_name(header: str) -> str:
+    """The host name of an HTTP ``Host`` header (``[::1]:8000`` -> ``::1``, ``localhost:8000`` -> ``localhost``)."""
+    header = header.strip()
+    if header.startswith("["):
+        end = header.find("]")
+        return header[1:end] if end > 0 else ""
+    return header.split(":", 1)[0]
+
+
+class LoopbackHostMiddleware:
+    """ASGI middleware refusing (421, JSON) a request whose ``Host`` header names anything but a loopback address.
+
+    A server on loopback without a token trusts whoever can reach it; a web page can reach it only through DNS
+    rebinding (its own host name resolving to 127.0.0.1), and then its requests carry that host name. (The MCP
+    SDK's transport security does the same for ``ark mcp``; Starlette's ``TrustedHostMiddleware`` cuts an IPv6
+    ``Host`` such as ``[::1]:8000`` at its first colon, hence this one.)"""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = dict(scope.get("headers") or [])
+            host = headers.get(b"host", b"").decode("latin-1")
+            if not is_loopback(host_name(host) or "-"):
+                body = json.dumps({"error": f"refusing Host {host!r}: this server answers only requests addressed "
+                                            "to a loopback name (127.0.0.1, localhost, [::1])",
+                                   "kind": "bad_host"}).encode()
+                await send({"type": "http.response.start", "status": 421,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     """A listening TCP socket on ``host:port`` (port 0: any free port); ``OSError`` if the address is taken."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -118,12 +157,15 @@ def url_of(sock: socket.socket, path: str = "/") -> str:
 def serve_app(app: Any, host: str, port: int, announce: Callable[[str], None], path: str = "/",
               token: str | None = None, log_level: str = "warning") -> None:
     """Serve the ASGI ``app`` with uvicorn on ``host:port`` until interrupted; ``announce`` gets the URL once the
-    socket is bound. With a ``token`` every request must carry it (:class:`TokenMiddleware`)."""
+    socket is bound. With a ``token`` every request must carry it (:class:`TokenMiddleware`); without one, on
+    loopback, only requests addressed to a loopback name are answered (:class:`LoopbackHostMiddleware`)."""
     import uvicorn
 
     sock = bind_socket(host, port)
     if token:
         app = TokenMiddleware(app, token)
+    elif is_loopback(host):
+        app = LoopbackHostMiddleware(app)
     announce(url_of(sock, path))
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3)
     uvicorn.Server(config).run(sockets=[sock])

@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from ark.loaders import open_graph  # noqa: E402
-from ark.serve.binding import TokenMiddleware, check_binding  # noqa: E402
+from ark.serve.binding import LoopbackHostMiddleware, TokenMiddleware, check_binding  # noqa: E402
 from ark.serve.graph_tools import GraphTools  # noqa: E402
 from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from ark.serve.webapp import MAX_BODY_BYTES, create_app  # noqa: E402
@@ -183,6 +183,16 @@ def test_binding_rule():
     assert check_binding("0.0.0.0", True, "t" * 16) == "t" * 16
 
 
+def test_loopback_server_answers_only_loopback_host_names(app):
+    guarded = TestClient(LoopbackHostMiddleware(app), base_url="http://127.0.0.1:8000")
+    assert guarded.get("/api/graph").status_code == 200
+    for host in ("localhost:8000", "[::1]:8000", "127.0.0.2"):
+        assert guarded.get("/api/graph", headers={"Host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example", "", "[::1"):
+        refused = guarded.get("/api/graph", headers={"Host": host})
+        assert refused.status_code == 421 and "Host" in refused.json()["error"], host
+
+
 def test_token_is_required_when_set(app):
     guarded = TestClient(TokenMiddleware(app, "s" * 20))
     assert guarded.get("/api/graph").status_code == 401
@@ -192,8 +202,9 @@ def test_token_is_required_when_set(app):
     assert guarded.get("/api/graph").status_code == 200  # the cookie carries it from then on
 
 
-def post_json(url: str, body: dict, timeout: float = 30) -> int:
-    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+def post_json(url: str, body: dict, timeout: float = 30, headers: dict | None = None) -> int:
+    request = urllib.request.Request(url, json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             response.read()
@@ -215,6 +226,10 @@ def test_fifty_concurrent_offline_questions_on_loopback(clinical_dir, tmp_path):
     try:
         url = announced_url(process, r"listening on (http://127\.0\.0\.1:\d+)/", timeout=60)
         assert post_json(f"{url}/api/ask", {"question": "warm up"}) == 200
+        # a web page reaching the loopback server through DNS rebinding sends its own host name: refused
+        assert post_json(f"{url}/api/ask", {"question": "x"}, headers={"Host": "evil.example"}) == 421
+        port = url.rsplit(":", 1)[1]
+        assert post_json(f"{url}/api/ask", {"question": "warm up"}, headers={"Host": f"localhost:{port}"}) == 200
         before = _rss_kb(process.pid)
         questions = [f"{ONE_HOP[0]} ({n})" for n in range(50)]
         started = time.monotonic()
