@@ -81,6 +81,32 @@ def test_search_then_neighbourhood_then_node_and_paths(clinical_tools):
     assert "<-associated_gene- [" in paths.content[0].text and "-has_phenotype-> [" in paths.content[0].text
 
 
+def test_filters_around_a_node_keep_only_what_was_asked(clinical_tools):
+    """The neighbourhood's set filters, and the 1-2-hop search's node types, edge types and query ranking."""
+    graph = clinical_tools.graph
+    marfan = graph.index_of("OMIM:154700")
+    found = graph.neighbors(marfan)
+    phenotypes = {graph.node_id(int(i)) for i, r in zip(found.nodes, found.relations, strict=True)
+                  if graph.relation_types[int(r)] == "has_phenotype"}
+
+    async def script(client):
+        return [await client.call_tool(name, args) for name, args in [
+            ("search_in_neighborhood", {"node_index": marfan, "node_types": ["gene", "disease"]}),
+            ("search_in_surroundings", {"node": "NCBIGene:2200", "hops": 2, "node_types": ["phenotype"]}),
+            ("search_in_surroundings", {"node": "NCBIGene:2200", "hops": 2, "edge_types": ["associated_gene"]}),
+            ("search_in_surroundings", {"node": "NCBIGene:2200", "hops": 2, "query": "arachnodactyly", "limit": 3}),
+        ]]
+
+    around, typed, by_edge, ranked = call(clinical_tools, script)
+    assert not any(r.is_error for r in (around, typed, by_edge, ranked))
+    assert "found 1 result" in around.content[0].text and "[25] FBN1 (gene)" in around.content[0].text  # no phenotype
+    shown = {r["id"] for r in typed.structured_content["results"]}  # at most 5 rows on this server
+    assert len(phenotypes) == 6 and "found 6 nodes" in typed.content[0].text and len(shown) == 5
+    assert shown <= phenotypes
+    assert [r["id"] for r in by_edge.structured_content["results"]] == ["OMIM:154700"]  # phenotypes need has_phenotype
+    assert ranked.structured_content["results"][0]["id"] == "HP:0001166"  # Arachnodactyly ranked first
+
+
 def test_errors_are_tool_results_naming_what_to_send(clinical_tools):
     async def script(client):
         return [await client.call_tool(name, args) for name, args in [
