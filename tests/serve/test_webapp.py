@@ -3,6 +3,7 @@ the streamed steps, the run browser, and the binding rule."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -159,6 +160,8 @@ def test_run_browser_lists_metrics_wrong_queries_and_trajectories(client):
     missing = client.get(f"/api/runs/{run['name']}/trajectories/9")
     assert missing.status_code == 404 and "0 to 1" in missing.json()["error"]
     assert client.get("/api/runs/nope").status_code == 404
+    if importlib.util.find_spec("matplotlib") is not None:  # the run was made with --charts
+        assert detail["charts"], detail
     for chart in detail["charts"]:
         assert client.get(f"/api/runs/{run['name']}/charts/{chart}").content[:4] == b"\x89PNG"
     assert client.get(f"/api/runs/{run['name']}/charts/..%2Fconfig.json").status_code == 404
