@@ -153,6 +153,8 @@ def build_retriever(choice: "MethodChoice", graph: "KnowledgeGraph") -> Any:
             return choice.build(graph)
     except MethodError as exc:
         fail(str(exc))
+    except (ValueError, FileNotFoundError) as exc:  # options the method refuses once it looks (a missing model)
+        fail(f"method {choice.name!r}: {' '.join(str(exc).split())}")
     except ImportError as exc:
         extras = ", ".join(choice.spec.requires) or "the method's extra"
         fail(f"method {choice.name!r} needs an optional dependency: {exc}. Install it with pip install "

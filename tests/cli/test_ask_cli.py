@@ -148,6 +148,15 @@ def test_agents_must_be_positive(graph_dir):
     assert result.exit_code == 2 and "n_agents=0" in result.stderr and "greater than or equal to 1" in result.stderr
 
 
+def test_an_option_the_method_refuses_when_built_is_one_line(graph_dir, tmp_path):
+    """A SeedER model folder that does not exist is refused when the method is built: one line, not a traceback."""
+    pytest.importorskip("torch")
+    missing = tmp_path / "no-such-seeder-model"
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "-m", "seeder", "--set", f"model={missing}")
+    assert result.exit_code == 2, result.output
+    assert "method 'seeder': no SeedER model" in flat(result.stderr) and str(missing) in flat(result.stderr)
+
+
 def test_top_must_be_positive(graph_dir):
     result = ask(graph_dir, MARFAN_GENES_QUESTION, "--top", -2)
     assert result.exit_code == 2 and "--top" in result.output
