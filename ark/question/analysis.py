@@ -25,6 +25,18 @@ _ASKED = re.compile(r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?((?:[\w-]+\s
                     r"treat(?:s|ed|ing)?)\b)", re.IGNORECASE)
 _ASKED_FILLERS = {"the", "a", "an", "best", "most", "main", "usual", "common", "recommended", "current", "known",
                   "associated", "related", "linked", "involved", "used", "found", "seen", "all", "other"}
+# A question that asks what something is called names the node it wants by a name or synonym of it: "what is the
+# clinical *term for* X", "which medical term do clinicians *use for* X", "the phenotype that people *call* X", "what
+# is X *called*". Only when the name is what is asked: "also called X" or "the term 'X'" inside a question about
+# something else gives a name in passing.
+_NAME_NOUN = r"(?:term|name|word|label|synonym|designation)s?"
+_NAMES_ASKED = re.compile(rf"\b(?:what|which)\s+(?:(?:is|are)\s+)?(?:the\s+)?(?:[\w-]+\s+){{0,2}}?{_NAME_NOUN}\b", re.I)
+_NAME_FOR = re.compile(rf"\b{_NAME_NOUN}\s+(?:(?:do|does|would|could|might|should)\s+(?:[\w-]+\s+){{0,3}}?"
+                       r"(?:use|give)\s+)?for\s+(.+)", re.IGNORECASE)
+_CALLED_BY = re.compile(r"\b(?:what|which|that|whom?)\s+(?:[\w-]+\s+){0,3}?call(?:s)?\s+(.+)", re.IGNORECASE)
+_CALLED = re.compile(r"\b(?:what|which)\s+(?:is|are)\s+(.+?)\s+(?:called|named)\s*[?.!]*$", re.IGNORECASE)
+_NAME_WORDS = frozenset({"term", "terms", "name", "names", "word", "words", "label", "labels", "synonym", "synonyms",
+                         "designation", "clinical", "medical", "technical", "proper", "correct"})
 _ASIDE_LIST = re.compile(r"\(([^()]*,[^()]*)\)")
 _CONNECTIVE = re.compile(r"\s+(?:with(?!\s+or\s+without\b)|that|which|who|whose|where|shows?|showing|has|have|"
                          r"having|presents? with|(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|"
@@ -69,6 +81,7 @@ class QuestionAnalysis:
     hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
     unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
     clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
+    named_phrase: str | None = None  # the name or synonym of the wanted node when the question asks what it is called
 
 
 def _type_words(node_type: str) -> set[str]:
@@ -121,7 +134,8 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
-        analysis.unsupported = self._unsupported(question, analysis)
+        analysis.named_phrase = named_phrase(question, analysis.quoted)
+        analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         if _BROADER.search(question):
             analysis.hierarchy = "broader"
         elif _NARROWER.search(question):
@@ -166,7 +180,8 @@ class QuestionReader:
     def _mentions(self, question: str, quoted: list[str]) -> list[Mention]:
         text = question
         for phrase in quoted:
-            text = text.replace(phrase, " ")
+            # The phrase and its quotation marks: no empty quotes ('for " "') are left in a mention.
+            text = re.sub(rf"[\"'“‘]?{re.escape(phrase)}[\"'”’]?", " ", text)
         # A parenthesised list elaborates what precedes it ("... blood cell types (red cells, white cells, and
         # platelets)"): it names no entity of its own.
         text = _ASIDE_LIST.sub(" ", text)
@@ -182,6 +197,24 @@ class QuestionReader:
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def named_phrase(question: str, quoted: list[str]) -> str | None:
+    """The phrase a question gives as the name or synonym of the node it asks for, when what it asks is what
+    something is called ("What is the clinical term for 'Abnormal mouth'?", "Find the phenotype that laypeople call
+    abnormal blood calcium levels."); None when the question asks for something else."""
+    asks_name = _NAMES_ASKED.search(question)
+    called_by = _CALLED_BY.search(question)
+    match = (asks_name and _NAME_FOR.search(question)) or called_by or _CALLED.search(question)
+    if quoted and (asks_name or match):
+        return quoted[0]
+    if not match:
+        return None
+    phrase = re.split(r"[?!;]|\.(?:\s|$)", match.group(1))[0].strip(" \t\"'“”‘’.,")
+    tokens = name_tokens(phrase)
+    if not tokens or all(t in _NAME_WORDS or t in QUESTION_WORDS or t in _ASKED_FILLERS for t in tokens):
+        return None
+    return phrase
 
 
 def _content_tokens(text: str) -> list[str]:

@@ -73,3 +73,32 @@ def test_with_or_without_belongs_to_a_name_and_negates_nothing(reader):
     assert not any(m.negated for m in analysis.mentions)
     assert "without congenital cataract" in analysis.question_without_negations
     assert reader.read("Which diseases present with nystagmus and without thin skin?").mentions[-1].negated
+
+
+@pytest.mark.parametrize(("question", "phrase"), [
+    ('What is the clinical term for "Spider fingers"?', "Spider fingers"),
+    ("Which medical term do clinicians use for dislocated lens?", "dislocated lens"),
+    ("Find the phenotype that laypeople call involuntary rhythmic eye movements.",
+     "involuntary rhythmic eye movements"),
+    ('A patient describes their problem as "Dancing eyes". Which phenotype term is that?', "Dancing eyes"),
+    ("What do people call long slender fingers?", "long slender fingers"),
+    ("What is increased body height called?", "increased body height"),
+])
+def test_a_question_asking_what_something_is_called_names_the_node_it_wants(reader, question, phrase):
+    """Asking for a term or name is not a request the schema lacks: the phrase is a name or synonym of the answer
+    (and its quotation marks leave no empty quotes in a mention)."""
+    analysis = reader.read(question)
+    assert analysis.named_phrase == phrase
+    assert analysis.unsupported is None
+    assert all('" "' not in m.text for m in analysis.mentions)
+
+
+@pytest.mark.parametrize("question", [
+    "Can you name the genes that are associated with diseases caused by variants in the gene FANCA?",  # name: a verb
+    "List the genes associated with diseases described with the term 'vascular'.",  # a term given in passing
+    "Which disease is linked to the FBN1 gene and shows ectopia lentis (also called dislocated lens)?",
+    "Which genes are linked to a disease called Marfan syndrome?",
+    "What is the best treatment for Marfan syndrome?",
+])
+def test_a_name_given_in_passing_is_not_what_is_asked(reader, question):
+    assert reader.read(question).named_phrase is None

@@ -269,6 +269,13 @@ CONDITION_IS_A = {
     "HP:0001083": "HP:0000118", "HP:0000639": "HP:0000118", "HP:0000666": "HP:0000639",
     "HP:0001382": "HP:0000118", "HP:0000963": "HP:0000118", "HP:0001876": "HP:0000118", "HP:0000098": "HP:0000118",
 }
+# Layperson synonyms, listed in the finding's text as the HPO loader writes them ("Synonyms: a; b").
+CONDITION_SYNONYMS = {
+    "HP:0001166": ["Spider fingers", "Long slender fingers"],
+    "HP:0000639": ["Involuntary rhythmic eye movements", "Dancing eyes"],
+    "HP:0001083": ["Dislocated lens"],
+    "HP:0000098": ["Increased body height"],
+}
 # (id, name, inheritance, phenotypes, genes)
 CONDITION_DISEASES = [
     ("OMIM:154700", "Marfan syndrome", "HP:0000006", ["HP:0001166", "HP:0001083", "HP:0000098"], ["FBN1"]),
@@ -312,7 +319,8 @@ def build_conditions_graph() -> KnowledgeGraph:
     ids, types, labels, texts = [], [], [], []
     for node_id, name, definition in CONDITION_PHENOTYPES:
         ids.append(node_id), types.append("phenotype"), labels.append(name)
-        texts.append(f"{name}\nDefinition: {definition}")
+        synonyms = CONDITION_SYNONYMS.get(node_id)
+        texts.append(f"{name}\nDefinition: {definition}" + (f"\nSynonyms: {'; '.join(synonyms)}" if synonyms else ""))
     genes = sorted({g for *_, gs in CONDITION_DISEASES for g in gs})
     edges: list[tuple[str, str, str]] = [(child, parent, "is_a") for child, parent in CONDITION_IS_A.items()]
     for node_id, name, inheritance, phenotypes, disease_genes in CONDITION_DISEASES:
