@@ -98,6 +98,7 @@ class Evidence:
     anchor_relations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
     expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
+    named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
 
 
 class OfflinePolicy:
@@ -196,6 +197,10 @@ class OfflinePolicy:
             calls = [(SEARCH_IN_GRAPH, {"query": m.text, "size": 20}) for m in a.mentions[:MAX_MENTIONS]]
             calls += [(SEARCH_IN_GRAPH, {"query": word, "size": 5}) for word in identifiers(a.question)[:8]]
             calls += [(SEARCH_IN_GRAPH, {"query": c.text, "size": 20}) for c in a.clauses[:MAX_CLAUSES]]
+            searched = {query for _, args in calls for query in [args["query"]]}
+            if a.named_phrase and a.named_phrase not in searched:
+                # "What is the term for X?": the node named X is wanted; search its name on its own.
+                calls.append((SEARCH_IN_GRAPH, {"query": a.named_phrase, "size": 20}))
             if a.question.strip():
                 calls.append((SEARCH_IN_GRAPH, {"query": a.question, "size": 30}))
             return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
@@ -400,6 +405,9 @@ class OfflinePolicy:
         """How sure the answer is and why, in one line, from what the tools returned."""
         a = ev.analysis
         g = self.graph
+        if ev.named:
+            names = "; ".join(g.name(i) for i in ev.named[:3])
+            return "high", f"'{a.named_phrase}' is a name or synonym of {names}."
         if a.unsupported:
             relations = ", ".join(g.relation_types)
             return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
@@ -529,6 +537,8 @@ class OfflinePolicy:
                 elif arguments_of(_call).get("query") == ev.analysis.question:
                     ev.broad = nodes
             self._anchor_whole_question(ev, [self._nodes(data) for _call, data in results], target)
+            if ev.analysis.named_phrase:
+                ev.named = self._named_by(ev.analysis.named_phrase, [self._nodes(d) for _c, d in results], target)
             for mention, nodes in ev.pending:
                 self._anchor_family_or_description(ev, mention, nodes, target)
             return
@@ -663,6 +673,19 @@ class OfflinePolicy:
                 if words <= self._tokens(self.graph.text(node.index)):
                     return [node]
         return []
+
+    def _named_by(self, phrase: str, listings: list[list[SeenNode]], target: str | None) -> list[int]:
+        """Nodes the searches returned that bear ``phrase`` as their name or as one of the names their text lists
+        (a synonym, "Synonyms: a; b"), of the wanted type when the question says one."""
+        wanted = name_tokens(phrase)
+        out: list[int] = []
+        for node in (n for listing in listings for n in listing):
+            if node.index in out or (target is not None and node.type != target):
+                continue
+            if name_tokens(node.name) == wanted or any(name_tokens(name) == wanted
+                                                       for name in _listed_names(self.graph.text(node.index))):
+                out.append(node.index)
+        return out
 
     def _inside_names_stated_in_full(self, ev: Evidence,
                                      listings: list[list[SeenNode]]) -> Callable[[tuple[str, ...]], bool]:
@@ -801,6 +824,13 @@ class OfflinePolicy:
         return [i for i in sorted(ev.candidate_score, key=key) if i not in anchor_ids]
 
     def _final_ranking(self, ev: Evidence) -> list[int]:
+        ranked = self._ranking(ev)
+        if ev.named:
+            # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
+            ranked = ev.named + [i for i in ranked if i not in ev.named]
+        return ranked[: self.max_answers]
+
+    def _ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
         if ev.analysis.unsupported:
             # Nothing in the schema answers the question: offer only what it names, marked as such.
@@ -848,6 +878,8 @@ class OfflinePolicy:
 
     def _reason(self, ev: Evidence, index: int) -> str:
         a = ev.analysis
+        if index in ev.named:
+            return f"Bears the name the question asks about, '{a.named_phrase}' (its name or a synonym)."
         if a.unsupported:
             return f"Named in the question; the graph has no relation for '{a.unsupported}'."
         positive = self._positive_conditions(ev)
@@ -894,6 +926,16 @@ def _assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt:
             for n, (name, args) in enumerate(calls)
         ],
     }
+
+
+def _listed_names(text: str) -> list[str]:
+    """The names a node's text lists: each line without its field label ("Synonyms: "), and the parts of a line
+    separated by semicolons or bars ("a; b | c")."""
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"^\s*[\w ]{1,30}:\s+", "", line)
+        out += [part.strip() for part in re.split(r"[;|]", line) if part.strip()]
+    return out
 
 
 def _says(text: str, name: str) -> bool:
