@@ -16,7 +16,8 @@ from ..text import NAME_STOPWORDS, words
 # "X with or without Y" is one name (common in disease names), neither two mentions nor a negation.
 _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or(?!\s+without\b)|but|while|plus)\s+", re.IGNORECASE)
 _WITH_OR_WITHOUT = re.compile(r"\bwith\s+or\s+without\b", re.IGNORECASE)
-_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,80})[\"'”’]")
+# A quoted phrase ends at the mark that opened it; an apostrophe before a letter ("Witch's chin") stays inside it.
+_QUOTED = re.compile(r"\"([^\"]{3,80})\"|“([^”]{3,80})”|‘([^’]{3,80}?)’(?!\w)|(?<!\w)'((?:[^']|'(?=\w)){3,80}?)'(?!\w)")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
 # "what is the best treatment for ...", "which drugs are used ...": the words naming what is asked for.
@@ -114,7 +115,7 @@ class QuestionReader:
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
         analysis.target_types = self._target_types(question)
-        analysis.quoted = [q.strip() for q in _QUOTED.findall(question)]
+        analysis.quoted = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(question)]
         analysis.mentions = self._mentions(question, analysis.quoted)
         analysis.clauses = _clauses(analysis.mentions, set().union(*self.type_words.values()))
         negated = [m.text for m in analysis.mentions if m.negated]

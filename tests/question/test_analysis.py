@@ -102,3 +102,13 @@ def test_a_question_asking_what_something_is_called_names_the_node_it_wants(read
 ])
 def test_a_name_given_in_passing_is_not_what_is_asked(reader, question):
     assert reader.read(question).named_phrase is None
+
+
+@pytest.mark.parametrize(("question", "quoted"), [
+    ('A patient describes their problem as "Witch\'s chin". Which phenotype term is that?', ["Witch's chin"]),
+    ("Which genes have 'autism' in their description and mention 'caused'?", ["autism", "caused"]),
+    ("Which disease shows epilepsia partialis continua (also called Kojevnikov's or Kozhevnikov's epilepsy)?", []),
+])
+def test_a_quoted_phrase_ends_at_the_mark_that_opened_it(reader, question, quoted):
+    """An apostrophe is no closing quote: "Witch's chin" is one phrase, and two possessives quote nothing."""
+    assert reader.read(question).quoted == quoted
