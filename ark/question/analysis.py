@@ -114,8 +114,12 @@ class QuestionReader:
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
-        analysis.target_types = self._target_types(question)
         analysis.quoted = [next(g for g in m.groups() if g is not None).strip() for m in _QUOTED.finditer(question)]
+        analysis.named_phrase = named_phrase(question, analysis.quoted)
+        # A type word inside the name asked about ("... call premature coronary artery *disease*") asks for no type.
+        typed = question.replace(analysis.named_phrase, " " * len(analysis.named_phrase)) if analysis.named_phrase \
+            else question
+        analysis.target_types = self._target_types(typed)
         analysis.mentions = self._mentions(question, analysis.quoted)
         analysis.clauses = _clauses(analysis.mentions, set().union(*self.type_words.values()))
         negated = [m.text for m in analysis.mentions if m.negated]
@@ -128,14 +132,13 @@ class QuestionReader:
         analysis.relation_hints = [
             r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - all_type_words, question_words)
         ]
-        lower = question.lower()
+        lower = typed.lower()
         analysis.type_mentions = sorted(
             (m.start(), node_type)
             for node_type, forms in self.type_words.items()
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
-        analysis.named_phrase = named_phrase(question, analysis.quoted)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         if _BROADER.search(question):
             analysis.hierarchy = "broader"

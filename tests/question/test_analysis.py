@@ -93,6 +93,13 @@ def test_a_question_asking_what_something_is_called_names_the_node_it_wants(read
     assert all('" "' not in m.text for m in analysis.mentions)
 
 
+def test_a_type_word_inside_the_name_asked_about_asks_for_no_type(reader):
+    analysis = reader.read("Which medical term do clinicians use for translucent skin disease?")
+    assert analysis.named_phrase == "translucent skin disease"
+    assert analysis.target_types == []
+    assert reader.read("Find the phenotype that laypeople call translucent skin disease.").target_types == ["phenotype"]
+
+
 @pytest.mark.parametrize("question", [
     "Can you name the genes that are associated with diseases caused by variants in the gene FANCA?",  # name: a verb
     "List the genes associated with diseases described with the term 'vascular'.",  # a term given in passing

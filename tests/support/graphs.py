@@ -275,6 +275,7 @@ CONDITION_SYNONYMS = {
     "HP:0000639": ["Involuntary rhythmic eye movements", "Dancing eyes"],
     "HP:0001083": ["Dislocated lens"],
     "HP:0000098": ["Increased body height"],
+    "HP:0000963": ["Translucent skin disease"],  # a synonym holding a type word, as HPO's "... artery disease"
 }
 # (id, name, inheritance, phenotypes, genes)
 CONDITION_DISEASES = [

@@ -28,6 +28,8 @@ def ark(graph):
     ("Which medical term do clinicians use for dislocated lens?", "HP:0001083"),
     ('A patient describes their problem as "Increased body height". Which phenotype term is that?', "HP:0000098"),
     ("Find the phenotype that laypeople call long slender fingers.", "HP:0001166"),
+    # A type word inside the name asked about ("... skin *disease*") does not make a disease the wanted type.
+    ("Which medical term do clinicians use for translucent skin disease?", "HP:0000963"),
     # The clause "laypeople call involuntary rhythmic eye movements" paraphrases Nystagmus's definition: it must
     # not become a finding whose neighbours (its subtypes) answer in its place.
     ("Find the phenotype that laypeople call involuntary rhythmic eye movements.", "HP:0000639"),
