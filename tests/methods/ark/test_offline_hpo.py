@@ -74,3 +74,15 @@ def test_a_treatment_question_says_the_graph_has_no_such_relation(hpo):
     assert result.confidence == "low"
     assert "no node type or relation for 'treatment'" in result.confidence_reason
     assert {n.name for n in result.ranked} == {"Marfan syndrome"}
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ('What is the clinical term for "Abnormal mouth"?', "HP:0000153"),
+    ("Find the phenotype that laypeople call abnormal blood calcium levels.", "HP:0004363"),
+])
+def test_a_layperson_phrase_names_the_phenotype_that_answers(hpo, question, answer):
+    """The layperson-synonym questions (recipe ``hpo-layperson``): the phenotype bearing the phrase ranks first."""
+    _graph, ark, _truth = hpo
+    result = ark.retrieve(question)
+    assert result.ranked[0].node_id == answer
+    assert result.confidence == "high"
