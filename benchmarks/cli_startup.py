@@ -91,11 +91,9 @@ def no_model_environment() -> dict[str, str] | None:
     from ark.llm.settings import ENV_VARS, resolve_settings
 
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS.values()}
-    saved = {k: os.environ.pop(k) for k in ENV_VARS.values() if k in os.environ}
-    try:
-        settings = resolve_settings()
-    finally:
-        os.environ.update(saved)
+    settings = resolve_settings(environ=env)
+    # Stricter than LLMSettings.configured(): a config file giving only a model or only an endpoint makes the
+    # command fail (it never falls back to the offline policy), so that is no "no model" run either.
     return None if settings.model or settings.base_url else env
 
 

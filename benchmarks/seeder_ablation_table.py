@@ -2,9 +2,11 @@
 from the full model's mean, from the run folders of ``benchmarks/recipes/seeder_ablations.sh`` (one OUT_ROOT per
 seed) and of the full model (``benchmarks/seeder_hpo_dev.py``, one folder per seed).
 
-    python benchmarks/seeder_ablation_table.py --full RUN_S0 RUN_S1 RUN_S2 --roots ROOT_S0 ROOT_S1 ROOT_S2
+    python benchmarks/seeder_ablation_table.py [--full RUN_S0 RUN_S1 RUN_S2] --roots ROOT_S0 ROOT_S1 ROOT_S2
 
-Prints a Markdown table (metrics ×100; std is the sample standard deviation over seeds, as in the README's rows).
+Prints a Markdown table (metrics ×100; std is the sample standard deviation over seeds, as in the README's rows;
+the Δ column only with ``--full``) with each variant's training seconds (the range over seeds; "-" for a model
+trained by an earlier run and only re-evaluated).
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ def test_metrics(run_dir: Path) -> dict[str, float]:
     return {key: 100 * report["test"]["seeder"][key] for key, _ in METRICS}
 
 
+def training_seconds(run_dirs: list[Path]) -> str:
+    """The training seconds of these runs as a range ("-" where a run only re-evaluated an earlier model)."""
+    seconds = [json.loads((d / "report.json").read_text()).get("training", {}).get("seconds_total") for d in run_dirs]
+    if any(s is None for s in seconds) or not seconds:
+        return "-"
+    low, high = round(min(seconds)), round(max(seconds))
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
 def summary(runs: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
     """Per metric: mean and sample standard deviation over runs (0 for a single run)."""
     return {key: (statistics.mean(r[key] for r in runs),
@@ -32,25 +43,28 @@ def summary(runs: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--full", type=Path, nargs="+", required=True, help="the full model's run folders")
+    parser.add_argument("--full", type=Path, nargs="+", default=[], help="the full model's run folders")
     parser.add_argument("--roots", type=Path, nargs="+", required=True, help="one ablations OUT_ROOT per seed")
     parser.add_argument("--ablations", nargs="+", default=list(ABLATIONS), choices=ABLATIONS)
     args = parser.parse_args()
-    full = summary([test_metrics(d) for d in args.full])
+    full = summary([test_metrics(d) for d in args.full]) if args.full else None
     header = " | ".join(name for _, name in METRICS)
-    print(f"| variant | seeds | {header} | Δ mean ({' / '.join(name for _, name in METRICS)}) |")
-    print("|---|---:|" + "---:|" * len(METRICS) + "---|")
-    cells = " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in full.values())
-    print(f"| full SeedER | {len(args.full)} | {cells} | – |")
+    delta_header = f" Δ mean ({' / '.join(name for _, name in METRICS)}) |" if full else ""
+    print(f"| variant | seeds | {header} | training s |{delta_header}")
+    print("|---|---:|" + "---:|" * (len(METRICS) + 1) + ("---|" if full else ""))
+    if full:
+        cells = " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in full.values())
+        print(f"| full SeedER | {len(args.full)} | {cells} | {training_seconds(args.full)} | – |")
     for ablation in args.ablations:
-        runs = [test_metrics(root / ablation) for root in args.roots if (root / ablation / "report.json").exists()]
-        if not runs:
-            print(f"| `{ablation}` | 0 | " + " | ".join("–" for _ in METRICS) + " | not trained |")
+        dirs = [root / ablation for root in args.roots if (root / ablation / "report.json").exists()]
+        if not dirs:
+            print(f"| `{ablation}` | 0 | " + " | ".join("–" for _ in METRICS) + " | – |" + (" not trained |" if full
+                                                                                           else ""))
             continue
-        stats = summary(runs)
-        cells = " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in stats.values())
-        delta = " / ".join(f"{stats[key][0] - full[key][0]:+.1f}" for key, _ in METRICS)
-        print(f"| `{ablation}` | {len(runs)} | {cells} | {delta} |")
+        stats = summary([test_metrics(d) for d in dirs])
+        cells = " | ".join(f"{m:.2f} ± {s:.2f}" if len(dirs) > 1 else f"{m:.2f}" for m, s in stats.values())
+        delta = (" " + " / ".join(f"{stats[key][0] - full[key][0]:+.1f}" for key, _ in METRICS) + " |") if full else ""
+        print(f"| `{ablation}` | {len(dirs)} | {cells} | {training_seconds(dirs)} |{delta}")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,7 @@ class QuestionReader:
             r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
             for r in graph.relation_types
         }
+        self.all_type_words: set[str] = set().union(*self.type_words.values())
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
@@ -121,16 +122,15 @@ class QuestionReader:
             else question
         analysis.target_types = self._target_types(typed)
         analysis.mentions = self._mentions(question, analysis.quoted)
-        analysis.clauses = _clauses(analysis.mentions, set().union(*self.type_words.values()))
+        analysis.clauses = _clauses(analysis.mentions, self.all_type_words)
         negated = [m.text for m in analysis.mentions if m.negated]
         kept = question
         for text in negated:
             kept = kept.replace(text, " ")
         analysis.question_without_negations = " ".join(kept.split())
         question_words = set(words(question))
-        all_type_words = set().union(*self.type_words.values()) if self.type_words else set()
         analysis.relation_hints = [
-            r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - all_type_words, question_words)
+            r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - self.all_type_words, question_words)
         ]
         lower = typed.lower()
         analysis.type_mentions = sorted(
@@ -176,7 +176,7 @@ class QuestionReader:
         asked = [w for w in words(match.group(1)) if w not in _ASKED_FILLERS][:3]
         if not asked:
             return None
-        known = set().union(*self.type_words.values(), *self.relation_words.values())
+        known = self.all_type_words.union(*self.relation_words.values())
         if _shares_stem(set(asked), known):
             return None
         return " ".join(asked)

@@ -21,17 +21,4 @@ for ablation in "${ablations[@]}"; do
     "$python" benchmarks/seeder_hpo_dev.py "$quiz_dir" "$out_root/$ablation" --ablation "$ablation" --seed "$seed" \
         --baselines "" 2> "$out_root/$ablation.err" | tail -n 1
 done
-"$python" - "$out_root" "${ablations[@]}" <<'EOF'
-import json
-import sys
-from pathlib import Path
-
-root, names = Path(sys.argv[1]), sys.argv[2:]
-print(f"{'ablation':<20}{'Hit@1':>8}{'Hit@5':>8}{'R@20':>8}{'MRR':>8}{'train s':>9}")
-for name in names:
-    report = json.loads((root / name / "report.json").read_text())
-    m, seconds = report["test"]["seeder"], report.get("training", {}).get("seconds_total")
-    trained = "-" if seconds is None else f"{seconds:.0f}"  # a model trained by an earlier run: re-evaluated only
-    print(f"{name:<20}" + "".join(f"{100 * m[k]:>8.2f}" for k in ("hit@1", "hit@5", "recall@20", "mrr"))
-          + f"{trained:>9}")
-EOF
+"$python" "$(dirname "$0")/../seeder_ablation_table.py" --roots "$out_root" --ablations "${ablations[@]}"

@@ -10,7 +10,7 @@ import pytest
 from ark.index import open_index
 from ark.methods.ark.api import ARK
 from ark.methods.ark.options import ToolConfig
-from tests.support.graphs import UNANSWERABLE_QUESTION, build_conditions_graph
+from tests.support.graphs import build_conditions_graph
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +40,3 @@ def test_the_node_bearing_the_name_asked_about_ranks_first(ark, question, answer
     assert result.ranked[0].node_id == answer
     assert result.confidence == "high"
     assert "is a name or synonym of" in result.confidence_reason
-
-
-def test_a_request_the_graph_lacks_is_still_named(ark):
-    result = ark.retrieve(UNANSWERABLE_QUESTION)
-    assert result.confidence == "low"
-    assert result.confidence_reason.startswith("The graph has no node type or relation for 'treatment'")
