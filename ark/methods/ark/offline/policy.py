@@ -197,7 +197,7 @@ class OfflinePolicy:
             calls = [(SEARCH_IN_GRAPH, {"query": m.text, "size": 20}) for m in a.mentions[:MAX_MENTIONS]]
             calls += [(SEARCH_IN_GRAPH, {"query": word, "size": 5}) for word in identifiers(a.question)[:8]]
             calls += [(SEARCH_IN_GRAPH, {"query": c.text, "size": 20}) for c in a.clauses[:MAX_CLAUSES]]
-            searched = {query for _, args in calls for query in [args["query"]]}
+            searched = {args["query"] for _, args in calls}
             if a.named_phrase and a.named_phrase not in searched:
                 # "What is the term for X?": the node named X is wanted; search its name on its own.
                 calls.append((SEARCH_IN_GRAPH, {"query": a.named_phrase, "size": 20}))
@@ -511,9 +511,9 @@ class OfflinePolicy:
             mentions = ev.analysis.mentions[:MAX_MENTIONS]
             clauses = {c.text: c for c in ev.analysis.clauses[:MAX_CLAUSES]}
             target = ev.analysis.target_types[0] if ev.analysis.target_types else None
-            inside_a_name = self._inside_names_stated_in_full(ev, [self._nodes(data) for _call, data in results])
-            for position, (_call, data) in enumerate(results):
-                nodes = self._nodes(data)
+            listings = [self._nodes(data) for _call, data in results]
+            inside_a_name = self._inside_names_stated_in_full(ev, listings)
+            for position, ((_call, _data), nodes) in enumerate(zip(results, listings, strict=True)):
                 query = arguments_of(_call).get("query")
                 clause = clauses.get(query) if position >= len(mentions) and query != ev.analysis.question else None
                 if position < len(mentions) or clause is not None:
@@ -536,9 +536,9 @@ class OfflinePolicy:
                         ev.pending.append((mention, nodes))
                 elif arguments_of(_call).get("query") == ev.analysis.question:
                     ev.broad = nodes
-            self._anchor_whole_question(ev, [self._nodes(data) for _call, data in results], target)
+            self._anchor_whole_question(ev, listings, target)
             if ev.analysis.named_phrase:
-                ev.named = self._named_by(ev.analysis.named_phrase, [self._nodes(d) for _c, d in results], target)
+                ev.named = self._named_by(ev.analysis.named_phrase, listings, target)
             for mention, nodes in ev.pending:
                 self._anchor_family_or_description(ev, mention, nodes, target)
             return
