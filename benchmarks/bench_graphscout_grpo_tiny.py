@@ -24,13 +24,13 @@ from pathlib import Path
 
 from ark.loaders import open_graph
 from ark.methods.graphscout.options import GraphScoutOptions
+from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
 from ark.methods.graphscout.training.data import training_questions, warm_start_samples
 from ark.methods.graphscout.training.environment import ScoutWorld
 from ark.methods.graphscout.training.settings import TINY_CPU_PRESET, GRPOSettings
 from ark.methods.graphscout.training.trainer import train_graphscout
 from ark.methods.options import parse_set_values
-from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
-from ark.runtime.jsonl import write_jsonl_atomic
+from ark.storage.jsonl import write_jsonl_atomic
 from ark.training.tiny_model import TinyModelSpec, build_tiny_model
 
 TARGET_S = 30 * 60

@@ -25,7 +25,7 @@ from ark.eval.scoring import percent
 from ark.loaders import open_graph
 from ark.methods import MethodContext
 from ark.methods.choice import MethodChoice
-from ark.runtime.atomic import atomic_write_text
+from ark.storage.atomic import atomic_write_text
 
 METHODS = {"ark": {}, "graphscout": {}}
 

@@ -17,9 +17,9 @@ from collections import Counter
 
 from ark.graphdb import open_cypher
 from ark.loaders import open_graph
-from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
-from ark.quiz.graphscout.cypher import verify_records
-from ark.quiz.graphscout.table import distribution_markdown
+from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
+from ark.methods.graphscout.quiz.cypher import verify_records
+from ark.methods.graphscout.quiz.table import distribution_markdown
 
 TARGET_S = 120.0
 

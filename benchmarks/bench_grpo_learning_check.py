@@ -26,13 +26,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from ark.methods.graphscout.options import GraphScoutOptions  # noqa: E402
+from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz  # noqa: E402
 from ark.methods.graphscout.training.data import training_questions, warm_start_samples  # noqa: E402
 from ark.methods.graphscout.training.environment import ScoutWorld  # noqa: E402
 from ark.methods.graphscout.training.settings import LEARNING_CHECK, GRPOSettings  # noqa: E402
 from ark.methods.graphscout.training.trainer import train_graphscout  # noqa: E402
 from ark.methods.options import parse_set_values  # noqa: E402
-from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz  # noqa: E402
-from ark.runtime.jsonl import write_jsonl_atomic  # noqa: E402
+from ark.storage.jsonl import write_jsonl_atomic  # noqa: E402
 from ark.training.tiny_model import TinyModelSpec, build_tiny_model  # noqa: E402
 from tests.support.graphs import build_clinical_graph  # noqa: E402
 

@@ -233,7 +233,7 @@ def stage_questions(workdir: Path, args: argparse.Namespace) -> dict:
     sys.path.insert(0, str(HERE))
     from synthetic_mag import mag_questions
 
-    from ark.runtime.jsonl import write_jsonl_atomic
+    from ark.storage.jsonl import write_jsonl_atomic
 
     graph, _ = _open(workdir)
     started = time.perf_counter()
@@ -266,7 +266,7 @@ def stage_ark(workdir: Path, args: argparse.Namespace) -> dict:
     from ark.methods.ark.offline import OfflinePolicy
     from ark.methods.ark.tools import Toolbox
     from ark.metrics.ranking import mean_metrics, query_metrics
-    from ark.runtime.jsonl import read_jsonl
+    from ark.storage.jsonl import read_jsonl
 
     graph, open_s = _open(workdir)
     index = open_index(graph, "bm25", progress=False)

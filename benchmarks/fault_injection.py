@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ark.runtime.jsonl import read_jsonl  # noqa: E402
 from ark.runtime.trajectory_file import read_trajectory_file  # noqa: E402
+from ark.storage.jsonl import read_jsonl  # noqa: E402
 from tests.support.graphs import ONE_HOP, TWO_HOP, save_clinical_graph, write_folder  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     ScriptedOpenAIServer,

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ark.loaders import open_graph
 from ark.quiz.shapes import SHAPES, ShapeTruth, generate_shapes
-from ark.runtime.jsonl import read_jsonl, write_jsonl_atomic
+from ark.storage.jsonl import read_jsonl, write_jsonl_atomic
 
 DEFAULT = Path(__file__).parent / "questions" / "hpo_shapes.jsonl"
 

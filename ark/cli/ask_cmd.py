@@ -47,8 +47,8 @@ def ask(
 ) -> None:
     """Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, else the offline
     policy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 --set max_steps=10."""
-    from ..runtime.jsonl import append_jsonl
     from ..runtime.trajectory_file import pack_record
+    from ..storage.jsonl import append_jsonl
 
     if not question.strip():
         fail("the question is empty")

@@ -104,8 +104,8 @@ def freeze_startup_objects() -> None:
 
 def check_writable(path: Path, what: str) -> None:
     """Exit with one line unless a file could be written at ``path`` (nothing is created; see
-    :func:`~ark.runtime.atomic.probe_writable`)."""
-    from ..runtime.atomic import probe_writable
+    :func:`~ark.storage.atomic.probe_writable`)."""
+    from ..storage.atomic import probe_writable
 
     try:
         probe_writable(path)
@@ -169,7 +169,7 @@ def make_policy(
     """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
 
     ``hf:PATH`` (a local Hugging Face model, e.g. a distilled student, optionally with a LoRA ``adapter``) runs in
-    this process through :mod:`ark.training.local_backend`; any other model name goes to the OpenAI-compatible
+    this process through :mod:`ark.llm.local_backend`; any other model name goes to the OpenAI-compatible
     endpoint.
     """
     if offline:
@@ -228,7 +228,7 @@ def _local_model(settings, adapter: str | None) -> ChatPolicy:
     from ..llm import LLMError
 
     try:
-        from ..training.local_backend import make_chat_client
+        from ..llm.local_backend import make_chat_client
 
         with err_console.status(f"Loading {settings.model} ..."):
             return make_chat_client(settings.model, settings, adapter=adapter)

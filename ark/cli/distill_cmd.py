@@ -1,7 +1,7 @@
 """``ark distill export|train|report``: teacher trajectories → SFT dataset → student → teacher-vs-student table.
 
-Thin wrappers over :mod:`ark.distill` and :mod:`ark.training.sft`; the student then answers with ``--model hf:PATH``
-wherever ``--model`` is accepted (``ark ask``, ``ark eval``, ``ark retrieve``).
+Thin wrappers over :mod:`ark.methods.ark.distill` and :mod:`ark.training.sft`; the student then answers with
+``--model hf:PATH`` wherever ``--model`` is accepted (``ark ask``, ``ark eval``, ``ark retrieve``).
 """
 
 from __future__ import annotations
@@ -70,18 +70,18 @@ def export(
     OUT gets train.jsonl, validation.jsonl, statistics.json, questions.jsonl, export.json and, when the teacher
     runs here, the run folder teacher/ (rerun the same command to resume an interrupted export).
     """
-    from ..distill.export import (
+    from ..eval import RunFolderError, run_eval
+    from ..methods.ark.distill.export import (
         OFFLINE_NOTE,
         PAPER_TEMPERATURE,
+        TEACHER_DIR,
         ExportError,
         export_dataset,
         read_records,
         records_for,
-        run_teacher,
         select_questions,
         teacher_choice,
     )
-    from ..eval import RunFolderError
 
     if out.exists() and not out.is_dir():
         fail(f"--out {out} is a file; give a folder")
@@ -131,9 +131,10 @@ def export(
         settings.update(teacher=choice.config(), temperature=getattr(llm_settings, "temperature", None))
         retriever = build_retriever(choice, graph)
         try:
-            outcome = run_teacher(graph, choice, selected, out, queries_source=str(queries), split=split,
-                                  human=human, concurrency=concurrency, progress=progress, console=err_console,
-                                  retriever=retriever)
+            # The teacher is an ordinary resumable eval run in OUT/teacher (its scores never enter the dataset).
+            outcome = run_eval(graph, choice, selected, out / TEACHER_DIR, queries_source=str(queries), split=split,
+                               human=human, concurrency=concurrency, progress=progress, console=err_console,
+                               retriever=retriever)
         except (RunFolderError, ValueError) as exc:
             fail(str(exc))
         stats = outcome.stats
@@ -225,8 +226,8 @@ def train(
     evaluations, eval_steps, save_steps, save_total_limit, logging_steps, gradient_checkpointing, bf16, device,
     cpu_threads, seed, progress.
     """
+    from ..llm.hf_models import ChatTemplateError
     from ..training.datasets import ChatDatasetError
-    from ..training.hf_models import ChatTemplateError
     from ..training.sft import SFTError, export_merged, train_sft
 
     train_file, validation = _dataset_files(data, validation)
@@ -272,7 +273,7 @@ def _number(value: float | None) -> str:
 
 
 def _dataset_files(data: Path, validation: Path | None) -> tuple[Path, Path | None]:
-    from ..training.distill_data import TRAIN_FILE, VALIDATION_FILE
+    from ..methods.ark.distill.dataset import TRAIN_FILE, VALIDATION_FILE
 
     if data.is_dir():
         train_file = data / TRAIN_FILE
@@ -327,10 +328,10 @@ def report(
     """Teacher vs student over the questions both answered: Hit@1, Hit@5, R@20, MRR (and the student's share of
     the teacher's), valid tool calls, tool-call mix, steps, latency, tokens, and how often the student repeats a
     teacher trajectory."""
-    from ..distill.report import distill_report, run_folder
     from ..eval import RunFolderError
-    from ..runtime.atomic import atomic_write_text
-    from ..runtime.jsonl import write_json_atomic
+    from ..experiments.distill_report import distill_report, run_folder
+    from ..storage.atomic import atomic_write_text
+    from ..storage.jsonl import write_json_atomic
 
     try:
         result = distill_report(teacher, student, labels)

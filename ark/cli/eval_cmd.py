@@ -147,7 +147,7 @@ def retrieve(
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
     from ..eval.ray_runs import RayRunError
-    from ..runtime.locks import OutputLocked, output_lock
+    from ..storage.locks import OutputLocked, output_lock
 
     if out.is_dir():
         fail(f"--out {out} is a directory; give a results file path such as {out / 'results.jsonl'}")
@@ -230,7 +230,7 @@ def evaluate(
     from ..eval.ray_runs import RayRunError
     from ..methods.registry import resolve_truncate
     from ..plots import ChartsUnavailable
-    from ..runtime.locks import OutputLocked
+    from ..storage.locks import OutputLocked
 
     assert graph_name is not None and queries is not None
     if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
@@ -329,7 +329,7 @@ def compare(
     from ..eval import RunFolderError, comparison_markdown, comparison_rows, disagreements, load_run
     from ..eval.scoring import METRIC_LABELS
     from ..metrics import HEADLINE_METRICS, METRIC_NAMES
-    from ..runtime.atomic import atomic_write_text
+    from ..storage.atomic import atomic_write_text
 
     if len(runs) < 2:
         fail("give at least two run folders to compare")

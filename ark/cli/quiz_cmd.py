@@ -50,7 +50,7 @@ def quiz(
     from ..quiz.output import template_table, write_splits
     from ..quiz.recipes import recipe as get_recipe
     from ..quiz.shapes import SHAPE_RECIPES
-    from ..runtime.jsonl import write_jsonl_atomic
+    from ..storage.jsonl import write_jsonl_atomic
 
     if recipe in LOOKUP_RECIPES or recipe in SHAPE_RECIPES:
         _lookup(graph, recipe, out)
@@ -96,7 +96,7 @@ def _lookup(graph: str, recipe: str, out: Path) -> None:
 
     from ..quiz.lookup import LOOKUP_RECIPES, generate_lookup
     from ..quiz.shapes import shape_queries
-    from ..runtime.jsonl import write_jsonl_atomic
+    from ..storage.jsonl import write_jsonl_atomic
 
     kg = load_graph(graph)
     records = generate_lookup(kg, recipe) if recipe in LOOKUP_RECIPES else shape_queries(kg, recipe)

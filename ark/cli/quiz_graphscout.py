@@ -16,11 +16,11 @@ from .common import console, err_console, fail, load_graph, make_policy
 def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, split_dir: Path | None,
                     phrases: Path | None, max_set: int | None, quizzer: str, verify: bool, model: str | None,
                     base_url: str | None) -> None:
+    from ..methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
+    from ..methods.graphscout.quiz.objective import MAX_SET
     from ..quiz import load_phrasebook
-    from ..quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
-    from ..quiz.graphscout.objective import MAX_SET
     from ..quiz.output import write_splits
-    from ..runtime.jsonl import write_jsonl_atomic
+    from ..storage.jsonl import write_jsonl_atomic
 
     if quizzer not in ("objective", "random-walk", "scout"):
         fail(f"unknown --quizzer {quizzer!r}; valid: objective, random-walk, scout")
@@ -61,7 +61,7 @@ def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, s
 
 
 async def _scout(graph, policy, config, progress):
-    from ..quiz.graphscout.scout import ScoutConfig, scout_quiz
+    from ..methods.graphscout.quiz.scout import ScoutConfig, scout_quiz
 
     try:
         return await scout_quiz(graph, policy, ScoutConfig(n=config.n, seed=config.seed, max_set=config.max_set),
@@ -82,7 +82,7 @@ def _scout_policy(model: str | None, base_url: str | None):
 
 def _verify(graph, questions) -> None:
     from ..graphdb import CypherUnavailable, open_cypher
-    from ..quiz.graphscout.cypher import verify_records
+    from ..methods.graphscout.quiz.cypher import verify_records
 
     started = time.perf_counter()
     try:
@@ -101,8 +101,8 @@ def _verify(graph, questions) -> None:
 
 
 def _table(questions) -> Table:
-    from ..quiz.graphscout.objective import ALL_PATTERNS
-    from ..quiz.graphscout.table import distribution
+    from ..methods.graphscout.quiz.objective import ALL_PATTERNS
+    from ..methods.graphscout.quiz.table import distribution
 
     table = Table(title="Questions by answer type × difficulty × pattern", box=box.SIMPLE_HEAD, padding=(0, 1),
                   caption="h__ ⟨h,_,_⟩, hr* ⟨h,r,*⟩, h*t ⟨h,*,t⟩, hrt ⟨h,r,t⟩, hyb hybrid; hops, set size and clues "

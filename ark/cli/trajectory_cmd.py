@@ -64,8 +64,8 @@ def export(
                                     "agent.")] = "records",
 ) -> None:
     """Write a trajectory file's records unpacked, in the reference format, or as SFT distillation samples."""
-    from ..runtime.jsonl import write_jsonl_atomic
     from ..runtime.records import Retrieval
+    from ..storage.jsonl import write_jsonl_atomic
 
     if to not in EXPORT_FORMATS:
         fail(f"unknown --to {to!r}; valid: {', '.join(EXPORT_FORMATS)}")

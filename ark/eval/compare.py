@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..metrics import HEADLINE_METRICS
-from ..runtime.jsonl import read_jsonl
+from ..storage.jsonl import read_jsonl
 from ..text import clean_inline
 from .run_folder import RunFolder, RunFolderError
 from .scoring import METRIC_LABELS, percent, summary_rows

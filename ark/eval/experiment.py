@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from ..runtime.atomic import atomic_write_text
-from ..runtime.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
-from ..runtime.locks import output_lock
 from ..runtime.trajectory_file import TrajectoryRecords
+from ..storage.atomic import atomic_write_text
+from ..storage.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
+from ..storage.locks import output_lock
 from .run_folder import RunFolder, RunFolderError, prepare_run_folder
 from .runner import QueryExecutor, RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
@@ -83,7 +83,7 @@ def run_eval(
     checked, so a refused resume costs no index build). ``judge`` (an :class:`~ark.metrics.judge.AnswerJudge`,
     off by default) also grades the answers of question-answering queries. A run with failed queries is not scored
     (its outcome has an empty summary): a rerun retries them first. One process at a time uses a run folder
-    (:class:`~ark.runtime.locks.OutputLocked` for a second). ``executor`` runs the queries elsewhere (e.g. a
+    (:class:`~ark.storage.locks.OutputLocked` for a second). ``executor`` runs the queries elsewhere (e.g. a
     :class:`~ark.eval.ray_runs.RayExecutor`, which builds the method on its workers); the run folder is the same.
     """
     config = run_config(graph, choice, queries_source, split, human, k, truncate)

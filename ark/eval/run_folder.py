@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..runtime.jsonl import write_json_atomic
+from ..storage.jsonl import write_json_atomic
 
 # Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
 RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "method", "method_options", "llm", "seed", "queries", "split", "human",

@@ -12,7 +12,7 @@ files stay in step.
 A query whose method raises (a model endpoint that keeps failing, say) gets no line: it is counted in
 ``RunStats.failed`` and a rerun retries it. After :data:`MAX_CONSECUTIVE_FAILURES` failures in a row with no
 success the run stops early (``RunStats.stopped``) rather than wait out every query's retries. One process writes
-a results file at a time (:func:`ark.runtime.locks.output_lock`): a second is refused, never doubling lines.
+a results file at a time (:func:`ark.storage.locks.output_lock`): a second is refused, never doubling lines.
 
 Where the queries run is the executor's business (a :class:`QueryExecutor`): :class:`LocalExecutor` runs them in
 this process (the default), :class:`ark.eval.ray_runs.RayExecutor` on the workers of a Ray cluster. Either way
@@ -42,9 +42,9 @@ from rich.progress import (
 
 from ..methods.base import MethodOutput, Retriever
 from ..runtime.interrupts import run_interruptibly
-from ..runtime.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
-from ..runtime.locks import output_lock
 from ..runtime.trajectory_file import pack_record
+from ..storage.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
+from ..storage.locks import output_lock
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -154,7 +154,7 @@ def run_retrieval(
     A query whose retrieval raises is reported in ``RunStats.failed`` and left out of the file, so a rerun
     retries it; after ``max_consecutive_failures`` failures in a row (None: never) the other queries are not
     tried. ``concurrency`` bounds how many queries a concurrent method (one that awaits, e.g. an LLM) runs at
-    once; other methods run one query at a time. Raises :class:`~ark.runtime.locks.OutputLocked` when another
+    once; other methods run one query at a time. Raises :class:`~ark.storage.locks.OutputLocked` when another
     process writes ``results_path`` or ``trajectories_path`` (``lock=False``: the caller holds a lock covering
     both, such as a run folder's). ``executor`` runs the queries elsewhere (e.g. a
     :class:`~ark.eval.ray_runs.RayExecutor`; ``method`` is then None); the default runs ``method`` here.

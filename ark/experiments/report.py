@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..runtime.atomic import atomic_write_text
+from ..storage.atomic import atomic_write_text
 
 
 @dataclass

@@ -16,8 +16,8 @@ import numpy as np
 from ..eval.experiment import EvalOutcome, run_eval
 from ..methods.choice import MethodChoice
 from ..methods.options import merge_options, options_dict
-from ..runtime.jsonl import read_jsonl
 from ..runtime.trajectory_file import TrajectoryRecords
+from ..storage.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph

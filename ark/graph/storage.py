@@ -4,7 +4,7 @@ The node table is an uncompressed Arrow IPC file, so opening a graph memory-maps
 STaRK-size graph (1.9M nodes, 2.5 GB of text) opens in milliseconds and its text stays in the shared page cache
 rather than in each process's memory. Graphs saved before (format 1) hold ``nodes.parquet`` and still load.
 
-A save goes to a temporary sibling directory that is renamed into place (:func:`ark.runtime.atomic.atomic_directory`),
+A save goes to a temporary sibling directory that is renamed into place (:func:`ark.storage.atomic.atomic_directory`),
 so a reader never sees half a graph. A save only ever replaces a missing path, an empty directory or an earlier
 ARK graph directory: any other folder (a user's data, an ark-agent-cli source folder) is refused, never wiped.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ..runtime.atomic import atomic_directory
+from ..storage.atomic import atomic_directory
 from .errors import GraphValidationError
 from .store import KnowledgeGraph, SchemaTriple
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..runtime.atomic import atomic_directory
+from ..storage.atomic import atomic_directory
 from .schema import CypherSchema, build_schema, convert_property
 
 LAYOUT_VERSION = 1  # bump when the exported tables change

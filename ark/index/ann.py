@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
-from ark.runtime.atomic import atomic_write_text
+from ark.storage.atomic import atomic_write_text
 
 ANN_MIN_DOCS = 100_000  # below this exact search over all embeddings costs a few milliseconds anyway
 TARGET_RECALL = 0.99  # calibration target for recall@CALIBRATION_K against exact search

@@ -40,7 +40,7 @@ from ark.index.exact import ExactNames
 from ark.index.terms import TERMS_FILE, TermTable, save_table
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k, top_k_dense
-from ark.runtime.atomic import atomic_directory
+from ark.storage.atomic import atomic_directory
 
 FORMAT_VERSION = 1
 # score() adds whole postings into a per-document array once the candidates are at least 1/16 of the corpus:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ark.index._progress import progress_bar
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
-from ark.runtime.atomic import atomic_directory, atomic_write_text
+from ark.storage.atomic import atomic_directory, atomic_write_text
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MODELS = (DEFAULT_MODEL,)

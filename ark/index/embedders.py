@@ -35,7 +35,7 @@ from ark.index.graph_index import (
     open_index,
     settings_hash,
 )
-from ark.runtime.atomic import atomic_directory, atomic_write_text
+from ark.storage.atomic import atomic_directory, atomic_write_text
 
 DEFAULT_EMBEDDER = DEFAULT_MODEL
 OPENAI_PREFIX = "openai:"

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.runtime.atomic import atomic_write_text
+from ark.storage.atomic import atomic_write_text
 
 _MANIFEST = "manifest.json"
 

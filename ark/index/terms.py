@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.runtime.atomic import atomic_write_bytes
+from ark.storage.atomic import atomic_write_bytes
 
 TERMS_FILE = "terms.txt"
 OFFSETS_FILE = "term_offsets.npy"

@@ -2,7 +2,7 @@
 
 The key is a SHA-256 of the full request (endpoint, model, messages, tools, sampling parameters and the
 sample index), so a rerun of the same experiment replays the same replies without calling the endpoint.
-Writes go to a unique temp file in the target folder and are renamed into place (:mod:`ark.runtime.atomic`), so
+Writes go to a unique temp file in the target folder and are renamed into place (:mod:`ark.storage.atomic`), so
 concurrent writers (tasks or threads of one process, or several processes) never leave a torn file: the last
 complete write wins.
 """
@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ..runtime.atomic import atomic_write_text
+from ..storage.atomic import atomic_write_text
 
 log = logging.getLogger(__name__)
 

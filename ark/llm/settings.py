@@ -23,7 +23,7 @@ from ark.config import ark_home
 
 ENV_VARS = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY", "model": "ARK_MODEL"}
 CONFIG_TABLE = "llm"
-# A model named ``hf:PATH`` is a local Hugging Face model run in the process (``ark.training.local_backend``).
+# A model named ``hf:PATH`` is a local Hugging Face model run in the process (``ark.llm.local_backend``).
 LOCAL_PREFIX = "hf:"
 
 

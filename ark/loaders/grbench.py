@@ -25,7 +25,7 @@ from typing import Any
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, normalize_name
 from ark.graph.storage import check_source_outside_target
-from ark.runtime.jsonl import parse_json_object
+from ark.storage.jsonl import parse_json_object
 
 from .tabular import node_text
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ark.runtime.jsonl import parse_json_object
+from ark.storage.jsonl import parse_json_object
 
 
 @dataclass(frozen=True)

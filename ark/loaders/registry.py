@@ -2,7 +2,7 @@
 
 A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards; a copy
 built by an older version of its loader (``metadata["loader_version"]``) is rebuilt. A build killed midway leaves a
-temporary folder that the next use removes (see :mod:`ark.runtime.atomic`).
+temporary folder that the next use removes (see :mod:`ark.storage.atomic`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import ark_home
 from ..graph import KnowledgeGraph
-from ..runtime.atomic import remove_stale_temporaries
+from ..storage.atomic import remove_stale_temporaries
 from .hpo import LOADER_VERSION as HPO_LOADER_VERSION
 from .hpo import build_hpo_graph
 

@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays
 from ark.graph.storage import check_source_outside_target
-from ark.runtime.atomic import atomic_directory
+from ark.storage.atomic import atomic_directory
 
 STARK_DATASETS = ("prime", "mag", "amazon")
 ALIASES = {"primekg": "prime"}

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import check_source_outside_target
 from ark.graph.tables import string_column
-from ark.runtime.jsonl import parse_json_object
+from ark.storage.jsonl import parse_json_object
 
 FORMATS = ("parquet", "csv", "jsonl")
 NODE_COLUMNS = ("id", "name", "type")

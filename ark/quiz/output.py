@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.jsonl import write_jsonl_atomic
+from ..storage.jsonl import write_jsonl_atomic
 from .splits import SPLITS
 from .templates import TEMPLATES
 

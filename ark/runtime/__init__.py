@@ -1,2 +1,3 @@
-"""Run-time plumbing every part shares: atomic writes (``atomic``), crash-safe JSONL files (``jsonl``) and the
-records of tool-using runs (``records``)."""
+"""Run-time plumbing of tool-using runs: the records (``records``), their packed on-disk form (``trajectory_file``),
+tools and their dispatch (``tools``), the tool-calling loop (``loop``) and Ctrl-C handling (``interrupts``).
+File writing lives one layer down, in :mod:`ark.storage`."""

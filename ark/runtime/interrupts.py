@@ -4,7 +4,7 @@
 thread): the first Ctrl-C prints :data:`INTERRUPTED` at once and cancels the run, whose ``finally`` blocks close
 files and connections before :class:`KeyboardInterrupt` is raised; a second Ctrl-C during that clean-up ends the
 process at once with exit code 130 and no traceback. Stopping at once is safe because runs write whole, fsynced
-lines (see :mod:`ark.runtime.jsonl`): a rerun resumes from what is on disk.
+lines (see :mod:`ark.storage.jsonl`): a rerun resumes from what is on disk.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .jsonl import read_jsonl
+from ..storage.jsonl import read_jsonl
 
 FORMAT_VERSION = 2
 AGENT_FIELDS = ("agents", "trajectories")

@@ -37,7 +37,7 @@ def _read_json(path: Path) -> Any:
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
     """The complete lines of a JSONL file (a torn last line is skipped, never cut off: browsing writes nothing)."""
-    from ark.runtime.jsonl import read_jsonl
+    from ark.storage.jsonl import read_jsonl
 
     return read_jsonl(path) if path.is_file() else []
 

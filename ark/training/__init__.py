@@ -7,10 +7,9 @@
 - ``checkpoints``: atomic, resumable training checkpoints (model, optimiser, scheduler, RNG states, step).
 - ``tiny_model``: tiny Qwen3 models built from a config with a BPE tokenizer trained offline (pipeline checks).
 - ``sft``: LoRA (or full) supervised fine-tuning with TRL, assistant-only loss, merged export.
-- ``local_backend``: a ``ChatPolicy`` running a local Hugging Face model (``--model hf:PATH``);
-  ``tool_calls`` parses its ``<tool_call>`` blocks; ``hf_models`` holds the shared device/template/adapter checks.
-- ``imitation``: how closely a student's trajectories follow its teacher's.
-- ``distill_data``: teacher retrieval records → train/validation chat files split by question, with statistics.
+
+The local chat back-end (``--model hf:PATH``) and the model helpers it shares with training (``hf_models``,
+``tool_calls``) live in :mod:`ark.llm`; ARK's distillation data in :mod:`ark.methods.ark.distill`.
 
 Every module imports without the ``train`` extra; torch and the Hugging Face libraries load inside the functions
 that need them.

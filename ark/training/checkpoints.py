@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime.atomic import atomic_file
+from ..storage.atomic import atomic_file
 
 _NAME = re.compile(r"^checkpoint-(\d+)\.pt$")
 

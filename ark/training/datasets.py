@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.jsonl import read_jsonl, write_jsonl_atomic
+from ..storage.jsonl import read_jsonl, write_jsonl_atomic
 
 if TYPE_CHECKING:
     from ..runtime.records import Trajectory

@@ -27,9 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..runtime.atomic import atomic_directory, atomic_file
-from .datasets import ChatDatasetError, read_chat_dataset
-from .hf_models import (
+from ..llm.hf_models import (
     ADAPTER_META,
     check_tool_chat_template,
     load_trainable_base,
@@ -37,6 +35,8 @@ from .hf_models import (
     pick_device,
     read_adapter_meta,
 )
+from ..storage.atomic import atomic_directory, atomic_file
+from .datasets import ChatDatasetError, read_chat_dataset
 
 log = logging.getLogger(__name__)
 

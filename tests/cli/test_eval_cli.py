@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from ark.cli.eval_cmd import register
 from ark.graph import EdgeTable, NodeTable, build_graph
-from ark.runtime.jsonl import read_jsonl
 from ark.runtime.trajectory_file import read_trajectory_file
+from ark.storage.jsonl import read_jsonl
 
 DISEASES = {
     "D:1": ("Marfan syndrome", "tall stature long fingers lens dislocation aortic dilation"),

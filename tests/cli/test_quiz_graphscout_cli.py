@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.quiz.graphscout.records import read_graphscout_quiz
-from tests.quiz.graphscout.conftest import build_film_graph
+from ark.methods.graphscout.quiz.records import read_graphscout_quiz
+from tests.methods.graphscout.quiz.conftest import build_film_graph
 
 runner = CliRunner()
 

@@ -32,7 +32,7 @@ def test_ray_without_the_library_is_one_line_naming_the_extra_and_writes_nothing
     [line] = [line for line in result.stderr.splitlines() if line.strip()]
     assert line.startswith("error: --ray needs the Ray library") and "pip install 'ark-kg[ray]'" in line
     written = [path.name for path in (tmp_path / "out").rglob("*") if not path.name.endswith(".lock")]
-    assert written == []  # no results, no config (a lock file may be left: see ark.runtime.locks)
+    assert written == []  # no results, no config (a lock file may be left: see ark.storage.locks)
 
 
 def test_ray_workers_without_ray_is_refused(inputs, tmp_path):

@@ -22,8 +22,8 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.runtime.jsonl import read_jsonl
 from ark.runtime.trajectory_file import read_trajectory_file
+from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import ONE_HOP, TWO_HOP, build_small_graph, save_clinical_graph
 from tests.support.openai_server import ScriptedOpenAIServer, http_error, tool_reply, turn_script
 

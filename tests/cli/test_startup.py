@@ -72,7 +72,7 @@ def test_ask_with_no_model_configured_falls_back_without_importing_llm_clients(t
     loaded_packages("ask", str(graph), ONE_HOP[0], env=env)  # builds the BM25 index
     loaded = loaded_modules("ask", str(graph), ONE_HOP[0], env=env)
     assert {"ark.llm.settings", "ark.methods.ark.offline.policy"} <= loaded  # settings read, offline policy ran
-    unused = {"openai", "httpx", "ark.llm.openai_client", "ark.training.local_backend", "ark.training.hf_models"}
+    unused = {"openai", "httpx", "ark.llm.openai_client", "ark.llm.local_backend", "ark.llm.hf_models"}
     assert not loaded & unused, f"ark ask with no model imported {sorted(loaded & unused)}"
 
 

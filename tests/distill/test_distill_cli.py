@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.runtime.jsonl import read_jsonl
+from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import save_clinical_graph
 
 QUESTIONS = [

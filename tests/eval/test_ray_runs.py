@@ -33,8 +33,8 @@ from ark.llm import LLMSettings, OpenAIChatClient  # noqa: E402
 from ark.loaders.queries import Query  # noqa: E402
 from ark.methods import MethodContext  # noqa: E402
 from ark.methods.choice import MethodChoice  # noqa: E402
-from ark.runtime.jsonl import read_jsonl  # noqa: E402
 from ark.runtime.trajectory_file import read_trajectory_file  # noqa: E402
+from ark.storage.jsonl import read_jsonl  # noqa: E402
 from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, save_clinical_graph  # noqa: E402
 from tests.support.openai_server import ScriptedOpenAIServer, http_error, tool_reply  # noqa: E402
 

@@ -17,7 +17,7 @@ from ark.eval.runner import run_retrieval
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.loaders.queries import Query
 from ark.methods.base import MethodOutput, Retriever
-from ark.runtime.jsonl import read_jsonl
+from ark.storage.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -192,10 +192,10 @@ def test_partial_outputs_are_written_and_marked(tmp_path):
 
 
 def test_a_trajectories_file_in_use_by_another_process_is_refused(tmp_path):
-    from ark.runtime.locks import OutputLocked
+    from ark.storage.locks import OutputLocked
 
     traj = tmp_path / "shared.trajectories.jsonl"
-    script = (f"import time; from ark.runtime.locks import output_lock\n"
+    script = (f"import time; from ark.storage.locks import output_lock\n"
               f"with output_lock({str(traj)!r}):\n    print('held', flush=True); time.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -17,7 +17,7 @@ from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, build_g
 from ark.quiz import QuizConfig, generate_quiz, load_phrasebook
 from ark.quiz.output import template_table
 from ark.quiz.paraphrase import paraphrase_all
-from ark.runtime.jsonl import write_jsonl_atomic
+from ark.storage.jsonl import write_jsonl_atomic
 from tests.support.openai_server import text_reply
 
 VOCAB = [

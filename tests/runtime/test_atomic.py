@@ -1,4 +1,4 @@
-"""ark.runtime.atomic: a write replaces the target completely or leaves it as it was, with no temp left behind."""
+"""ark.storage.atomic: a write replaces the target completely or leaves it as it was, with no temp left behind."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import ark.runtime.atomic
-from ark.runtime.atomic import atomic_directory, atomic_file, atomic_write_bytes, atomic_write_text
+import ark.storage.atomic
+from ark.storage.atomic import atomic_directory, atomic_file, atomic_write_bytes, atomic_write_text
 
 
 class Boom(Exception):
@@ -67,10 +67,10 @@ def test_unknown_mode_names_the_valid_ones(tmp_path):
 def swap(request, monkeypatch):
     """Run directory tests through the atomic swap (where the platform has it) and through the fallback."""
     if request.param == "exchange":
-        if ark.runtime.atomic._renameat2 is None:
+        if ark.storage.atomic._renameat2 is None:
             pytest.skip("no renameat2 on this platform")
     else:
-        monkeypatch.setattr(ark.runtime.atomic, "_renameat2", None)
+        monkeypatch.setattr(ark.storage.atomic, "_renameat2", None)
     return request.param
 
 
@@ -131,7 +131,7 @@ def test_exchange_swaps_two_directories_where_supported(tmp_path):
     a.mkdir()
     b.mkdir()
     (a / "from_a").touch()
-    if not ark.runtime.atomic._exchange(a, b):
+    if not ark.storage.atomic._exchange(a, b):
         pytest.skip("this platform or filesystem cannot swap atomically (the two-rename fallback is used)")
     assert names(a) == [] and names(b) == ["from_a"]
 
@@ -143,7 +143,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from ark.runtime.atomic import atomic_directory, atomic_write_text
+from ark.storage.atomic import atomic_directory, atomic_write_text
 root = Path(sys.argv[1])
 atomic_write_text(root / "file.txt", "x")
 with atomic_directory(root / "folder") as tmp:
@@ -158,7 +158,7 @@ def test_written_paths_get_the_modes_the_umask_allows(tmp_path, umask, file_mode
     previous = os.umask(umask)
     try:
         done = subprocess.run([sys.executable, "-c", WRITE_BOTH, str(tmp_path)], capture_output=True, text=True,
-                              check=True, cwd=Path(ark.runtime.atomic.__file__).parents[2])
+                              check=True, cwd=Path(ark.storage.atomic.__file__).parents[2])
     finally:
         os.umask(previous)
     assert done.stdout.split() == [oct(file_mode), oct(dir_mode)]
@@ -167,14 +167,14 @@ def test_written_paths_get_the_modes_the_umask_allows(tmp_path, umask, file_mode
 # ------------------------------------------------------------------------------------------------ killed saves
 def test_a_save_killed_midway_leaves_a_folder_the_next_save_removes(tmp_path):
     target = tmp_path / "graphs" / "hpo"
-    script = (f"import os, time; from ark.runtime.atomic import atomic_directory\n"
+    script = (f"import os, time; from ark.storage.atomic import atomic_directory\n"
               f"with atomic_directory({str(target)!r}) as tmp:\n"
               f"    (tmp / 'part').write_text('half'); print(tmp, flush=True); time.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     left = Path(child.stdout.readline().strip())
     assert left.name.startswith(f".hpo.tmp-{child.pid}-")
-    assert ark.runtime.atomic.remove_stale_temporaries(target) == []  # its writer still runs: kept
+    assert ark.storage.atomic.remove_stale_temporaries(target) == []  # its writer still runs: kept
     child.kill()
     child.wait()
     assert left.is_dir()  # a kill runs no clean-up
@@ -192,7 +192,7 @@ def test_temporaries_from_before_process_ids_are_removed_once_old(tmp_path):
     other = tmp_path / ".hpo2.tmp-999999999-abc"
     other.mkdir()
     os.utime(legacy, (1, 1))
-    assert ark.runtime.atomic.remove_stale_temporaries(target) == [legacy]
+    assert ark.storage.atomic.remove_stale_temporaries(target) == [legacy]
     assert names(tmp_path) == [".hpo.tmp-zz81qq0b", ".hpo2.tmp-999999999-abc"]
 
 
@@ -212,7 +212,7 @@ def test_opening_a_built_in_graph_removes_a_killed_build(tmp_path, monkeypatch):
 
 
 def test_probe_writable_names_the_offending_path(tmp_path):
-    from ark.runtime.atomic import probe_writable
+    from ark.storage.atomic import probe_writable
 
     (tmp_path / "file").write_text("x")
     with pytest.raises(NotADirectoryError) as info:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ark.graph import GraphValidationError
-from ark.runtime.jsonl import parse_json_object
+from ark.storage.jsonl import parse_json_object
 
 
 def test_an_object_line_is_returned_as_a_dict():

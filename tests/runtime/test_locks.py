@@ -1,4 +1,4 @@
-"""ark.runtime.locks: one writer per output; a second process is refused, a dead holder never blocks."""
+"""ark.storage.locks: one writer per output; a second process is refused, a dead holder never blocks."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from ark.runtime.locks import OutputLocked, lock_path, output_lock
+from ark.storage.locks import OutputLocked, lock_path, output_lock
 
 pytest.importorskip("fcntl")
 REPO = Path(__file__).resolve().parents[2]
 
 
 def hold_in_child(output: Path, folder: bool = False) -> subprocess.Popen:
-    script = (f"import sys, time; from ark.runtime.locks import output_lock\n"
+    script = (f"import sys, time; from ark.storage.locks import output_lock\n"
               f"with output_lock({str(output)!r}, folder={folder}):\n"
               f"    print('held', flush=True); time.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,

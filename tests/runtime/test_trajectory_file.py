@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from ark.cli.main import app
 from ark.methods.ark.api import ARK
-from ark.runtime.jsonl import append_jsonl, read_jsonl
 from ark.runtime.records import Retrieval
 from ark.runtime.trajectory_file import (
     FORMAT_VERSION,
@@ -20,6 +19,7 @@ from ark.runtime.trajectory_file import (
     read_trajectory_file,
     unpack_record,
 )
+from ark.storage.jsonl import append_jsonl, read_jsonl
 from tests.support.graphs import ONE_HOP, SHARED_FINDINGS, build_clinical_graph, build_index
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "trajectory-before-structured-results.jsonl"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from ark.methods.ark.distill.dataset import split_by_question, write_distillation_dataset
 from ark.training.datasets import read_chat_dataset
-from ark.training.distill_data import split_by_question, write_distillation_dataset
 
 
 def _record(question, agents=2):

@@ -24,9 +24,9 @@ STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 200, "batch_si
 
 def test_student_reproduces_the_teachers_tool_calls(clinical_graph, teacher_retrievals, teacher_dataset,
                                                     tiny_base, tmp_path):
+    from ark.llm.local_backend import LocalChatClient
     from ark.methods.ark.api import ARK
-    from ark.training.imitation import reproduction_rate, tool_call_sequence, valid_call_rate
-    from ark.training.local_backend import LocalChatClient
+    from ark.methods.ark.distill.imitation import reproduction_rate, tool_call_sequence, valid_call_rate
     from ark.training.sft import SFTSettings, train_sft
     from tests.training.conftest import QUESTIONS, agent_config
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from ark.llm.policy import Usage
-from ark.runtime.records import StepRecord, ToolCallRecord, Trajectory
-from ark.training.imitation import (
+from ark.methods.ark.distill.imitation import (
     reproduction_rate,
     tool_call_mix,
     tool_call_sequence,
     trajectory_reproduction_rate,
     valid_call_rate,
 )
+from ark.runtime.records import StepRecord, ToolCallRecord, Trajectory
 
 
 def _step(index, calls, corrective=None):

@@ -11,10 +11,10 @@ BLOCKED = ("torch", "transformers", "trl", "peft", "datasets", "accelerate", "to
 def test_training_modules_import_without_torch_and_transformers():
     blocker = "; ".join(f"sys.modules[{name!r}] = None" for name in BLOCKED)  # None makes `import name` fail
     code = (f"import sys; {blocker}; import ark, ark.llm, ark.training; "
-            "import ark.training.tiny_model, ark.training.local_backend, ark.training.sft, "
-            "ark.training.hf_models, ark.training.tool_calls, ark.training.imitation, ark.training.datasets, "
-            "ark.training.distill_data; "
-            "from ark.training.tool_calls import parse_tool_calls; "
+            "import ark.training.tiny_model, ark.llm.local_backend, ark.training.sft, "
+            "ark.llm.hf_models, ark.llm.tool_calls, ark.methods.ark.distill.imitation, ark.training.datasets, "
+            "ark.methods.ark.distill.dataset; "
+            "from ark.llm.tool_calls import parse_tool_calls; "
             "assert parse_tool_calls('<tool_call>{\"name\": \"finish\"}</tool_call>')['tool_calls']; "
             "from ark.training.sft import SFTSettings; assert SFTSettings().lora_r == 32; "
             "import importlib.util; assert importlib.util.find_spec('ark') is not None")

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from ark.llm import LLMError, OpenAIChatClient  # noqa: E402
-from ark.training.local_backend import LocalChatClient, make_chat_client  # noqa: E402
+from ark.llm.local_backend import LocalChatClient, make_chat_client  # noqa: E402
 
 
 def _copy_with_template(base, tmp_path, template):

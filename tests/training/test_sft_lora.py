@@ -12,7 +12,7 @@ pytest.importorskip("peft")
 
 def test_lora_training_records_resumes_and_exports(teacher_dataset, teacher_samples, tiny_base, tmp_path):
     from ark.llm import LLMError
-    from ark.training.local_backend import LocalChatClient
+    from ark.llm.local_backend import LocalChatClient
     from ark.training.sft import SFTSettings, export_merged, train_sft
     from ark.training.tiny_model import TinyModelSpec, build_tiny_model
 
@@ -51,8 +51,8 @@ def test_lora_training_records_resumes_and_exports(teacher_dataset, teacher_samp
 
 @pytest.mark.parametrize("error", ["SFTError", "GRPOTrainingError"])
 def test_a_base_folder_without_a_model_is_refused_with_the_trainers_own_error(tmp_path, error):
+    from ark.llm.hf_models import load_trainable_base
     from ark.methods.graphscout.training.trainer import GRPOTrainingError
-    from ark.training.hf_models import load_trainable_base
     from ark.training.sft import SFTError
 
     kind = {"SFTError": SFTError, "GRPOTrainingError": GRPOTrainingError}[error]

@@ -36,7 +36,7 @@ def test_template_passes_trl_tool_support_and_prefix_checks(tiny_base):
         supports_tool_calling,
     )
 
-    from ark.training.hf_models import check_tool_chat_template
+    from ark.llm.hf_models import check_tool_chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_base)
     check_tool_chat_template(tokenizer, "tiny")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ark.training.tool_calls import parse_tool_calls
+from ark.llm.tool_calls import parse_tool_calls
 
 
 def test_calls_become_openai_calls_with_json_string_arguments():

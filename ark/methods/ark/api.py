@@ -10,10 +10,10 @@ from typing import Any
 
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
-from ark.runtime.jsonl import append_jsonl
 from ark.runtime.loop import StepCallback
 from ark.runtime.records import RankedNode, Retrieval, Trajectory
 from ark.runtime.trajectory_file import pack_record
+from ark.storage.jsonl import append_jsonl
 
 from .fusion import fuse
 from .loop import run_agent

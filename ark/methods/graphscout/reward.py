@@ -100,8 +100,9 @@ class GraphScoutReward:
         return self.score(trajectory, question)
 
     def score(self, trajectory: Trajectory | Mapping[str, Any], question: Any) -> AnswerClueReward:
-        """The reward of ``trajectory`` on ``question`` (a :class:`~ark.quiz.graphscout.records.GraphScoutQuestion`
-        or a quiz record dict with ``answer``, ``answer_type`` and ``clue_ids``)."""
+        """The reward of ``trajectory`` on ``question`` (a
+        :class:`~ark.methods.graphscout.quiz.records.GraphScoutQuestion` or a quiz record dict with ``answer``,
+        ``answer_type`` and ``clue_ids``)."""
         gold, answer_type, clue_ids = (_get(question, k) for k in ("answer", "answer_type", "clue_ids"))
         if gold is None or answer_type is None or not clue_ids:
             raise ValueError(f"a GraphScout question needs 'answer', 'answer_type' and non-empty 'clue_ids'; got "

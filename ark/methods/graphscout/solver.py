@@ -19,9 +19,9 @@ from typing import Any
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
 from ark.metrics.answers import normalize_text
-from ark.runtime.jsonl import append_jsonl
 from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
+from ark.storage.jsonl import append_jsonl
 
 from ..base import Answer
 from .answer import WRAPPER, answer_type, extract_answer

@@ -21,7 +21,7 @@ import numpy as np
 from ark.index.embedders import Embedder, node_embeddings, normalise_rows, open_embedder
 from ark.index.graph_index import _graph_fingerprint, _read_manifest, _writable, settings_hash
 from ark.index.topk import top_k
-from ark.runtime.atomic import atomic_directory, atomic_write_text
+from ark.storage.atomic import atomic_directory, atomic_write_text
 
 DEFAULT_PCA_DIM = 256
 _MANIFEST = "manifest.json"

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ark.runtime.atomic import atomic_write_bytes, atomic_write_text
+from ark.storage.atomic import atomic_write_bytes, atomic_write_text
 
 from .config import TrainSettings
 from .embeddings import PCA

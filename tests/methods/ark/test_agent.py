@@ -13,9 +13,9 @@ from ark.methods.ark.api import ARK, AgentError
 from ark.methods.ark.loop import NO_TOOL_CALL_MESSAGE, run_agent
 from ark.methods.ark.options import ArkOptions, ToolConfig
 from ark.methods.ark.tools import Toolbox
-from ark.runtime.jsonl import read_jsonl
 from ark.runtime.records import Retrieval
 from ark.runtime.trajectory_file import read_trajectory_file
+from ark.storage.jsonl import read_jsonl
 from tests.support.openai_server import http_error, text_reply, tool_reply, turn_script
 
 SEED = 100  # the client sends seed + agent_index, which lets the server tell the agents apart
@@ -270,7 +270,7 @@ def test_trajectory_show_rejects_out_of_range_numbers(tmp_path, option):
 
 
 def test_append_after_a_torn_line_keeps_every_complete_record(tmp_path):
-    from ark.runtime.jsonl import append_jsonl
+    from ark.storage.jsonl import append_jsonl
 
     path = tmp_path / "runs.jsonl"
     append_jsonl(path, [{"question": "q1"}])

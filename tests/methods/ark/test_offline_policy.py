@@ -17,8 +17,8 @@ from ark.methods.ark.api import ARK
 from ark.methods.ark.offline import OfflinePolicy
 from ark.methods.ark.options import ToolConfig
 from ark.methods.ark.tools import TOOL_SPECS, Toolbox
-from ark.runtime.jsonl import read_jsonl
 from ark.runtime.records import Retrieval
+from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, build_clinical_graph
 
 STRATEGY_QUESTIONS = {"one_hop": ONE_HOP, "shared_findings": SHARED_FINDINGS, "two_hop": TWO_HOP, "broad": BROAD}

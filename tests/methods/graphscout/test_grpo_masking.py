@@ -25,11 +25,11 @@ ANSWERS = ("The gene is FBN1.\n\\answer{FBN1}<|im_end|>", "The gene is CBS.\n\\a
 @pytest.fixture(scope="module")
 def trainer_and_world(tmp_path_factory):
     from ark.methods.graphscout.options import GraphScoutOptions
+    from ark.methods.graphscout.quiz import GraphScoutQuestion
     from ark.methods.graphscout.training.data import grpo_rows
     from ark.methods.graphscout.training.environment import ScoutWorld
     from ark.methods.graphscout.training.settings import GRPOSettings
     from ark.methods.graphscout.training.trainer import build_trainer, prepare_tool_tokenizer
-    from ark.quiz.graphscout import GraphScoutQuestion
     from ark.training.tiny_model import TinyModelSpec, build_tiny_model
 
     folder = tmp_path_factory.mktemp("grpo-mask")

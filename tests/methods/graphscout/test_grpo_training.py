@@ -22,8 +22,8 @@ def clinical():
 @pytest.fixture(scope="module")
 def quiz(clinical, tmp_path_factory):
     """A GraphScout quiz of the clinical graph (the deterministic quizzer, seed 0)."""
-    from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
-    from ark.runtime.jsonl import write_jsonl_atomic
+    from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
+    from ark.storage.jsonl import write_jsonl_atomic
 
     path = tmp_path_factory.mktemp("quiz") / "quiz.jsonl"
     write_jsonl_atomic(path, generate_graphscout_quiz(clinical, GraphScoutQuizConfig(n=40, seed=0)).questions)
@@ -62,11 +62,11 @@ def test_grpo_raises_a_warm_started_tiny_models_reward(clinical, quiz, tiny_base
     (tiny-model pipeline check; benchmarks/bench_grpo_learning_check.py runs it over seeds and thread counts)."""
     import time
 
+    from ark.llm.local_backend import LocalChatClient
     from ark.methods.graphscout.options import GraphScoutOptions
     from ark.methods.graphscout.solver import GraphScout
     from ark.methods.graphscout.training.settings import LEARNING_CHECK, GRPOSettings
     from ark.methods.graphscout.training.trainer import train_graphscout
-    from ark.training.local_backend import LocalChatClient
 
     started = time.perf_counter()
     settings = GRPOSettings(**{**LEARNING_CHECK, "progress": False, "seed": 0})
@@ -137,8 +137,8 @@ def test_a_base_without_tool_call_support_is_refused(clinical, quiz, tiny_base, 
 
 
 def test_lora_run_writes_an_adapter_the_local_backend_loads(clinical, quiz, tiny_base, tmp_path):
+    from ark.llm.local_backend import LocalChatClient
     from ark.methods.graphscout.training.trainer import train_graphscout
-    from ark.training.local_backend import LocalChatClient
 
     small = {"warm_start": False, "questions_per_step": 1, "group_size": 2, "micro_batch": 2, "max_questions": 2,
              "max_completion_tokens": 48, "lora": True, "lora_r": 4, "lora_alpha": 8}

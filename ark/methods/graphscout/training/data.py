@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm.policy import protocol_message
-from ark.quiz.graphscout import GraphScoutQuestion, read_graphscout_quiz
+from ark.methods.graphscout.quiz import GraphScoutQuestion, read_graphscout_quiz
 from ark.training.datasets import tools_json
 
 from ..solver import FIRST_USER_MESSAGE

@@ -25,9 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ark.runtime.atomic import atomic_directory, atomic_file
-from ark.runtime.jsonl import append_jsonl
-from ark.training.hf_models import (
+from ark.llm.hf_models import (
     ADAPTER_META,
     ChatTemplateError,
     check_tool_chat_template,
@@ -35,6 +33,8 @@ from ark.training.hf_models import (
     model_fingerprint,
     pick_device,
 )
+from ark.storage.atomic import atomic_directory, atomic_file
+from ark.storage.jsonl import append_jsonl
 from ark.training.sft import file_digest, library_versions
 
 from ..options import GraphScoutOptions

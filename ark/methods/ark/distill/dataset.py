@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.atomic import atomic_write_text
-from .datasets import chat_statistics, record_trajectories, write_chat_dataset
+from ....storage.atomic import atomic_write_text
+from ....training.datasets import chat_statistics, record_trajectories, write_chat_dataset
 
 if TYPE_CHECKING:
-    from ..runtime.records import Trajectory
+    from ....runtime.records import Trajectory
 
 TRAIN_FILE = "train.jsonl"
 VALIDATION_FILE = "validation.jsonl"
@@ -45,7 +45,7 @@ def token_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any,
                      max_length: int | None = None) -> dict[str, Any]:
     """Tokens per sample under the training template: total, trained (assistant) tokens, mean, longest, and how
     many samples exceed ``max_length``."""
-    from .sft import trained_token_mask, training_chat_template
+    from ....training.sft import trained_token_mask, training_chat_template
 
     template = training_chat_template(tokenizer)
     lengths, trained = [], 0

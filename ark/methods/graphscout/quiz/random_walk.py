@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ..traverse import FrontierTooLarge
+from ....graph import KnowledgeGraph
+from ....quiz.traverse import FrontierTooLarge
 from .builder import Built, SchemaMoves
 from .evaluate import Evaluator
 from .generate import Episode, SeedPool

@@ -1,7 +1,7 @@
 """The LLM scout quizzer (GraphScout §3.3, Appendix B.3): a chat model explores the graph from a seed node under a
 sampled objective, with at most 10 tool calls, and reports one question that the graph then checks.
 
-Each episode: an objective (:func:`~ark.quiz.graphscout.objective.sample_objective`) and a seed (a node type
+Each episode: an objective (:func:`~ark.methods.graphscout.quiz.objective.sample_objective`) and a seed (a node type
 uniformly, then a node) as in the deterministic quizzer; a system prompt with the graph's schema and the answer
 rules; the tools of :mod:`.scout_tools` (``node_id_retriever``, ``cypher``, ``report_question``) driven by the
 shared tool loop (:func:`ark.runtime.loop.run_tool_loop`) through any :class:`~ark.llm.ChatPolicy`. A question is
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ...llm.policy import ChatPolicy
-from ...runtime.jsonl import append_jsonl
-from ...runtime.loop import run_tool_loop
-from ...runtime.records import Trajectory
-from ..schema_hops import nameable_mask
-from ..splits import DEFAULT_FRACTIONS
+from ....graph import KnowledgeGraph
+from ....llm.policy import ChatPolicy
+from ....quiz.schema_hops import nameable_mask
+from ....quiz.splits import DEFAULT_FRACTIONS
+from ....runtime.loop import run_tool_loop
+from ....runtime.records import Trajectory
+from ....storage.jsonl import append_jsonl
 from .generate import GraphScoutQuizResult, QuizAssembler, SeedPool
 from .objective import ANSWER_TYPES, HYBRID, MAX_SET, Objective, sample_objective
 from .scout_tools import BUDGET, REPORT, Accepted, DirectCypher, SandboxCypher, ScoutToolbox
@@ -129,12 +129,12 @@ class ScoutQuizzer:
         self.policy = policy
         self.config = config or ScoutConfig()
         if engine is None:
-            from ...graphdb import open_cypher
+            from ....graphdb import open_cypher
 
             engine = open_cypher(graph)
         self.engine = engine
         if index is None:
-            from ...index import open_index
+            from ....index import open_index
 
             index = open_index(graph, kind="bm25", progress=False)
         self.index = index

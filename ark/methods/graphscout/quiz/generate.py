@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ..phrasebook import PhraseBook, builtin_phrasebook
-from ..schema_hops import nameable_mask
-from ..splits import DEFAULT_FRACTIONS, SPLITS, anchor_split
+from ....graph import KnowledgeGraph
+from ....quiz.phrasebook import PhraseBook, builtin_phrasebook
+from ....quiz.schema_hops import nameable_mask
+from ....quiz.splits import DEFAULT_FRACTIONS, SPLITS, anchor_split
 from .builder import Built, ProgramBuilder
 from .evaluate import DEFAULT_FRONTIER_LIMIT, Evaluator
 from .objective import HYBRID, MAX_SET, Objective, sample_objective
@@ -137,7 +137,7 @@ class QuestionWriter:
     """Turns a built program into a quiz record: text, answer, ids, clues, objective fields, verification query."""
 
     def __init__(self, graph: KnowledgeGraph, evaluator: Evaluator, phrases: PhraseBook, max_support: int) -> None:
-        from ...graphdb.schema import build_schema
+        from ....graphdb.schema import build_schema
 
         self.graph = graph
         self.evaluator = evaluator

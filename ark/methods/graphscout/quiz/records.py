@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...metrics.answers import ANSWER_TYPES
-from ...runtime.jsonl import parse_json_object
+from ....metrics.answers import ANSWER_TYPES
+from ....storage.jsonl import parse_json_object
 
 REQUIRED = ("id", "query", "answer", "answer_type", "clue_ids")
 

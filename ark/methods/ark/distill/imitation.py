@@ -17,8 +17,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..runtime.records import Trajectory
-from .datasets import record_trajectories
+from ....runtime.records import Trajectory
+from ....training.datasets import record_trajectories
 
 Record = Mapping[str, Any]
 

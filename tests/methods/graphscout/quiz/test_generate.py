@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from ark.loaders import read_query_jsonl
-from ark.quiz.graphscout import GraphScoutQuizConfig, Program, generate_graphscout_quiz
-from ark.quiz.graphscout.cypher import verify_record, verify_records
-from ark.quiz.graphscout.generate import SeedPool, question_nodes
-from ark.quiz.graphscout.objective import ALL_PATTERNS, ANSWER_TYPES, DIFFICULTIES, HYBRID, fits
-from ark.quiz.graphscout.records import read_graphscout_quiz
-from ark.quiz.graphscout.table import distribution_markdown
+from ark.methods.graphscout.quiz import GraphScoutQuizConfig, Program, generate_graphscout_quiz
+from ark.methods.graphscout.quiz.cypher import verify_record, verify_records
+from ark.methods.graphscout.quiz.generate import SeedPool, question_nodes
+from ark.methods.graphscout.quiz.objective import ALL_PATTERNS, ANSWER_TYPES, DIFFICULTIES, HYBRID, fits
+from ark.methods.graphscout.quiz.records import read_graphscout_quiz
+from ark.methods.graphscout.quiz.table import distribution_markdown
 from ark.quiz.schema_hops import nameable_mask
-from ark.runtime.jsonl import write_jsonl_atomic
+from ark.storage.jsonl import write_jsonl_atomic
 
 from .test_program import SetOracle
 

@@ -1,4 +1,4 @@
-"""English for a :class:`~ark.quiz.graphscout.program.Program`, from the graph's own type and relation names
+"""English for a :class:`~ark.methods.graphscout.quiz.program.Program`, from the graph's own type and relation names
 through the quiz phrase book (``ark/quiz/phrases/<graph>.toml``, generic phrasing otherwise).
 
 Each hop becomes a plural verb phrase read from the answer back to the anchor ("are associated with {anchor}");
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ..phrasebook import PhraseBook
+from ....graph import KnowledgeGraph
+from ....quiz.phrasebook import PhraseBook
 from .program import Anchor, Expr, Meet, Program, Walk
 
 OPENINGS = {

@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...graph import KnowledgeGraph
-from ...metrics.answers import ANSWER_TYPES, exact_match
-from ...runtime.tools import (
+from ....graph import KnowledgeGraph
+from ....metrics.answers import ANSWER_TYPES, exact_match
+from ....runtime.tools import (
     INVALID_ARGUMENTS,
     BoundTool,
     ToolResult,
@@ -32,7 +32,7 @@ from ...runtime.tools import (
     decode_json_string,
     parse_arguments,
 )
-from ...text import clean_inline
+from ....text import clean_inline
 from .objective import MAX_SET
 
 BUDGET = 10
@@ -64,7 +64,7 @@ class DirectCypher:
         self.max_rows = max_rows
 
     def run(self, cypher: str, params: dict[str, Any]) -> CypherOutcome:
-        from ...graphdb import CypherError
+        from ....graphdb import CypherError
 
         try:
             result = self.engine.query(cypher, params, limit=self.max_rows)
@@ -89,7 +89,7 @@ class SandboxCypher:
 
     def run(self, cypher: str, params: dict[str, Any]) -> CypherOutcome:
         if self._sandbox is None:
-            from ...sandbox import CodeSandbox
+            from ....sandbox import CodeSandbox
 
             self._sandbox = CodeSandbox(self.engine, self.limits, isolation=self.isolation)
         # The query and parameters travel as JSON literals, never pasted into code.

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ..traverse import FrontierTooLarge
+from ....graph import KnowledgeGraph
+from ....quiz.traverse import FrontierTooLarge
 from .evaluate import Evaluator, step
 from .objective import MAX_SET, MEET_PATTERNS, NAMED_PATTERNS, Objective, fits, part_min_hops
 from .program import Anchor, Expr, Meet, Program, Walk

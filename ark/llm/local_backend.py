@@ -2,7 +2,7 @@
 
 It renders the conversation and the tool schemas with the model's own chat template, generates (greedy, or sampled
 with a temperature and a seed), and parses the model's ``<tool_call>`` blocks into OpenAI-format tool calls (see
-:mod:`ark.training.tool_calls`), so the ARK loop, fusion and trajectory records work exactly as with a remote model.
+:mod:`ark.llm.tool_calls`), so the ARK loop, fusion and trajectory records work exactly as with a remote model.
 Generation runs in a worker thread (the event loop stays free) under a concurrency limit. ``--model hf:PATH`` selects
 it through :func:`make_chat_client`. Needs the ``train`` extra (torch, transformers; peft for adapters).
 """

@@ -10,11 +10,11 @@ import re
 import pytest
 
 from ark.llm import LLMSettings, OpenAIChatClient
-from ark.quiz.graphscout.cypher import verify_records
-from ark.quiz.graphscout.objective import Objective
-from ark.quiz.graphscout.scout import ScoutConfig, ScoutQuizzer, scout_quiz
-from ark.quiz.graphscout.scout_tools import DirectCypher, ReportArgs, ScoutToolbox
-from ark.runtime.jsonl import read_jsonl
+from ark.methods.graphscout.quiz.cypher import verify_records
+from ark.methods.graphscout.quiz.objective import Objective
+from ark.methods.graphscout.quiz.scout import ScoutConfig, ScoutQuizzer, scout_quiz
+from ark.methods.graphscout.quiz.scout_tools import DirectCypher, ReportArgs, ScoutToolbox
+from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import build_index
 from tests.support.openai_server import Reply, tool_reply, turn_script
 

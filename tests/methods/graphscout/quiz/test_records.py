@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ark.quiz.graphscout.records import read_graphscout_quiz
+from ark.methods.graphscout.quiz.records import read_graphscout_quiz
 
 GOOD = {"id": "q1", "query": "Which genes are associated with Marfan syndrome?", "answer": "FBN1",
         "answer_type": "entity", "answer_ids": ["NCBIGene:2200"], "clue_ids": ["OMIM:154700", "NCBIGene:2200"],

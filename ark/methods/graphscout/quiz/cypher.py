@@ -138,7 +138,7 @@ def verify_record(record: dict[str, Any], engine: Any, timeout_s: float | None =
 
 
 def _verify_scout(record: dict[str, Any], engine: Any, timeout_s: float | None, graph: Any) -> Verdict:
-    from ...metrics.answers import exact_match
+    from ....metrics.answers import exact_match
     from .scout_tools import answer_from_rows
 
     if graph is None:

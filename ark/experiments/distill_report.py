@@ -1,5 +1,5 @@
-"""Teacher vs student from two scored run folders (paper Table 5 and §5.7): retrieval metrics, how the tools were
-used, cost, and how closely the student imitates the teacher.
+"""ARK distillation's teacher vs student from two scored run folders (paper Table 5 and §5.7): retrieval metrics,
+how the tools were used, cost, and how closely the student imitates the teacher.
 
 Figures are computed over the questions both runs answered, so a teacher run over a whole split and a student run
 over a subset of it compare fairly. Trajectories are read through :func:`ark.training.datasets.record_trajectories`.
@@ -16,12 +16,17 @@ import numpy as np
 
 from ..eval.compare import load_run
 from ..eval.run_folder import RunFolder, RunFolderError
+from ..methods.ark.distill.export import TEACHER_DIR
+from ..methods.ark.distill.imitation import (
+    reproduction_rate,
+    tool_call_mix,
+    trajectory_reproduction_rate,
+    valid_call_rate,
+)
 from ..metrics import HEADLINE_METRICS
-from ..runtime.jsonl import read_jsonl
 from ..runtime.trajectory_file import TrajectoryRecords
+from ..storage.jsonl import read_jsonl
 from ..training.datasets import record_trajectories
-from ..training.imitation import reproduction_rate, tool_call_mix, trajectory_reproduction_rate, valid_call_rate
-from .export import TEACHER_DIR
 
 METRIC_TITLES = {"hit@1": "Hit@1", "hit@5": "Hit@5", "recall@20": "R@20", "mrr": "MRR"}
 

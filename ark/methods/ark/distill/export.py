@@ -1,6 +1,7 @@
 """Teacher trajectories → SFT dataset (paper §4.3): which questions, which trajectories, and the files written.
 
-The teacher runs through the evaluation harness (:func:`ark.eval.run_eval`) into ``OUT/teacher/``, an ordinary run
+The teacher runs through the evaluation harness (:func:`ark.eval.run_eval`, called by ``ark distill export``) into
+``OUT/teacher/``, an ordinary run
 folder: the method registry builds it, the runner keeps several questions in flight, shows progress and resumes an
 interrupted export, and the folder's config check refuses to mix two teachers. Recorded runs can be reused instead
 (an eval run folder, an earlier export, or ``ark ask --trajectories`` files).
@@ -18,14 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.jsonl import write_json_atomic, write_jsonl_atomic
-from ..runtime.trajectory_file import read_trajectory_file
-from ..training.distill_data import STATISTICS_FILE, split_by_question, write_distillation_dataset
+from ....runtime.trajectory_file import read_trajectory_file
+from ....storage.jsonl import write_json_atomic, write_jsonl_atomic
+from .dataset import STATISTICS_FILE, split_by_question, write_distillation_dataset
 
 if TYPE_CHECKING:
-    from ..loaders.queries import Query
-    from ..methods.choice import MethodChoice
-    from ..runtime.records import Trajectory
+    from ....loaders.queries import Query
+    from ....runtime.records import Trajectory
+    from ...choice import MethodChoice
 
 TEACHER_DIR = "teacher"
 QUESTIONS_FILE = "questions.jsonl"
@@ -57,7 +58,7 @@ def select_questions(queries: Sequence[Query], max_questions: int | None, seed: 
 def teacher_choice(choice: MethodChoice, per_question: int | None) -> MethodChoice:
     """``choice`` with ``n_agents = per_question`` (the trajectories recorded per question); unchanged when
     ``per_question`` is None. A method without agents cannot give several trajectories per question."""
-    from ..methods.choice import MethodChoice
+    from ...choice import MethodChoice
 
     if per_question is None:
         return choice
@@ -67,17 +68,6 @@ def teacher_choice(choice: MethodChoice, per_question: int | None) -> MethodChoi
                           f"set; leave out the trajectories-per-question setting")
     options["n_agents"] = per_question
     return MethodChoice(choice.name, type(choice.options).model_validate(options), choice.context)
-
-
-def run_teacher(graph: Any, choice: MethodChoice, queries: Sequence[Query], out_dir: str | Path, *,
-                queries_source: str = "", split: str | None = None, human: bool = False, concurrency: int = 4,
-                progress: bool = True, console: Any = None, retriever: Any = None) -> Any:
-    """Run the teacher on ``queries`` into ``out_dir/teacher`` (resuming it) with the evaluation harness; returns
-    its :class:`~ark.eval.EvalOutcome` (the teacher's own scores, which the dataset never uses)."""
-    from ..eval import run_eval
-
-    return run_eval(graph, choice, queries, Path(out_dir) / TEACHER_DIR, queries_source=queries_source, split=split,
-                    human=human, concurrency=concurrency, progress=progress, console=console, retriever=retriever)
 
 
 def read_records(source: str | Path) -> list[dict[str, Any]]:
@@ -115,7 +105,7 @@ def records_for(records: Sequence[Mapping[str, Any]], queries: Sequence[Query]) 
 def correctness_filter(metric: str, queries: Sequence[Query]) -> Callable[[Mapping[str, Any], Trajectory], bool]:
     """An opt-in filter keeping a trajectory when its own answer list scores above 0 on ``metric`` (e.g. ``hit@5``)
     against the question's gold answers. Not the paper's recipe, which is label-free."""
-    from ..metrics import METRIC_NAMES, query_metrics
+    from ....metrics import METRIC_NAMES, query_metrics
 
     if metric not in METRIC_NAMES:
         raise ExportError(f"unknown metric {metric!r} for the correctness filter; valid: {', '.join(METRIC_NAMES)}")

@@ -8,8 +8,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ark.quiz.graphscout.evaluate import Evaluator, step
-from ark.quiz.graphscout.program import Anchor, Meet, Program, Walk
+from ark.methods.graphscout.quiz.evaluate import Evaluator, step
+from ark.methods.graphscout.quiz.program import Anchor, Meet, Program, Walk
 from ark.quiz.traverse import FrontierTooLarge
 
 

@@ -1,15 +1,15 @@
-"""Exact answers of a :class:`~ark.quiz.graphscout.program.Program` by walking the graph in memory (numpy over the
-CSR arrays), and the nodes that support them (the clue candidates).
+"""Exact answers of a :class:`~ark.methods.graphscout.quiz.program.Program` by walking the graph in memory (numpy
+over the CSR arrays), and the nodes that support them (the clue candidates).
 
-Independent of any database: :mod:`ark.quiz.graphscout.cypher` recomputes the same answers in Cypher.
+Independent of any database: :mod:`ark.methods.graphscout.quiz.cypher` recomputes the same answers in Cypher.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...graph import KnowledgeGraph
-from ..traverse import EMPTY, SMALL_FRONTIER, FrontierTooLarge
+from ....graph import KnowledgeGraph
+from ....quiz.traverse import EMPTY, SMALL_FRONTIER, FrontierTooLarge
 from .program import Anchor, Expr, Meet, Program, Walk
 
 DEFAULT_FRONTIER_LIMIT = 2000

@@ -3,8 +3,10 @@ them, and the student answers through the same agent loop.
 
 - ``export``: run the teacher (any chat model, or the offline policy) over a query file's training questions with
   the evaluation runner (resumable, with progress), or reuse recorded runs, and write the SFT dataset.
-- ``report``: teacher vs student from two run folders (metrics, valid calls, tool mix, latency, tokens, imitation).
+- ``dataset``: teacher records → train/validation chat files split by question; ``imitation``: how closely a
+  student's trajectories follow its teacher's. The teacher-vs-student report over two run folders is
+  :mod:`ark.experiments.distill_report` (it reads evaluation run folders, a layer above the methods).
 
 Training itself is :func:`ark.training.sft.train_sft`; the student is served by ``--model hf:PATH``
-(:mod:`ark.training.local_backend`) or any OpenAI-compatible server. Torch-based parts need the ``train`` extra.
+(:mod:`ark.llm.local_backend`) or any OpenAI-compatible server. Torch-based parts need the ``train`` extra.
 """
