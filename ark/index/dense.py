@@ -127,7 +127,7 @@ def embed_texts(
             batch = [t or "" for t in texts[start : start + block]]
             vectors = encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
             out[start : start + len(batch)] = vectors.astype(np.float32)
-            if state_path is not None:
+            if state_path is not None and isinstance(out, np.memmap):
                 out.flush()
                 atomic_write_text(state_path, json.dumps({**state, "done": start + len(batch)}))
             bar.advance(len(batch))

@@ -168,7 +168,7 @@ class OpenAIEmbedder:
             extra = {"dimensions": self.dimensions} if self.dimensions else {}
             try:
                 reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
-                                                       **extra)
+                                                       **extra)  # type: ignore[arg-type]
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding endpoint {self.base_url} failed for model {self.model!r}: "
                                      f"{exc}") from exc

@@ -77,8 +77,8 @@ def node_documents(graph: Any, fields: dict[str, list[str]] | None = None) -> It
     node's text and ``"name"`` its name. Types not listed keep ``graph.text(i)``.
     """
     by_code: dict[int, list[str]] = {}
-    for node_type, keys in (fields or {}).items():
-        by_code[graph.node_types.index(graph.resolve_node_type(node_type))] = list(keys)
+    for node_type, type_keys in (fields or {}).items():
+        by_code[graph.node_types.index(graph.resolve_node_type(node_type))] = list(type_keys)
     codes = np.asarray(graph.node_type_codes)
     for i in range(graph.num_nodes):
         keys = by_code.get(int(codes[i]))

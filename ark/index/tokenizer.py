@@ -210,7 +210,7 @@ class Tokenizer:
             other_ids = np.flatnonzero(~ascii_mask).astype(np.int32)
             ascii_lists = _split_ascii(arr.filter(pa.array(ascii_mask)), self.lower)
             others = (arr.take(pa.array(other_ids)).to_pylist() if isinstance(texts, pa.Array)
-                      else [texts[i] for i in other_ids])
+                      else [texts[int(i)] for i in other_ids])
             other_arr = pa.array([t.lower() for t in others] if self.lower else others, type=arr.type)
             other_lists = pc.split_pattern_regex(other_arr, _NON_WORD)
             doc_ids = np.concatenate(

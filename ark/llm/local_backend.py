@@ -97,7 +97,7 @@ class LocalChatClient:
             raise LLMError(f"cannot load a causal LM from {self.model_path!r}: {exc}") from exc
         if self.adapter is not None:
             model = self._with_adapter(model, tokenizer)
-        model.to(self.device)
+        model.to(self.device)  # type: ignore[arg-type]  # transformers types .to() for devices as PreTrainedModel
         model.eval()
         return tokenizer, model
 
@@ -105,6 +105,7 @@ class LocalChatClient:
         """The base with the LoRA adapter merged in; a clear error when the adapter was made for another base."""
         from peft import PeftModel
 
+        assert self.adapter is not None
         adapter = Path(self.adapter)
         if not (adapter / "adapter_config.json").is_file():
             raise LLMError(f"{self.adapter!r} is not a LoRA adapter folder (no adapter_config.json)")

@@ -150,7 +150,7 @@ def remove_stale_temporaries(target: str | Path, legacy_age_s: float = 3600.0) -
     no longer run; returns what was removed. Names without a process id (written before ids were added) are removed
     once untouched for ``legacy_age_s`` seconds. Saves in progress, in this process or another, are left alone."""
     target = Path(target)
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(target.parent.glob(f".{glob_escape(target.name)}.*-*"))
     except OSError:
