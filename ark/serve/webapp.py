@@ -1,5 +1,6 @@
-"""``ark serve GRAPH``: the local web app (FastAPI, extra ``serve``): a JSON API with OpenAPI docs (``/docs``,
-``/openapi.json``) and the page on top of it (``static/``, no outside assets).
+"""``ark serve GRAPH``: the local web app (FastAPI, extra ``serve``): a JSON API with its reference (``/docs``, rendered
+here from ``/openapi.json`` by :mod:`ark.serve.api_docs`: FastAPI's Swagger UI and ReDoc pages load from a CDN and are
+off) and the page on top of it (``static/``, no outside assets).
 
 - ``POST /api/ask``: a question with any method, options and model settings → the fused ranking with each node's
   evidence. ``POST /api/ask/stream``: the same as server-sent events, ``step`` (one agent step, as it happens), then
@@ -23,7 +24,7 @@ from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -132,7 +133,8 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     assert questions is not None, "the web app needs GraphTools built with a QuestionService"
     graph = tools.graph
     browser = RunBrowser(list(runs or []))
-    app = FastAPI(title="ARK", version="1", summary="Evidence retrieval from a text-rich knowledge graph",
+    app = FastAPI(title="ARK", version="1", docs_url=None, redoc_url=None,
+                  summary="Evidence retrieval from a text-rich knowledge graph",
                   description=f"Graph {graph.metadata.get('name', 'graph')!r}: ask with any method, watch agents' "
                               "steps, read nodes, browse run folders.")
 
@@ -270,7 +272,13 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     async def run_chart(name: str, chart: str) -> FileResponse:
         return FileResponse(browser.chart(name, chart), media_type="image/png")
 
-    # ------------------------------------------------------------------ the page
+    # ------------------------------------------------------------------ the page and the API's reference
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        from .api_docs import render_docs
+
+        return HTMLResponse(render_docs(app.openapi()))
+
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
