@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -45,17 +46,28 @@ class PolicyReply:
     ``{"role": "assistant", "content": str | None, "tool_calls": [{"id", "type": "function",
     "function": {"name", "arguments"}}]}``; the ``tool_calls`` key is absent when there are none and
     ``arguments`` is the raw JSON string exactly as the model sent it (possibly malformed).
+
+    Whoever reads the reply calls :meth:`accept` once it has parsed it; a caching back-end stores the reply only
+    then, so a reply that breaks its reader is asked for again on the next run instead of failing it for good.
     """
 
     message: dict
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
     latency_s: float = 0.0
+    on_accept: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def accept(self) -> None:
+        """The reader has parsed the reply: let the back-end keep it (once; later calls do nothing)."""
+        hook, self.on_accept = self.on_accept, None
+        if hook is not None:
+            hook()
 
 
 @runtime_checkable
 class ChatPolicy(Protocol):
-    """Chooses the next assistant message given the conversation so far and the tool schemas."""
+    """Chooses the next assistant message given the conversation so far and the tool schemas. A policy may also
+    have ``max_tool_calls_per_turn`` (the most tool calls of one reply the loop runs; see :mod:`ark.runtime.loop`)."""
 
     name: str
 

@@ -29,6 +29,8 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
+
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
 from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError
 from .runs import RunBrowser, RunNotFound
@@ -239,13 +241,18 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     @app.post("/api/tools/{name}", summary="Run one graph tool of `ark mcp` (observation text and structured data)")
     async def tool(name: str, request: Request) -> JSONResponse:
         raw = await request.body()
+        text = raw.decode("utf-8", "replace") or "{}"
+        depth = json_depth(text)
+        if depth > MAX_ARGUMENT_DEPTH:
+            return _error(400, f"the body nests {depth:,} levels deep; tool arguments may nest at most "
+                               f"{MAX_ARGUMENT_DEPTH}", "invalid_request")
         try:
-            arguments = json.loads(raw or b"{}")
+            arguments = json.loads(text)
         except ValueError:
             return _error(400, "the body must be a JSON object of the tool's arguments", "invalid_request")
         if name not in tools.names:
             return _error(404, f"unknown tool {name!r}; tools: {', '.join(tools.names)}", "unknown_tool")
-        given = arguments if isinstance(arguments, dict) else raw.decode("utf-8", "replace")
+        given = arguments if isinstance(arguments, dict) else text
         result = await tools.aexecute(name, given)
         payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
         return JSONResponse(payload, status_code=200 if result.ok else 422)
