@@ -194,6 +194,7 @@ def make_policy(
     offline: bool = False,
     adapter: str | None = None,
     max_tokens: int | None = None,
+    max_tool_calls_per_turn: int | None = None,
 ) -> ChatPolicy | None:
     """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
 
@@ -206,13 +207,16 @@ def make_policy(
         return None
     from ..llm.settings import LOCAL_PREFIX, resolve_settings
 
-    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
+    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
+                 "max_tool_calls_per_turn": max_tool_calls_per_turn}
     try:
         settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValueError as exc:
         fail(str(exc))
     if settings.model and settings.model.startswith(LOCAL_PREFIX):
-        return _local_model(settings, adapter)
+        local = _local_model(settings, adapter)
+        local.max_tool_calls_per_turn = settings.max_tool_calls_per_turn  # read by the tool loop
+        return local
     if adapter is not None:
         fail(f"--adapter {adapter} needs a local model (--model hf:PATH), not {settings.model or 'no model'!r}")
     problem = settings_problem(settings, model, base_url)

@@ -7,8 +7,6 @@ import asyncio
 import json
 import logging
 import re
-import socket
-import threading
 import time
 
 import pytest
@@ -17,51 +15,10 @@ from ark.llm import LLMError, LLMSettings, OpenAIChatClient, Usage, resolve_sett
 from ark.runtime.loop import run_tool_loop
 from ark.runtime.records import Trajectory
 from ark.runtime.tools import ToolResult
+from tests.support.drip_server import DripServer
 from tests.support.openai_server import raw_reply, tool_reply
 
 MESSAGES = [{"role": "system", "content": "You retrieve evidence."}, {"role": "user", "content": "seizures?"}]
-
-
-class DripServer:
-    """A loopback HTTP server that answers 200 with a long Content-Length, then sends one byte every ``every_s``
-    seconds (for at most ``for_s``), like a stalled proxy."""
-
-    def __init__(self, every_s: float = 2.0, for_s: float = 30.0) -> None:
-        self.every_s, self.for_s = every_s, for_s
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.base_url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/v1"
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-
-    def serve(self) -> None:
-        self.listener.settimeout(0.2)
-        while not self.stop.is_set():
-            try:
-                connection, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=self.drip, args=(connection,), daemon=True).start()
-
-    def drip(self, connection: socket.socket) -> None:
-        with connection:
-            connection.recv(65536)  # the request (small enough for one read on loopback)
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
-            deadline = time.monotonic() + self.for_s
-            try:
-                while time.monotonic() < deadline and not self.stop.is_set():
-                    connection.sendall(b" ")
-                    self.stop.wait(self.every_s)
-            except OSError:  # the client gave up
-                return
-
-    def __enter__(self) -> DripServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-        self.listener.close()
 
 
 def test_a_drip_feeding_endpoint_fails_within_the_deadline():
