@@ -100,6 +100,7 @@ def cross_origin(b: Any) -> None:
         process.wait(timeout=30)
     process, url = _serve(b, ["mcp", b.graph, "--transport", "http", "--port", "0", "--model", "test-model",
                               "--base-url", b.server.base_url], r"listening on (http://127\.0\.0\.1:\d+/mcp)")
+    before = b.server.request_count
     try:
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "retrieve", "arguments": SPEND}}
         code, text = _post(url, json.dumps(call).encode(), {"Content-Type": "text/plain", "Origin": EVIL,
@@ -133,7 +134,8 @@ def model_output(b: Any) -> None:
     b.server.responder = turn_script([tool_reply(("search_in_graph", nested)), *ANSWERING])
     done = b.run("ask", b.graph, ONE_HOP[0], "--json", *_model(b))
     ok = done.returncode == 0 and json.loads(done.stdout)["ranked"][0]["node_id"] == ONE_HOP[1]
-    b.record("26.2 tool arguments nested 20,000 deep: ark ask", done, ok, "observation; the agent went on")
+    b.record("26.2 tool arguments nested 20,000 deep: ark ask", done, ok,
+             "observation; the agent went on" if ok else "the question failed")
     many = [("search_in_graph", {"query": "marfan"})] * 20_000
     b.server.responder = turn_script([tool_reply(*many), *ANSWERING])
     started = time.perf_counter()
@@ -150,7 +152,7 @@ def model_output(b: Any) -> None:
     b.server.responder = lambda body: raw_reply(json.dumps(completion))
     done = b.run("ask", b.graph, ONE_HOP[0], *_model(b))
     b.record("26.2 usage.prompt_tokens = \"many\": ark ask", done, done.returncode == 0,
-             "warning naming the endpoint; the question answered")
+             "the question answered" if done.returncode == 0 else "the question failed")
 
 
 def terminal_and_files(b: Any) -> None:
