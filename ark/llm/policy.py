@@ -9,6 +9,9 @@ from typing import Protocol, runtime_checkable
 # The keys of a chat message in the OpenAI protocol; anything else in ARK's in-memory messages (such as the
 # structured tool results under "data") stays on this side of the wire.
 PROTOCOL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# The most tool calls of one reply that the tool loop runs (a policy's ``max_tool_calls_per_turn``, the [llm] setting
+# of the same name); the rest are answered with an observation, not run.
+DEFAULT_MAX_TOOL_CALLS_PER_TURN = 32
 
 
 def protocol_message(message: dict) -> dict:

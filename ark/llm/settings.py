@@ -20,11 +20,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ark.config import ark_home
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN
 
 ENV_VARS = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY", "model": "ARK_MODEL"}
 CONFIG_TABLE = "llm"
-# The most tool calls of one reply that the tool loop runs; the rest are answered with an observation, not run.
-DEFAULT_MAX_TOOL_CALLS_PER_TURN = 32
 # A model named ``hf:PATH`` is a local Hugging Face model run in the process (``ark.training.local_backend``).
 LOCAL_PREFIX = "hf:"
 

@@ -6,7 +6,7 @@ policy fails. Tool messages carry the observation text for the model and, under 
 result for scripted policies; records keep the structured result once, in each tool call's record.
 
 A reply runs at most the policy's ``max_tool_calls_per_turn`` tool calls (default
-:data:`~ark.llm.settings.DEFAULT_MAX_TOOL_CALLS_PER_TURN`): the rest are dropped from the history and the last
+:data:`~ark.llm.policy.DEFAULT_MAX_TOOL_CALLS_PER_TURN`): the rest are dropped from the history and the last
 observation says so, so one runaway reply costs neither thousands of tool runs nor thousands of messages next turn.
 The reply is accepted (:meth:`~ark.llm.policy.PolicyReply.accept`, the cue to cache it) once its calls have run.
 """
@@ -19,8 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ark.llm.policy import ChatPolicy, Usage
-from ark.llm.settings import DEFAULT_MAX_TOOL_CALLS_PER_TURN
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
 from .tools import ToolResult, parse_arguments
