@@ -7,11 +7,16 @@ only stopword lists in the package:
   keyword ranking);
 - :data:`NAME_STOPWORDS`: the few words ignored when matching an entity's name against a question;
 - :data:`CONSTRAINT_STOPWORDS`: longer function words that never make a useful textual constraint (the quiz).
+
+And :func:`terminal_safe`, the one escape of text from the graph, a model or code output before it reaches a
+terminal (the command line's consoles apply it to everything they print).
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 
 WORD = re.compile(r"\w+")
 LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")  # words without the underscore
@@ -59,3 +64,23 @@ def clean_inline(text: str, limit: int) -> str:
     """One line, whitespace collapsed, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: max(limit - 3, 1)].rstrip() + "..."
+
+
+def terminal_safe(text: str, keep: str = "\n\t") -> str:
+    """``text`` as it may reach a terminal: printable characters (spaces included) and those in ``keep`` pass; every
+    other one is shown as its Python escape (``\\x1b``, ``\\x9b``, ``\\u202e``). That covers the C0 and C1 controls
+    (ESC and CSI start the sequences that clear the screen, move the cursor or write the clipboard), DEL, format
+    characters such as bidirectional overrides, and line or paragraph separators. A whitelist: what is not known to
+    print as itself is escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c in keep or unicodedata.category(c) == "Zs" else repr(c)[1:-1]
+                   for c in text)
+
+
+def json_terminal_safe(encoded: str) -> str:
+    """JSON text (as ``json.dumps(..., ensure_ascii=False)`` writes it) with every character :func:`terminal_safe`
+    would escape written as a JSON ``\\u`` escape instead: still the same JSON, and safe to print."""
+    if encoded.isprintable():
+        return encoded
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in encoded)

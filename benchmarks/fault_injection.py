@@ -354,6 +354,10 @@ CASES: list[tuple[str, Callable[..., None]]] = [
     ("one agent fails", one_agent_fails), ("trajectory sizes", trajectory_sizes),
 ]
 
+from fault_cases_harden import CASES as HARDENING_CASES  # noqa: E402 - servers, model client, terminal (issue 26)
+
+CASES += HARDENING_CASES
+
 
 def table(rows: list[Row]) -> str:
     lines = ["| case | exit | first line of the message | data intact | note |", "|---|---|---|---|---|"]

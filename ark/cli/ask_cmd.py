@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..text import clean_inline
+from ..text import clean_inline, json_terminal_safe
 from .common import (
     check_writable,
     console,
@@ -71,7 +71,7 @@ def ask(
             fail(f"cannot write --trajectories {trajectories}: {exc}")
     _check_agents(output.trajectories or [])
     if as_json:
-        print(json.dumps(record, ensure_ascii=False))
+        print(json_terminal_safe(json.dumps(record, ensure_ascii=False)))
         return
     _print_trace(output.trajectories or [], graph)
     _print_ranking(question, output, record, graph, top)

@@ -13,17 +13,46 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
 from rich.markup import escape
+from rich.segment import Segment
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, INTERRUPTED, announce_interrupt, exit_on_next_interrupt
+from ..text import terminal_safe
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..llm import ChatPolicy
 
+
+class _TerminalSafe:
+    """A renderable whose text segments pass :func:`~ark.text.terminal_safe` (rich's own control segments and the
+    styles it adds around text are kept: only the text is escaped)."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            if segment.control or segment.text.isprintable():
+                yield segment
+            else:
+                yield Segment(terminal_safe(segment.text), segment.style)
+
+
+class TerminalSafeHook(RenderHook):
+    """Everything a console prints goes through :func:`~ark.text.terminal_safe`: node names, model replies and code
+    output reach the terminal with control characters escaped (no screen clearing, clipboard writes or cursor moves
+    from the data), whichever command or table prints them."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_TerminalSafe(renderable) for renderable in renderables]
+
+
 console = Console()
 err_console = Console(stderr=True)
+for _console in (console, err_console):
+    _console.push_render_hook(TerminalSafeHook())
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -150,11 +179,11 @@ def load_graph(name_or_path: str, quiet: bool = False) -> KnowledgeGraph:
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if built:
-        err_console.print(f"[dim]Graph {graph.metadata.get('name', name_or_path)!r} built in "
+        err_console.print(f"[dim]Graph {escape(repr(graph.metadata.get('name', name_or_path)))} built in "
                           f"{time.perf_counter() - started:.1f} s: {graph.path}[/]", soft_wrap=True)
     if not quiet and graph.metadata.get("credit"):
-        err_console.print(f"[dim]Graph {graph.metadata.get('name', name_or_path)!r}: uses the "
-                          f"{graph.metadata['credit']}.[/]")
+        err_console.print(f"[dim]Graph {escape(repr(graph.metadata.get('name', name_or_path)))}: uses the "
+                          f"{escape(str(graph.metadata['credit']))}.[/]")
     return graph
 
 
@@ -165,6 +194,7 @@ def make_policy(
     offline: bool = False,
     adapter: str | None = None,
     max_tokens: int | None = None,
+    max_tool_calls_per_turn: int | None = None,
 ) -> ChatPolicy | None:
     """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
 
@@ -177,13 +207,16 @@ def make_policy(
         return None
     from ..llm.settings import LOCAL_PREFIX, resolve_settings
 
-    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens}
+    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
+                 "max_tool_calls_per_turn": max_tool_calls_per_turn}
     try:
         settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValueError as exc:
         fail(str(exc))
     if settings.model and settings.model.startswith(LOCAL_PREFIX):
-        return _local_model(settings, adapter)
+        local = _local_model(settings, adapter)
+        local.max_tool_calls_per_turn = settings.max_tool_calls_per_turn  # type: ignore[attr-defined]  # the loop reads it
+        return local
     if adapter is not None:
         fail(f"--adapter {adapter} needs a local model (--model hf:PATH), not {settings.model or 'no model'!r}")
     problem = settings_problem(settings, model, base_url)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 from typer.core import TyperGroup
 
 from ..text import clean_inline
@@ -301,7 +302,7 @@ def _print_summary(summary: dict[str, Any], title: str) -> None:
         cells = [scope, str(values["n"]), *retrieval_cells(values, HEADLINE_METRICS)]
         if answers:
             cells += [str((values.get("answers") or {}).get("n", 0)), *answer_cells(values, answers)]
-        table.add_row(*cells)
+        table.add_row(*map(Text, cells))  # template names come from the question file: never markup
     console.print(table)
     console.print(f"[dim]{scoring_note(summary)}[/]")
 
@@ -350,7 +351,7 @@ def compare(
     for row in comparison_rows(loaded):
         if previous_scope is not None and row[0] != previous_scope:
             table.add_section()
-        table.add_row(row[0] if row[0] != previous_scope else "", *row[1:])
+        table.add_row(*map(Text, (row[0] if row[0] != previous_scope else "", *row[1:])))
         previous_scope = row[0]
     console.print(table)
     base = loaded[0]

@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .common import check_writable, console, fail, guarded, load_graph, progress_status
 
@@ -89,11 +91,12 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     """Counts per node type and relation, schema triples and text statistics."""
     graph = load_graph(graph_name, quiet=True)
     meta = graph.metadata
-    console.print(f"[bold]{meta.get('name', graph_name)}[/]: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
+    name = escape(str(meta.get("name", graph_name)))
+    console.print(f"[bold]{name}[/]: {graph.num_nodes:,} nodes, {graph.num_edges:,} edges")
     if meta.get("credit"):
-        console.print(f"Uses the {meta['credit']}.")
+        console.print(Text(f"Uses the {meta['credit']}."))
     if graph.path:
-        console.print(f"[dim]{graph.path}[/]")
+        console.print(Text(str(graph.path), style="dim"))
 
     import numpy as np
 
@@ -105,7 +108,7 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     for name in graph.node_types:
         mask = graph.type_mask(name)
         sizes = lengths[mask]
-        types.add_row(name, f"{int(mask.sum()):,}", f"{sizes.mean():.0f}" if len(sizes) else "-",
+        types.add_row(Text(name), f"{int(mask.sum()):,}", f"{sizes.mean():.0f}" if len(sizes) else "-",
                       f"{int((sizes == 0).sum()):,}")
     console.print(types)
 
@@ -113,14 +116,14 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     relations.add_column("relation")
     relations.add_column("edges", justify="right")
     for name, count in graph.relation_counts().items():
-        relations.add_row(name, f"{count:,}")
+        relations.add_row(Text(name), f"{count:,}")
     console.print(relations)
 
     schema = Table(title="Schema (source type, relation, target type)")
     for column in ("source", "relation", "target", "edges"):
         schema.add_column(column, justify="right" if column == "edges" else "left")
     for triple in graph.schema:
-        schema.add_row(triple.source_type, triple.relation, triple.target_type, f"{triple.count:,}")
+        schema.add_row(Text(triple.source_type), Text(triple.relation), Text(triple.target_type), f"{triple.count:,}")
     console.print(schema)
     console.print(f"Text: {int(lengths.sum()):,} characters in all, mean {lengths.mean():.0f} per node, "
                   f"max {int(lengths.max()):,}")

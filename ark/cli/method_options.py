@@ -40,6 +40,7 @@ class MethodSelection:
     adapter: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
+    max_tool_calls_per_turn: int | None = None
 
 
 def _parameters(default_method: str | None) -> list[inspect.Parameter]:
@@ -63,6 +64,9 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
                                    "default 0.7).")]),
         inspect.Parameter("max_tokens", keyword, default=None, annotation=Annotated[int | None, typer.Option(
             min=1, help="LLM methods: most tokens per model turn (else the config file's; default 2048).")]),
+        inspect.Parameter("max_tool_calls_per_turn", keyword, default=None, annotation=Annotated[int | None,
+            typer.Option(min=1, max=10_000, help="LLM methods: most tool calls of one model reply that are run; the "
+                         "rest get an observation (else the config file's; default 32).")]),
         inspect.Parameter("base_url", keyword, default=None, annotation=Annotated[str | None, typer.Option(
             help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]),
         inspect.Parameter("offline", keyword, default=False, annotation=Annotated[bool, typer.Option(
@@ -94,7 +98,7 @@ def method_options(default_method: str | None = None) -> Callable[[Callable[...,
                 model=values["model"], base_url=values["base_url"], offline=values["offline"],
                 candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
                 progress=bool(kwargs.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
-                max_tokens=values["max_tokens"])
+                max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"])
             return command(*args, **kwargs, selection=selection)
 
         positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -135,7 +139,8 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
     if spec.uses_llm:
         llm = make_policy(model=selection.model, base_url=selection.base_url, offline=selection.offline,
                           adapter=selection.adapter, temperature=selection.temperature,
-                          max_tokens=selection.max_tokens)
+                          max_tokens=selection.max_tokens,
+                          max_tool_calls_per_turn=selection.max_tool_calls_per_turn)
     elif selection.model or selection.base_url or selection.adapter:
         err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url/--adapter "
                           "are ignored")

@@ -127,11 +127,12 @@ def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
     ``trajectories.jsonl`` (the same record with its agents under ``trajectories``)."""
     agents_list = record.get("agents") or record.get("trajectories") or []
     question = record.get("question") or (agents_list[0].get("question", "") if agents_list else "")
-    console.print(f"[bold]Question:[/] {escape(str(question))}" + (f"  [dim]({record['id']})[/]" if "id" in record
-                                                                 else ""))
+    console.print(f"[bold]Question:[/] {escape(str(question))}" + (f"  [dim]({escape(str(record['id']))})[/]"
+                                                                 if "id" in record else ""))
     config = record.get("config", {})
     agents = config.get("n_agents", len(agents_list))
-    console.print(f"[dim]policy {record.get('policy') or '?'} · graph {record.get('graph') or '?'} · "
+    console.print(f"[dim]policy {escape(str(record.get('policy') or '?'))} · "
+                  f"graph {escape(str(record.get('graph') or '?'))} · "
                   f"{agents} agent(s) · max {config.get('max_steps', '?')} steps · "
                   f"fusion {config.get('fusion', '?')} · {record.get('wall_s', 0):.2f} s[/]")
     for agent in agents_list:

@@ -7,6 +7,16 @@ not a chat completion (a proxy's HTML page, a truncated body) is retried the sam
 On top of it this client adds a response cache, a concurrency limit shared by every agent using the client, and
 token accounting. Every failure is an :class:`~ark.llm.policy.LLMError` naming the endpoint and model.
 
+Hard limits on what an endpoint can do to a run:
+
+- ``settings.timeout_s`` bounds each whole HTTP request (connect, send, headers and the complete body), not just
+  each read: an endpoint dripping a byte now and then cannot hold a request longer (:class:`DeadlineHttpClient`).
+  A timeout's error gives the real time spent and the endpoint.
+- A reply is cached only when its reader accepts it (:meth:`~ark.llm.policy.PolicyReply.accept`, after parsing),
+  so a reply that breaks the reader is asked for again next run.
+- ``usage`` fields that are not token counts are ignored with a warning naming the endpoint.
+- ``max_tool_calls_per_turn`` is exposed for the tool loop (extra calls get an observation, not a run).
+
 The concurrency limit is the client's own semaphore (``settings.concurrency`` requests at a time) unless a
 :class:`ConcurrencyLimiter` is set as ``client.limiter``: then each request holds one of its slots for the client's
 endpoint instead, so clients in several processes share one budget (``ark eval --ray`` does this).
@@ -15,12 +25,15 @@ endpoint instead, so clients in several processes share one budget (``ark eval -
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
+from types import ModuleType
 from typing import Any, Protocol
 
 import openai
+from openai.types import CompletionUsage
 
 from ark.llm.cache import ResponseCache, request_key
 from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
@@ -39,6 +52,36 @@ class ConcurrencyLimiter(Protocol):
     """A concurrency budget shared beyond one client: ``slot(endpoint)`` is held while a request is in flight."""
 
     def slot(self, endpoint: str) -> AbstractAsyncContextManager[Any]: ...
+
+
+def _httpx() -> ModuleType:
+    """The httpx package the installed SDK is built on (``httpx``; ``httpx2`` in its later versions)."""
+    for cls in openai.DefaultAsyncHttpxClient.__mro__:
+        root = cls.__module__.split(".")[0]
+        if root.startswith("httpx"):
+            return importlib.import_module(root)
+    raise ImportError("the openai SDK's HTTP client is not an httpx client")  # pragma: no cover
+
+
+class DeadlineHttpClient(openai.DefaultAsyncHttpxClient):
+    """The SDK's HTTP client with one deadline over each whole request. httpx's timeouts apply to each connect,
+    write and read separately, so a server sending a byte every few seconds never trips them; here the request,
+    its response headers and its complete body must arrive within ``deadline_s``, else httpx's ``ReadTimeout``
+    (which the SDK retries like any timeout)."""
+
+    def __init__(self, deadline_s: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.deadline_s = deadline_s
+
+    async def send(self, request: Any, **kwargs: Any) -> Any:
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                response = await super().send(request, **kwargs)
+                if kwargs.get("stream"):  # a streamed body is read later: read it now, within the deadline
+                    await response.aread()
+                return response
+        except TimeoutError as exc:
+            raise _httpx().ReadTimeout(f"no complete response within {self.deadline_s:g} s", request=request) from exc
 
 
 class OpenAIChatClient:
@@ -66,6 +109,7 @@ class OpenAIChatClient:
         self._sdk: openai.AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self.limiter: ConcurrencyLimiter | None = None  # None: the semaphore above (see the module doc)
+        self.max_tool_calls_per_turn = settings.max_tool_calls_per_turn  # read by the tool loop
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(base_url={self.base_url!r}, model={self.settings.model!r})"
@@ -79,6 +123,7 @@ class OpenAIChatClient:
                 api_key=self.settings.api_key or PLACEHOLDER_API_KEY,
                 timeout=self.settings.timeout_s,
                 max_retries=self.settings.max_retries,
+                http_client=DeadlineHttpClient(self.settings.timeout_s),
             )
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._sdk, self._semaphore
@@ -116,29 +161,46 @@ class OpenAIChatClient:
                                    latency_s=time.perf_counter() - started)
 
         response, message, latency = await self._fetch(request)
-        usage = Usage()
-        if response.usage is not None:
-            usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0,
-                          response.usage.total_tokens or 0)
+        usage = self._usage(response.usage)
         self.calls += 1
         self.usage_total = self.usage_total + usage
         log.debug("%s replied in %.2fs (%d tokens)", self.name, latency, usage.total_tokens)
-        if self.cache is not None:
-            self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": response.model})
-        return PolicyReply(message, usage, cached=False, latency_s=latency)
+        reply = PolicyReply(message, usage, cached=False, latency_s=latency)
+        if self.cache is not None:  # stored once the reader has parsed the reply (see the module doc)
+            cache, entry = self.cache, {"message": message, "usage": usage.to_dict(), "model": str(response.model)}
+            reply.on_accept = lambda: cache.put(key, entry)
+        return reply
+
+    def _usage(self, reported: Any) -> Usage:
+        """The token counts of a completion's ``usage``; any that is not a count makes the whole usage ignored, with a
+        warning naming the endpoint (the reply itself is fine)."""
+        if reported is None:
+            return Usage()
+        fields = ("prompt_tokens", "completion_tokens", "total_tokens")
+        found = ({name: getattr(reported, name, None) or 0 for name in fields}
+                 if isinstance(reported, CompletionUsage) else {"usage": reported})
+        counts = {}
+        for name, value in found.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                log.warning("%s (model %r) sent a usage that is not token counts (%s = %.80r); its usage is ignored",
+                            self.base_url, self.settings.model, name, value)
+                return Usage()
+            counts[name] = value
+        return Usage(**counts)
 
     async def _fetch(self, request: dict[str, Any]) -> tuple[Any, dict, float]:
         """Send ``request``: the parsed completion, its first message and the latency. A body that is not a chat
         completion is retried ``max_retries`` times (the SDK retries only failed statuses), then an `LLMError`."""
         sdk, semaphore = self._resources()
         retries = self.settings.max_retries
+        first_started = time.perf_counter()
         for attempt in range(retries + 1):
             async with (semaphore if self.limiter is None else self.limiter.slot(self.base_url)):
                 started = time.perf_counter()
                 try:
                     raw = await sdk.chat.completions.with_raw_response.create(**request)
                 except openai.OpenAIError as exc:
-                    raise self._error(exc) from exc
+                    raise self._error(exc, time.perf_counter() - first_started) from exc
                 latency = time.perf_counter() - started
             try:
                 response = raw.parse()
@@ -173,12 +235,13 @@ class OpenAIChatClient:
             message["tool_calls"] = calls
         return message
 
-    def _error(self, exc: openai.OpenAIError) -> LLMError:
+    def _error(self, exc: openai.OpenAIError, elapsed_s: float) -> LLMError:
         """A clear `LLMError` naming the endpoint and model (never the API key)."""
         where = f"{self.base_url} (model {self.settings.model!r})"
         retries = self.settings.max_retries
         if isinstance(exc, openai.APITimeoutError):
-            return LLMError(f"chat request to {where} timed out after {self.settings.timeout_s:g}s "
+            return LLMError(f"chat request to {where} timed out: no complete reply within "
+                            f"{self.settings.timeout_s:g} s per try; gave up after {elapsed_s:.1f} s "
                             f"(tried {retries + 1} times)")
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(f"could not connect to {where} (tried {retries + 1} times): {exc}")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 # The keys of a chat message in the OpenAI protocol; anything else in ARK's in-memory messages (such as the
 # structured tool results under "data") stays on this side of the wire.
 PROTOCOL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# The most tool calls of one reply that the tool loop runs (a policy's ``max_tool_calls_per_turn``, the [llm] setting
+# of the same name); the rest are answered with an observation, not run.
+DEFAULT_MAX_TOOL_CALLS_PER_TURN = 32
 
 
 def protocol_message(message: dict) -> dict:
@@ -45,17 +49,28 @@ class PolicyReply:
     ``{"role": "assistant", "content": str | None, "tool_calls": [{"id", "type": "function",
     "function": {"name", "arguments"}}]}``; the ``tool_calls`` key is absent when there are none and
     ``arguments`` is the raw JSON string exactly as the model sent it (possibly malformed).
+
+    Whoever reads the reply calls :meth:`accept` once it has parsed it; a caching back-end stores the reply only
+    then, so a reply that breaks its reader is asked for again on the next run instead of failing it for good.
     """
 
     message: dict
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
     latency_s: float = 0.0
+    on_accept: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def accept(self) -> None:
+        """The reader has parsed the reply: let the back-end keep it (once; later calls do nothing)."""
+        hook, self.on_accept = self.on_accept, None
+        if hook is not None:
+            hook()
 
 
 @runtime_checkable
 class ChatPolicy(Protocol):
-    """Chooses the next assistant message given the conversation so far and the tool schemas."""
+    """Chooses the next assistant message given the conversation so far and the tool schemas. A policy may also
+    have ``max_tool_calls_per_turn`` (the most tool calls of one reply the loop runs; see :mod:`ark.runtime.loop`)."""
 
     name: str
 

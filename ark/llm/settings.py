@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ark.config import ark_home
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN
 
 ENV_VARS = {"base_url": "OPENAI_BASE_URL", "api_key": "OPENAI_API_KEY", "model": "ARK_MODEL"}
 CONFIG_TABLE = "llm"
@@ -37,11 +38,12 @@ class LLMSettings(BaseModel):
     model: str | None = None
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=2048, gt=0)
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)  # the whole request (connect, send, headers and body), per try
     max_retries: int = Field(default=4, ge=0)
     concurrency: int = Field(default=8, ge=1)
     cache_dir: Path | None = None  # None: no response cache
     seed: int | None = None
+    max_tool_calls_per_turn: int = Field(default=DEFAULT_MAX_TOOL_CALLS_PER_TURN, ge=1, le=10_000)
 
     def configured(self) -> bool:
         """True when a model is set and there is somewhere to send it (a base URL or an API key)."""

@@ -219,9 +219,15 @@ def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> pa.Chunke
 def _read_csv(path: Path) -> Columns:
     with path.open(encoding="utf-8", newline="") as handle:
         header = next(csv.reader(handle), [])
+    if not header:
+        raise GraphValidationError(f"{path}: the file is empty; a CSV table starts with a header line naming its "
+                                   "columns")
     # Every column as text, so ids such as "007" keep their form and empty cells stay empty strings.
     options = pa_csv.ConvertOptions(column_types={c: pa.string() for c in header}, strings_can_be_null=False)
-    table = pa_csv.read_csv(path, convert_options=options)
+    try:
+        table = pa_csv.read_csv(path, convert_options=options)
+    except pa.ArrowInvalid as exc:  # Arrow's message names no file
+        raise GraphValidationError(f"{path}: {' '.join(str(exc).split())}") from None
     return {name: table.column(name) for name in table.column_names}
 
 
@@ -283,7 +289,7 @@ def _parse_properties(values: list[Any], first_row: int, bad: list[str]) -> list
             continue
         try:
             obj = json.loads(value)
-        except (TypeError, json.JSONDecodeError):
+        except (TypeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep to read
             obj = None
         if not isinstance(obj, dict):
             bad.append(f"row {row}: {str(value)[:60]!r}")

@@ -65,7 +65,9 @@ class AnswerJudge:
         except Exception as exc:  # a failed request leaves this answer unjudged, it does not stop an evaluation
             return JudgeVerdict(None, "", f"{type(exc).__name__}: {exc}")
         text = str(reply.message.get("content") or "")
-        return JudgeVerdict(parse_verdict(text), text)
+        verdict = parse_verdict(text)
+        reply.accept()
+        return JudgeVerdict(verdict, text)
 
     async def ajudge_many(self, items: Iterable[Sequence[Any]]) -> list[JudgeVerdict]:
         """Judge ``(question, prediction, gold[, answer_type])`` tuples concurrently (the client limits

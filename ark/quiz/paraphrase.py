@@ -41,7 +41,9 @@ async def paraphrase_one(client: ChatPolicy, record: dict[str, Any]) -> str | No
     except LLMError:
         return None
     content = (reply.message.get("content") or "").strip()
-    return content if is_faithful(content, record) else None
+    faithful = is_faithful(content, record)
+    reply.accept()
+    return content if faithful else None
 
 
 async def paraphrase_all(client: ChatPolicy, records: list[dict[str, Any]]) -> int:

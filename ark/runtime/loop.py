@@ -4,6 +4,11 @@
 a turn without tool calls ends it (a method that accepts a final text answer), the step budget runs out, or the
 policy fails. Tool messages carry the observation text for the model and, under ``data``, the tool's structured
 result for scripted policies; records keep the structured result once, in each tool call's record.
+
+A reply runs at most the policy's ``max_tool_calls_per_turn`` tool calls (default
+:data:`~ark.llm.policy.DEFAULT_MAX_TOOL_CALLS_PER_TURN`): the rest are dropped from the history and the last
+observation says so, so one runaway reply costs neither thousands of tool runs nor thousands of messages next turn.
+The reply is accepted (:meth:`~ark.llm.policy.PolicyReply.accept`, the cue to cache it) once its calls have run.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ark.llm.policy import ChatPolicy, Usage
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult
+from .tools import ToolResult, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[dict], str | None]
@@ -45,6 +50,7 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
     ``on_step`` (optional) is called after each step is recorded, before the loop decides whether to go on."""
     messages = trajectory.messages
     execute_async = getattr(executor, "aexecute", None)
+    max_calls = max(1, int(getattr(policy, "max_tool_calls_per_turn", DEFAULT_MAX_TOOL_CALLS_PER_TURN)))
     started = time.perf_counter()
     trajectory.stop_reason = "max_steps"
     for step_index in range(max_steps):
@@ -58,18 +64,28 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             break
         llm_s = time.perf_counter() - step_started
         message = assistant_message(reply.message, step_index)
+        calls = message.get("tool_calls") or []
+        dropped = len(calls) - max_calls
+        if dropped > 0:
+            calls = message["tool_calls"] = calls[:max_calls]
         messages.append(message)
         records, observations, corrective = [], [], None
-        calls = message.get("tool_calls") or []
         for call in calls:
             function = call.get("function") or {}
             name, arguments = str(function.get("name") or ""), function.get("arguments")
             raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
             result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text, "data": result.data})
-            records.append(ToolCallRecord(call["id"], name, raw, _parses(raw), result.ok, result.error,
+            parses = parse_arguments(raw)[1] is None
+            records.append(ToolCallRecord(call["id"], name, raw, parses, result.ok, result.error,
                                           list(result.node_indices), result.data))
             observations.append(result.text)
+        if dropped > 0:
+            note = (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most {max_calls} run per "
+                    "turn. Call fewer tools at a time.]")
+            messages[-1]["content"] += note
+            observations[-1] += note
+        reply.accept()
         ends_here = False
         if not calls:
             corrective = on_no_tool_call(message) if on_no_tool_call is not None else None
@@ -109,12 +125,3 @@ def assistant_message(message: dict, step_index: int) -> dict:
     if calls:
         out["tool_calls"] = calls
     return out
-
-
-def _parses(raw: str) -> bool:
-    if not raw.strip():
-        return True
-    try:
-        return isinstance(json.loads(raw), dict)
-    except json.JSONDecodeError:
-        return False

@@ -10,6 +10,12 @@
   printed before it starts answering.
 - On loopback without a token, a request whose ``Host`` header is not a loopback name (a web page reaching the
   server through DNS rebinding) is refused with 421.
+- Every request that may change state or spend a model (any method but GET, HEAD and OPTIONS) must come from the
+  server's own origin (:class:`SameOriginMiddleware`): an ``Origin`` header other than the server's is refused with
+  403, and so is a browser's request without one unless ``Sec-Fetch-Site`` says ``same-origin`` or ``none``. Clients
+  that are not browsers send neither header and pass; a request carrying the token in ``Authorization`` passes too.
+  A body must be declared JSON (``Content-Type: application/json``, else 415), so a page cannot send one as a form
+  or ``text/plain`` "simple request" either.
 """
 
 from __future__ import annotations
@@ -60,6 +66,11 @@ def check_binding(host: str, allow_remote: bool, token: str | None) -> str | Non
     return token
 
 
+def _headers(scope: dict) -> dict[str, str]:
+    """A request's headers by lower-cased name."""
+    return {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+
+
 class TokenMiddleware:
     """ASGI middleware refusing every HTTP request without the token (401, JSON); lifespan events pass through."""
 
@@ -74,9 +85,9 @@ class TokenMiddleware:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
-        bearer = headers.get("authorization", "")
-        bearer = bearer[7:].strip() if bearer.lower().startswith("bearer ") else None
+        headers = _headers(scope)
+        authorization = headers.get("authorization", "")
+        bearer = authorization[7:].strip() if authorization.lower().startswith("bearer ") else None
         cookie = SimpleCookie(headers.get("cookie", ""))
         from_cookie = cookie[COOKIE].value if COOKIE in cookie else None
         query = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [None])[0]
@@ -126,13 +137,62 @@ class LoopbackHostMiddleware:
             headers = dict(scope.get("headers") or [])
             host = headers.get(b"host", b"").decode("latin-1")
             if not is_loopback(host_name(host) or "-"):
-                body = json.dumps({"error": f"refusing Host {host!r}: this server answers only requests addressed "
-                                            "to a loopback name (127.0.0.1, localhost, [::1])",
-                                   "kind": "bad_host"}).encode()
-                await send({"type": "http.response.start", "status": 421,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+                await _refuse(send, 421, f"refusing Host {host!r}: this server answers only requests addressed to a "
+                              "loopback name (127.0.0.1, localhost, [::1])", "bad_host")
+                return
+        await self.app(scope, receive, send)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+SAME_ORIGIN_FETCH_SITES = frozenset({"same-origin", "none"})  # ``none``: typed in the address bar, a bookmark
+
+
+async def _refuse(send: Callable, status: int, message: str, kind: str) -> None:
+    body = json.dumps({"error": message, "kind": kind}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class SameOriginMiddleware:
+    """ASGI middleware admitting a request that may change state or spend a model (any method but GET, HEAD and
+    OPTIONS) only from the server's own origin, with a JSON body: see the module doc. The server's origin is
+    ``http://`` + the request's ``Host`` (which :class:`LoopbackHostMiddleware` or the token already vouch for)."""
+
+    def __init__(self, app: Any, token: str | None = None) -> None:
+        self.app = app
+        self.token = token.encode() if token else None
+
+    def problem(self, method: str, headers: dict[str, str]) -> tuple[int, str, str] | None:
+        """``(status, message, kind)`` of a refusal, or None for a request that may go on."""
+        if method in SAFE_METHODS:
+            return None
+        bearer = headers.get("authorization", "")
+        with_token = self.token is not None and bearer.lower().startswith("bearer ") and hmac.compare_digest(
+            bearer[7:].strip().encode(), self.token)
+        own = "http://" + headers.get("host", "").strip().lower()
+        origin = headers.get("origin")
+        fetch_site = headers.get("sec-fetch-site")
+        if not with_token and origin is not None and origin.strip().lower() != own:
+            return 403, (f"cross-origin request refused: Origin {origin!r} is not this server's origin {own!r}; "
+                         "only the server's own page (or a client that is not a browser) may call it"), "cross_origin"
+        if not with_token and origin is None and fetch_site is not None and fetch_site not in SAME_ORIGIN_FETCH_SITES:
+            return 403, (f"cross-site request refused (Sec-Fetch-Site: {fetch_site!r}); only the server's own page "
+                         "(or a client that is not a browser) may call it"), "cross_origin"
+        if method in BODY_METHODS:
+            content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+            if content_type != "application/json":
+                return 415, (f"a {method} body must be JSON: send Content-Type: application/json (got "
+                             f"{headers.get('content-type', 'none')!r})"), "unsupported_media_type"
+        return None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "http":
+            headers = _headers(scope)
+            refused = self.problem(scope.get("method", "GET").upper(), headers)
+            if refused is not None:
+                await _refuse(send, *refused)
                 return
         await self.app(scope, receive, send)
 
@@ -157,11 +217,14 @@ def url_of(sock: socket.socket, path: str = "/") -> str:
 def serve_app(app: Any, host: str, port: int, announce: Callable[[str], None], path: str = "/",
               token: str | None = None, log_level: str = "warning") -> None:
     """Serve the ASGI ``app`` with uvicorn on ``host:port`` until interrupted; ``announce`` gets the URL once the
-    socket is bound. With a ``token`` every request must carry it (:class:`TokenMiddleware`); without one, on
-    loopback, only requests addressed to a loopback name are answered (:class:`LoopbackHostMiddleware`)."""
+    socket is bound. Requests that may change state or spend a model must be same-origin JSON
+    (:class:`SameOriginMiddleware`). With a ``token`` every request must carry it (:class:`TokenMiddleware`);
+    without one, on loopback, only requests addressed to a loopback name are answered
+    (:class:`LoopbackHostMiddleware`)."""
     import uvicorn
 
     sock = bind_socket(host, port)
+    app = SameOriginMiddleware(app, token)
     if token:
         app = TokenMiddleware(app, token)
     elif is_loopback(host):

@@ -3,7 +3,9 @@ template, the charts, every trajectory, and the queries a run got wrong.
 
 A root given to the server is either one run folder (it has ``config.json``) or a folder of run folders (its
 children that have one). Runs are named by their folder name (``name~2`` when two roots hold the same name); only
-files inside a listed run are ever read, and charts only by a name listed in its ``charts/`` folder.
+files inside a listed run are ever read, and charts only by a name listed in its ``charts/`` folder. Every file is
+resolved first (symlinks followed): one that lands outside its run folder, or is not a regular file, is treated as
+absent, so a link in a browsed folder cannot serve the rest of the machine.
 """
 
 from __future__ import annotations
@@ -27,19 +29,34 @@ class BrowsedRun:
     name: str
     folder: RunFolder
 
+    def file(self, path: Path) -> Path | None:
+        """``path`` resolved, if it is a regular file inside this run's folder (symlinks followed); else None."""
+        try:
+            resolved = path.resolve(strict=True)
+            inside = resolved.is_relative_to(self.folder.path.resolve(strict=True))
+        except (OSError, RuntimeError):  # missing, unreadable, a symlink loop
+            return None
+        return resolved if inside and resolved.is_file() else None
 
-def _read_json(path: Path) -> Any:
+
+def _read_json(path: Path | None) -> Any:
+    if path is None:
+        return None
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
 
-def _read_lines(path: Path) -> list[dict[str, Any]]:
+# A run's trajectory records (an alias: inside RunBrowser, `list` names its method).
+Records = list[dict[str, Any]]
+
+
+def _read_lines(path: Path | None) -> list[dict[str, Any]]:
     """The complete lines of a JSONL file (a torn last line is skipped, never cut off: browsing writes nothing)."""
     from ark.storage.jsonl import read_jsonl
 
-    return read_jsonl(path) if path.is_file() else []
+    return read_jsonl(path) if path is not None else []
 
 
 class RunBrowser:
@@ -47,7 +64,7 @@ class RunBrowser:
 
     def __init__(self, roots: list[Path]) -> None:
         self.roots = [Path(root) for root in roots]
-        self._trajectories: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+        self._trajectories: dict[str, tuple[float, Records]] = {}
 
     def runs(self) -> dict[str, BrowsedRun]:
         found: dict[str, BrowsedRun] = {}
@@ -73,57 +90,63 @@ class RunBrowser:
     def list(self) -> list[dict[str, Any]]:
         out = []
         for name, run in self.runs().items():
-            config = _read_json(run.folder.config) or {}
-            summary = _read_json(run.folder.summary_json) or {}
+            config = _read_json(run.file(run.folder.config)) or {}
+            summary = _read_json(run.file(run.folder.summary_json)) or {}
             overall = summary.get("overall", {})
             out.append({"name": name, "method": config.get("method"), "graph": config.get("graph"),
                         "llm": config.get("llm"), "created": config.get("created"),
                         "n_queries": summary.get("n_queries"), "hit@1": overall.get("hit@1"),
                         "mrr": overall.get("mrr"), "scored": bool(summary),
-                        "has_trajectories": run.folder.trajectories.is_file()})
+                        "has_trajectories": run.file(run.folder.trajectories) is not None})
         return out
 
     def detail(self, name: str) -> dict[str, Any]:
         """Config, metrics overall and per template, tool use, chart names and the queries it got wrong."""
         run = self._run(name)
         folder = run.folder
-        summary = _read_json(folder.summary_json) or {}
-        per_query = _read_lines(folder.per_query)
+        summary = _read_json(run.file(folder.summary_json)) or {}
+        per_query = _read_lines(run.file(folder.per_query))
         wrong = [{"id": row.get("id"), "query": row.get("query"), "template": row.get("template"),
                   "answer_ids": row.get("answer_ids"), "first_answer_rank": row.get("first_answer_rank"),
                   "missing": row.get("missing", False)}
                  for row in per_query if row.get("missing") or not row.get("hit@1")]
-        charts = sorted(p.name for p in folder.charts.glob("*.png")) if folder.charts.is_dir() else []
-        return {"name": name, "config": _read_json(folder.config), "overall": summary.get("overall"),
+        return {"name": name, "config": _read_json(run.file(folder.config)), "overall": summary.get("overall"),
                 "by_template": summary.get("by_template") or {}, "n_queries": summary.get("n_queries"),
-                "tool_use": _read_json(folder.tool_use), "charts": charts, "wrong": wrong,
-                "n_trajectories": len(self._records(run)) if folder.trajectories.is_file() else 0}
+                "tool_use": _read_json(run.file(folder.tool_use)), "charts": sorted(self._charts(run)),
+                "wrong": wrong, "n_trajectories": len(self._records(run))}
+
+    def _charts(self, run: BrowsedRun) -> dict[str, Path]:
+        """The run's charts by name (each resolved inside the run folder)."""
+        if not run.folder.charts.is_dir():
+            return {}
+        found = ((p.name, run.file(p)) for p in run.folder.charts.glob("*.png"))
+        return {chart: path for chart, path in found if path is not None}
 
     def chart(self, name: str, chart: str) -> Path:
         run = self._run(name)
-        charts = {p.name: p for p in run.folder.charts.glob("*.png")} if run.folder.charts.is_dir() else {}
+        charts = self._charts(run)
         if chart not in charts:
             raise RunNotFound(f"run {name!r} has no chart {chart!r}; charts: {', '.join(sorted(charts)) or 'none'}")
         return charts[chart]
 
     # ------------------------------------------------------------------ trajectories
-    def _records(self, run: BrowsedRun) -> list[dict[str, Any]]:
-        """The run's trajectory records (unpacked), cached while the file is unchanged."""
+    def _records(self, run: BrowsedRun) -> Records:
+        """The run's trajectory records (unpacked; none without the file), cached while the file is unchanged."""
         from ark.runtime.trajectory_file import read_trajectory_file
 
-        path = run.folder.trajectories
+        path = run.file(run.folder.trajectories)
+        if path is None:
+            return []
         stamp = path.stat().st_mtime
         cached = self._trajectories.get(str(path))
         if cached is None or cached[0] != stamp:
-            self._trajectories[str(path)] = cached = (stamp, read_trajectory_file(path))
+            cached = (stamp, read_trajectory_file(path))
+            self._trajectories[str(path)] = cached
         return cached[1]
 
     def trajectories(self, name: str, offset: int = 0, limit: int = 50) -> dict[str, Any]:
         """One page of the run's questions: id, question, agents, steps, the top of the fused ranking."""
-        run = self._run(name)
-        if not run.folder.trajectories.is_file():
-            return {"total": 0, "items": []}
-        records = self._records(run)
+        records = self._records(self._run(name))
         limit = max(1, min(limit, MAX_LISTED_TRAJECTORIES))
         items = []
         for position, record in enumerate(records[offset:offset + limit], start=offset):
@@ -137,7 +160,7 @@ class RunBrowser:
 
     def trajectory(self, name: str, position: int) -> dict[str, Any]:
         run = self._run(name)
-        records = self._records(run) if run.folder.trajectories.is_file() else []
+        records = self._records(run)
         if not 0 <= position < len(records):
             raise RunNotFound(f"run {name!r} has {len(records)} trajectory record(s); {position} is not one of them "
                               f"(0 to {len(records) - 1})" if records else f"run {name!r} has no trajectories")

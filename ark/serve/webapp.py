@@ -1,5 +1,6 @@
-"""``ark serve GRAPH``: the local web app (FastAPI, extra ``serve``): a JSON API with OpenAPI docs (``/docs``,
-``/openapi.json``) and the page on top of it (``static/``, no outside assets).
+"""``ark serve GRAPH``: the local web app (FastAPI, extra ``serve``): a JSON API with its reference (``/docs``, rendered
+here from ``/openapi.json`` by :mod:`ark.serve.api_docs`: FastAPI's Swagger UI and ReDoc pages load from a CDN and are
+off) and the page on top of it (``static/``, no outside assets).
 
 - ``POST /api/ask``: a question with any method, options and model settings → the fused ranking with each node's
   evidence. ``POST /api/ask/stream``: the same as server-sent events, ``step`` (one agent step, as it happens), then
@@ -23,10 +24,12 @@ from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
 
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
 from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError
@@ -132,7 +135,8 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     assert questions is not None, "the web app needs GraphTools built with a QuestionService"
     graph = tools.graph
     browser = RunBrowser(list(runs or []))
-    app = FastAPI(title="ARK", version="1", summary="Evidence retrieval from a text-rich knowledge graph",
+    app = FastAPI(title="ARK", version="1", docs_url=None, redoc_url=None,
+                  summary="Evidence retrieval from a text-rich knowledge graph",
                   description=f"Graph {graph.metadata.get('name', 'graph')!r}: ask with any method, watch agents' "
                               "steps, read nodes, browse run folders.")
 
@@ -234,19 +238,7 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
         data["neighbour_total"] = len(found.nodes)
         return data
 
-    @app.post("/api/tools/{name}", summary="Run one graph tool of `ark mcp` (observation text and structured data)")
-    async def tool(name: str, request: Request) -> JSONResponse:
-        raw = await request.body()
-        try:
-            arguments = json.loads(raw or b"{}")
-        except ValueError:
-            return _error(400, "the body must be a JSON object of the tool's arguments", "invalid_request")
-        if name not in tools.names:
-            return _error(404, f"unknown tool {name!r}; tools: {', '.join(tools.names)}", "unknown_tool")
-        given = arguments if isinstance(arguments, dict) else raw.decode("utf-8", "replace")
-        result = await tools.aexecute(name, given)
-        payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
-        return JSONResponse(payload, status_code=200 if result.ok else 422)
+    _add_tool_route(app, tools)
 
     # ------------------------------------------------------------------ runs
     @app.get("/api/runs", summary="The browsable run folders")
@@ -270,7 +262,9 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     async def run_chart(name: str, chart: str) -> FileResponse:
         return FileResponse(browser.chart(name, chart), media_type="image/png")
 
-    # ------------------------------------------------------------------ the page
+    # ------------------------------------------------------------------ the page and the API's reference
+    _add_docs_route(app)
+
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
@@ -278,6 +272,39 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit)
     return app
+
+
+def _add_tool_route(app: Any, tools: GraphTools) -> None:
+    """``POST /api/tools/{name}``: one graph tool, its arguments checked for depth before parsing."""
+
+    @app.post("/api/tools/{name}", summary="Run one graph tool of `ark mcp` (observation text and structured data)")
+    async def tool(name: str, request: Request) -> JSONResponse:
+        raw = await request.body()
+        text = raw.decode("utf-8", "replace") or "{}"
+        depth = json_depth(text)
+        if depth > MAX_ARGUMENT_DEPTH:
+            return _error(400, f"the body nests {depth:,} levels deep; tool arguments may nest at most "
+                               f"{MAX_ARGUMENT_DEPTH}", "invalid_request")
+        try:
+            arguments = json.loads(text)
+        except ValueError:
+            return _error(400, "the body must be a JSON object of the tool's arguments", "invalid_request")
+        if name not in tools.names:
+            return _error(404, f"unknown tool {name!r}; tools: {', '.join(tools.names)}", "unknown_tool")
+        given = arguments if isinstance(arguments, dict) else text
+        result = await tools.aexecute(name, given)
+        payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
+        return JSONResponse(payload, status_code=200 if result.ok else 422)
+
+
+def _add_docs_route(app: Any) -> None:
+    """``GET /docs``: the API reference rendered here from the OpenAPI schema (nothing loaded from outside)."""
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        from .api_docs import render_docs
+
+        return HTMLResponse(render_docs(app.openapi()))
 
 
 def _jsonable(value: Any) -> Any:

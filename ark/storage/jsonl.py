@@ -55,6 +55,9 @@ def parse_json_object(line: str, where: str, error: type[ValueError] = ValueErro
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise error(f"{where}: not valid JSON ({exc.msg})") from None
+    except RecursionError:  # Python's reader recurses once per level of arrays and objects
+        raise error(f"{where}: arrays and objects nested too deeply to read (about a thousand levels or more); "
+                    "flatten the record") from None
     if not isinstance(record, dict):
         raise error(f"{where}: expected a JSON object, got {type(record).__name__}")
     return record

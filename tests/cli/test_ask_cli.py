@@ -236,6 +236,20 @@ def test_allow_partial_fuses_the_other_agents_and_says_so(graph_dir, openai_serv
     assert record["ranked"][0]["node_id"] == COL3A1
 
 
+def test_max_tool_calls_per_turn_flag_caps_one_reply(graph_dir, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    many = [("search_in_graph", {"query": f"Marfan {n}"}) for n in range(5)]
+    openai_server.responder = turn_script([tool_reply(*many), tool_reply(("finish", {}))])
+    result = ask(graph_dir, MARFAN_GENES_QUESTION, "--base-url", openai_server.base_url, "--model", "test-model",
+                 "--set", "n_agents=1", "--max-tool-calls-per-turn", "2", "--json")
+    assert result.exit_code == 0, result.output
+    [agent] = json.loads(result.stdout)["agents"]
+    assert len(agent["steps"][0]["tool_calls"]) == 2
+    assert "3 more tool call(s) in this reply were not run" in agent["steps"][0]["observations"][-1]
+    bad = ask(graph_dir, MARFAN_GENES_QUESTION, "--max-tool-calls-per-turn", "0")
+    assert bad.exit_code == 2 and "--max-tool-calls-per-turn" in flat(bad.output)
+
+
 # ------------------------------------------------------------------------------------------------ confidence
 @pytest.fixture(scope="module")
 def conditions_dir(tmp_path_factory) -> Path:

@@ -41,8 +41,12 @@ def make_client(server: ScriptedOpenAIServer, cache_dir: Path | None = None, **s
 
 
 async def ask(client: OpenAIChatClient, agent_index: int = 0, messages: list[dict] = MESSAGES,
-              tools: list[dict] = TOOLS, **kwargs) -> PolicyReply:
-    return await client.next_message(messages, tools, agent_index=agent_index, **kwargs)
+              tools: list[dict] = TOOLS, accept: bool = True, **kwargs) -> PolicyReply:
+    """The next reply, accepted as a reader that parsed it would (the cue for the client to cache it)."""
+    reply = await client.next_message(messages, tools, agent_index=agent_index, **kwargs)
+    if accept:
+        reply.accept()
+    return reply
 
 
 def run(coro):

@@ -94,3 +94,13 @@ def test_api_key_is_hidden_from_repr():
 
 def test_usage_adds_up():
     assert Usage(1, 2, 3) + Usage(10, 20, 30) == Usage(11, 22, 33)
+
+
+def test_max_tool_calls_per_turn_from_the_config_file(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text("[llm]\nmax_tool_calls_per_turn = 5\n", encoding="utf-8")
+    assert resolve_settings(config_path=path, environ={}).max_tool_calls_per_turn == 5
+    assert resolve_settings(config_path=tmp_path / "absent.toml", environ={}).max_tool_calls_per_turn == 32
+    path.write_text("[llm]\nmax_tool_calls_per_turn = 0\n", encoding="utf-8")
+    with pytest.raises(ValidationError, match="max_tool_calls_per_turn"):
+        resolve_settings(config_path=path, environ={})
