@@ -21,7 +21,6 @@ import typer.main
 from typer.core import TyperGroup
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
-from . import top_help
 from .common import CommandProcess
 
 APP_SETTINGS: dict[str, Any] = {
@@ -103,6 +102,8 @@ class ArkGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        from . import top_help  # a command's run never draws this page
+
         top_help.print_page(self, ctx, {name: listed.help for name, listed in COMMANDS.items()})
 
 
