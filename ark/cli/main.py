@@ -95,11 +95,20 @@ class ArkGroup(TyperGroup):
         # typer suggests close names from the commands it holds (none here: they are loaded on demand), so the
         # suggestion is made from the table, in typer's words.
         name = args[0] if args else ""
-        if name and not name.startswith("-") and name not in COMMANDS and not ctx.resilient_parsing:
+        if (name and not name.startswith("-") and name not in COMMANDS and not ctx.resilient_parsing
+                and getattr(self, "suggest_commands", True)):
             matches = difflib.get_close_matches(name, list(COMMANDS))
             suggestion = f" Did you mean {', '.join(map(repr, matches))}?" if matches else ""
             ctx.fail(f"No such command {name!r}.{suggestion}")
         return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            # `ark` alone: the help page and exit status 2, as typer's NoArgsIsHelpError gives, without importing
+            # typer's renderer (typer's error handler imports it even though it prints nothing for this error)
+            ctx.get_help()  # format_help prints the page
+            ctx.exit(2)
+        return super().parse_args(ctx, args)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from . import top_help  # a command's run never draws this page
