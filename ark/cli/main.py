@@ -1,19 +1,26 @@
-"""Entry point of the ``ark`` command: assembles the command groups of the sibling modules."""
+"""Entry point of the ``ark`` command: one typer app whose group class loads each command's module on demand.
+
+Start-up is kept short by typer's and click's documented means only: the app's group class (:class:`ArkGroup`, a
+``typer.core.TyperGroup`` given as ``typer.Typer(cls=...)``) overrides ``list_commands`` and ``get_command`` so
+that a command's module is imported, and its signature converted, only when that command runs or shows its help
+(click's "lazily loading subcommands" pattern); ``ark --help`` lists the commands from the static table
+:data:`COMMANDS` (see :mod:`ark.cli.top_help`); commands import their libraries inside their bodies.
+"""
 
 from __future__ import annotations
 
-import copy
+import difflib
 import functools
+import gc
 import importlib
-import sys
-from typing import Any
+import os
+from typing import Any, NamedTuple
 
 import typer
 import typer.main
-from typer.models import CommandInfo, TyperInfo
+from typer.core import TyperGroup
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, exit_now
-from . import lazy_rich
 from .common import CommandProcess
 
 APP_SETTINGS: dict[str, Any] = {
@@ -24,124 +31,122 @@ APP_SETTINGS: dict[str, Any] = {
     "add_completion": False,
 }
 
-# The modules of ``ark.cli`` that register commands, in the order of the whole app, with the names of the commands
-# and groups each registers (tests/cli/test_startup.py checks the names against what the modules register). A
-# command line naming one of them imports only that module: the others' imports (rich tables, option models, ...)
-# are not paid for by a command that does not use them.
-COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "graph_cmd": ("graph",),
-    "ask_cmd": ("ask",),
-    "eval_cmd": ("retrieve", "eval"),
-    "experiment_cmd": ("experiment",),
-    "methods_cmd": ("methods",),
-    "quiz_cmd": ("quiz",),
-    "trajectory_cmd": ("trajectory",),
-    "serve_cmd": ("mcp", "serve"),
-    "train_cmd": ("train",),
-    "distill_cmd": ("distill",),
+
+class Listed(NamedTuple):
+    """A command of the ``ark`` app: the module of ``ark.cli`` that registers it, and its help as the listing of
+    ``ark --help`` shows it (the first paragraph of the command's help; tests/cli/test_startup.py checks both)."""
+
+    module: str
+    help: str
+
+
+# Every command and group of the app, in the order ``ark --help`` lists them.
+COMMANDS: dict[str, Listed] = {
+    "ask": Listed("ask_cmd", "Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, "
+                             "else the offline\npolicy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 "
+                             "--set max_steps=10."),
+    "retrieve": Listed("eval_cmd", 'Run METHOD over a query file and write one line per query: {"id", "ranked", '
+                                   '"scores"} (resumable).'),
+    "experiment": Listed("experiment_cmd", "Run one of the ARK paper's experiments and write its report folder "
+                                           "(report.md with tables, PNG plots,\nresults.json). Rerunning the same "
+                                           "command resumes it. The method is ark; --set/--config set its base "
+                                           "options,\n--model/--base-url/--offline the model (default: the offline "
+                                           "policy when none is configured); --seed also\nseeds the query subset."),
+    "methods": Listed("methods_cmd", "List the retrieval methods (for --method) and their options (for --set "
+                                     "KEY=VALUE)."),
+    "quiz": Listed("quiz_cmd", "Generate questions whose answers are computed exactly by graph traversal."),
+    "mcp": Listed("serve_cmd", "Serve GRAPH's tools to MCP clients: search, neighbourhoods, nodes, the schema, paths "
+                               "between two nodes and\nretrieve (the evidence any method finds). Read-only; results "
+                               "are capped at --max-rows and --max-chars."),
+    "serve": Listed("serve_cmd", "A local web app over GRAPH: ask with any method and watch each agent's steps as "
+                                 "they happen, read the fused\nranking with its evidence, open nodes, browse run "
+                                 "folders. JSON API with OpenAPI docs at /docs."),
+    "graph": Listed("graph_cmd", "Build, import and inspect knowledge graphs."),
+    "eval": Listed("eval_cmd", "Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` "
+                               "compares."),
+    "trajectory": Listed("trajectory_cmd", "Inspect recorded agent trajectories (JSONL files)."),
+    "train": Listed("train_cmd", "Train a method's model: seeder (needs the seeder extra), graphscout (train, "
+                                 "graphdb)."),
+    "distill": Listed("distill_cmd", "Distil an agent's tool use into a small local model: export teacher "
+                                     "trajectories, train a student, compare the two."),
 }
 
 
 @functools.cache
-def registrations(module_name: str) -> tuple[list[CommandInfo], list[TyperInfo]]:
-    """The commands and groups that module ``ark.cli.<module_name>`` registers (its ``register`` runs once per
-    process: registering twice would add a group's subcommands twice)."""
+def module_commands(module_name: str) -> Any:
+    """The click group of the commands that module ``ark.cli.<module_name>`` registers (``typer.main.get_group``
+    converts them). Once per process: a module's ``register`` may add commands to its own sub-app."""
     scratch = typer.Typer()
     importlib.import_module(f"{__package__}.{module_name}").register(scratch)
-    return scratch.registered_commands, scratch.registered_groups
+    return typer.main.get_group(scratch)
 
 
-def whole_app() -> typer.Typer:
-    """The ``ark`` app with every command."""
-    whole = typer.Typer(**APP_SETTINGS)
-    for module_name in COMMAND_MODULES:
-        commands, groups = registrations(module_name)
-        whole.registered_commands.extend(commands)
-        whole.registered_groups.extend(groups)
-    return whole
+class ArkGroup(TyperGroup):
+    """The ``ark`` group: its commands come from :data:`COMMANDS`, each module imported when first needed."""
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
 
-@functools.cache
-def _the_whole_app() -> typer.Typer:
-    return whole_app()
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        listed = COMMANDS.get(cmd_name)
+        return None if listed is None else module_commands(listed.module).get_command(ctx, cmd_name)
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        # typer suggests close names from the commands it holds (none here: they are loaded on demand), so the
+        # suggestion is made from the table, in typer's words.
+        name = args[0] if args else ""
+        if (name and not name.startswith("-") and name not in COMMANDS and not ctx.resilient_parsing
+                and getattr(self, "suggest_commands", True)):
+            matches = difflib.get_close_matches(name, list(COMMANDS))
+            suggestion = f" Did you mean {', '.join(map(repr, matches))}?" if matches else ""
+            ctx.fail(f"No such command {name!r}.{suggestion}")
+        return super().resolve_command(ctx, args)
 
-def __getattr__(name: str) -> Any:
-    if name == "app":  # built on first use: ``ark NAME ...`` never builds it (see app_for)
-        return _the_whole_app()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            # `ark` alone: the help page and exit status 2, as typer's NoArgsIsHelpError gives, without importing
+            # typer's renderer (typer's error handler imports it even though it prints nothing for this error)
+            ctx.get_help()  # format_help prints the page
+            ctx.exit(2)
+        return super().parse_args(ctx, args)
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from . import top_help  # a command's run never draws this page
 
-def help_app() -> typer.Typer:
-    """The whole app as its own help shows it: every command and group with its name, help text and options of its
-    listing, none of their parameters. typer converts every command's signature before printing the top-level help
-    (~140 M instructions, most of ``ark --help``); its listing reads none of them. Used only where the top-level help
-    (or its usage error) is all the command line can lead to: see :func:`app_for`."""
-    lite = typer.Typer(**APP_SETTINGS)
-    whole = _the_whole_app()
-    lite.registered_commands = [_listing_only(command) for command in whole.registered_commands]
-    lite.registered_groups = [_group_listing_only(group) for group in whole.registered_groups]
-    return lite
-
-
-def _listing_only(command: CommandInfo) -> CommandInfo:
-    real = command.callback
-
-    def stand_in() -> None:  # pragma: no cover - never invoked: the help is printed and the app exits
-        raise RuntimeError("the help app runs no command")
-
-    stand_in.__name__, stand_in.__doc__ = real.__name__, real.__doc__  # type: ignore[union-attr]
-    listed = copy.copy(command)
-    listed.callback = stand_in
-    return listed
-
-
-def _group_listing_only(group: TyperInfo) -> TyperInfo:
-    real = group.typer_instance
-    stand_in = typer.Typer()
-    stand_in.info = real.info  # type: ignore[union-attr]
-    stand_in.registered_callback = real.registered_callback  # type: ignore[union-attr]
-    listed = copy.copy(group)
-    listed.typer_instance = stand_in
-    return listed
-
-
-def app_for(argv: list[str]) -> typer.Typer:
-    """The app to run ``ark argv``: when ``argv`` starts with a command's name, an app holding only that command
-    (or group), which parses and reports exactly as the whole one does for it; otherwise (``--help``, no or an
-    unknown command) the whole app. Only the module of that command is imported, and typer, which turns every
-    registered command into a click command before parsing (reading each signature), converts just that one. No
-    arguments, or ``--help`` first, can only print the top-level help (or a usage error): :func:`help_app`."""
-    if not argv or argv[0] == "--help":
-        return help_app()
-    if argv[0].startswith("-"):
-        return _the_whole_app()
-    module_name = next((m for m, names in COMMAND_MODULES.items() if argv[0] in names), None)
-    if module_name is None:
-        return _the_whole_app()
-    commands, groups = registrations(module_name)
-    single = typer.Typer(**APP_SETTINGS)
-    single.registered_commands = [c for c in commands if _command_name(c) == argv[0]]
-    single.registered_groups = [g for g in groups if g.name == argv[0]]
-    single.callback()(_no_options)  # a lone command would otherwise become the app itself (no `ark NAME`)
-    return single
-
-
-def _command_name(command: CommandInfo) -> str:
-    return command.name or typer.main.get_command_name(command.callback.__name__)  # type: ignore[union-attr]
+        top_help.print_page(self, ctx, {name: listed.help for name, listed in COMMANDS.items()})
 
 
 def _no_options() -> None:
-    """The whole app's callback: none (its help text comes from APP_SETTINGS)."""
+    """The app's callback: none (its help text comes from APP_SETTINGS)."""
+
+
+app = typer.Typer(cls=ArkGroup, callback=_no_options, **APP_SETTINGS)
+
+
+def apply_process_settings() -> None:
+    """Settings of the ``ark`` process, made before any command's imports (never at ``import ark.cli``: a program
+    importing ARK keeps its own).
+
+    A command's start-up imports create hundreds of thousands of objects, and with the default threshold (700) the
+    cyclic garbage collector runs over and over meanwhile (~0.02 s of an offline ``ark ask``); it still runs, less
+    often: at most 50,000 new container objects (a few MB) wait for a collection.
+
+    numpy's OpenBLAS starts its worker threads when numpy is imported, and each spins for 2**28 cycles (~0.1 s of a
+    core) waiting for work before it sleeps: up to 0.3 s of CPU for every command that opens a graph, and on a busy
+    machine wall time too. 2**4 cycles makes them sleep at once; a later BLAS call wakes them (microseconds), with
+    the same threads and results. OpenBLAS reads it when it loads (numpy's import); a value the user set wins.
+    """
+    gc.set_threshold(50_000, *gc.get_threshold()[1:])
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 
 def main() -> None:  # pragma: no cover - console entry point
     """Run the app. A command stopped by Ctrl-C leaves at once (its files are closed): the interpreter's own
     shutdown resets the Ctrl-C handler, so a second Ctrl-C during it would kill the process mid-exit."""
-    lazy_rich.install()  # help and usage errors without markdown-it and pygments (see the module)
+    apply_process_settings()
     CommandProcess.is_command = True
     try:
-        app_for(sys.argv[1:])()
+        app()
     except SystemExit as exc:
         if exc.code == EXIT_INTERRUPTED:
             exit_now()

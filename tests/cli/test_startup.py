@@ -9,9 +9,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from ark.cli.main import COMMAND_MODULES, app, registrations
+from ark.cli.main import COMMANDS, module_commands
 from tests.support.graphs import ONE_HOP, save_clinical_graph
 
 RUN_AND_LIST_MODULES = """
@@ -44,11 +42,18 @@ def _listed(prefix: str, argv: tuple[str, ...], env: dict[str, str] | None) -> s
     return set(line.split()[1:])
 
 
-def test_help_imports_no_heavy_library():
-    loaded = loaded_packages("--help")
+def test_help_imports_no_heavy_library_and_no_command_module():
+    """``ark --help`` lists the commands from the static table: no command's module, and none of typer's renderer
+    with its markdown and traceback modules (markdown-it, pygments), which the page does not use."""
+    loaded = loaded_modules("--help")
     assert "typer" in loaded  # the listing works
-    heavy = {"openai", "httpx", "numpy", "scipy", "pyarrow", "pandas", "pydantic", "torch", "mcp", "uvicorn"}
-    assert not loaded & heavy, f"ark --help imported {sorted(loaded & heavy)}"
+    packages = {name.split(".")[0] for name in loaded}
+    heavy = {"openai", "httpx", "numpy", "scipy", "pyarrow", "pandas", "pydantic", "torch", "mcp", "uvicorn",
+             "markdown_it", "pygments"}
+    assert not packages & heavy, f"ark --help imported {sorted(packages & heavy)}"
+    unused = {"rich.markdown", "rich.traceback", "typer.rich_utils",
+              *(f"ark.cli.{listed.module}" for listed in COMMANDS.values())}
+    assert not loaded & unused, f"ark --help imported {sorted(loaded & unused)}"
 
 
 def test_offline_ask_never_imports_the_openai_sdk(tmp_path):
@@ -88,67 +93,65 @@ def test_offline_ask_on_a_built_graph_imports_only_what_it_uses(tmp_path):
     loaded = loaded_modules("ask", str(graph), ONE_HOP[0], "--offline", env=env)
     assert {"ark.graph.storage", "ark.index.bm25", "ark.methods.ark.offline.policy"} <= loaded  # it really ran
     unused = {"pyarrow.compute", "pyarrow.parquet", "numpy.ma", "tomllib", "ark.llm.settings", "ark.llm.cache",
-              *(f"ark.cli.{name}" for name in COMMAND_MODULES if name != "ask_cmd")}
+              *(f"ark.cli.{listed.module}" for listed in COMMANDS.values() if listed.module != "ask_cmd")}
     assert not loaded & unused, f"an offline ark ask imported {sorted(loaded & unused)}"
 
 
-def test_each_command_module_registers_the_commands_the_entry_point_expects():
-    """``ark NAME`` imports the one module that COMMAND_MODULES names for NAME: the table must say what each
-    module registers, or a command would be missing from its own app."""
-    for module_name, names in COMMAND_MODULES.items():
-        commands, groups = registrations(module_name)
-        registered = [c.name or c.callback.__name__ for c in commands] + [g.name for g in groups]
-        assert sorted(registered) == sorted(names), module_name
-    whole = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
-    assert len(whole) == len(set(whole)) == sum(map(len, COMMAND_MODULES.values()))
+def test_the_table_names_each_modules_commands_with_their_listed_help():
+    """``ark NAME`` imports the one module that COMMANDS names for NAME, and ``ark --help`` shows the table's help:
+    the table must say what each module registers, with the first paragraph of each command's help."""
+    import typer.main
+
+    from ark.cli.main import app
+
+    ctx = typer.main.get_command(app).make_context("ark", ["--help"], resilient_parsing=True)
+    for module_name in dict.fromkeys(listed.module for listed in COMMANDS.values()):
+        registered = module_commands(module_name).list_commands(ctx)
+        assert sorted(registered) == sorted(name for name, listed in COMMANDS.items() if listed.module == module_name)
+        for name in registered:
+            command = module_commands(module_name).get_command(ctx, name)
+            first_paragraph = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+            assert COMMANDS[name].help == first_paragraph, name
 
 
-def test_the_command_line_lets_numpy_blas_threads_sleep_at_once_unless_the_user_chose():
-    """OpenBLAS worker threads otherwise spin ~0.1 s each after numpy's import (CPU and, on a busy machine, wall
-    time of every command that opens a graph); the setting only shortens that wait."""
+def test_process_settings_are_made_by_the_command_not_by_importing_the_package():
+    """The ``ark`` process raises the collector's threshold and lets numpy's OpenBLAS threads sleep at once
+    (they otherwise spin ~0.1 s each after numpy's import), unless the user chose; a program that imports ARK
+    keeps its own settings."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
-    code = "import os, ark.cli; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "4"
-    env["OPENBLAS_THREAD_TIMEOUT"] = "20"
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "20"
+    show = "import gc, os; print(gc.get_threshold()[0], os.environ.get('OPENBLAS_THREAD_TIMEOUT'))"
+    code = ("import gc, os; default = gc.get_threshold()\nimport ark.cli, ark.cli.main\n"
+            "print(gc.get_threshold() == default, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))")
+    imported = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                              check=True).stdout.split()
+    assert imported == ["True", "None"]
+    run = RUN_AND_LIST_MODULES.replace('print("MODULES', show + '\nprint("MODULES')
+    for user_value, expected in ((None, "4"), ("20", "20")):
+        env_run = env if user_value is None else {**env, "OPENBLAS_THREAD_TIMEOUT": user_value}
+        out = subprocess.run([sys.executable, "-c", run, "--help"], env=env_run, capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+        assert out[-3].split() == ["50000", expected]
 
 
-def test_the_app_built_for_one_command_parses_and_reports_like_the_whole_app():
-    """``ark NAME ...`` runs an app holding only command NAME (typer would otherwise convert every command first):
-    help, usage errors and exit codes are the whole app's, and anything but a command name gets the whole app."""
-    from typer.testing import CliRunner
-
-    from ark.cli.main import app_for
-
-    runner = CliRunner()
-    for argv in (["ask", "--help"], ["ask", "hpo", "q", "--no-such-flag"], ["ask"], ["graph"], ["graph", "--help"],
-                 ["methods", "no-such-method"], ["trajectory", "show", "--help"]):
-        single = app_for(argv)
-        assert single is not app
-        whole, alone = runner.invoke(app, argv), runner.invoke(single, argv)
-        assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), argv
-    for argv in (["--no-such-flag"], ["no-such-command"]):
-        assert app_for(argv) is app
-
-
-@pytest.mark.parametrize("columns", ["60", "100", "200"])
-def test_the_help_app_prints_the_whole_apps_help_and_usage_errors(monkeypatch, columns):
-    """``ark`` and ``ark --help ...`` run an app whose commands have no parameters (their listing needs none): the
-    output and exit code are the whole app's."""
-    from typer.testing import CliRunner
-
-    from ark.cli.main import app_for
-
-    monkeypatch.setenv("COLUMNS", columns)
-    runner = CliRunner()
-    for argv in ([], ["--help"], ["--help", "--no-such-flag"], ["--help", "ask"], ["--help", "ask", "--top", "0"],
-                 ["--help", "--", "ask"]):
-        lite_app = app_for(argv)
-        assert lite_app is not app and not any(inspect.signature(c.callback).parameters
-                                               for c in lite_app.registered_commands)
-        whole, lite = runner.invoke(app, argv), runner.invoke(lite_app, argv)
-        assert (lite.exit_code, lite.output) == (whole.exit_code, whole.output), argv
-        assert "Commands" in whole.output or "Error" in whole.output
+def test_no_import_hook_of_arks_is_left_on_the_meta_path():
+    """ARK's start-up uses no import hook: importing the command line, and running a command that prints no
+    help, leave ``sys.meta_path`` as they found it, with no finder from ARK's code."""
+    code = """
+import sys
+sys.argv = ["ark", "methods"]
+before = list(sys.meta_path)
+import ark.cli, ark.cli.main
+assert sys.meta_path == before, sys.meta_path
+try:
+    ark.cli.main.main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+assert sys.meta_path == before, sys.meta_path
+assert not [f for f in sys.meta_path if type(f).__module__.split(".")[0] == "ark"], sys.meta_path
+print("meta_path unchanged")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().endswith("meta_path unchanged"), done.stderr
 
 
 def test_objects_made_after_start_up_are_still_finalised_at_exit(tmp_path):
