@@ -198,4 +198,9 @@ def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress:
 
     config = options.retriever
     fields = {node_type: ["name"] for node_type in graph.node_types} if config.fields == "name" else None
+    if config.index == "dense":
+        from ark.index.embedders import open_embedding_index
+
+        return open_embedding_index(graph, config.embedder, base_url=config.embedder_base_url, fields=fields,
+                                    progress=progress)
     return open_index(graph, kind=config.index, fields=fields, progress=progress)
