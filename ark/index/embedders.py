@@ -287,3 +287,18 @@ def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url
         vectors = embedder.embed(list(node_documents(graph, fields)))
     index = DenseIndex(np.asarray(vectors), embedder.identity, encoder=_EncoderAdapter(embedder, 64), ann="exact")
     return GraphTextIndex(graph, index)
+
+
+NODE_INDEX_KINDS = ("bm25", "dense")
+
+
+def open_node_index(graph: Any, kind: str = "bm25", *, names_only: bool = True, embedder: str | None = None,
+                    embedder_base_url: str | None = None, progress: bool = False) -> GraphTextIndex:
+    """The index a method grounds question mentions with: ``bm25`` or ``dense`` (by ``embedder``), over node names
+    (``names_only``) or whole node documents."""
+    if kind not in NODE_INDEX_KINDS:
+        raise ValueError(f"unknown node index {kind!r}; valid: {', '.join(NODE_INDEX_KINDS)}")
+    fields = {node_type: ["name"] for node_type in graph.node_types} if names_only else None
+    if kind == "dense":
+        return open_embedding_index(graph, embedder, base_url=embedder_base_url, fields=fields, progress=progress)
+    return open_index(graph, kind="bm25", fields=fields, progress=progress)

@@ -1,0 +1,36 @@
+"""Registry entry of ``graph-rag``: the question's core entities, their 2-hop subgraphs linearised into the prompt."""
+
+from pydantic import Field
+
+from ..base import DEFERRED_BUILD
+from ..prompting import NodeRetrievalOptions
+from ..registry import MethodSpec
+
+
+class GraphRAGOptions(NodeRetrievalOptions):
+    """Subgraph retrieval around the core entities (GraphScout Appendix A.4, GraphRAG)."""
+
+    model_config = DEFERRED_BUILD
+
+    entities: int = Field(default=3, ge=1, le=20, description="core entities taken from the question by node "
+                                                              "retrieval (ours; the paper gives none)")
+    hops: int = Field(default=2, ge=1, le=3, description="neighbourhood depth (Appendix A.4: 2-hop)")
+    edges_per_node: int = Field(default=20, ge=1, description="edges read per node while expanding (the budget "
+                                                               "that keeps hubs from filling the prompt)")
+    max_triples: int = Field(default=200, ge=1, description="triples in the prompt at most")
+
+
+METHODS = [
+    MethodSpec(
+        name="graph-rag",
+        summary="core entities found from the question, their 2-hop subgraphs linearised as triples into the "
+                "prompt (GraphScout Table 1's GraphRAG; needs --model)",
+        options=GraphRAGOptions,
+        factory="ark.methods.graph_rag.method:GraphRAG",
+        family="graph_rag",
+        uses_llm=True,
+        offline=False,
+        docs="docs/methods/graph-rag.md",
+        paper="Ye et al., Language is All a Graph Needs (EACL 2024 Findings), as GraphScout Appendix A.4's GraphRAG",
+    ),
+]
