@@ -55,7 +55,7 @@ def test_graph_rag_linearises_the_two_hop_subgraph_of_the_core_entities(openai_s
     assert output.record["core_entities"] == ["HP:0002373"]
 
 
-@pytest.mark.parametrize("name", ["base-llm", "text-rag", "graph-rag", "graph-cot", "cypher"])
+@pytest.mark.parametrize("name", ["base-llm", "text-rag", "graph-rag", "graph-cot", "cypher", "polyg"])
 def test_without_a_model_the_method_names_the_fix(name, clinical):
     with pytest.raises(MethodError, match="--model"):
         build(name, clinical, None)

@@ -1,0 +1,35 @@
+"""Registry entry of ``polyg``: node retrieval, the question's triple pattern, the traversal for that pattern."""
+
+from pydantic import Field
+
+from ..base import DEFERRED_BUILD
+from ..prompting import NodeRetrievalOptions
+from ..registry import MethodSpec
+
+
+class PolyGOptions(NodeRetrievalOptions):
+    """PolyG's traversal budgets (Liu et al. 2025; GraphScout Appendix A.4 adds node retrieval)."""
+
+    model_config = DEFERRED_BUILD
+
+    edges_per_node: int = Field(default=30, ge=1, description="edges read per node by a traversal")
+    max_triples: int = Field(default=150, ge=1, description="facts given to the answer call at most")
+    max_path_hops: int = Field(default=3, ge=1, le=5, description="longest path ⟨h,*,t⟩ looks for")
+    max_paths: int = Field(default=10, ge=1, description="paths ⟨h,*,t⟩ reports at most")
+
+
+METHODS = [
+    MethodSpec(
+        name="polyg",
+        summary="PolyG: node retrieval, the question's pattern (⟨h,_,_⟩, ⟨h,r,_⟩, ⟨h,*,t⟩, ⟨h,r,t⟩ or a relation "
+                "chain), the traversal for that pattern, widened when it finds nothing (GraphScout Table 1's PolyG; "
+                "needs --model)",
+        options=PolyGOptions,
+        factory="ark.methods.polyg.method:PolyG",
+        family="polyg",
+        uses_llm=True,
+        offline=False,
+        docs="docs/methods/polyg.md",
+        paper="Liu et al., PolyG: Effective and Efficient GraphRAG with Adaptive Graph Traversal (2025)",
+    ),
+]
