@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from ark.methods import MethodError
 from tests.support.embeddings_server import EmbeddingsServer
 from tests.support.openai_server import text_reply
 
@@ -53,22 +52,6 @@ def test_graph_rag_linearises_the_two_hop_subgraph_of_the_core_entities(openai_s
     assert "(Dravet syndrome, associated_gene, SCN1A)" in prompt  # hop 2
     assert output.answer.text == "SCN1A" and output.indices[0] == clinical.index_of("NCBIGene:6323")
     assert output.record["core_entities"] == ["HP:0002373"]
-
-
-@pytest.mark.parametrize("name", ["base-llm", "text-rag", "graph-rag", "graph-cot", "cypher", "polyg"])
-def test_without_a_model_the_method_names_the_fix(name, clinical):
-    with pytest.raises(MethodError, match="--model"):
-        build(name, clinical, None)
-
-
-@pytest.mark.parametrize("name", ["base-llm", "graph-rag"])
-def test_the_cli_refuses_to_run_without_a_model_in_one_line(name, cli, clinical_dir, tmp_path, no_llm):
-    queries = tmp_path / "q.jsonl"
-    queries.write_text('{"id": "a", "query": "q", "answer": "x"}\n')
-    result = cli("eval", clinical_dir, "-m", name, "-q", queries, "--run-dir", tmp_path / "r")
-    assert result.exit_code == 2
-    assert result.output.strip().count("\n") == 0 and "has no offline policy" in result.text
-    assert "--model NAME with --base-url" in result.text
 
 
 @pytest.mark.parametrize(("name", "reply", "sets"), [

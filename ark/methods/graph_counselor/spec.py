@@ -1,0 +1,41 @@
+"""Registry entry of ``graph-counselor``: planning, execution and reflection agents over Graph-CoT's graph
+functions."""
+
+from pydantic import Field
+
+from ..base import DEFERRED_BUILD
+from ..prompting import NodeRetrievalOptions
+from ..registry import MethodSpec
+
+
+class GraphCounselorOptions(NodeRetrievalOptions):
+    """GraphCounselor's budgets (Gao et al. 2025)."""
+
+    model_config = DEFERRED_BUILD
+
+    max_steps: int = Field(default=8, ge=1, le=30, description="plan-execute steps per round before the round "
+                                                               "stops without a draft answer")
+    actions_per_step: int = Field(default=3, ge=1, le=10, description="graph functions the executor may call in "
+                                                                      "one step")
+    max_reflections: int = Field(default=2, ge=0, le=5, description="times the reflection agent may send a draft "
+                                                                    "answer back with feedback")
+    neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists")
+    feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")
+
+
+METHODS = [
+    MethodSpec(
+        name="graph-counselor",
+        summary="GraphCounselor: a planning agent states the next information need, an execution agent calls "
+                "Graph-CoT's graph functions for it, a reflection agent checks the draft answer and can send it back "
+                "(GraphScout Table 1's GraphCounselor; needs --model)",
+        options=GraphCounselorOptions,
+        factory="ark.methods.graph_counselor.method:GraphCounselor",
+        family="graph_counselor",
+        uses_llm=True,
+        offline=False,
+        docs="docs/methods/graph-counselor.md",
+        paper="Gao et al., Graph Counselor: Adaptive Graph Exploration via Multi-Agent Synergy to Enhance LLM "
+              "Reasoning (ACL 2025)",
+    ),
+]
