@@ -45,12 +45,27 @@ class NodeRetrievalOptions(EmbedderChoice):
                                     "(the paper's vector retrieval, Appendix A.4; the dense extra)")
 
 
+class GraphFunctionOptions(NodeRetrievalOptions):
+    """What Graph-CoT's graph functions show (``graph-cot`` and ``graph-counselor`` call the same ones)."""
+
+    neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists (the rest counted)")
+    feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")
+
+
 def open_names(graph: KnowledgeGraph, options: NodeRetrievalOptions, context: MethodContext) -> Any:
     """The node-name index ``options`` name."""
     from ..index.embedders import open_node_index
 
     return open_node_index(graph, options.node_index, names_only=True, embedder=options.embedder,
                            embedder_base_url=options.embedder_base_url, progress=context.progress)
+
+
+def open_graph_functions(graph: KnowledgeGraph, options: GraphFunctionOptions, context: MethodContext) -> Any:
+    """Graph-CoT's graph functions over ``graph`` with the node retrieval and limits ``options`` name."""
+    from .graph_text import GraphFunctions
+
+    return GraphFunctions(graph, open_names(graph, options, context), options.neighbour_limit,
+                          options.feature_chars)
 
 
 def final_answer(text: str | None) -> str | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever
-from ..graph_text import ACTIONS_HELP, GraphFunctions, schema_lines
-from ..prompting import PromptSession, answer_output, open_names, require_model
+from ..graph_text import ACTIONS_HELP, schema_lines
+from ..prompting import PromptSession, answer_output, open_graph_functions, require_model
 from .spec import GraphCoTOptions
 
 SYSTEM = """You answer a question by exploring a knowledge graph step by step. In every reply write
@@ -29,8 +29,7 @@ class GraphCoT(Retriever):
     def __init__(self, graph: KnowledgeGraph, options: GraphCoTOptions, context: MethodContext) -> None:
         self.llm = require_model(context, "graph-cot")
         self.graph, self.options, self.context = graph, options, context
-        self.functions = GraphFunctions(graph, open_names(graph, options, context), options.neighbour_limit,
-                                        options.feature_chars)
+        self.functions = open_graph_functions(graph, options, context)
         self.system = SYSTEM.format(actions=ACTIONS_HELP, schema=schema_lines(graph))
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:

@@ -3,19 +3,17 @@
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import NodeRetrievalOptions
+from ..prompting import GraphFunctionOptions
 from ..registry import MethodSpec
 
 
-class GraphCoTOptions(NodeRetrievalOptions):
+class GraphCoTOptions(GraphFunctionOptions):
     """Graph-CoT's iteration budget and what its graph functions show (Jin et al. 2024, §3)."""
 
     model_config = DEFERRED_BUILD
 
     max_steps: int = Field(default=10, ge=1, le=50, description="reasoning-interaction-execution rounds before the "
                                                                 "run stops without an answer (Graph-CoT's step cap)")
-    neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists (the rest counted)")
-    feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")
 
 
 METHODS = [

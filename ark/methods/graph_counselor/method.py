@@ -15,8 +15,15 @@ import re
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever
-from ..graph_text import ACTION, ACTIONS_HELP, GraphFunctions, schema_lines
-from ..prompting import ANSWER_INSTRUCTIONS, PromptSession, answer_output, final_answer, open_names, require_model
+from ..graph_text import ACTION, ACTIONS_HELP, schema_lines
+from ..prompting import (
+    ANSWER_INSTRUCTIONS,
+    PromptSession,
+    answer_output,
+    final_answer,
+    open_graph_functions,
+    require_model,
+)
 from .spec import GraphCounselorOptions
 
 PLANNER = """You plan how to answer a question from a knowledge graph. Another agent explores the graph for you
@@ -44,8 +51,7 @@ class GraphCounselor(Retriever):
     def __init__(self, graph: KnowledgeGraph, options: GraphCounselorOptions, context: MethodContext) -> None:
         self.llm = require_model(context, "graph-counselor")
         self.graph, self.options, self.context = graph, options, context
-        self.functions = GraphFunctions(graph, open_names(graph, options, context), options.neighbour_limit,
-                                        options.feature_chars)
+        self.functions = open_graph_functions(graph, options, context)
         self.planner = PLANNER.format(schema=schema_lines(graph))
         self.executor = EXECUTOR.format(n=options.actions_per_step, actions=ACTIONS_HELP)
 

@@ -4,11 +4,11 @@ functions."""
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import NodeRetrievalOptions
+from ..prompting import GraphFunctionOptions
 from ..registry import MethodSpec
 
 
-class GraphCounselorOptions(NodeRetrievalOptions):
+class GraphCounselorOptions(GraphFunctionOptions):
     """GraphCounselor's budgets (Gao et al. 2025)."""
 
     model_config = DEFERRED_BUILD
@@ -19,8 +19,6 @@ class GraphCounselorOptions(NodeRetrievalOptions):
                                                                       "one step")
     max_reflections: int = Field(default=2, ge=0, le=5, description="times the reflection agent may send a draft "
                                                                     "answer back with feedback")
-    neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists")
-    feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")
 
 
 METHODS = [
