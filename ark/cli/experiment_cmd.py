@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from .common import console, err_console, fail, load_graph
+from .common import console, err_console, fail, load_graph, make_policy
 from .method_options import MethodSelection, method_options, resolve_choice
 
 
@@ -29,7 +29,9 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
 def experiment(
     name: Annotated[str, typer.Argument(metavar="NAME", help="ablations (Table 2), fusion (Table 3), relevance "
                                         "(Table 4), budget (Figure 2), agents-vs-steps (Table 8), tool-use (Figure 3, "
-                                        "Tables 9-10), neighborhood (Figure 5).")],
+                                        "Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
+                                        "graphscout (GraphScout's Table 1: its baselines and the solver beside the "
+                                        "reported numbers).")],
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph "
                                               "directory.")],
     queries: Annotated[Path, typer.Option("--queries", "-q", help="Our .jsonl query file, a STaRK QA folder or a "
@@ -56,6 +58,10 @@ def experiment(
     k: Annotated[int, typer.Option("--k", min=1, help="Nodes kept per query.")] = 100,
     concurrency: Annotated[int, typer.Option(min=1, help="Queries in flight at once (with a model).")] = 4,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    paper: Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout).")] = None,
+    judge: Annotated[bool, typer.Option("--judge", help="paper-table: also grade answers with the LLM judge "
+                                        "(model-graded, labelled; --judge-model or the [llm] settings).")] = False,
+    judge_model: Annotated[str | None, typer.Option(help="paper-table: the judge's chat model.")] = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -71,6 +77,10 @@ def experiment(
     from ..plots import ChartsUnavailable, pyplot
     from .eval_cmd import _open_queries
 
+    if name == "paper-table":
+        _paper_table(graph_name, queries, paper, out, runs, split, human, limit, k, concurrency, progress, judge,
+                     judge_model, selection)
+        return
     try:
         get_experiment(name)
     except ValueError as exc:
@@ -108,6 +118,53 @@ def experiment(
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
+
+
+def _paper_table(graph_name: str, queries: Path, paper: str | None, out: Path | None, runs: Path,
+                 split: str | None, human: bool, limit: int | None, k: int, concurrency: int, progress: bool,
+                 judge: bool, judge_model: str | None, selection: MethodSelection) -> None:
+    """``ark experiment paper-table GRAPH --paper graphscout``: every row of the paper's table that runs here."""
+    from ..experiments.graphscout_table import PAPERS, build_report, row_options, run_rows
+    from ..methods import MethodContext, MethodError
+    from .eval_cmd import _make_judge, _open_queries
+
+    if paper not in PAPERS:
+        fail(f"paper-table needs --paper, one of: {', '.join(PAPERS)} (got {paper!r})")
+    if selection.method != "ark" or selection.sets:
+        fail("paper-table runs every row's method: leave out --method and --set (--config FILE.toml sets a "
+             "method's options in a table named after it, e.g. [text-rag])")
+    try:
+        options = row_options(_toml_tables(selection.config)) if selection.config else {}
+    except MethodError as exc:
+        fail(str(exc))
+    graph = load_graph(graph_name)
+    llm = None
+    if not selection.offline:
+        llm = make_policy(model=selection.model, base_url=selection.base_url, adapter=selection.adapter,
+                          temperature=selection.temperature, max_tokens=selection.max_tokens, announce_offline=False)
+    grader = _make_judge(judge_model) if judge else None
+    selected = _open_queries(graph, queries, split, human, limit, False)
+    source = str(queries) + (f"#split={split}" if split else "") + ("#human" if human else "") + (
+        f"#first-{limit}" if limit else "")
+    context = MethodContext(llm=llm, seed=selection.seed)
+    results = run_rows(graph, context, selected, source, runs, k=k, concurrency=concurrency, progress=progress,
+                       console=err_console, judge=grader, options=options)
+    command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
+    report = build_report(results, graph, source, len(selected), judge, command)
+    target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{Path(str(queries)).stem}"
+    report.write(target)
+    for table in report.tables[:-1]:
+        console.print(table.markdown())
+    console.print(f"Report (with the paper's full Table 1): {target / 'report.md'}")
+
+
+def _toml_tables(path: Path) -> dict:
+    import tomllib
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        fail(f"--config {path}: not a readable TOML file ({exc})")
 
 
 def register(app: typer.Typer) -> None:
