@@ -264,13 +264,51 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
     return np.load(directory / "embeddings.npy", mmap_mode="r")
 
 
+class CachedQueryEncoder(_EncoderAdapter):
+    """Query embeddings of a remote embedder kept on disk, one file per (embedder identity, text), so a rerun sends
+    no query it sent before (node embeddings have their own cache: :func:`node_embeddings`)."""
+
+    def __init__(self, embedder: Embedder, cache_dir: Path) -> None:
+        from ark.llm.cache import ResponseCache
+
+        super().__init__(embedder, batch_size=64)
+        self.cache = ResponseCache(cache_dir)
+
+    def key(self, text: str) -> str:
+        from ark.llm.cache import request_key
+
+        return request_key({"embedder": self.embedder.identity, "text": text})
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        found = {i: self.cache.get(self.key(t)) for i, t in enumerate(texts)}
+        missing = [i for i, entry in found.items() if entry is None]
+        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None
+        rows = []
+        for i, text in enumerate(texts):
+            if i in missing:
+                vector = fresh[missing.index(i)]
+                self.cache.put(self.key(text), {"vector": vector.tolist()})
+            else:
+                vector = np.asarray(found[i]["vector"], dtype=np.float32)
+            rows.append(vector)
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+
+
+def query_cache_dir() -> Path:
+    """Where remote embedders' query embeddings are kept: ``$ARK_HOME/embedding-cache``."""
+    from ark.config import ark_home
+
+    return ark_home() / "embedding-cache"
+
+
 def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url: str | None = None,
                          fields: dict[str, list[str]] | None = None, progress: bool = False) -> GraphTextIndex:
     """A dense relevance index of ``graph`` by the embedder named by ``spec`` (:data:`EMBEDDER_SPEC_HELP`).
 
     The packaged default and sentence-transformers directories are the ``dense`` index kind (cached with the
     graph); any other embedder (``openai:MODEL``) embeds the node documents once through :func:`node_embeddings`
-    (cached, resumable) and its queries through the same embedder, so rankings match the endpoint's vectors.
+    (cached, resumable) and its queries through the same embedder (cached on disk, :class:`CachedQueryEncoder`), so
+    rankings match the endpoint's vectors.
     ``fields`` restricts the documents (e.g. names only); those are embedded in memory for remote embedders.
     """
     from ark.index.dense import DenseIndex
@@ -285,7 +323,8 @@ def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url
         vectors = node_embeddings(graph, embedder, progress=progress)
     else:
         vectors = embedder.embed(list(node_documents(graph, fields)))
-    index = DenseIndex(np.asarray(vectors), embedder.identity, encoder=_EncoderAdapter(embedder, 64), ann="exact")
+    index = DenseIndex(np.asarray(vectors), embedder.identity, encoder=CachedQueryEncoder(embedder, query_cache_dir()),
+                       ann="exact")
     return GraphTextIndex(graph, index)
 
 

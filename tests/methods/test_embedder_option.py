@@ -60,3 +60,15 @@ def test_ark_dense_relevance_and_graphscout_retriever_take_the_embedder(server):
 def test_a_base_url_with_a_local_embedder_is_refused():
     with pytest.raises(ValueError, match="openai:MODEL"):
         build_method("dense", build_clinical_graph(), {"embedder_base_url": "http://127.0.0.1:9/v1"})
+
+
+def test_query_embeddings_of_a_remote_embedder_are_cached_on_disk(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
+    graph = build_clinical_graph()
+    options = {"embedder": "openai:test-embedder", "embedder_base_url": server.base_url}
+    first = build_method("dense", graph, options).retrieve(QUERIES[1], 3)
+    sent = len(server.requests)
+    again = build_method("dense", graph, options).retrieve(QUERIES[1], 3)  # a new process would do the same
+    assert again.indices == first.indices
+    queries = [r for r in server.requests[sent:] if QUERIES[1] in r["input"]]
+    assert queries == []  # the query came from the cache, not the endpoint
