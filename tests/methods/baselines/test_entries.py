@@ -29,6 +29,7 @@ def test_ark_methods_shows_the_paper(cli_methods):
     result = cli_methods("methods", "graph-cot")
     assert result.exit_code == 0 and "paper: Jin et al., Graph Chain-of-Thought" in result.text
     assert "docs: docs/methods/graph-cot.md" in result.text
+    assert "uses a chat model: --model / --base-url, required (no offline policy)" in result.text
 
 
 @pytest.fixture
