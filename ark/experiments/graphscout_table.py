@@ -1,4 +1,4 @@
-"""GraphScout's Table 1 as a command (``ark experiment paper-table GRAPH --paper graphscout --queries Q``).
+"""GraphScout's Table 1 as a command: ``ark experiment paper-table GRAPH --paper graphscout --queries FILE``.
 
 Every row of the table that can run here becomes an ``ark eval`` run folder (resumable, shared by configuration):
 the seven prompting baselines and GraphScout with the configured chat model, GraphScout's scripted solver when

@@ -23,8 +23,8 @@ class GraphRAGOptions(NodeRetrievalOptions):
 METHODS = [
     MethodSpec(
         name="graph-rag",
-        summary="core entities found from the question, their 2-hop subgraphs linearised as triples into the "
-                "prompt (GraphScout Table 1's GraphRAG; needs --model)",
+        summary="node retrieval picks the entities a question is about; the triples within two hops of them are "
+                "written into one prompt (GraphScout Table 1's GraphRAG; needs --model)",
         options=GraphRAGOptions,
         factory="ark.methods.graph_rag.method:GraphRAG",
         family="graph_rag",

@@ -21,9 +21,9 @@ class PolyGOptions(NodeRetrievalOptions):
 METHODS = [
     MethodSpec(
         name="polyg",
-        summary="PolyG: node retrieval, the question's pattern (⟨h,_,_⟩, ⟨h,r,_⟩, ⟨h,*,t⟩, ⟨h,r,t⟩ or a relation "
-                "chain), the traversal for that pattern, widened when it finds nothing (GraphScout Table 1's PolyG; "
-                "needs --model)",
+        summary="PolyG: the model sorts the question into a triple pattern (one entity, entity and relation, a "
+                "path between two entities, a fact to check, a relation chain); that pattern's traversal gathers the "
+                "facts, widened when it finds nothing (GraphScout Table 1's PolyG; needs --model)",
         options=PolyGOptions,
         factory="ark.methods.polyg.method:PolyG",
         family="polyg",
