@@ -78,12 +78,11 @@ def final_answer(text: str | None) -> str | None:
 
 
 def fenced_block(text: str | None, language: str) -> str | None:
-    """The body of the last ```language fenced block (or of the last unlabelled one), or None."""
-    blocks = re.findall(r"```([A-Za-z]*)\s*\n(.*?)```", text or "", re.DOTALL)
-    for label, body in reversed(blocks):
-        if label.lower() in (language, "") and body.strip():
-            return body.strip()
-    return None
+    """The body of the last ```language fenced block, else of the last fenced block of any label, or None."""
+    blocks = [(label.lower(), body.strip()) for label, body in re.findall(r"```([A-Za-z]*)[^\n]*\n(.*?)```",
+                                                                           text or "", re.DOTALL) if body.strip()]
+    labelled = [body for label, body in blocks if label == language]
+    return (labelled or [body for _, body in blocks] or [None])[-1]
 
 
 @dataclass

@@ -53,3 +53,12 @@ def test_ark_eval_scores_a_right_answer(eval_run, openai_server):
     openai_server.enqueue(text_reply(GOOD), text_reply("Answer: FBN1"))
     _, summary, rows = eval_run("cypher", [{"id": "a", "query": QUESTION, "answer": "FBN1"}])
     assert rows["a"]["answer_metrics"]["exact_match"] == 1.0 and summary["answers"]["exact_match"] == 1.0
+
+
+def test_the_query_is_read_from_a_cypher_block_else_any_block_else_a_bare_query():
+    from ark.methods.cypher_qa.method import query_text
+
+    assert query_text("```sql\nMATCH (a) RETURN a\n```\n```cypher\nMATCH (b) RETURN b\n```") == "MATCH (b) RETURN b"
+    assert query_text("Here:\n```sql\nMATCH (a) RETURN a\n```") == "MATCH (a) RETURN a"
+    assert query_text("MATCH (a) RETURN a.name") == "MATCH (a) RETURN a.name"
+    assert query_text("I cannot write a query.") is None
