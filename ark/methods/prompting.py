@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from .base import Answer, EmbedderChoice, MethodContext, MethodOutput, type_mask
-from .registry import MethodError, needs_model_message
+from .base import Answer, EmbedderChoice, MethodContext, MethodOptions, MethodOutput, type_mask
+from .registry import MethodError, MethodSpec, needs_model_message
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -27,6 +27,15 @@ ANSWER_LINE = re.compile(r"^\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:：]\s*
                          re.IGNORECASE)
 ANSWER_INSTRUCTIONS = ("Finish with one last line of the form `Answer: <answer>`: a name for one thing, names "
                        "separated by commas for several, a number for a count, yes or no for a yes/no question.")
+
+
+def prompting_spec(name: str, summary: str, options: type[MethodOptions], factory: str, paper: str,
+                   requires: tuple[str, ...] = ()) -> MethodSpec:
+    """The registry entry of a prompting baseline: an LLM method with no offline policy, in the family folder its
+    factory names, documented in ``docs/methods/<name>.md``."""
+    family = factory.split(":")[0].split(".")[2]
+    return MethodSpec(name=name, summary=summary, options=options, factory=factory, family=family, uses_llm=True,
+                      offline=False, requires=requires, docs=f"docs/methods/{name}.md", paper=paper)
 
 
 def require_model(context: MethodContext, method: str) -> ChatPolicy:

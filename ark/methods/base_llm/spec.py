@@ -1,7 +1,7 @@
 """Registry entry of ``base-llm``: the chat model answers from the question alone."""
 
 from ..base import DEFERRED_BUILD, NoOptions
-from ..registry import MethodSpec
+from ..prompting import prompting_spec
 
 
 class BaseLLMOptions(NoOptions):
@@ -11,16 +11,12 @@ class BaseLLMOptions(NoOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="base-llm",
-        summary="the chat model answers from the question alone, no graph (GraphScout Table 1's BaseLLM; needs "
-                "--model)",
-        options=BaseLLMOptions,
-        factory="ark.methods.base_llm.method:BaseLLM",
-        family="base_llm",
-        uses_llm=True,
-        offline=False,
-        docs="docs/methods/base-llm.md",
+    prompting_spec(
+        "base-llm",
+        "the chat model answers from the question alone, no graph (GraphScout Table 1's BaseLLM; needs "
+        "--model)",
+        BaseLLMOptions,
+        "ark.methods.base_llm.method:BaseLLM",
         paper="GraphScout (Ying et al.) Appendix A.4: BaseLLM, the model's parametric knowledge only",
     ),
 ]

@@ -4,8 +4,7 @@ answer."""
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import NodeRetrievalOptions
-from ..registry import MethodSpec
+from ..prompting import NodeRetrievalOptions, prompting_spec
 
 
 class CypherQAOptions(NodeRetrievalOptions):
@@ -21,18 +20,14 @@ class CypherQAOptions(NodeRetrievalOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="cypher",
-        summary="node retrieval, then the model writes one read-only Cypher query; its rows go back to the model "
-                "for the answer (GraphScout Table 1's Cypher; needs --model)",
-        options=CypherQAOptions,
-        factory="ark.methods.cypher_qa.method:CypherQA",
-        family="cypher_qa",
-        uses_llm=True,
-        offline=False,
-        requires=("graphdb",),
-        docs="docs/methods/cypher.md",
+    prompting_spec(
+        "cypher",
+        "node retrieval, then the model writes one read-only Cypher query; its rows go back to the model "
+        "for the answer (GraphScout Table 1's Cypher; needs --model)",
+        CypherQAOptions,
+        "ark.methods.cypher_qa.method:CypherQA",
         paper="Text-to-Cypher question answering as the Cypher baseline of Liu et al., PolyG: Effective and "
               "Efficient GraphRAG with Adaptive Graph Traversal (2025); GraphScout Appendix A.4",
+        requires=("graphdb",),
     ),
 ]

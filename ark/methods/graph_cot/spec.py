@@ -3,8 +3,7 @@
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import GraphFunctionOptions
-from ..registry import MethodSpec
+from ..prompting import GraphFunctionOptions, prompting_spec
 
 
 class GraphCoTOptions(GraphFunctionOptions):
@@ -17,17 +16,13 @@ class GraphCoTOptions(GraphFunctionOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="graph-cot",
-        summary="Graph-CoT: the model reasons, calls one graph function (RetrieveNode, NodeFeature, NeighbourCheck, "
-                "NodeDegree) and reads its observation, until Finish[answer] (GraphScout Table 1's GraphCoT; needs "
-                "--model)",
-        options=GraphCoTOptions,
-        factory="ark.methods.graph_cot.method:GraphCoT",
-        family="graph_cot",
-        uses_llm=True,
-        offline=False,
-        docs="docs/methods/graph-cot.md",
+    prompting_spec(
+        "graph-cot",
+        "Graph-CoT: the model reasons, calls one graph function (RetrieveNode, NodeFeature, NeighbourCheck, "
+        "NodeDegree) and reads its observation, until Finish[answer] (GraphScout Table 1's GraphCoT; needs "
+        "--model)",
+        GraphCoTOptions,
+        "ark.methods.graph_cot.method:GraphCoT",
         paper="Jin et al., Graph Chain-of-Thought: Augmenting Large Language Models by Reasoning on Graphs (ACL "
               "2024 Findings; GRBench)",
     ),

@@ -4,8 +4,7 @@ functions."""
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import GraphFunctionOptions
-from ..registry import MethodSpec
+from ..prompting import GraphFunctionOptions, prompting_spec
 
 
 class GraphCounselorOptions(GraphFunctionOptions):
@@ -22,17 +21,13 @@ class GraphCounselorOptions(GraphFunctionOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="graph-counselor",
-        summary="GraphCounselor: a planning agent states the next information need, an execution agent calls "
-                "Graph-CoT's graph functions for it, a reflection agent checks the draft answer and can send it back "
-                "(GraphScout Table 1's GraphCounselor; needs --model)",
-        options=GraphCounselorOptions,
-        factory="ark.methods.graph_counselor.method:GraphCounselor",
-        family="graph_counselor",
-        uses_llm=True,
-        offline=False,
-        docs="docs/methods/graph-counselor.md",
+    prompting_spec(
+        "graph-counselor",
+        "GraphCounselor: a planning agent states the next information need, an execution agent calls "
+        "Graph-CoT's graph functions for it, a reflection agent checks the draft answer and can send it back "
+        "(GraphScout Table 1's GraphCounselor; needs --model)",
+        GraphCounselorOptions,
+        "ark.methods.graph_counselor.method:GraphCounselor",
         paper="Gao et al., Graph Counselor: Adaptive Graph Exploration via Multi-Agent Synergy to Enhance LLM "
               "Reasoning (ACL 2025)",
     ),

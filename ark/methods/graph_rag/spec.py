@@ -3,8 +3,7 @@
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import NodeRetrievalOptions
-from ..registry import MethodSpec
+from ..prompting import NodeRetrievalOptions, prompting_spec
 
 
 class GraphRAGOptions(NodeRetrievalOptions):
@@ -21,16 +20,12 @@ class GraphRAGOptions(NodeRetrievalOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="graph-rag",
-        summary="node retrieval picks the entities a question is about; the triples within two hops of them are "
-                "written into one prompt (GraphScout Table 1's GraphRAG; needs --model)",
-        options=GraphRAGOptions,
-        factory="ark.methods.graph_rag.method:GraphRAG",
-        family="graph_rag",
-        uses_llm=True,
-        offline=False,
-        docs="docs/methods/graph-rag.md",
+    prompting_spec(
+        "graph-rag",
+        "node retrieval picks the entities a question is about; the triples within two hops of them are "
+        "written into one prompt (GraphScout Table 1's GraphRAG; needs --model)",
+        GraphRAGOptions,
+        "ark.methods.graph_rag.method:GraphRAG",
         paper="Ye et al., Language is All a Graph Needs (EACL 2024 Findings), as GraphScout Appendix A.4's GraphRAG",
     ),
 ]

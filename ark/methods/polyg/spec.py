@@ -3,8 +3,7 @@
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
-from ..prompting import NodeRetrievalOptions
-from ..registry import MethodSpec
+from ..prompting import NodeRetrievalOptions, prompting_spec
 
 
 class PolyGOptions(NodeRetrievalOptions):
@@ -19,17 +18,13 @@ class PolyGOptions(NodeRetrievalOptions):
 
 
 METHODS = [
-    MethodSpec(
-        name="polyg",
-        summary="PolyG: the model sorts the question into a triple pattern (one entity, entity and relation, a "
-                "path between two entities, a fact to check, a relation chain); that pattern's traversal gathers the "
-                "facts, widened when it finds nothing (GraphScout Table 1's PolyG; needs --model)",
-        options=PolyGOptions,
-        factory="ark.methods.polyg.method:PolyG",
-        family="polyg",
-        uses_llm=True,
-        offline=False,
-        docs="docs/methods/polyg.md",
+    prompting_spec(
+        "polyg",
+        "PolyG: the model sorts the question into a triple pattern (one entity, entity and relation, a "
+        "path between two entities, a fact to check, a relation chain); that pattern's traversal gathers the "
+        "facts, widened when it finds nothing (GraphScout Table 1's PolyG; needs --model)",
+        PolyGOptions,
+        "ark.methods.polyg.method:PolyG",
         paper="Liu et al., PolyG: Effective and Efficient GraphRAG with Adaptive Graph Traversal (2025)",
     ),
 ]

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD, EmbedderChoice
-from ..registry import MethodSpec
+from ..prompting import prompting_spec
 
 
 class TextRAGOptions(EmbedderChoice):
@@ -22,18 +22,14 @@ class TextRAGOptions(EmbedderChoice):
 
 
 METHODS = [
-    MethodSpec(
-        name="text-rag",
-        summary="the graph linearised as one text chunk per node; the top chunks by similarity to the question "
-                "in the prompt (GraphScout Table 1's TextRAG; needs --model)",
-        options=TextRAGOptions,
-        factory="ark.methods.text_rag.method:TextRAG",
-        family="text_rag",
-        uses_llm=True,
-        offline=False,
-        requires=("dense",),
-        docs="docs/methods/text-rag.md",
+    prompting_spec(
+        "text-rag",
+        "the graph linearised as one text chunk per node; the top chunks by similarity to the question "
+        "in the prompt (GraphScout Table 1's TextRAG; needs --model)",
+        TextRAGOptions,
+        "ark.methods.text_rag.method:TextRAG",
         paper="Gao et al., Retrieval-Augmented Generation for Large Language Models: A Survey (2023), as "
               "GraphScout Appendix A.4's TextRAG",
+        requires=("dense",),
     ),
 ]
