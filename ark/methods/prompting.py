@@ -140,8 +140,10 @@ def answer_output(graph: KnowledgeGraph, session: PromptSession, question: str, 
     record = {"question": question, "method": session.method, "answer": text, "calls": session.calls,
               "failures": session.failures, "nodes_used": [graph.node_id(i) for i in unique[:200]],
               "usage": _total_usage(session.calls), **(extra or {})}
-    return MethodOutput(indices=ranked, scores=[1.0 / (rank + 1) for rank in range(len(ranked))], record=record,
-                        answer=Answer(text, kind))  # type: ignore[arg-type]
+    # No agent trajectories (an empty list), so that the runner keeps the record, calls and failures included, in
+    # the run's trajectories.jsonl.
+    return MethodOutput(indices=ranked, scores=[1.0 / (rank + 1) for rank in range(len(ranked))], trajectories=[],
+                        record=record, answer=Answer(text, kind))  # type: ignore[arg-type]
 
 
 def _total_usage(calls: list[dict[str, Any]]) -> dict[str, int]:

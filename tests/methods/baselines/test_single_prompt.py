@@ -64,3 +64,14 @@ def test_ark_eval_scores_a_right_answer(name, reply, sets, eval_run, openai_serv
     _, summary, rows = eval_run(name, [{"id": "a", "query": MARFAN_GENES, "answer": "FBN1",
                                         "answer_ids": ["NCBIGene:2200"]}], *sets)
     assert rows["a"]["answer_metrics"]["exact_match"] == 1.0 and summary["answers"]["exact_match"] == 1.0
+
+
+def test_a_malformed_reply_in_an_eval_run_is_recorded_in_the_run_not_a_crash(eval_run, openai_server, tmp_path):
+    from ark.runtime.trajectory_file import read_trajectory_file
+
+    openai_server.enqueue(text_reply("FBN1, I believe."))
+    result, summary, rows = eval_run("base-llm", [{"id": "a", "query": MARFAN_GENES, "answer": "FBN1"}])
+    assert rows["a"]["answer_metrics"]["exact_match"] == 0.0 and rows["a"]["predicted_answer"] == ""
+    (record,) = read_trajectory_file(tmp_path / "run-base-llm" / "trajectories.jsonl")
+    assert record["failures"] == ["no `Answer:` line in the final reply; recorded an empty answer"]
+    assert record["calls"][0]["reply"] == "FBN1, I believe." and record["usage"]["total_tokens"] > 0
