@@ -81,6 +81,8 @@ def experiment(
         _paper_table(graph_name, queries, paper, out, runs, split, human, limit, k, concurrency, progress, judge,
                      judge_model, selection)
         return
+    if paper or judge or judge_model:
+        fail(f"--paper, --judge and --judge-model belong to paper-table, not to {name!r}")
     try:
         get_experiment(name)
     except ValueError as exc:

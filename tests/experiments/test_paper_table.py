@@ -97,6 +97,11 @@ def test_paper_table_needs_a_known_paper_and_tables_named_after_its_methods(cli,
     assert result.exit_code == 2 and "'dense' is not a table named after a row's method" in result.text
 
 
+def test_the_paper_table_flags_belong_to_it_alone(cli, quiz, tmp_path):
+    result = cli("experiment", "fusion", "hpo", "--queries", quiz, "--paper", "graphscout", "--out", tmp_path / "r")
+    assert result.exit_code == 2 and "--paper, --judge and --judge-model belong to paper-table" in result.text
+
+
 @pytest.mark.parametrize(("template", "level"), [("set/easy", "easy"), ("entity/simple", "simple"),
                                                  ("boolean/hard", "hard"), ("one_hop", None), (None, None)])
 def test_levels_come_from_the_templates(template, level):
