@@ -189,7 +189,10 @@ class GraphFunctions:
 
 
 def _resolve(resolver: Any, name: str) -> str | None:
-    try:
-        return resolver(name)
-    except (ValueError, KeyError):
-        return None
+    """``resolver(name)``, or of its singular when ``name`` ends in s (``genes``), or None."""
+    for candidate in (name, name[:-1]) if name.lower().endswith("s") else (name,):
+        try:
+            return resolver(candidate)
+        except (ValueError, KeyError):
+            continue
+    return None

@@ -57,6 +57,8 @@ def test_unknown_relations_and_features_are_observations_naming_the_valid_ones(c
     result = functions.run("Action: NodeFeature[OMIM:154700, colour]")
     assert not result.valid and "its features: name, type, text" in result.observation
     assert not functions.run("Action: NodeDegree[OMIM:154700]").valid  # one argument of two
+    assert functions.run("Action: NodeDegree[OMIM:154700, phenotypes]").observation.endswith("has 6 phenotypes "
+                                                                                            "neighbours.")
 
 
 def test_ark_eval_scores_a_right_answer(eval_run, openai_server):
