@@ -21,7 +21,6 @@ ALLOWED = {
     "ark/methods/ark/offline/policy.py:_plan": 89,
     "ark/loaders/hpo.py:build_hpo_graph": 86,
     "ark/cli/eval_cmd.py:evaluate": 83,
-    "ark/cli/experiment_cmd.py:experiment": 82,
 }
 
 

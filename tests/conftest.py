@@ -93,3 +93,12 @@ def openai_server() -> Iterator[ScriptedOpenAIServer]:
     """A scripted loopback OpenAI server (tests/support/openai_server.py); `.base_url` ends in /v1."""
     with ScriptedOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture
+def no_llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No chat model configured anywhere (a fresh ARK_HOME, no OpenAI variables) and a wide terminal."""
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "200")

@@ -195,12 +195,14 @@ def make_policy(
     adapter: str | None = None,
     max_tokens: int | None = None,
     max_tool_calls_per_turn: int | None = None,
+    announce_offline: bool = True,
 ) -> ChatPolicy | None:
     """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
 
     ``hf:PATH`` (a local Hugging Face model, e.g. a distilled student, optionally with a LoRA ``adapter``) runs in
     this process through :mod:`ark.llm.local_backend`; any other model name goes to the OpenAI-compatible
-    endpoint.
+    endpoint. ``announce_offline=False`` leaves out the note that the offline policy runs (for callers that refuse
+    to run without a model).
     """
     if offline:
         err_console.print("[yellow]Using the offline policy (no LLM): a deterministic baseline, not a model.[/]")
@@ -223,6 +225,8 @@ def make_policy(
     if problem is not None:
         fail(problem)
     if not settings.configured():
+        if not announce_offline:
+            return None
         err_console.print(
             "[yellow]No LLM configured (--model/--base-url or ARK_MODEL/OPENAI_BASE_URL): using the offline policy, "
             "a deterministic baseline, not a model.[/]"

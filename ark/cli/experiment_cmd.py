@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from .common import console, err_console, fail, load_graph
+from .common import console, err_console, fail, load_graph, make_policy
 from .method_options import MethodSelection, method_options, resolve_choice
 
 
@@ -25,11 +25,18 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
     return values
 
 
+EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4), budget (Figure 2), agents-vs-steps "
+                    "(Table 8), tool-use (Figure 3, Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
+                    "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers).")
+PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout).")]
+JudgeOption = Annotated[bool, typer.Option("--judge", help="paper-table: also grade answers with the LLM judge "
+                                           "(model-graded, labelled; --judge-model or the [llm] settings).")]
+JudgeModelOption = Annotated[str | None, typer.Option(help="paper-table: the judge's chat model.")]
+
+
 @method_options(default_method="ark")
 def experiment(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="ablations (Table 2), fusion (Table 3), relevance "
-                                        "(Table 4), budget (Figure 2), agents-vs-steps (Table 8), tool-use (Figure 3, "
-                                        "Tables 9-10), neighborhood (Figure 5).")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help=EXPERIMENTS_HELP)],
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph "
                                               "directory.")],
     queries: Annotated[Path, typer.Option("--queries", "-q", help="Our .jsonl query file, a STaRK QA folder or a "
@@ -56,6 +63,9 @@ def experiment(
     k: Annotated[int, typer.Option("--k", min=1, help="Nodes kept per query.")] = 100,
     concurrency: Annotated[int, typer.Option(min=1, help="Queries in flight at once (with a model).")] = 4,
     progress: Annotated[bool, typer.Option(help="Show progress bars.")] = True,
+    paper: PaperOption = None,
+    judge: JudgeOption = False,
+    judge_model: JudgeModelOption = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -65,30 +75,22 @@ def experiment(
     seeds the query subset.
     """
     from ..eval import RunFolderError
-    from ..experiments import Settings, get_experiment, run_experiment
+    from ..experiments import Settings, run_experiment
     from ..methods import MethodError
     from ..methods.registry import resolve_truncate
-    from ..plots import ChartsUnavailable, pyplot
     from .eval_cmd import _open_queries
 
-    try:
-        get_experiment(name)
-    except ValueError as exc:
-        fail(str(exc))
-    if selection.method != "ark":
-        fail(f"the paper's experiments run the ark method, not {selection.method!r}")
-    try:
-        pyplot()  # fail before any run when the plots cannot be drawn
-    except ChartsUnavailable as exc:
-        fail(str(exc))
+    if name == "paper-table" or paper or judge or judge_model:
+        return _paper_table(name, graph_name, queries, paper, out, runs, split, human, limit, k, concurrency,
+                            progress, judge, judge_model, selection)
+    _check_experiment(name, selection)
     defaults = Settings()
     settings = Settings(agents=_ints(agents, "--agents") or defaults.agents,
                         steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
     graph = load_graph(graph_name)
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, False)
-    source = str(queries) + (f"#split={split}" if split else "") + ("#human" if human else "") + (
-        f"#first-{limit}" if limit else "")
+    source = _query_source(queries, split, human, limit)
     target = out or Path("reports") / f"{Path(graph_name).name}-{name}-{Path(str(queries).rstrip('/')).stem}"
     if fraction is not None and fraction <= 0:
         fail("--fraction must be above 0")
@@ -108,6 +110,77 @@ def experiment(
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
+
+
+def _check_experiment(name: str, selection: MethodSelection) -> None:
+    """Fail before any run on an unknown experiment, another method than ark, or plots that cannot be drawn."""
+    from ..experiments import get_experiment
+    from ..plots import ChartsUnavailable, pyplot
+
+    try:
+        get_experiment(name)
+    except ValueError as exc:
+        fail(str(exc))
+    if selection.method != "ark":
+        fail(f"the paper's experiments run the ark method, not {selection.method!r}")
+    try:
+        pyplot()
+    except ChartsUnavailable as exc:
+        fail(str(exc))
+
+
+def _query_source(queries: Path, split: str | None, human: bool, limit: int | None) -> str:
+    """The queries' source as run folders record it (file, split, human questions, first N)."""
+    return str(queries) + (f"#split={split}" if split else "") + ("#human" if human else "") + (
+        f"#first-{limit}" if limit else "")
+
+
+def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, out: Path | None, runs: Path,
+                 split: str | None, human: bool, limit: int | None, k: int, concurrency: int, progress: bool,
+                 judge: bool, judge_model: str | None, selection: MethodSelection) -> None:
+    """``ark experiment paper-table GRAPH --paper graphscout``: every row of the paper's table that runs here."""
+    if name != "paper-table":
+        fail(f"--paper, --judge and --judge-model belong to paper-table, not to {name!r}")
+    from ..experiments.graphscout_table import PAPERS, build_report, row_options, run_rows
+    from ..methods import MethodContext, MethodError
+    from .eval_cmd import _make_judge, _open_queries
+
+    if paper not in PAPERS:
+        fail(f"paper-table needs --paper, one of: {', '.join(PAPERS)} (got {paper!r})")
+    if selection.method != "ark" or selection.sets:
+        fail("paper-table runs every row's method: leave out --method and --set (--config FILE.toml sets a "
+             "method's options in a table named after it, e.g. [text-rag])")
+    try:
+        options = row_options(_toml_tables(selection.config)) if selection.config else {}
+    except MethodError as exc:
+        fail(str(exc))
+    graph = load_graph(graph_name)
+    llm = None
+    if not selection.offline:
+        llm = make_policy(model=selection.model, base_url=selection.base_url, adapter=selection.adapter,
+                          temperature=selection.temperature, max_tokens=selection.max_tokens, announce_offline=False)
+    grader = _make_judge(judge_model) if judge else None
+    selected = _open_queries(graph, queries, split, human, limit, False)
+    source = _query_source(queries, split, human, limit)
+    context = MethodContext(llm=llm, seed=selection.seed)
+    results = run_rows(graph, context, selected, source, runs, k=k, concurrency=concurrency, progress=progress,
+                       console=err_console, judge=grader, options=options)
+    command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
+    report = build_report(results, graph, source, len(selected), judge, command)
+    target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{Path(str(queries)).stem}"
+    report.write(target)
+    for table in report.tables[:-1]:
+        console.print(table.markdown())
+    console.print(f"Report (with the paper's full Table 1): {target / 'report.md'}")
+
+
+def _toml_tables(path: Path) -> dict:
+    import tomllib
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        fail(f"--config {path}: not a readable TOML file ({exc})")
 
 
 def register(app: typer.Typer) -> None:

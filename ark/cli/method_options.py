@@ -137,10 +137,17 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
         fail(str(exc))
     llm = None
     if spec.uses_llm:
+        from ..methods.registry import needs_model_message
+
+        if selection.offline and not spec.offline:
+            fail(needs_model_message(name))
         llm = make_policy(model=selection.model, base_url=selection.base_url, offline=selection.offline,
                           adapter=selection.adapter, temperature=selection.temperature,
                           max_tokens=selection.max_tokens,
-                          max_tool_calls_per_turn=selection.max_tool_calls_per_turn)
+                          max_tool_calls_per_turn=selection.max_tool_calls_per_turn,
+                          announce_offline=spec.offline)
+        if llm is None and not spec.offline:
+            fail(needs_model_message(name))
     elif selection.model or selection.base_url or selection.adapter:
         err_console.print(f"[yellow]warning:[/] method {name!r} uses no chat model; --model/--base-url/--adapter "
                           "are ignored")

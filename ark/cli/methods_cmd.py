@@ -46,8 +46,8 @@ def methods(
     if spec.docs:
         console.print(Text(f"docs: {spec.docs}"), style="dim")
     if spec.uses_llm:
-        console.print("uses a chat model: --model / --base-url, or the offline policy when none is configured",
-                      style="dim")
+        fallback = "or the offline policy when none is configured" if spec.offline else "required (no offline policy)"
+        console.print(f"uses a chat model: --model / --base-url, {fallback}", style="dim")
     if spec.default_truncate:
         console.print(Text(f"evaluations score its top {spec.default_truncate} by default (ark eval --truncate)"),
                       style="dim")

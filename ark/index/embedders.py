@@ -28,6 +28,7 @@ import numpy as np
 
 from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
 from ark.index.graph_index import (
+    GraphTextIndex,
     _graph_fingerprint,
     _read_manifest,
     _writable,
@@ -152,6 +153,7 @@ class OpenAIEmbedder:
         self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries)
         self.base_url = str(self._client.base_url).rstrip("/")
         self._dimension = dimensions
+        self.tokens = 0  # prompt tokens the endpoint reported for every text embedded so far
 
     @property
     def dimension(self) -> int:
@@ -172,6 +174,8 @@ class OpenAIEmbedder:
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding endpoint {self.base_url} failed for model {self.model!r}: "
                                      f"{exc}") from exc
+            usage = getattr(reply, "usage", None)
+            self.tokens += int(getattr(usage, "total_tokens", 0) or 0)
             items = sorted(reply.data, key=lambda item: item.index)
             if len(items) != len(batch):
                 raise EmbeddingError(f"embedding endpoint {self.base_url} returned {len(items)} vectors for "
@@ -258,3 +262,84 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
     shutil.rmtree(work_dir, ignore_errors=True)
     atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
     return np.load(directory / "embeddings.npy", mmap_mode="r")
+
+
+class CachedQueryEncoder(_EncoderAdapter):
+    """Query embeddings of a remote embedder kept on disk, one file per (embedder identity, text), so a rerun sends
+    no query it sent before (node embeddings have their own cache: :func:`node_embeddings`)."""
+
+    def __init__(self, embedder: Embedder, cache_dir: Path) -> None:
+        from ark.llm.cache import ResponseCache
+
+        super().__init__(embedder, batch_size=64)
+        self.cache = ResponseCache(cache_dir)
+
+    def key(self, text: str) -> str:
+        from ark.llm.cache import request_key
+
+        return request_key({"embedder": self.embedder.identity, "text": text})
+
+    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+        found = {i: self.cache.get(self.key(t)) for i, t in enumerate(texts)}
+        missing = [i for i, entry in found.items() if entry is None]
+        fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None
+        rows = []
+        for i, text in enumerate(texts):
+            entry = found[i]
+            if entry is None:
+                assert fresh is not None  # every missing text was embedded above
+                vector = fresh[missing.index(i)]
+                self.cache.put(self.key(text), {"vector": vector.tolist()})
+            else:
+                vector = np.asarray(entry["vector"], dtype=np.float32)
+            rows.append(vector)
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
+
+
+def query_cache_dir() -> Path:
+    """Where remote embedders' query embeddings are kept: ``$ARK_HOME/embedding-cache``."""
+    from ark.config import ark_home
+
+    return ark_home() / "embedding-cache"
+
+
+def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url: str | None = None,
+                         fields: dict[str, list[str]] | None = None, progress: bool = False) -> GraphTextIndex:
+    """A dense relevance index of ``graph`` by the embedder named by ``spec`` (:data:`EMBEDDER_SPEC_HELP`).
+
+    The packaged default and sentence-transformers directories are the ``dense`` index kind (cached with the
+    graph); any other embedder (``openai:MODEL``) embeds the node documents once through :func:`node_embeddings`
+    (cached, resumable) and its queries through the same embedder (cached on disk, :class:`CachedQueryEncoder`), so
+    rankings match the endpoint's vectors.
+    ``fields`` restricts the documents (e.g. names only); those are embedded in memory for remote embedders.
+    """
+    from ark.index.dense import DenseIndex
+
+    spec = str(spec or DEFAULT_EMBEDDER).strip()
+    if not spec.startswith(OPENAI_PREFIX):
+        if base_url:
+            raise ValueError(f"embedder_base_url applies to '{OPENAI_PREFIX}MODEL' embedders only, not {spec!r}")
+        return open_index(graph, kind="dense", model=spec, fields=fields, progress=progress)
+    embedder = open_embedder(spec, base_url=base_url)
+    if fields is None:
+        vectors = node_embeddings(graph, embedder, progress=progress)
+    else:
+        vectors = embedder.embed(list(node_documents(graph, fields)))
+    index = DenseIndex(np.asarray(vectors), embedder.identity, encoder=CachedQueryEncoder(embedder, query_cache_dir()),
+                       ann="exact")
+    return GraphTextIndex(graph, index)
+
+
+NODE_INDEX_KINDS = ("bm25", "dense")
+
+
+def open_node_index(graph: Any, kind: str = "bm25", *, names_only: bool = True, embedder: str | None = None,
+                    embedder_base_url: str | None = None, progress: bool = False) -> GraphTextIndex:
+    """The index a method grounds question mentions with: ``bm25`` or ``dense`` (by ``embedder``), over node names
+    (``names_only``) or whole node documents."""
+    if kind not in NODE_INDEX_KINDS:
+        raise ValueError(f"unknown node index {kind!r}; valid: {', '.join(NODE_INDEX_KINDS)}")
+    fields = {node_type: ["name"] for node_type in graph.node_types} if names_only else None
+    if kind == "dense":
+        return open_embedding_index(graph, embedder, base_url=embedder_base_url, fields=fields, progress=progress)
+    return open_index(graph, kind="bm25", fields=fields, progress=progress)

@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -69,6 +69,30 @@ class MethodOptions(BaseModel):
 # first used rather than when its module is imported. The method registry imports every family's options to list
 # them, so each run of ``ark ask`` would otherwise build the validators of all of them (~2 M instructions a model).
 DEFERRED_BUILD = ConfigDict(defer_build=True)
+
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the packaged MiniLM (ark.index.dense.DEFAULT_MODEL; checked by a test)
+
+
+def embedder_field() -> Any:
+    """The ``embedder`` option of every method with dense retrieval (:func:`ark.index.embedders.open_embedder`)."""
+    return Field(default=DEFAULT_EMBEDDER, description="text embedder for dense retrieval: the packaged MiniLM, a "
+                 "sentence-transformers directory, or 'openai:MODEL' for an OpenAI-compatible /v1/embeddings "
+                 "endpoint (node embeddings cached with the graph)")
+
+
+def embedder_base_url_field() -> Any:
+    """The ``embedder_base_url`` option beside :func:`embedder_field`."""
+    return Field(default=None, description="endpoint of an 'openai:MODEL' embedder (default: OPENAI_BASE_URL)")
+
+
+class EmbedderChoice(MethodOptions):
+    """Options of a method whose retrieval is dense: which embedder, and where an ``openai:MODEL`` one is served."""
+
+    model_config = DEFERRED_BUILD
+
+    embedder: str = embedder_field()
+    embedder_base_url: str | None = embedder_base_url_field()
 
 
 class NoOptions(MethodOptions):

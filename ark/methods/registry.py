@@ -44,7 +44,8 @@ class MethodSpec:
     (named in the error when an import fails). ``analysis``: a module with ``analyze(records, per_query_rows)``,
     ``summary_rows(analysis)``, ``markdown(analysis)`` and ``write_charts(...)`` for the run's trajectories.
     ``default_truncate``: the ranking depth its evaluations score by default (ARK cuts its fused ranking at 20,
-    Appendix A.2); None scores the whole ranking.
+    Appendix A.2); None scores the whole ranking. ``offline``: an LLM method runs without a model through a
+    scripted policy; False (the prompting baselines) makes a missing model an error (:func:`needs_model_message`).
     """
 
     name: str
@@ -58,6 +59,7 @@ class MethodSpec:
     docs: str | None = None
     paper: str | None = None
     default_truncate: int | None = None
+    offline: bool = True
 
     def make_options(self, values: Mapping[str, Any] | MethodOptions | None = None) -> MethodOptions:
         """Validated options from ``values`` (a mapping, already-built options, or None for the defaults)."""
@@ -79,6 +81,12 @@ class MethodSpec:
             hint = f"; install it with pip install 'ark-kg[{extras}]'" if extras else ""
             raise MethodError(f"method {self.name!r} needs a package that is not installed ({exc}){hint}") from exc
         return getattr(module, attribute)
+
+
+def needs_model_message(method: str) -> str:
+    """The one-line error of an LLM method without an offline policy run with no chat model, naming the fix."""
+    return (f"method {method!r} prompts a chat model and has no offline policy: pass --model NAME with --base-url "
+            "URL (or set ARK_MODEL with OPENAI_BASE_URL or OPENAI_API_KEY), or --model hf:PATH for a local model")
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

@@ -276,14 +276,6 @@ def clinical_dir(tmp_path_factory) -> Path:
     return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
 
 
-@pytest.fixture
-def no_llm(monkeypatch, tmp_path):
-    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
-
-
 def test_eval_graphscout_reports_answer_metrics_beside_retrieval(cli, clinical_dir, tmp_path, no_llm):
     pytest.importorskip("ladybug")
     queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES)

@@ -31,7 +31,9 @@ def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: b
     from ark.index import open_index
 
     if options.relevance == "dense":
-        return open_index(graph, kind="dense", progress=progress)
+        from ark.index.embedders import open_embedding_index
+
+        return open_embedding_index(graph, options.embedder, base_url=options.embedder_base_url, progress=progress)
     return open_index(graph, kind="bm25", scoring=options.scoring, progress=progress)
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from ..base import MethodOptions
+from ..base import MethodOptions, embedder_base_url_field, embedder_field
 
 FUSIONS = ("votes", "ordering", "random")
 ABLATIONS = ("full", "no_neighbors", "neighbors_no_query", "neighbors_no_filters")
@@ -68,7 +68,9 @@ class ArkOptions(MethodOptions):
     fusion_seed: int = Field(default=0, description="seed of the random fusion")
     relevance: Literal["bm25", "dense"] = Field(
         default="bm25", description="the relevance function rel(q, d) ranking global search and neighbourhoods: "
-        "bm25 (Section 3.1) or dense MiniLM embeddings (Table 4; needs the dense extra)")
+        "bm25 (Section 3.1) or dense embeddings by `embedder` (Table 4: MiniLM; needs the dense extra)")
+    embedder: str = embedder_field()
+    embedder_base_url: str | None = embedder_base_url_field()
     scoring: Literal["fielded", "plain"] = Field(
         default="fielded", description="bm25 relevance: fielded = BM25F with a node's names (name, synonyms, "
         "identifiers) weighted above its text and exact names first; plain = BM25 over node text as in the paper")

@@ -10,20 +10,20 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..base import DEFERRED_BUILD, MethodOptions
+from ..base import DEFERRED_BUILD, EmbedderChoice, MethodOptions
 
 RETRIEVER_INDEXES = ("bm25", "dense")
 RETRIEVER_FIELDS = ("name", "text")
 
 
-class RetrieverConfig(MethodOptions):
+class RetrieverConfig(EmbedderChoice):
     """``node_id_retriever(queries, topk)``: semantic search from mentions to node ids (§3.2.2)."""
 
     model_config = DEFERRED_BUILD
 
     index: Literal["bm25", "dense"] = Field(
         default="bm25", description="bm25: BM25 (no extra, built in about a second); dense: MiniLM embeddings, the "
-                                    "paper's semantic search (§3.2.2: FAISS), needs the dense extra")
+                                    "paper's semantic search (§3.2.2: FAISS) with `embedder`, needs the dense extra")
     fields: Literal["name", "text"] = Field(
         default="name", description="what is indexed per node: its name (entity grounding, as in the paper's "
                                     "example) or its whole text")

@@ -193,9 +193,10 @@ def _needs_answer(message: dict) -> str | None:
 
 
 def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress: bool = False) -> Any:
-    """The retriever's node index: ``retriever.index`` (dense or BM25) over names or whole node texts."""
-    from ark.index import open_index
+    """The retriever's node index: ``retriever.index`` (dense by ``retriever.embedder``, or BM25) over names or whole
+    node texts."""
+    from ark.index.embedders import open_node_index as open_index_of_nodes
 
     config = options.retriever
-    fields = {node_type: ["name"] for node_type in graph.node_types} if config.fields == "name" else None
-    return open_index(graph, kind=config.index, fields=fields, progress=progress)
+    return open_index_of_nodes(graph, config.index, names_only=config.fields == "name", embedder=config.embedder,
+                               embedder_base_url=config.embedder_base_url, progress=progress)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..base import DEFERRED_BUILD, MethodOptions
-
-DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the packaged MiniLM (ark.index.dense.DEFAULT_MODEL; checked by a test)
+from ..base import DEFAULT_EMBEDDER, DEFERRED_BUILD, MethodOptions
 
 
 class BaselineOptions(MethodOptions):

@@ -10,7 +10,7 @@ from .spec import BM25Options, DenseOptions
 
 
 class TextIndexRetriever(Retriever):
-    """BM25 over node text, over relational documents (``bm25-rel``), or dense MiniLM, by the options' type."""
+    """BM25 over node text, over relational documents (``bm25-rel``), or dense embeddings, by the options' type."""
 
     def __init__(self, graph: KnowledgeGraph, options: MethodOptions, context: MethodContext,
                  kind: str | None = None) -> None:
@@ -18,7 +18,10 @@ class TextIndexRetriever(Retriever):
 
         self.node_types = [graph.resolve_node_type(t) for t in context.candidate_types or []] or None
         if isinstance(options, DenseOptions):
-            self.index = open_index(graph, kind="dense", model=options.model, progress=context.progress)
+            from ark.index.embedders import open_embedding_index
+
+            self.index = open_embedding_index(graph, options.model or options.embedder,
+                                              base_url=options.embedder_base_url, progress=context.progress)
         elif isinstance(options, BM25Options):
             self.index = open_index(graph, kind=kind or "bm25", k1=options.k1, b=options.b, scoring=options.scoring,
                                     progress=context.progress)

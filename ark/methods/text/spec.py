@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..base import MethodOptions
+from ..base import EmbedderChoice, MethodOptions
 from ..registry import MethodSpec
 
 
@@ -18,11 +18,11 @@ class BM25Options(MethodOptions):
         "ARK's global search: BM25F with the node's names weighted above its text, exact names first")
 
 
-class DenseOptions(MethodOptions):
-    """Dense retrieval by cosine similarity of sentence embeddings."""
+class DenseOptions(EmbedderChoice):
+    """Dense retrieval by cosine similarity of text embeddings (``embedder``: any embedder spec)."""
 
-    model: str = Field(default="all-MiniLM-L6-v2",
-                       description="sentence-transformers model (the packaged MiniLM by default)")
+    model: str | None = Field(default=None, description="former name of `embedder` (a sentence-transformers "
+                                                         "model); kept so old configs run")
 
 
 _FACTORY = "ark.methods.text.retriever:TextIndexRetriever"
@@ -32,6 +32,6 @@ METHODS = [
                docs="docs/methods/baselines.md"),
     MethodSpec("bm25-rel", "BM25 over node text plus neighbour names by relation (STaRK's add_rel)", BM25Options,
                "ark.methods.text.retriever:relational", family="text", docs="docs/methods/baselines.md"),
-    MethodSpec("dense", "cosine similarity of MiniLM embeddings of node text", DenseOptions, _FACTORY,
-               family="text", requires=("dense",), docs="docs/methods/baselines.md"),
+    MethodSpec("dense", "cosine similarity of node-text embeddings (MiniLM, a model folder or openai:MODEL)",
+               DenseOptions, _FACTORY, family="text", requires=("dense",), docs="docs/methods/baselines.md"),
 ]

@@ -1,0 +1,1 @@
+"""base_llm (a prompting baseline of GraphScout's Table 1)."""

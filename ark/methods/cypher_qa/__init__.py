@@ -1,0 +1,1 @@
+"""cypher_qa (a prompting baseline of GraphScout's Table 1)."""

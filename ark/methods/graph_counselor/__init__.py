@@ -1,0 +1,1 @@
+"""graph_counselor (a prompting baseline of GraphScout's Table 1)."""

@@ -1,0 +1,1 @@
+"""polyg (a prompting baseline of GraphScout's Table 1)."""

@@ -1,0 +1,1 @@
+"""text_rag (a prompting baseline of GraphScout's Table 1)."""
