@@ -11,6 +11,7 @@ rule of :mod:`ark.serve.binding`.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -22,6 +23,7 @@ from ark.runtime.tools import ToolResult
 
 if TYPE_CHECKING:
     from .graph_tools import GraphTools
+    from .mcp_prompts import AnswerTools
 
 log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 256 * 1024  # HTTP bodies; a tool call's arguments are limited to 50,000 characters anyway
@@ -47,7 +49,7 @@ class ArkTool(Tool):
                               is_error=not result.ok)
 
 
-def mcp_tools(tools: GraphTools) -> list[Tool]:
+def mcp_tools(tools: GraphTools | AnswerTools) -> list[Tool]:
     """The SDK tool objects for every graph tool."""
     metadata = func_metadata(_no_arguments, structured_output=False)
     out = []
@@ -62,8 +64,9 @@ def mcp_tools(tools: GraphTools) -> list[Tool]:
     return out
 
 
-def build_mcp_server(tools: GraphTools) -> MCPServer:
-    """An MCP server over ``tools`` (its graph named in the instructions)."""
+def build_mcp_server(tools: GraphTools, runs: list[Path] | None = None) -> MCPServer:
+    """An MCP server over ``tools`` (its graph named in the instructions), with ARK's strategy as a prompt and the
+    graph (and the run folders ``runs``) as resources (:mod:`.mcp_prompts`, :mod:`.mcp_resources`)."""
     from importlib.metadata import PackageNotFoundError, version
 
     g = tools.graph
@@ -79,8 +82,15 @@ def build_mcp_server(tools: GraphTools) -> MCPServer:
         "two nodes with find_paths, read a node with get_node, and ask retrieve for the evidence a retrieval method "
         "finds for a whole question. Nodes are shown as [index] name (type); tools take the index or the node id. "
         f"Results are capped at {tools.limits.max_rows} rows and {tools.limits.max_chars:,} characters.")
-    return MCPServer("ark", instructions=instructions, version=ark_version, tools=mcp_tools(tools),
-                     log_level="WARNING")
+    from .mcp_prompts import HOST_NOTE, AnswerTools, register_prompts
+    from .mcp_resources import register_resources
+
+    answer_tools = AnswerTools(g, tools.limits.max_chars)
+    server = MCPServer("ark", instructions=f"{instructions} {HOST_NOTE}", version=ark_version,
+                       tools=[*mcp_tools(tools), *mcp_tools(answer_tools)], log_level="WARNING")
+    register_prompts(server, tools)
+    register_resources(server, tools, runs)
+    return server
 
 
 def http_app(server: MCPServer, host: str) -> Any:

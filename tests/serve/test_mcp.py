@@ -24,7 +24,7 @@ from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # n
 from .conftest import announced_url  # noqa: E402
 
 TOOLS = ["search_in_graph", "search_in_neighborhood", "get_node", "graph_schema", "search_in_surroundings",
-         "find_paths", "retrieve"]
+         "find_paths", "retrieve", "add_to_answer", "finish"]
 FBN1_HPO = 32455  # NCBIGene:2200 in the built-in HPO graph
 ARK = [sys.executable, "-m", "ark.cli.main"]
 
