@@ -27,7 +27,7 @@ from tests.support.openai_server import tool_reply, turn_script  # noqa: E402
 from .conftest import announced_url  # noqa: E402
 from .test_mcp import ARK  # noqa: E402
 
-INSPECTOR = "@modelcontextprotocol/inspector-cli@0.15.0"  # the last CLI that installs alone and runs on Node 20
+INSPECTOR = "@modelcontextprotocol/inspector-cli@0.15.0"  # installs alone (0.20.0, 1.0.3 do not) and runs on Node 20
 NPM_PREFIX = Path(os.environ.get("ARK_TEST_NPM_PREFIX", Path.home() / ".cache" / "ark-test-npm"))
 QUESTION = "Which gene is linked to Marfan syndrome?"
 CLINICAL_TYPES = ["phenotype", "disease", "gene", "is_a", "has_phenotype", "associated_gene"]
