@@ -7,6 +7,8 @@
   served. They keep no state (an MCP request may arrive without a session): ``add_to_answer`` checks the nodes and
   echoes them with their labels, and the answer is every node the conversation recorded, first recording first,
   as in the agent's answer list; ``finish`` says the answer is complete.
+- Prompt ``graphscout`` and tool ``node_id_retriever``, where the ``graphdb`` extra is installed: GraphScout's solver
+  prompt, retriever-only (:mod:`.mcp_graphscout`).
 """
 
 from __future__ import annotations
@@ -105,8 +107,21 @@ def ark_prompt_text(tools: GraphTools, question: str) -> str:
     return f"{system}\n{first_user_message(question)}"
 
 
-def register_prompts(server: MCPServer, tools: GraphTools) -> list[str]:
-    """Add the prompts to ``server``; returns their names."""
+def prompt_tools(tools: GraphTools) -> list[Any]:
+    """The tools the prompts name beyond the graph tools: the answer tools, and GraphScout's retriever where its
+    prompt is served (each with ``mcp_schemas()`` and ``aexecute()``, as :class:`GraphTools`)."""
+    from .mcp_graphscout import GraphScoutTools, graphscout_available
+
+    extra: list[Any] = [AnswerTools(tools.graph, tools.limits.max_chars)]
+    if graphscout_available():
+        extra.append(GraphScoutTools(tools.graph))
+    return extra
+
+
+def register_prompts(server: MCPServer, tools: GraphTools, extra: list[Any]) -> list[str]:
+    """Add the prompts to ``server`` (``extra``: what :func:`prompt_tools` gave); returns their names."""
+    from .mcp_graphscout import GraphScoutTools, graphscout_prompt
+
     g = tools.graph
     name = g.metadata.get("name", "graph")
 
@@ -118,4 +133,9 @@ def register_prompts(server: MCPServer, tools: GraphTools) -> list[str]:
         description=(f"ARK's agent strategy for {name!r} ({', '.join(g.node_types)}): anchor with search_in_graph, "
                      "expand typed neighbourhoods with search_in_neighborhood, add_to_answer the nodes that answer, "
                      "finish. The text ARK's own agents get, with this graph's types, relations and schema.")))
-    return ["ark"]
+    names = ["ark"]
+    for provider in extra:
+        if isinstance(provider, GraphScoutTools):
+            server.add_prompt(graphscout_prompt(provider))
+            names.append("graphscout")
+    return names

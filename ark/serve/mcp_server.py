@@ -23,7 +23,6 @@ from ark.runtime.tools import ToolResult
 
 if TYPE_CHECKING:
     from .graph_tools import GraphTools
-    from .mcp_prompts import AnswerTools
 
 log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 256 * 1024  # HTTP bodies; a tool call's arguments are limited to 50,000 characters anyway
@@ -49,8 +48,8 @@ class ArkTool(Tool):
                               is_error=not result.ok)
 
 
-def mcp_tools(tools: GraphTools | AnswerTools) -> list[Tool]:
-    """The SDK tool objects for every graph tool."""
+def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
+    """The SDK tool objects for every tool of ``tools`` (anything with ``mcp_schemas()`` and ``aexecute()``)."""
     metadata = func_metadata(_no_arguments, structured_output=False)
     out = []
     for schema in tools.mcp_schemas():
@@ -82,13 +81,14 @@ def build_mcp_server(tools: GraphTools, runs: list[Path] | None = None) -> MCPSe
         "two nodes with find_paths, read a node with get_node, and ask retrieve for the evidence a retrieval method "
         "finds for a whole question. Nodes are shown as [index] name (type); tools take the index or the node id. "
         f"Results are capped at {tools.limits.max_rows} rows and {tools.limits.max_chars:,} characters.")
-    from .mcp_prompts import HOST_NOTE, AnswerTools, register_prompts
+    from .mcp_prompts import HOST_NOTE, prompt_tools, register_prompts
     from .mcp_resources import register_resources
 
-    answer_tools = AnswerTools(g, tools.limits.max_chars)
+    extra = prompt_tools(tools)
     server = MCPServer("ark", instructions=f"{instructions} {HOST_NOTE}", version=ark_version,
-                       tools=[*mcp_tools(tools), *mcp_tools(answer_tools)], log_level="WARNING")
-    register_prompts(server, tools)
+                       tools=[*mcp_tools(tools), *(tool for more in extra for tool in mcp_tools(more))],
+                       log_level="WARNING")
+    register_prompts(server, tools, extra)
     register_resources(server, tools, runs)
     return server
 

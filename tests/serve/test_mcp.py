@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ark.methods.ark.tools import Toolbox  # noqa: E402
 from ark.serve.graph_tools import GraphTools, ResultLimits  # noqa: E402
+from ark.serve.mcp_graphscout import graphscout_available  # noqa: E402
 from ark.serve.mcp_server import build_mcp_server  # noqa: E402
 from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # noqa: E402
@@ -24,7 +25,8 @@ from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # n
 from .conftest import announced_url  # noqa: E402
 
 TOOLS = ["search_in_graph", "search_in_neighborhood", "get_node", "graph_schema", "search_in_surroundings",
-         "find_paths", "retrieve", "add_to_answer", "finish"]
+         "find_paths", "retrieve", "add_to_answer", "finish",
+         *(["node_id_retriever"] if graphscout_available() else [])]  # GraphScout's prompt names it
 FBN1_HPO = 32455  # NCBIGene:2200 in the built-in HPO graph
 ARK = [sys.executable, "-m", "ark.cli.main"]
 
@@ -294,3 +296,25 @@ def test_run_folders_are_resources(clinical_tools, run_root):
     assert detail["n_queries"] == 2 and [w["id"] for w in detail["wrong"]] == ["q2"]
     assert json.loads(record.contents[0].text)["question"].startswith("Which genes cause vascular")
     assert "no run named 'nope'" in str(unknown) and "clinical-ark" in str(unknown)
+
+
+def test_graphscout_prompt_is_the_solvers_retriever_only_prompt(clinical_tools):
+    if not graphscout_available():
+        pytest.skip("the graphdb extra (ladybug) is not installed: no GraphScout prompt")
+    from ark.graphdb.schema import build_schema
+    from ark.methods.graphscout.prompt import render_system_prompt
+
+    async def script(client):
+        got = await client.get_prompt("graphscout", {"question": "Which gene is linked to Marfan syndrome?"})
+        found = await client.call_tool("node_id_retriever", {"queries": ["Marfan syndrome", "FBN1"]})
+        return got, found
+
+    got, found = call(clinical_tools, script)
+    text = got.messages[0].content.text
+    solver = render_system_prompt(clinical_tools.graph, build_schema(clinical_tools.graph), code=False)
+    assert text == f"{solver}\nQuestion: Which gene is linked to Marfan syndrome?"
+    assert "- associated_gene: (disease)-[:associated_gene]->(gene) 7 edges" in text and "code_interpreter" not in text
+    best: dict[str, str] = {}
+    for row in found.structured_content["results"]:
+        best.setdefault(row["query"], row["node_id"])
+    assert best == {"Marfan syndrome": "OMIM:154700", "FBN1": "NCBIGene:2200"}

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
-from tests.support.openai_server import tool_reply, turn_script  # noqa: E402
+from tests.support.openai_server import text_reply, tool_reply, turn_script  # noqa: E402
 
 from .conftest import announced_url  # noqa: E402
 from .test_mcp import ARK  # noqa: E402
@@ -166,49 +167,79 @@ def scripted_model(graph_dir: Path) -> list:
     ]
 
 
-async def host_loop(target: object, base_url: str, question: str, max_turns: int = 20) -> tuple[list[str], str]:
-    """What an MCP host does with the prompt: its model (here the OpenAI client) gets the prompt's message and the
-    served tools; every call goes to the server; the answer is the nodes add_to_answer recorded, first one first."""
+@dataclass
+class Hosted:
+    prompt: str  # what the prompt gave the host's model
+    answer: list[str]  # the node ids add_to_answer recorded, first recording first
+    final: str | None  # the model's last text (a reply without tool calls), if it ended so
+
+
+async def host_loop(target: object, base_url: str, prompt: str, question: str, max_turns: int = 20) -> Hosted:
+    """What an MCP host does with a prompt: its model (here the OpenAI client) gets the prompt's messages and the
+    served tools; every call goes to the server; it ends at finish or at a reply without tool calls."""
     import openai
 
     model = openai.AsyncOpenAI(base_url=base_url, api_key="k")
     async with Client(target) as client:
-        prompt = await client.get_prompt("ark", {"question": question})
+        got = await client.get_prompt(prompt, {"question": question})
         listed = await client.list_tools()
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                    "parameters": t.input_schema}} for t in listed.tools]
-        messages: list[dict] = [{"role": m.role, "content": m.content.text} for m in prompt.messages]
-        answer: dict[str, None] = {}
+        messages: list[dict] = [{"role": m.role, "content": m.content.text} for m in got.messages]
+        hosted = Hosted(messages[0]["content"], [], None)
         for _ in range(max_turns):
             reply = (await model.chat.completions.create(model="test-model", messages=messages, tools=tools))
             message = reply.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
-            for called in message.tool_calls or []:
+            if not message.tool_calls:
+                hosted.final = message.content
+                return hosted
+            for called in message.tool_calls:
                 result = await client.call_tool(called.function.name, json.loads(called.function.arguments))
                 assert not result.is_error, result.content[0].text
                 messages.append({"role": "tool", "tool_call_id": called.id, "content": result.content[0].text})
                 if called.function.name == "add_to_answer":
-                    answer.update(dict.fromkeys(row["id"] for row in result.structured_content["added"]))
+                    hosted.answer += [row["id"] for row in result.structured_content["added"]
+                                      if row["id"] not in hosted.answer]
                 if called.function.name == "finish":
-                    return list(answer), messages[0]["content"]
-    raise AssertionError("the scripted model never called finish")
+                    return hosted
+    raise AssertionError("the scripted model neither finished nor answered")
 
 
-def test_a_host_running_the_prompt_reaches_ark_asks_answer(clinical_dir, openai_server, monkeypatch):
+def stdio_server(graph: Path) -> StdioServerParameters:
+    return StdioServerParameters(command=ARK[0], args=[*ARK[1:], "mcp", str(graph), "--offline"], env=dict(os.environ))
+
+
+def ask_with(openai_server, graph: Path, question: str, *options: str) -> dict:
     from ark.cli.main import app
 
-    openai_server.responder = turn_script(scripted_model(clinical_dir))
-    server = StdioServerParameters(command=ARK[0], args=[*ARK[1:], "mcp", str(clinical_dir), "--offline"],
-                                   env=dict(os.environ))
-    host_answer, prompt = asyncio.run(host_loop(server, openai_server.base_url, QUESTION))
-    hosted_requests = len(openai_server.requests)
-
-    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
-    asked = CliRunner().invoke(app, ["ask", str(clinical_dir), QUESTION, "--base-url", openai_server.base_url,
-                                     "--model", "test-model", "--set", "n_agents=1", "--json"])
+    asked = CliRunner().invoke(app, ["ask", str(graph), question, "--base-url", openai_server.base_url, "--model",
+                                     "test-model", "--json", *options], env={"OPENAI_API_KEY": "dummy-key"})
     assert asked.exit_code == 0, asked.output
-    record = json.loads(asked.stdout)
-    assert host_answer == ["NCBIGene:2200", "NCBIGene:1281"]
-    assert [row["node_id"] for row in record["ranked"]] == host_answer
+    return json.loads(asked.stdout)
+
+
+def test_a_host_running_the_prompt_reaches_ark_asks_answer(clinical_dir, openai_server):
+    openai_server.responder = turn_script(scripted_model(clinical_dir))
+    hosted = asyncio.run(host_loop(stdio_server(clinical_dir), openai_server.base_url, "ark", QUESTION))
+    hosted_requests = len(openai_server.requests)
+    record = ask_with(openai_server, clinical_dir, QUESTION, "--set", "n_agents=1")
+    assert hosted.answer == ["NCBIGene:2200", "NCBIGene:1281"]
+    assert [row["node_id"] for row in record["ranked"]] == hosted.answer
     agents_system = openai_server.requests[hosted_requests]["messages"][0]["content"]
-    assert prompt.startswith(agents_system)  # the host's model read the text ARK's agent read, then the question
+    assert hosted.prompt.startswith(agents_system)  # the host's model read the text ARK's agent read
+
+
+def test_a_host_running_graphscouts_prompt_reaches_its_answer(clinical_dir, openai_server):
+    pytest.importorskip("ladybug")
+    openai_server.responder = turn_script([tool_reply(("node_id_retriever", {"queries": ["Marfan syndrome"]})),
+                                           text_reply("Its gene in the graph is FBN1.\n\\answer{FBN1}")])
+    hosted = asyncio.run(host_loop(stdio_server(clinical_dir), openai_server.base_url, "graphscout", QUESTION))
+    hosted_requests = len(openai_server.requests)
+    record = ask_with(openai_server, clinical_dir, QUESTION, "--method", "graphscout", "--set",
+                      "code_interpreter=false")
+    from ark.methods.graphscout.answer import extract_answer
+
+    assert extract_answer(hosted.final) == record["answer"]["text"] == "FBN1"
+    solver_system = openai_server.requests[hosted_requests]["messages"][0]["content"]
+    assert hosted.prompt.startswith(solver_system)
