@@ -15,11 +15,11 @@ import importlib.util
 import threading
 from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
+from mcp.server.mcpserver.prompts.base import UserMessage
 
 from ark.runtime.tools import ToolResult
 
-from .mcp_prompts import QUESTION
+from .mcp_prompts import QUESTION, QuestionPrompt
 
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
@@ -82,14 +82,14 @@ class GraphScoutTools:
         return f"{system}\n{FIRST_USER_MESSAGE.format(question=question)}"
 
 
-def graphscout_prompt(scout: GraphScoutTools) -> Prompt:
+def graphscout_prompt(scout: GraphScoutTools) -> QuestionPrompt:
     """The ``graphscout`` prompt over ``scout``'s graph."""
     name = scout.graph.metadata.get("name", "graph")
 
     def graphscout(question: QUESTION) -> list[UserMessage]:
         return [UserMessage(scout.prompt_text(question))]
 
-    return Prompt.from_function(
+    return QuestionPrompt.from_function(
         graphscout, name="graphscout", title=f"GraphScout: answer a question about {name}",
         description=(f"GraphScout's solver prompt for {name!r}, retriever-only: ground the question's entities with "
                      "node_id_retriever, then answer with the names wrapped as \\answer{...}."))

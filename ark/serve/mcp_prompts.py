@@ -16,10 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
 from ark.methods.ark.tools import add_to_answer, finish
-from ark.runtime.tools import INVALID_ARGUMENTS, BoundTool, ToolResult, ToolSet, ToolSpec
+from ark.runtime.tools import INVALID_ARGUMENTS, MAX_TEXT_ARGUMENT_CHARS, BoundTool, ToolResult, ToolSet, ToolSpec
 from ark.text import clean_inline
 
 if TYPE_CHECKING:
@@ -30,11 +32,31 @@ if TYPE_CHECKING:
     from .graph_tools import GraphTools
 
 QUESTION = Annotated[str, Field(description="The question to answer from the graph, in plain language.")]
+QUESTION_EXAMPLE = '{"question": "Which genes are linked to Marfan syndrome?"}'
 REASONING_CHARS = 300
 HOST_NOTE = ("The prompt 'ark' gives ARK's own search strategy for a question (record answers with add_to_answer, "
              "then finish); the resources give the schema and one page per node.")
 STATELESS_NOTE = (" This server keeps no answer list: the answer is every node your add_to_answer calls recorded in "
                   "this conversation, first recording first.")
+
+
+class QuestionPrompt(Prompt):
+    """A prompt whose one argument is the question. A missing, empty or overlong question, or another argument, is
+    refused as invalid parameters naming what to send (the SDK would answer any of them with an internal error)."""
+
+    async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+        arguments = arguments or {}
+        unknown = sorted(set(arguments) - {"question"})
+        question = str(arguments.get("question") or "").strip()
+        if unknown:
+            problem = f"unknown argument(s) {', '.join(map(repr, unknown))}: the only argument is 'question'"
+        elif not question:
+            problem = "the argument 'question' is missing or empty: send the question to answer"
+        elif len(question) > MAX_TEXT_ARGUMENT_CHARS:
+            problem = f"the question is {len(question):,} characters long; the limit is {MAX_TEXT_ARGUMENT_CHARS:,}"
+        else:
+            return await super().render({"question": question}, context)
+        raise MCPError(INVALID_PARAMS, f"Prompt {self.name!r}: {problem}, e.g. {QUESTION_EXAMPLE}.")
 
 
 class AnswerTools:
@@ -128,7 +150,7 @@ def register_prompts(server: MCPServer, tools: GraphTools, extra: list[Any]) -> 
     def ark(question: QUESTION) -> list[UserMessage]:
         return [UserMessage(ark_prompt_text(tools, question))]
 
-    server.add_prompt(Prompt.from_function(
+    server.add_prompt(QuestionPrompt.from_function(
         ark, name="ark", title=f"ARK: find the nodes of {name} that answer a question",
         description=(f"ARK's agent strategy for {name!r} ({', '.join(g.node_types)}): anchor with search_in_graph, "
                      "expand typed neighbourhoods with search_in_neighborhood, add_to_answer the nodes that answer, "

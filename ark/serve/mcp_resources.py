@@ -40,17 +40,19 @@ def graph_slug(tools: GraphTools) -> str:
 
 def schema_page(tools: GraphTools) -> str:
     """The schema tool's text and the graph's degree statistics."""
+    import pyarrow.compute as pc
+
     from .graph_tools import GraphSchemaArgs
 
     g = tools.graph
     degrees = np.diff(np.asarray(g.indptr))
-    no_text = sum(1 for i in range(g.num_nodes) if not (g.text(i) or "").strip()) if g.num_nodes <= 2_000_000 else None
+    texts = pc.utf8_trim_whitespace(g.nodes.column("text"))
+    no_text = int(pc.sum(pc.or_kleene(pc.is_null(texts), pc.equal(texts, ""))).as_py() or 0)
     stats = ["", "Statistics:",
              f"  degree: mean {degrees.mean():.2f}, median {np.median(degrees):g}, max {degrees.max():,} "
              f"(node [{int(degrees.argmax())}] {g.name(int(degrees.argmax()))}); isolated nodes: "
              f"{int((degrees == 0).sum()):,}" if len(degrees) else "  (no nodes)"]
-    if no_text is not None:
-        stats.append(f"  nodes without text: {no_text:,}")
+    stats.append(f"  nodes without text: {no_text:,}")
     return tools.graph_schema(GraphSchemaArgs()).text + "\n" + "\n".join(stats)
 
 

@@ -318,3 +318,21 @@ def test_graphscout_prompt_is_the_solvers_retriever_only_prompt(clinical_tools):
     for row in found.structured_content["results"]:
         best.setdefault(row["query"], row["node_id"])
     assert best == {"Marfan syndrome": "OMIM:154700", "FBN1": "NCBIGene:2200"}
+
+
+def test_a_bad_question_is_refused_naming_what_to_send(clinical_tools):
+    from mcp.shared.exceptions import MCPError
+
+    async def script(client):
+        refusals = []
+        for arguments in ({}, {"question": "   "}, {"question": "x" * 2001}, {"question": "q", "top": "3"}):
+            with pytest.raises(MCPError) as refused:
+                await client.get_prompt("ark", arguments)
+            refusals.append(refused.value)
+        return refusals
+
+    missing, empty, long, extra = call(clinical_tools, script)
+    assert all(r.code == -32602 for r in (missing, empty, long, extra))  # invalid params, not an internal error
+    assert "'question' is missing or empty" in missing.message and "'question' is missing or empty" in empty.message
+    assert "2,001 characters long; the limit is 2,000" in long.message
+    assert "unknown argument(s) 'top'" in extra.message and '{"question": "' in extra.message
