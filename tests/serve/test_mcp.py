@@ -336,3 +336,9 @@ def test_a_bad_question_is_refused_naming_what_to_send(clinical_tools):
     assert "'question' is missing or empty" in missing.message and "'question' is missing or empty" in empty.message
     assert "2,001 characters long; the limit is 2,000" in long.message
     assert "unknown argument(s) 'top'" in extra.message and '{"question": "' in extra.message
+
+
+def test_ark_mcp_refuses_runs_that_are_not_a_folder(clinical_dir, tmp_path):
+    done = subprocess.run([*ARK, "mcp", str(clinical_dir), "--runs", str(tmp_path / "missing")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and f"--runs {tmp_path / 'missing'}: not a folder" in done.stderr
