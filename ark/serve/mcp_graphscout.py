@@ -15,7 +15,7 @@ import importlib.util
 import threading
 from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
 
 from ark.runtime.tools import ToolResult
 
@@ -82,7 +82,7 @@ class GraphScoutTools:
         return f"{system}\n{FIRST_USER_MESSAGE.format(question=question)}"
 
 
-def graphscout_prompt(scout: GraphScoutTools) -> QuestionPrompt:
+def graphscout_prompt(scout: GraphScoutTools) -> Prompt:
     """The ``graphscout`` prompt over ``scout``'s graph."""
     name = scout.graph.metadata.get("name", "graph")
 

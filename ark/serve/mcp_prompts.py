@@ -88,7 +88,9 @@ class AnswerTools:
         if not args.answer_nodes:
             return ToolResult.failure("answer_nodes is empty: pass at least one {node_index, reasoning}.",
                                       INVALID_ARGUMENTS)
-        added, missing, seen = [], [], set()
+        added: list[dict[str, Any]] = []
+        missing: list[int] = []
+        seen: set[int] = set()
         for item in args.answer_nodes:
             if not g.is_valid_index(item.node_index):
                 missing.append(item.node_index)
