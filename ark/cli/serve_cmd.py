@@ -77,6 +77,12 @@ def _checked_token(host: str, allow_remote: bool, token: str | None) -> str | No
         fail(str(exc))
 
 
+def _check_run_folders(runs: list[Path] | None) -> None:
+    for folder in runs or []:
+        if not folder.is_dir():
+            fail(f"--runs {folder}: not a folder")
+
+
 def _announce(what: str, token: str | None) -> Any:
     def announce(url: str) -> None:
         note = " (requests must carry the token)" if token else ""
@@ -102,18 +108,23 @@ def mcp(
     temperature: Annotated[float | None, typer.Option(help="Its sampling temperature.")] = None,
     offline: Annotated[bool, typer.Option(help="The retrieve tool runs LLM methods with the offline policy.")]
     = False,
+    runs: Annotated[list[Path] | None, typer.Option(
+        "--runs", help="A folder of run folders (or one run folder) to serve as resources (repeatable).")] = None,
 ) -> None:
     """Serve GRAPH's tools to MCP clients: search, neighbourhoods, nodes, the schema, paths between two nodes and
-    retrieve (the evidence any method finds). Read-only; results are capped at --max-rows and --max-chars."""
+    retrieve (the evidence any method finds); ARK's strategy as the prompt 'ark'; the schema, node pages and run
+    folders as resources. Read-only; results are capped at --max-rows and --max-chars. See docs/mcp.md."""
     _require("mcp", "mcp", "mcp")
     checked = _checked_token(host, allow_remote, token) if transport is Transport.http else None
+    _check_run_folders(runs)
     defaults = _model_settings(model, base_url, temperature, offline)
     tools = _graph_tools(graph_name, max_rows, max_chars, defaults)
     from ..serve.mcp_server import build_mcp_server, http_app
 
-    server = build_mcp_server(tools)
+    server = build_mcp_server(tools, runs=list(runs or []))
     if transport is Transport.stdio:
-        err_console.print(f"MCP server over stdio: {len(tools.names)} tools on {graph_name}.", highlight=False)
+        err_console.print(f"MCP server over stdio: {len(tools.names)} graph tools, the answer tools, ARK's prompt and "
+                          f"the graph's resources on {graph_name}.", highlight=False)
         server.run("stdio")
         return
     from ..serve.binding import serve_app
@@ -145,9 +156,7 @@ def serve(
     _require("fastapi", "serve", "serve")
     _require("uvicorn", "serve", "serve")
     checked = _checked_token(host, allow_remote, token)
-    for folder in runs or []:
-        if not folder.is_dir():
-            fail(f"--runs {folder}: not a folder")
+    _check_run_folders(runs)
     defaults = _model_settings(model, base_url, temperature, offline)
     tools = _graph_tools(graph_name, 50, 6000, defaults)
     from ..serve.binding import serve_app

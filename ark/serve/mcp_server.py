@@ -11,6 +11,7 @@ rule of :mod:`ark.serve.binding`.
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -47,8 +48,8 @@ class ArkTool(Tool):
                               is_error=not result.ok)
 
 
-def mcp_tools(tools: GraphTools) -> list[Tool]:
-    """The SDK tool objects for every graph tool."""
+def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
+    """The SDK tool objects for every tool of ``tools`` (anything with ``mcp_schemas()`` and ``aexecute()``)."""
     metadata = func_metadata(_no_arguments, structured_output=False)
     out = []
     for schema in tools.mcp_schemas():
@@ -62,8 +63,9 @@ def mcp_tools(tools: GraphTools) -> list[Tool]:
     return out
 
 
-def build_mcp_server(tools: GraphTools) -> MCPServer:
-    """An MCP server over ``tools`` (its graph named in the instructions)."""
+def build_mcp_server(tools: GraphTools, runs: list[Path] | None = None) -> MCPServer:
+    """An MCP server over ``tools`` (its graph named in the instructions), with ARK's strategy as a prompt and the
+    graph (and the run folders ``runs``) as resources (:mod:`.mcp_prompts`, :mod:`.mcp_resources`)."""
     from importlib.metadata import PackageNotFoundError, version
 
     g = tools.graph
@@ -79,8 +81,16 @@ def build_mcp_server(tools: GraphTools) -> MCPServer:
         "two nodes with find_paths, read a node with get_node, and ask retrieve for the evidence a retrieval method "
         "finds for a whole question. Nodes are shown as [index] name (type); tools take the index or the node id. "
         f"Results are capped at {tools.limits.max_rows} rows and {tools.limits.max_chars:,} characters.")
-    return MCPServer("ark", instructions=instructions, version=ark_version, tools=mcp_tools(tools),
-                     log_level="WARNING")
+    from .mcp_prompts import HOST_NOTE, prompt_tools, register_prompts
+    from .mcp_resources import register_resources
+
+    extra = prompt_tools(tools)
+    server = MCPServer("ark", instructions=f"{instructions} {HOST_NOTE}", version=ark_version,
+                       tools=[*mcp_tools(tools), *(tool for more in extra for tool in mcp_tools(more))],
+                       log_level="WARNING")
+    register_prompts(server, tools, extra)
+    register_resources(server, tools, runs)
+    return server
 
 
 def http_app(server: MCPServer, host: str) -> Any:

@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from ark.methods.ark.tools import Toolbox  # noqa: E402
 from ark.serve.graph_tools import GraphTools, ResultLimits  # noqa: E402
+from ark.serve.mcp_graphscout import graphscout_available  # noqa: E402
 from ark.serve.mcp_server import build_mcp_server  # noqa: E402
 from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # noqa: E402
@@ -24,7 +25,8 @@ from tests.support.graphs import ONE_HOP, build_clinical_graph, build_index  # n
 from .conftest import announced_url  # noqa: E402
 
 TOOLS = ["search_in_graph", "search_in_neighborhood", "get_node", "graph_schema", "search_in_surroundings",
-         "find_paths", "retrieve"]
+         "find_paths", "retrieve", "add_to_answer", "finish",
+         *(["node_id_retriever"] if graphscout_available() else [])]  # GraphScout's prompt names it
 FBN1_HPO = 32455  # NCBIGene:2200 in the built-in HPO graph
 ARK = [sys.executable, "-m", "ark.cli.main"]
 
@@ -196,3 +198,147 @@ def test_ark_mcp_refuses_a_public_address_without_a_token(tmp_path):
     done = subprocess.run([*ARK, "mcp", "hpo", "--transport", "http", "--host", "0.0.0.0", "--allow-remote",
                            "--token", "short"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "at least 16 characters" in done.stderr
+
+
+# ------------------------------------------------------------------ prompts, answer tools and resources
+def test_prompt_is_the_agents_own_system_prompt_and_names_only_served_tools(clinical_tools):
+    import re
+
+    from ark.methods.ark.options import ArkOptions
+    from ark.methods.ark.prompt import first_user_message, render_system_prompt
+
+    question = "Which gene is linked to Marfan syndrome?"
+
+    async def script(client):
+        return (await client.list_prompts(), await client.get_prompt("ark", {"question": question}),
+                await client.list_tools())
+
+    listed, got, tools = call(clinical_tools, script)
+    prompt = next(p for p in listed.prompts if p.name == "ark")
+    assert [(a.name, a.required) for a in prompt.arguments] == [("question", True)]
+    text = got.messages[0].content.text
+    graph = clinical_tools.graph
+    # the text ARK's agents get under the served sizes (the table-2 sizes here are capped by --max-rows 5)
+    agents = render_system_prompt(graph, clinical_tools.tool_config, ArkOptions().max_steps)
+    assert text == f"{agents}\n{first_user_message(question)}" and "at most 5)" in text
+    assert all(t in text for t in [*graph.node_types, *graph.relation_types, "disease -associated_gene-> gene"])
+    named = set(re.findall(r"`([a-z_]+)\(", text))
+    assert {"search_in_graph", "search_in_neighborhood", "add_to_answer", "finish"} <= named
+    assert named <= {t.name for t in tools.tools}  # a host's model can call every tool the strategy names
+
+
+def test_answer_tools_record_nodes_without_state(clinical_tools):
+    fbn1 = clinical_tools.graph.index_of("NCBIGene:2200")
+
+    async def script(client):
+        return [await client.call_tool(name, args) for name, args in [
+            ("add_to_answer", {"answer_nodes": [{"node_index": fbn1, "reasoning": "causes it"},
+                                                {"node_index": 999}, {"node_index": fbn1}]}),
+            ("add_to_answer", {"answer_nodes": [{"node_index": 999}]}),
+            ("add_to_answer", {"answer_nodes": []}),
+            ("finish", {"confidence": "high"}),
+        ]]
+
+    added, only_missing, empty, finished = call(clinical_tools, script)
+    assert not added.is_error and [r["id"] for r in added.structured_content["added"]] == ["NCBIGene:2200"]
+    assert added.structured_content["missing"] == [999] and "Valid indices are 0 to 31" in added.content[0].text
+    assert f"[{fbn1}] FBN1 (gene)" in added.content[0].text and "Reasoning: causes it" in added.content[0].text
+    assert only_missing.is_error and empty.is_error and "answer_nodes is empty" in empty.content[0].text
+    assert not finished.is_error and finished.structured_content["confidence"] == "high"
+
+
+def test_node_pages_and_schema_are_resources(clinical_tools):
+    from mcp.shared.exceptions import MCPError
+
+    async def script(client):
+        listed, templates = await client.list_resources(), await client.list_resource_templates()
+        pages = [await client.read_resource(uri) for uri in (
+            "ark://clinical/schema", "ark://clinical/node/OMIM:154700", "ark://clinical/node/OMIM%3A154700",
+            f"ark://clinical/node/{clinical_tools.graph.index_of('OMIM:154700')}")]
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("ark://clinical/node/OMIM:999")
+        return listed, templates, pages, refused.value
+
+    listed, templates, pages, refused = call(clinical_tools, script)
+    assert [str(r.uri) for r in listed.resources] == ["ark://clinical/schema"]
+    assert [t.uri_template for t in templates.resource_templates] == ["ark://clinical/node/{id}"]
+    schema, *marfan = [page.contents[0].text for page in pages]
+    assert "disease -associated_gene-> gene (7)" in schema and "degree: mean 3.06" in schema
+    assert marfan[0] == marfan[1] == marfan[2] and marfan[0].startswith("[19] Marfan syndrome (disease)")
+    assert "- associated_gene -> gene (1): [25] FBN1 (gene)" in marfan[0]
+    assert "has_phenotype -> phenotype (6): " in marfan[0] and "Properties" not in marfan[0]
+    assert "'OMIM:999' not found" in str(refused) and "search_in_graph" in str(refused)
+
+
+def test_run_folders_are_resources(clinical_tools, run_root):
+    import json
+
+    from mcp.shared.exceptions import MCPError
+
+    async def script(client):
+        listed = await client.list_resources()
+        runs = await client.read_resource("ark://clinical/runs")
+        one = await client.read_resource("ark://clinical/runs/clinical-ark")
+        record = await client.read_resource("ark://clinical/runs/clinical-ark/trajectories/1")
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("ark://clinical/runs/nope")
+        return listed, runs, one, record, unknown.value
+
+    async def go():
+        async with Client(build_mcp_server(clinical_tools, runs=[run_root])) as client:
+            return await script(client)
+
+    listed, runs, one, record, unknown = asyncio.run(go())
+    assert {str(r.uri) for r in listed.resources} == {"ark://clinical/schema", "ark://clinical/runs",
+                                                      "ark://clinical/runs/clinical-ark"}
+    assert [r["name"] for r in json.loads(runs.contents[0].text)] == ["clinical-ark"]
+    detail = json.loads(one.contents[0].text)
+    assert detail["n_queries"] == 2 and [w["id"] for w in detail["wrong"]] == ["q2"]
+    assert json.loads(record.contents[0].text)["question"].startswith("Which genes cause vascular")
+    assert "no run named 'nope'" in str(unknown) and "clinical-ark" in str(unknown)
+
+
+def test_graphscout_prompt_is_the_solvers_retriever_only_prompt(clinical_tools):
+    if not graphscout_available():
+        pytest.skip("the graphdb extra (ladybug) is not installed: no GraphScout prompt")
+    from ark.graphdb.schema import build_schema
+    from ark.methods.graphscout.prompt import render_system_prompt
+
+    async def script(client):
+        got = await client.get_prompt("graphscout", {"question": "Which gene is linked to Marfan syndrome?"})
+        found = await client.call_tool("node_id_retriever", {"queries": ["Marfan syndrome", "FBN1"]})
+        return got, found
+
+    got, found = call(clinical_tools, script)
+    text = got.messages[0].content.text
+    solver = render_system_prompt(clinical_tools.graph, build_schema(clinical_tools.graph), code=False)
+    assert text == f"{solver}\nQuestion: Which gene is linked to Marfan syndrome?"
+    assert "- associated_gene: (disease)-[:associated_gene]->(gene) 7 edges" in text and "code_interpreter" not in text
+    best: dict[str, str] = {}
+    for row in found.structured_content["results"]:
+        best.setdefault(row["query"], row["node_id"])
+    assert best == {"Marfan syndrome": "OMIM:154700", "FBN1": "NCBIGene:2200"}
+
+
+def test_a_bad_question_is_refused_naming_what_to_send(clinical_tools):
+    from mcp.shared.exceptions import MCPError
+
+    async def script(client):
+        refusals = []
+        for arguments in ({}, {"question": "   "}, {"question": "x" * 2001}, {"question": "q", "top": "3"}):
+            with pytest.raises(MCPError) as refused:
+                await client.get_prompt("ark", arguments)
+            refusals.append(refused.value)
+        return refusals
+
+    missing, empty, long, extra = call(clinical_tools, script)
+    assert all(r.code == -32602 for r in (missing, empty, long, extra))  # invalid params, not an internal error
+    assert "'question' is missing or empty" in missing.message and "'question' is missing or empty" in empty.message
+    assert "2,001 characters long; the limit is 2,000" in long.message
+    assert "unknown argument(s) 'top'" in extra.message and '{"question": "' in extra.message
+
+
+def test_ark_mcp_refuses_runs_that_are_not_a_folder(clinical_dir, tmp_path):
+    done = subprocess.run([*ARK, "mcp", str(clinical_dir), "--runs", str(tmp_path / "missing")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and f"--runs {tmp_path / 'missing'}: not a folder" in done.stderr
