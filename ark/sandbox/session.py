@@ -30,7 +30,17 @@ from typing import Any
 
 from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
 from .limits import RunResult, SandboxLimits
-from .protocol import ChannelClosed, ChannelCorrupt, ChannelTimeout, read_message, write_message
+from .protocol import (
+    MAX_RESULT_BYTES,
+    ChannelClosed,
+    ChannelCorrupt,
+    ChannelTimeout,
+    FrameInvalid,
+    check_cypher_frame,
+    check_result_frame,
+    read_message,
+    write_message,
+)
 
 GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
 START_TIMEOUT_S = 60.0
@@ -209,18 +219,23 @@ class CodeSandbox:
         try:
             write_message(stdin, {"op": "run", "id": request_id, "code": code, "timeout_s": timeout})
             while True:
-                message = read_message(stdout, deadline)
-                op = message.get("op")
-                if op == "cypher":
-                    self._serve_cypher(message, stdin, deadline)
-                elif op == "result" and message.get("id") == request_id:
-                    return _result(message, self.limits.output_chars)
+                message = read_message(stdout, deadline, MAX_RESULT_BYTES)
+                if message.get("op") == "cypher" and self.cypher_mode == "callback":
+                    self._serve_cypher(check_cypher_frame(message), stdin, deadline)
+                    continue
+                return _result(check_result_frame(message, request_id), self.limits.output_chars)
         except ChannelTimeout:
             self._stop()
             self._pending_note = "the interpreter was restarted after a timeout; variables from earlier calls are gone"
             return RunResult(error=f"the code ran past its {timeout:g} s time limit and the interpreter was stopped",
                              error_kind="timeout", elapsed_s=time.monotonic() - started)
-        except (ChannelClosed, ChannelCorrupt, OSError, BrokenPipeError):
+        except FrameInvalid as exc:  # the code forged a frame: drop this worker, keep the parent
+            self._stop()
+            self._pending_note = "the interpreter was restarted after it broke the protocol; variables are gone"
+            return RunResult(error=f"the interpreter sent a malformed message ({exc}) and was stopped; the code "
+                                   "must not write to the interpreter's own channel", error_kind="protocol",
+                             elapsed_s=time.monotonic() - started)
+        except (ChannelClosed, ChannelCorrupt, OSError):
             status = self._exit_description()
             self._stop()
             self._pending_note = "the interpreter was restarted after it stopped; variables from earlier calls are gone"
@@ -245,22 +260,19 @@ class CodeSandbox:
             return f"signal {name}{hint}"
         return f"exit status {code}"
 
-    def _serve_cypher(self, message: dict[str, Any], stdin: int, deadline: float) -> None:
-        """Run a query sent by the worker (callback mode) and send back rows or the error."""
-        from ark.graphdb.errors import CypherError, CypherUnavailable
+    def _serve_cypher(self, frame: tuple[int, str, Any, Any], stdin: int, deadline: float) -> None:
+        """Run a query the worker sent (callback mode: a database server the sandbox cannot reach, which runs it in
+        a read transaction under its own time limit) and send back rows or the error."""
+        from ark.graphdb.errors import CypherError, CypherTimeout
 
-        reply: dict[str, Any] = {"op": "cypher_reply", "id": message.get("id")}
+        frame_id, query, params, limit = frame
+        reply: dict[str, Any] = {"op": "cypher_reply", "id": frame_id}
         remaining = deadline - GRACE_S - time.monotonic()
         try:
-            if self.engine is None:
-                raise CypherUnavailable("no graph database is attached to this interpreter")
             if remaining <= 0.05:
-                from ark.graphdb.errors import CypherTimeout
-
                 raise CypherTimeout("no time left in this call for another query")
             timeout = min(self.limits.cypher_timeout_s, remaining)
-            result = self.engine.query(message.get("query"), message.get("params"), message.get("limit"),
-                                       timeout_s=timeout)
+            result = self.engine.query(query, params, limit, timeout_s=timeout)
             reply.update(columns=result.columns, rows=result.rows, truncated=result.truncated,
                          node_indices=result.node_indices[:1000])
         except CypherError as exc:
@@ -304,13 +316,13 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
-def _result(message: dict[str, Any], output_chars: int) -> RunResult:
-    stdout = str(message.get("stdout") or "")
-    truncated = bool(message.get("output_truncated")) or len(stdout) > output_chars
-    calls = message.get("cypher_calls")
-    return RunResult(stdout=stdout[:output_chars], error=message.get("error"), error_kind=message.get("error_kind"),
-                     cypher_kind=message.get("cypher_kind"), elapsed_s=float(message.get("elapsed_s") or 0.0),
-                     cypher_calls=calls if isinstance(calls, list) else [], output_truncated=truncated)
+def _result(fields: dict[str, Any], output_chars: int) -> RunResult:
+    """The :class:`RunResult` of a checked result frame (see :func:`~ark.sandbox.protocol.check_result_frame`)."""
+    stdout = fields["stdout"]
+    truncated = fields["output_truncated"] or len(stdout) > output_chars
+    return RunResult(stdout=stdout[:output_chars], error=fields["error"], error_kind=fields["error_kind"],
+                     cypher_kind=fields["cypher_kind"], elapsed_s=fields["elapsed_s"],
+                     cypher_calls=fields["cypher_calls"], output_truncated=truncated)
 
 
 def _power_of_two_mb(size_bytes: int) -> int:
