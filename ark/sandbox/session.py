@@ -1,16 +1,18 @@
 """`CodeSandbox`: one stateful, sandboxed Python worker per trajectory, with ``cypher()`` wired to a graph database.
 
-Where ``cypher()`` runs. With the embedded ladybug engine the worker opens the database file itself, read-only,
-inside the sandbox ("local"): the file system is read-only there, so nothing the code does can change the
-database, and a runaway query (ladybug only checks its timeout between steps; ``UNWIND range(1, 10^9)`` can run
-for minutes and take gigabytes) is bounded by the worker's memory limit and wall clock, and dies with the worker,
-never in the parent. A query costs no round trip to the parent. With any other engine (a Neo4j server, which the
-network-less sandbox cannot reach) the worker sends each query to the parent over the pipe ("callback") and the
-parent runs it through the engine's read transaction and server-side timeout.
+Where ``cypher()`` runs. The embedded ladybug engine runs inside the sandbox ("local"): the worker opens the
+database file itself, read-only, from a folder bound read-only, so nothing the code does can change it, and a
+query that crashes the engine or runs away (ladybug checks its timeout only between steps; ``UNWIND range(1,
+10^9)`` can run for minutes and take gigabytes) is bounded by the worker's memory limit and wall clock and costs
+that call only, never the parent. The parent never runs a query for an embedded engine: a ``cypher`` frame from
+such a worker is a protocol error. Only a server engine (Neo4j, which the network-less sandbox cannot reach) gets
+the worker's queries over the pipe ("callback"): the parent checks the frame, and the server runs the query in a
+read transaction under its own time limit, the driver streaming at most the row limit back.
 
-A call never raises for what the code does: every failure comes back in :class:`RunResult` as a short
-observation. A worker that dies or overruns its wall clock is killed; the next call starts a fresh one and says so
-in ``RunResult.note``.
+Every frame from the worker is checked against its schema (:mod:`ark.sandbox.protocol`) and read with a size
+limit; one that fails ends the worker with a ``protocol`` observation. A call never raises for what the code
+does: every failure comes back in :class:`RunResult` as a short observation. A worker that dies or overruns its
+wall clock is killed; the next call starts a fresh one and says so in ``RunResult.note``.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class CodeSandbox:
         local_ok = engine is not None and getattr(engine, "dialect", None) == "ladybug" and hasattr(engine, "path")
         if cypher_mode == "local" and not local_ok:
             raise ValueError("cypher_mode='local' needs a ladybug engine (LadybugEngine)")
+        if cypher_mode == "callback" and getattr(engine, "dialect", None) == "ladybug":
+            raise ValueError("an embedded ladybug engine runs inside the sandbox, never in this process: use "
+                             "cypher_mode='local' or 'auto'")
         self.cypher_mode = ("local" if local_ok else "callback") if cypher_mode == "auto" else cypher_mode
         if engine is None:
             self.cypher_mode = "none"
@@ -121,7 +126,7 @@ class CodeSandbox:
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             write_message(self._process.stdin.fileno(), config)
-            ready = read_message(self._process.stdout.fileno(), deadline)
+            ready = read_message(self._process.stdout.fileno(), deadline, MAX_RESULT_BYTES)
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
             ready = {"op": "failed", "error": "the worker did not start"}
         if ready.get("op") != "ready":

@@ -178,10 +178,12 @@ class Worker:
         """Run one read-only Cypher query on the graph; returns a list of dicts (column -> value)."""
         from ark.graphdb.engine import check_limit, check_params, mentioned_strings
         from ark.graphdb.errors import CypherError, error_from_kind
+        from ark.sandbox.protocol import MAX_CALL_RECORDS
 
         started = time.perf_counter()
         record: dict[str, Any] = {"query": str(query)[:500]}
-        self.calls.append(record)
+        if len(self.calls) < MAX_CALL_RECORDS:  # the parent reads a bounded result frame
+            self.calls.append(record)
         try:
             if not isinstance(query, str):
                 raise error_from_kind("syntax", f"the query must be a string, got {type(query).__name__}")
