@@ -64,7 +64,7 @@ def run(box: Toolbox, args: CodeInterpreterArgs) -> ToolResult:
         return ToolResult(result.observation(), data=data, node_indices=touched)
     box.telemetry.failed_code_calls += 1
     if result.error_kind == "sandbox":  # no interpreter at all: the question fails, it is not answered without one
-        box.failure = f"the code sandbox could not start: {result.error}"
+        box.failure = result.error or "the code sandbox could not start"
         box.finished = True
     data["error_message"] = data.pop("error")
     data["error"] = result.error_kind or "error"
