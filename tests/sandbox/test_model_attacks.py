@@ -124,10 +124,10 @@ def test_a_runaway_query_grows_the_sandbox_not_the_parent(world, openai_server, 
     finally:
         done.set()
         sampler.join()
-    local, forged = observations(openai_server)
-    assert "[error:" in local and "[error: protocol]" in forged, (local, forged)
     print(f"parent RSS {before:.0f} MB before, {peak[0]:.0f} MB at most during the runaway queries")
     assert peak[0] - before < 200
+    local, forged = observations(openai_server)
+    assert "[error:" in local and "[error: protocol]" in forged, (local, forged)
 
 
 def ark_environment(tmp_path) -> dict[str, str]:

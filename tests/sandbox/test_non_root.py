@@ -39,7 +39,8 @@ HUNT = """
 import os
 found, read = [], 0
 for top in ({home!r}, {project!r}, {ark_home!r}, '/root', '/home', '/var/tmp', os.getcwd(), '/proc/1/cwd'):
-    for folder, _, files in os.walk(top):
+    for folder, folders, files in os.walk(top):
+        folders[:] = [f for f in folders if not f.startswith(('python3', 'site-packages'))]  # the interpreter's
         for name in files:
             try:
                 text = open(os.path.join(folder, name), errors='replace').read(4000)
