@@ -103,11 +103,17 @@ def _number(value: Any, name: str) -> float:
     return float(value)
 
 
-def _text(value: Any, name: str, *, optional: bool = False) -> str | None:
+def _text(value: Any, name: str, *, optional: bool = False, limit: int = MAX_TEXT_CHARS) -> str | None:
     if value is None and optional:
         return None
-    if not isinstance(value, str) or len(value) > MAX_TEXT_CHARS:
-        raise FrameInvalid(f"{name} must be a string of at most {MAX_TEXT_CHARS} characters")
+    if not isinstance(value, str) or len(value) > limit:
+        raise FrameInvalid(f"{name} must be a string of at most {limit} characters")
+    return value
+
+
+def _kind(value: Any) -> str | None:
+    if value is not None and not (isinstance(value, str) and value.isidentifier() and len(value) <= 40):
+        raise FrameInvalid(f"cypher_kind must be a short word, got {str(value)[:40]!r}")
     return value
 
 
@@ -133,8 +139,9 @@ def _call_record(record: Any) -> dict[str, Any]:
     return clean
 
 
-def check_result_frame(message: dict[str, Any], request_id: int) -> dict[str, Any]:
-    """The fields of a worker's ``result`` frame, checked against the schema; :class:`FrameInvalid` otherwise."""
+def check_result_frame(message: dict[str, Any], request_id: int, output_chars: int = 0) -> dict[str, Any]:
+    """The fields of a worker's ``result`` frame, checked against the schema (``stdout`` at most ``output_chars``,
+    the sandbox's limit, or :data:`MAX_TEXT_CHARS`); :class:`FrameInvalid` otherwise."""
     if message.get("op") != "result" or message.get("id") != request_id or isinstance(message.get("id"), bool):
         raise FrameInvalid(f"expected the result of call {request_id}, got op {str(message.get('op'))[:40]!r}")
     kind = message.get("error_kind")
@@ -146,9 +153,9 @@ def check_result_frame(message: dict[str, Any], request_id: int) -> dict[str, An
     truncated = message.get("output_truncated", False)
     if not isinstance(truncated, bool):
         raise FrameInvalid("output_truncated must be true or false")
-    return {"stdout": _text(message.get("stdout", ""), "stdout"), "error": _text(message.get("error"), "error",
-                                                                                 optional=True),
-            "error_kind": kind, "cypher_kind": _text(message.get("cypher_kind"), "cypher_kind", optional=True),
+    stdout = _text(message.get("stdout", ""), "stdout", limit=max(output_chars, MAX_TEXT_CHARS))
+    return {"stdout": stdout, "error": _text(message.get("error"), "error", optional=True),
+            "error_kind": kind, "cypher_kind": _kind(message.get("cypher_kind")),
             "elapsed_s": _number(message.get("elapsed_s", 0.0), "elapsed_s"),
             "cypher_calls": [_call_record(record) for record in calls], "output_truncated": truncated}
 

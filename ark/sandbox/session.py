@@ -228,7 +228,8 @@ class CodeSandbox:
                 if message.get("op") == "cypher" and self.cypher_mode == "callback":
                     self._serve_cypher(check_cypher_frame(message), stdin, deadline)
                     continue
-                return _result(check_result_frame(message, request_id), self.limits.output_chars)
+                fields = check_result_frame(message, request_id, self.limits.output_chars)
+                return _result(fields, self.limits.output_chars)
         except ChannelTimeout:
             self._stop()
             self._pending_note = "the interpreter was restarted after a timeout; variables from earlier calls are gone"
