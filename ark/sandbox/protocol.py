@@ -88,7 +88,7 @@ MAX_RESULT_BYTES = 32 * 2**20  # the largest frame the parent reads from a worke
 MAX_CALL_RECORDS = 100  # Cypher calls a worker reports per run
 MAX_TEXT_CHARS = 100_000  # any text field of a frame
 RESULT_ERROR_KINDS = frozenset({"syntax", "exception", "timeout", "memory", "output_limit", "cypher"})
-_CALL_FIELDS: dict[str, type | tuple[type, ...]] = {
+_CALL_FIELDS: dict[str, Any] = {  # field -> its type (or types)
     "query": str, "error": str, "message": str, "ms": (int, float), "rows": int, "truncated": bool,
     "node_indices": list, "strings": list}
 
@@ -166,7 +166,8 @@ def check_cypher_frame(message: dict[str, Any]) -> tuple[int, str, Any, Any]:
     frame_id, query, limit = message.get("id"), message.get("query"), message.get("limit")
     if isinstance(frame_id, bool) or not isinstance(frame_id, int):
         raise FrameInvalid("a cypher frame needs an integer id")
-    _text(query, "query")
+    text = _text(query, "query")
+    assert text is not None
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise FrameInvalid("limit must be an integer or null")
     params = message.get("params")
@@ -174,4 +175,4 @@ def check_cypher_frame(message: dict[str, Any]) -> tuple[int, str, Any, Any]:
         raise FrameInvalid("params must be an object or null")
     if set(message) - {"op", "id", "query", "params", "limit"}:
         raise FrameInvalid("unknown fields in a cypher frame")
-    return frame_id, query, params, limit
+    return frame_id, text, params, limit
