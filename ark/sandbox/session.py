@@ -130,12 +130,12 @@ class CodeSandbox:
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
             ready = {"op": "failed", "error": "the worker did not start"}
         if ready.get("op") != "ready":
-            detail = ready.get("error") or ""
+            detail = str(ready.get("error") or "")[:500]
             tail = self._stderr_tail()
             self._stop()
             raise RuntimeError(f"the code sandbox could not start: {detail} {tail}".strip())
-        self.worker_info = ready
-        return ready
+        self.worker_info = {key: ready.get(key) for key in ("pid", "uid", "cypher")}  # nothing else is kept
+        return self.worker_info
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
