@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from ark.runtime.trajectory_file import read_trajectory_file  # noqa: E402
 from ark.storage.jsonl import read_jsonl  # noqa: E402
+from benchmarks.sandbox_faults import CASES as SANDBOX_CASES  # noqa: E402
 from tests.support.graphs import ONE_HOP, TWO_HOP, save_clinical_graph, write_folder  # noqa: E402
 from tests.support.openai_server import (  # noqa: E402
     ScriptedOpenAIServer,
@@ -352,6 +353,7 @@ CASES: list[tuple[str, Callable[..., None]]] = [
     ("long arguments", long_arguments), ("model without key", model_without_key), ("not JSON", not_json),
     ("Ctrl-C", ctrl_c), ("bad imports", bad_imports), ("killed build", killed_build),
     ("one agent fails", one_agent_fails), ("trajectory sizes", trajectory_sizes),
+    *SANDBOX_CASES,  # model-written code against the sandbox: benchmarks/sandbox_faults.py
 ]
 
 from fault_cases_harden import CASES as HARDENING_CASES  # noqa: E402 - servers, model client, terminal (issue 26)

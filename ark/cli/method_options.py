@@ -159,12 +159,15 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
 def build_retriever(choice: "MethodChoice", graph: "KnowledgeGraph") -> Any:
     """Build the method (indexes and models are made on first use, under a spinner)."""
     from ..methods import MethodError
+    from ..sandbox.launcher import SandboxUnavailable
 
     try:
         with spinner(f"Preparing {choice.name} (indexes are built on first use) ..."):
             return choice.build(graph)
     except MethodError as exc:
         fail(str(exc))
+    except SandboxUnavailable as exc:  # one line naming the fix (install bubblewrap, enable user namespaces)
+        fail(str(exc), code=1)
     except (ValueError, FileNotFoundError) as exc:  # options the method refuses once it looks (a missing model)
         fail(f"method {choice.name!r}: {' '.join(str(exc).split())}")
     except ImportError as exc:

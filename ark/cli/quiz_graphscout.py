@@ -32,6 +32,13 @@ def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, s
     except ValueError as exc:
         fail(str(exc))
     policy = _scout_policy(model, base_url) if quizzer == "scout" else None
+    if policy is not None:  # the scout's queries run in the code sandbox: no bubblewrap, one line naming the fix
+        from ..sandbox import SandboxUnavailable, isolation_mode
+
+        try:
+            isolation_mode("auto")
+        except SandboxUnavailable as exc:
+            fail(str(exc), code=1)
 
     kg = load_graph(graph)
     started = time.perf_counter()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherEngine, CypherResult, check_read_only
+from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherEngine, CypherResult
 from .errors import (
     CypherError,
     CypherParameterError,
@@ -26,6 +26,7 @@ from .errors import (
     TooManyRows,
     WriteRefused,
 )
+from .guard import check_read_only
 from .schema import CypherSchema, build_schema, cypher_identifier
 
 __all__ = [

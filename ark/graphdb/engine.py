@@ -1,10 +1,8 @@
 """The engine-neutral part: the :class:`CypherEngine` protocol, query results, the read-only guard and row limits.
 
 Read-only is enforced twice: engines open the database read-only (or run read transactions), and
-:func:`check_read_only` refuses, before anything runs, statements that write to the database or touch files
-(``CREATE``/``MERGE``/``SET``/``DELETE``/``REMOVE``/``DROP``/``ALTER``, ``COPY``, ``LOAD``, ``INSTALL``,
-``ATTACH``, ``EXPORT``, ...) and procedure calls outside a read-only allowlist (a ladybug ``CALL timeout=0``
-would otherwise change the session, ``COPY ... TO`` write a file and ``LOAD FROM`` read one).
+:func:`~ark.graphdb.guard.check_read_only` accepts, before anything runs, only reading statements built from
+allow-listed keywords, functions and procedures (see :mod:`ark.graphdb.guard`).
 """
 
 from __future__ import annotations
@@ -16,25 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import CypherParameterError, CypherSyntaxError, TooManyRows, WriteRefused
+from .errors import CypherParameterError, TooManyRows
 from .schema import CypherSchema
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_ROWS = 1000  # rows a query may return without an explicit ``limit``
 HARD_MAX_ROWS = 100_000  # the largest ``limit`` a caller may ask for
-
-_WRITE_WORDS = """
-CREATE MERGE SET DELETE DETACH REMOVE DROP ALTER COPY LOAD INSTALL UNINSTALL ATTACH USE EXPORT IMPORT CHECKPOINT
-BEGIN COMMIT ROLLBACK FOREACH TRUNCATE
-"""
-WRITE_KEYWORDS = frozenset(_WRITE_WORDS.split())
-# Read-only procedures a query may CALL, per dialect (names compared case-insensitively).
-READ_ONLY_PROCEDURES: dict[str, tuple[str, ...]] = {
-    "ladybug": ("show_tables", "table_info", "show_connection", "db_version", "show_functions",
-                "show_indexes", "show_warnings"),
-    "neo4j": ("db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-              "db.schema.nodetypeproperties", "db.schema.reltypeproperties", "db.indexes", "db.constraints"),
-}
 
 
 @dataclass
@@ -71,42 +56,6 @@ class CypherEngine(Protocol):
 
     def close(self) -> None:
         ...
-
-
-# --------------------------------------------------------------------------------------------- read-only guard
-_LITERALS = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.DOTALL)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CALL = re.compile(r"\bCALL\s+([A-Za-z_][\w.]*)\s*(\(|=)?", re.IGNORECASE)
-
-
-def strip_literals(cypher: str) -> str:
-    """``cypher`` with string literals, quoted identifiers and comments blanked (same length)."""
-    return _LITERALS.sub(lambda m: " " * len(m.group(0)), cypher)
-
-
-def check_read_only(cypher: str, dialect: str = "ladybug") -> None:
-    """Raise :class:`WriteRefused` if ``cypher`` writes, touches files or calls a procedure not known read-only."""
-    if not isinstance(cypher, str) or not cypher.strip():
-        raise CypherSyntaxError("empty query: pass one Cypher statement such as MATCH (n) RETURN count(n)")
-    code = strip_literals(cypher)
-    for match in _WORD.finditer(code):
-        word = match.group(0).upper()
-        if word not in WRITE_KEYWORDS:
-            continue
-        before = code[:match.start()].rstrip()
-        if before.endswith((".", ":")) or before.endswith("$"):  # a property, label or parameter name
-            continue
-        raise WriteRefused(f"{word} is not allowed: the graph database is read-only (use MATCH ... RETURN)")
-    allowed = READ_ONLY_PROCEDURES.get(dialect, ())
-    for match in _CALL.finditer(code):
-        name, opener = match.group(1), match.group(2)
-        if opener == "=":
-            raise WriteRefused(f"CALL {name}=... changes database settings and is not allowed")
-        if name.lower() not in allowed:
-            raise WriteRefused(f"CALL {name} is not allowed; read-only procedures: {', '.join(allowed) or 'none'}")
-    if dialect == "neo4j" and re.search(r"\bCALL\s*\{", code, re.IGNORECASE) and re.search(
-            r"\bIN\s+TRANSACTIONS\b", code, re.IGNORECASE):
-        raise WriteRefused("CALL { ... } IN TRANSACTIONS is not allowed: the graph database is read-only")
 
 
 # --------------------------------------------------------------------------------------------- arguments

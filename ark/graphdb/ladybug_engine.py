@@ -23,10 +23,8 @@ from .engine import (
     CypherResult,
     check_limit,
     check_params,
-    check_read_only,
     check_timeout,
     node_indices,
-    strip_literals,
     too_many_rows,
 )
 from .errors import (
@@ -39,6 +37,7 @@ from .errors import (
     CypherUnavailable,
     WriteRefused,
 )
+from .guard import check_read_only, parameter_names
 from .schema import CypherSchema
 
 MAX_MESSAGE_CHARS = 600
@@ -114,9 +113,8 @@ class LadybugEngine:
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
               timeout_s: float | None = None) -> CypherResult:
         check_read_only(cypher, self.dialect)
-        _check_single_statement(cypher)
         values = check_params(params)
-        missing = sorted(set(re.findall(r"\$([A-Za-z_]\w*)", strip_literals(cypher))) - set(values))
+        missing = sorted(set(parameter_names(cypher)) - set(values))
         if missing:  # ladybug would quietly read them as null
             raise CypherParameterError(f"missing parameter(s) {', '.join('$' + m for m in missing)}: "
                                        f"pass params={{{', '.join(repr(m) + ': ...' for m in missing)}}}")
@@ -205,12 +203,6 @@ class LadybugEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _check_single_statement(cypher: str) -> None:
-    code = strip_literals(cypher).strip().rstrip(";")
-    if ";" in code:
-        raise CypherSyntaxError("one statement per query: remove the ';'-separated extra statements")
 
 
 def plain_value(value: Any) -> Any:

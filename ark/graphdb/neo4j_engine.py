@@ -19,7 +19,6 @@ from .engine import (
     CypherResult,
     check_limit,
     check_params,
-    check_read_only,
     check_timeout,
     node_indices,
     too_many_rows,
@@ -33,6 +32,7 @@ from .errors import (
     CypherUnavailable,
     WriteRefused,
 )
+from .guard import check_read_only
 from .schema import CypherSchema
 
 MAX_MESSAGE_CHARS = 600

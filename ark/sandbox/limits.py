@@ -43,8 +43,9 @@ class RunResult:
     """What one ``run(code)`` produced: printed output, an error (if any) and the Cypher queries it ran.
 
     ``error_kind`` is one word: ``syntax`` (Python), ``exception``, ``timeout``, ``memory``, ``output_limit``,
-    ``cypher`` (an uncaught Cypher error; ``cypher_kind`` says which), ``crashed``, ``sandbox`` (the worker could
-    not start). ``note`` tells the model about a restart (variables lost).
+    ``cypher`` (an uncaught Cypher error; ``cypher_kind`` says which), ``crashed``, ``protocol`` (the worker sent
+    a malformed message and was stopped), ``sandbox`` (the worker could not start). ``note`` tells the model
+    about a restart (variables lost).
     """
 
     stdout: str = ""

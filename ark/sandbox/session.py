@@ -1,16 +1,18 @@
 """`CodeSandbox`: one stateful, sandboxed Python worker per trajectory, with ``cypher()`` wired to a graph database.
 
-Where ``cypher()`` runs. With the embedded ladybug engine the worker opens the database file itself, read-only,
-inside the sandbox ("local"): the file system is read-only there, so nothing the code does can change the
-database, and a runaway query (ladybug only checks its timeout between steps; ``UNWIND range(1, 10^9)`` can run
-for minutes and take gigabytes) is bounded by the worker's memory limit and wall clock, and dies with the worker,
-never in the parent. A query costs no round trip to the parent. With any other engine (a Neo4j server, which the
-network-less sandbox cannot reach) the worker sends each query to the parent over the pipe ("callback") and the
-parent runs it through the engine's read transaction and server-side timeout.
+Where ``cypher()`` runs. The embedded ladybug engine runs inside the sandbox ("local"): the worker opens the
+database file itself, read-only, from a folder bound read-only, so nothing the code does can change it, and a
+query that crashes the engine or runs away (ladybug checks its timeout only between steps; ``UNWIND range(1,
+10^9)`` can run for minutes and take gigabytes) is bounded by the worker's memory limit and wall clock and costs
+that call only, never the parent. The parent never runs a query for an embedded engine: a ``cypher`` frame from
+such a worker is a protocol error. Only a server engine (Neo4j, which the network-less sandbox cannot reach) gets
+the worker's queries over the pipe ("callback"): the parent checks the frame, and the server runs the query in a
+read transaction under its own time limit, the driver streaming at most the row limit back.
 
-A call never raises for what the code does: every failure comes back in :class:`RunResult` as a short
-observation. A worker that dies or overruns its wall clock is killed; the next call starts a fresh one and says so
-in ``RunResult.note``.
+Every frame from the worker is checked against its schema (:mod:`ark.sandbox.protocol`) and read with a size
+limit; one that fails ends the worker with a ``protocol`` observation. A call never raises for what the code
+does: every failure comes back in :class:`RunResult` as a short observation. A worker that dies or overruns its
+wall clock is killed; the next call starts a fresh one and says so in ``RunResult.note``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,17 @@ from typing import Any
 
 from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
 from .limits import RunResult, SandboxLimits
-from .protocol import ChannelClosed, ChannelCorrupt, ChannelTimeout, read_message, write_message
+from .protocol import (
+    MAX_RESULT_BYTES,
+    ChannelClosed,
+    ChannelCorrupt,
+    ChannelTimeout,
+    FrameInvalid,
+    check_cypher_frame,
+    check_result_frame,
+    read_message,
+    write_message,
+)
 
 GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
 START_TIMEOUT_S = 60.0
@@ -57,6 +69,9 @@ class CodeSandbox:
         local_ok = engine is not None and getattr(engine, "dialect", None) == "ladybug" and hasattr(engine, "path")
         if cypher_mode == "local" and not local_ok:
             raise ValueError("cypher_mode='local' needs a ladybug engine (LadybugEngine)")
+        if cypher_mode == "callback" and getattr(engine, "dialect", None) == "ladybug":
+            raise ValueError("an embedded ladybug engine runs inside the sandbox, never in this process: use "
+                             "cypher_mode='local' or 'auto'")
         self.cypher_mode = ("local" if local_ok else "callback") if cypher_mode == "auto" else cypher_mode
         if engine is None:
             self.cypher_mode = "none"
@@ -111,16 +126,16 @@ class CodeSandbox:
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             write_message(self._process.stdin.fileno(), config)
-            ready = read_message(self._process.stdout.fileno(), deadline)
+            ready = read_message(self._process.stdout.fileno(), deadline, MAX_RESULT_BYTES)
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
             ready = {"op": "failed", "error": "the worker did not start"}
         if ready.get("op") != "ready":
-            detail = ready.get("error") or ""
+            detail = str(ready.get("error") or "")[:500]
             tail = self._stderr_tail()
             self._stop()
             raise RuntimeError(f"the code sandbox could not start: {detail} {tail}".strip())
-        self.worker_info = ready
-        return ready
+        self.worker_info = {key: ready.get(key) for key in ("pid", "uid", "cypher")}  # nothing else is kept
+        return self.worker_info
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
@@ -209,18 +224,24 @@ class CodeSandbox:
         try:
             write_message(stdin, {"op": "run", "id": request_id, "code": code, "timeout_s": timeout})
             while True:
-                message = read_message(stdout, deadline)
-                op = message.get("op")
-                if op == "cypher":
-                    self._serve_cypher(message, stdin, deadline)
-                elif op == "result" and message.get("id") == request_id:
-                    return _result(message, self.limits.output_chars)
+                message = read_message(stdout, deadline, MAX_RESULT_BYTES)
+                if message.get("op") == "cypher" and self.cypher_mode == "callback":
+                    self._serve_cypher(check_cypher_frame(message), stdin, deadline)
+                    continue
+                fields = check_result_frame(message, request_id, self.limits.output_chars)
+                return _result(fields, self.limits.output_chars)
         except ChannelTimeout:
             self._stop()
             self._pending_note = "the interpreter was restarted after a timeout; variables from earlier calls are gone"
             return RunResult(error=f"the code ran past its {timeout:g} s time limit and the interpreter was stopped",
                              error_kind="timeout", elapsed_s=time.monotonic() - started)
-        except (ChannelClosed, ChannelCorrupt, OSError, BrokenPipeError):
+        except FrameInvalid as exc:  # the code forged a frame: drop this worker, keep the parent
+            self._stop()
+            self._pending_note = "the interpreter was restarted after it broke the protocol; variables are gone"
+            return RunResult(error=f"the interpreter sent a malformed message ({exc}) and was stopped; the code "
+                                   "must not write to the interpreter's own channel", error_kind="protocol",
+                             elapsed_s=time.monotonic() - started)
+        except (ChannelClosed, ChannelCorrupt, OSError):
             status = self._exit_description()
             self._stop()
             self._pending_note = "the interpreter was restarted after it stopped; variables from earlier calls are gone"
@@ -245,22 +266,19 @@ class CodeSandbox:
             return f"signal {name}{hint}"
         return f"exit status {code}"
 
-    def _serve_cypher(self, message: dict[str, Any], stdin: int, deadline: float) -> None:
-        """Run a query sent by the worker (callback mode) and send back rows or the error."""
-        from ark.graphdb.errors import CypherError, CypherUnavailable
+    def _serve_cypher(self, frame: tuple[int, str, Any, Any], stdin: int, deadline: float) -> None:
+        """Run a query the worker sent (callback mode: a database server the sandbox cannot reach, which runs it in
+        a read transaction under its own time limit) and send back rows or the error."""
+        from ark.graphdb.errors import CypherError, CypherTimeout
 
-        reply: dict[str, Any] = {"op": "cypher_reply", "id": message.get("id")}
+        frame_id, query, params, limit = frame
+        reply: dict[str, Any] = {"op": "cypher_reply", "id": frame_id}
         remaining = deadline - GRACE_S - time.monotonic()
         try:
-            if self.engine is None:
-                raise CypherUnavailable("no graph database is attached to this interpreter")
             if remaining <= 0.05:
-                from ark.graphdb.errors import CypherTimeout
-
                 raise CypherTimeout("no time left in this call for another query")
             timeout = min(self.limits.cypher_timeout_s, remaining)
-            result = self.engine.query(message.get("query"), message.get("params"), message.get("limit"),
-                                       timeout_s=timeout)
+            result = self.engine.query(query, params, limit, timeout_s=timeout)
             reply.update(columns=result.columns, rows=result.rows, truncated=result.truncated,
                          node_indices=result.node_indices[:1000])
         except CypherError as exc:
@@ -304,13 +322,13 @@ class _Spawner:
 _SPAWNER = _Spawner()
 
 
-def _result(message: dict[str, Any], output_chars: int) -> RunResult:
-    stdout = str(message.get("stdout") or "")
-    truncated = bool(message.get("output_truncated")) or len(stdout) > output_chars
-    calls = message.get("cypher_calls")
-    return RunResult(stdout=stdout[:output_chars], error=message.get("error"), error_kind=message.get("error_kind"),
-                     cypher_kind=message.get("cypher_kind"), elapsed_s=float(message.get("elapsed_s") or 0.0),
-                     cypher_calls=calls if isinstance(calls, list) else [], output_truncated=truncated)
+def _result(fields: dict[str, Any], output_chars: int) -> RunResult:
+    """The :class:`RunResult` of a checked result frame (see :func:`~ark.sandbox.protocol.check_result_frame`)."""
+    stdout = fields["stdout"]
+    truncated = fields["output_truncated"] or len(stdout) > output_chars
+    return RunResult(stdout=stdout[:output_chars], error=fields["error"], error_kind=fields["error_kind"],
+                     cypher_kind=fields["cypher_kind"], elapsed_s=fields["elapsed_s"],
+                     cypher_calls=fields["cypher_calls"], output_truncated=truncated)
 
 
 def _power_of_two_mb(size_bytes: int) -> int:

@@ -1,6 +1,6 @@
 """The interpreter process inside the sandbox: runs model-written Python, one call at a time, keeping variables.
 
-Started by :class:`ark.sandbox.CodeSandbox` as ``python -I -B worker.py <folder holding the ark package>``; the
+Started by :class:`ark.sandbox.CodeSandbox` as ``python -I -B worker.py <folders holding ark and ladybug>``; the
 messages of :mod:`ark.sandbox.protocol` arrive on fd 0 and leave on fd 1. Start-up, in this order:
 
 1. read the configuration (limits, uid, database, temp folder);
@@ -178,10 +178,12 @@ class Worker:
         """Run one read-only Cypher query on the graph; returns a list of dicts (column -> value)."""
         from ark.graphdb.engine import check_limit, check_params, mentioned_strings
         from ark.graphdb.errors import CypherError, error_from_kind
+        from ark.sandbox.protocol import MAX_CALL_RECORDS
 
         started = time.perf_counter()
         record: dict[str, Any] = {"query": str(query)[:500]}
-        self.calls.append(record)
+        if len(self.calls) < MAX_CALL_RECORDS:  # the parent reads a bounded result frame
+            self.calls.append(record)
         try:
             if not isinstance(query, str):
                 raise error_from_kind("syntax", f"the query must be a string, got {type(query).__name__}")
@@ -392,8 +394,7 @@ def _descendants(root: int) -> list[int]:
 
 
 def main() -> None:
-    if len(sys.argv) > 1:
-        sys.path.insert(0, sys.argv[1])
+    sys.path[0:0] = [root for root in sys.argv[1:] if root not in sys.path]  # where ark and ladybug live
     from ark.sandbox.protocol import read_message, write_message
 
     rfd, wfd = os.dup(0), os.dup(1)  # private copies (not inherited by child processes)

@@ -4,7 +4,6 @@ restarts, both places a query can run, and the weaker fallback without bubblewra
 from __future__ import annotations
 
 import os
-import warnings
 
 import pytest
 
@@ -156,18 +155,22 @@ def test_limits_are_validated():
         isolation_mode("docker")
 
 
-def test_missing_bubblewrap_falls_back_to_a_clearly_weaker_mode(monkeypatch, engine):
+def test_missing_bubblewrap_refuses_unless_the_weaker_mode_is_chosen(monkeypatch, engine):
     import ark.sandbox.launcher as launcher
 
-    monkeypatch.setattr(launcher, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap on PATH
+    launcher.bwrap_problem.cache_clear()
     launcher._warn_weak.cache_clear()
-    with pytest.warns(RuntimeWarning, match="WEAKER rlimit-only mode"):
-        assert isolation_mode("auto") == "rlimit"
-    with pytest.raises(SandboxUnavailable, match="not installed"):
-        isolation_mode("bwrap")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        sandbox = CodeSandbox(engine, SandboxLimits(timeout_s=3, max_processes=24))
+    try:
+        for requested in ("auto", "bwrap"):
+            with pytest.raises(SandboxUnavailable, match="install it .*apt-get install bubblewrap.*isolation=rlimit"):
+                isolation_mode(requested)
+        with pytest.raises(SandboxUnavailable):
+            CodeSandbox(engine)
+        with pytest.warns(RuntimeWarning, match="WEAKER mode"):
+            sandbox = CodeSandbox(engine, SandboxLimits(timeout_s=3, max_processes=24), isolation="rlimit")
+    finally:
+        launcher.bwrap_problem.cache_clear()
     with sandbox:
         assert sandbox.mode == "rlimit"
         assert sandbox.run("print(cypher('MATCH (g:gene) RETURN count(g) AS n')[0]['n'])").stdout == "7\n"

@@ -44,7 +44,9 @@ class SandboxConfig(MethodOptions):
     cypher_timeout_s: float = Field(default=10.0, gt=0, description="time limit of one cypher() query, seconds")
     cypher_max_rows: int = Field(default=1000, ge=1, description="rows one cypher() query may return")
     isolation: Literal["auto", "bwrap", "rlimit"] = Field(
-        default="auto", description="auto: bubblewrap where it works, else rlimits only (weaker, with a warning)")
+        default="auto", description="auto/bwrap: bubblewrap, the question fails without it (the error names the "
+                                    "fix); rlimit: rlimits only, no file system or network isolation (weaker, "
+                                    "warns)")
 
 
 class GraphScoutOptions(MethodOptions):

@@ -11,6 +11,10 @@ from .options import GraphScoutOptions
 from .solver import GraphScout
 
 
+class TrajectoryFailed(RuntimeError):
+    """The solver's trajectory ended in an error (the model endpoint failed, the sandbox could not start)."""
+
+
 class GraphScoutRetriever(Retriever):
     """One solver trajectory per question (the context's LLM, or the scripted solver when none is configured)."""
 
@@ -20,6 +24,8 @@ class GraphScoutRetriever(Retriever):
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         solution = await self.solver.asolve(query)
+        if solution.trajectory.error:  # a failed question, never an empty answer
+            raise TrajectoryFailed(solution.trajectory.error)
         ranked = [node for node in solution.ranked if self.mask is None or self.mask[node.index]][:k]
         return MethodOutput(
             indices=[node.index for node in ranked],

@@ -89,6 +89,10 @@ class GraphScout:
 
         self.graph = graph
         self.options = options or GraphScoutOptions()
+        if self.options.code_interpreter:  # no bubblewrap: fail now, naming the fix, not at the first code call
+            from ark.sandbox import isolation_mode
+
+            isolation_mode(self.options.sandbox.isolation)
         self.engine = engine if engine is not None else open_cypher(graph, progress=progress)
         self.schema = self.engine.schema
         self.index = index if index is not None else open_node_index(graph, self.options, progress=progress)
@@ -125,6 +129,8 @@ class GraphScout:
         finally:
             if sandbox is not None:
                 await asyncio.to_thread(self.pool.release, sandbox)
+        if toolbox.failure is not None:
+            trajectory.error, trajectory.stop_reason, trajectory.finished = toolbox.failure, "error", False
         text = None
         if trajectory.stop_reason == "answer":
             text = extract_answer(trajectory.messages[-1].get("content"))

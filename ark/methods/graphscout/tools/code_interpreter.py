@@ -63,6 +63,9 @@ def run(box: Toolbox, args: CodeInterpreterArgs) -> ToolResult:
     if result.ok:
         return ToolResult(result.observation(), data=data, node_indices=touched)
     box.telemetry.failed_code_calls += 1
+    if result.error_kind == "sandbox":  # no interpreter at all: the question fails, it is not answered without one
+        box.failure = result.error or "the code sandbox could not start"
+        box.finished = True
     data["error_message"] = data.pop("error")
     data["error"] = result.error_kind or "error"
     return ToolResult(result.observation(), data=data, ok=False, error=result.error_kind or "error",

@@ -87,6 +87,7 @@ class Toolbox:
         self.telemetry = Telemetry()
         self.touched: dict[int, None] = {}
         self.finished = False  # no tool ends a GraphScout trajectory: the final answer is a text turn
+        self.failure: str | None = None  # why the trajectory cannot go on (the sandbox could not start)
         self._seen_calls: set[str] = set()
         bound = [BoundTool(node_id_retriever.SPEC, lambda args: node_id_retriever.run(self, args))]
         if self.config.code_interpreter:
