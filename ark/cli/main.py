@@ -56,8 +56,9 @@ COMMANDS: dict[str, Listed] = {
                                      "KEY=VALUE)."),
     "quiz": Listed("quiz_cmd", "Generate questions whose answers are computed exactly by graph traversal."),
     "mcp": Listed("serve_cmd", "Serve GRAPH's tools to MCP clients: search, neighbourhoods, nodes, the schema, paths "
-                               "between two nodes and\nretrieve (the evidence any method finds). Read-only; results "
-                               "are capped at --max-rows and --max-chars."),
+                               "between two nodes and\nretrieve (the evidence any method finds); ARK's strategy as the "
+                               "prompt 'ark'; the schema, node pages and run\nfolders as resources. Read-only; results "
+                               "are capped at --max-rows and --max-chars. See docs/mcp.md."),
     "serve": Listed("serve_cmd", "A local web app over GRAPH: ask with any method and watch each agent's steps as "
                                  "they happen, read the fused\nranking with its evidence, open nodes, browse run "
                                  "folders. JSON API with OpenAPI docs at /docs."),
