@@ -12,7 +12,8 @@ from ark.methods import MethodError, method_specs
 
 from .conftest import build
 
-BASELINES = ["base-llm", "text-rag", "graph-rag", "cypher", "graph-cot", "polyg", "graph-counselor", "tog"]
+BASELINES = ["base-llm", "text-rag", "graph-rag", "cypher", "graph-cot", "polyg", "graph-counselor", "tog",
+             "kar"]
 REPO = Path(__file__).parents[3]
 
 
