@@ -17,7 +17,7 @@ from typing import Any
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
-from ..graph_text import Triple, clip, node_line, triple_line
+from ..graph_text import clip, incident_triples, node_line, triple_line
 from ..prompting import PromptSession, require_model
 from .spec import KAROptions
 
@@ -117,12 +117,7 @@ class KnowledgeAwareRetrieval(Retriever):
         graph, options = self.graph, self.options
         blocks = []
         for node in linked:
-            found = graph.neighbors(node)
-            edges: list[Triple] = []
-            for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing,
-                                                      strict=True))[:options.neighbours]:
-                other, relation = int(other), int(relation)
-                edges.append((node, relation, other) if outgoing else (other, relation, node))
+            edges = [triple for triple, _ in incident_triples(graph, node, options.neighbours)]
             if edges:
                 far = [t[2] if t[0] == node else t[0] for t in edges]
                 relevance = self.documents.score(query, far)

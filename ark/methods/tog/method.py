@@ -17,7 +17,7 @@ from typing import Any
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
-from ..graph_text import Triple, node_line, triple_line
+from ..graph_text import Triple, incident_triples, node_line, triple_line
 from ..prompting import PromptSession, require_model
 from . import prompts
 from .spec import ToGOptions
@@ -45,14 +45,12 @@ def neighbourhood(graph: KnowledgeGraph, seeds: list[int], hops: int) -> set[int
 def relation_edges(graph: KnowledgeGraph, node: int, space: set[int], seen: set[int]) -> dict[str, list[Triple]]:
     """The edges from ``node`` to unseen nodes of the search space, by relation label (``r`` for an outgoing edge,
     ``r (inverse)`` for an incoming one), in adjacency order."""
-    found = graph.neighbors(node)
     edges: dict[str, list[Triple]] = {}
-    for other, relation, outgoing in zip(found.nodes, found.relations, found.outgoing, strict=True):
-        other, relation = int(other), int(relation)
+    for triple, outgoing in incident_triples(graph, node):
+        other = triple[2] if outgoing else triple[0]
         if other in space and other not in seen:
-            name = graph.relation_types[relation]
-            label = name if outgoing else f"{name} (inverse)"
-            edges.setdefault(label, []).append((node, relation, other) if outgoing else (other, relation, node))
+            name = graph.relation_types[triple[1]]
+            edges.setdefault(name if outgoing else f"{name} (inverse)", []).append(triple)
     return edges
 
 

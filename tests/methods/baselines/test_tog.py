@@ -67,6 +67,19 @@ def test_the_beam_goes_deeper_until_the_depth_cap_inside_the_two_hop_space(opena
     assert not any("Hemophilia A" in text for text in shown)  # three hops away: never offered
 
 
+def test_the_seeds_come_from_dense_retrieval_by_default(openai_server, chat, clinical):
+    from tests.support.embeddings_server import EmbeddingsServer
+
+    openai_server.enqueue(text_reply(RELATIONS), text_reply(PHENOTYPE_SCORES), text_reply("{Yes}"))
+    with EmbeddingsServer() as embeddings:
+        method = build("tog", clinical, chat, seeds=1, embedder="openai:test-embedder",
+                       embedder_base_url=embeddings.base_url)
+        output = method.retrieve("Marfan syndrome: a connective tissue disorder of eyes, skeleton and heart", 5)
+        assert embeddings.input_count > clinical.num_nodes  # every node document embedded, then the question
+    assert output.record["seeds"] == ["OMIM:154700"]
+    assert output.indices[0] == clinical.index_of("NCBIGene:2200")
+
+
 def test_the_optional_rerank_reorders_the_retrieved_documents(openai_server, chat, clinical):
     openai_server.enqueue(text_reply(RELATIONS), text_reply(PHENOTYPE_SCORES), text_reply("{Yes}"),
                           text_reply("4, 1"))
