@@ -11,6 +11,7 @@ fallback (equal scores, "not sufficient", the search order); nothing a model wri
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,7 +117,7 @@ class ThinkOnGraph(Retriever):
             if not edges:
                 continue
             for label, score in (await self.prune_relations(session, query, entity.node, list(edges))).items():
-                triples = edges[label][:self.options.candidates]
+                triples = self.sample(edges[label], f"{entity.node}:{label}")
                 scores = await self.score_entities(session, query, entity.node, label, triples)
                 for triple, entity_score in zip(triples, scores, strict=True):
                     node = triple[2] if triple[0] == entity.node else triple[0]
@@ -124,6 +125,14 @@ class ThinkOnGraph(Retriever):
                     if node not in best or candidate.score > best[node].score:
                         best[node] = candidate
         return sorted(best.values(), key=lambda c: -c.score)
+
+    def sample(self, triples: list[Triple], key: str) -> list[Triple]:
+        """``triples``, or, past ``candidates`` of them, a seeded sample of that many in adjacency order (ToG samples
+        a relation's entities when they are too many)."""
+        if len(triples) <= self.options.candidates:
+            return triples
+        chosen = random.Random(f"{self.context.seed}:{key}").sample(range(len(triples)), self.options.candidates)
+        return [triples[i] for i in sorted(chosen)]
 
     async def prune_relations(self, session: PromptSession, query: str, node: int,
                               labels: list[str]) -> dict[str, float]:

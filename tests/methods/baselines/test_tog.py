@@ -97,6 +97,21 @@ def test_an_unreadable_rerank_keeps_the_search_order(openai_server, chat, clinic
     assert output.record["failures"] == ["rerank: no document numbers in the reply; kept the search order"]
 
 
+def test_a_fanning_relation_offers_a_seeded_sample_of_candidates(openai_server, chat, clinical):
+    def offered(seed):
+        from ark.methods import MethodContext, build_method
+
+        openai_server.enqueue(text_reply(RELATIONS), text_reply("Score: 1, 0, 0"), text_reply("{Yes}"))
+        build_method("tog", clinical, {"seed_index": "bm25", "seeds": 1, "candidates": 3},
+                     MethodContext(llm=chat, seed=seed)).retrieve(QUESTION, 10)
+        prompt = user_text(openai_server.requests[-2])
+        return [line.split(" [")[0] for line in prompt.split("Candidate entities:\n")[1].splitlines()]
+
+    first, again, other = offered(0), offered(0), offered(1)
+    assert len(first) == 3 and first == again  # six phenotypes, three offered, the same for the same seed
+    assert other != first or offered(2) != first
+
+
 def test_readers_take_only_listed_relations_and_the_right_number_of_scores():
     from ark.methods.tog import prompts
 
