@@ -39,6 +39,17 @@ def triple_line(graph: KnowledgeGraph, triple: Triple) -> str:
     return f"({graph.name(source)}, {graph.relation_types[relation]}, {graph.name(target)})"
 
 
+def incident_triples(graph: KnowledgeGraph, node: int, limit: int | None = None) -> list[tuple[Triple, bool]]:
+    """The edges at ``node`` in adjacency order (at most ``limit``), each as stored (source, relation, target) with
+    whether it leaves ``node``."""
+    found = graph.neighbors(node)
+    edges = []
+    for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing, strict=True))[:limit]:
+        other, relation = int(other), int(relation)
+        edges.append(((node, relation, other) if outgoing else (other, relation, node), bool(outgoing)))
+    return edges
+
+
 def k_hop_triples(graph: KnowledgeGraph, seeds: list[int], hops: int = 2, per_node: int = 20,
                   max_triples: int = 300) -> list[Triple]:
     """The edges of the ``hops``-hop neighbourhood of ``seeds`` in breadth-first order, each as stored (source,

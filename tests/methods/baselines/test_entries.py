@@ -1,5 +1,6 @@
-"""The seven prompting baselines of GraphScout's Table 1 are registered with their paper and docs page, and each
-refuses to run without a chat model with one line naming the fix (the Python API and every command alike)."""
+"""The prompting baselines (GraphScout's Table 1's seven, and ARK's and SeedER's LLM baselines) are registered
+with their paper and docs page, and each refuses to run without a chat model with one line naming the fix (the
+Python API and every command alike)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ark.methods import MethodError, method_specs
 
 from .conftest import build
 
-BASELINES = ["base-llm", "text-rag", "graph-rag", "cypher", "graph-cot", "polyg", "graph-counselor"]
+BASELINES = ["base-llm", "text-rag", "graph-rag", "cypher", "graph-cot", "polyg", "graph-counselor", "tog",
+             "kar"]
 REPO = Path(__file__).parents[3]
 
 

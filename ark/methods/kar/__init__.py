@@ -1,0 +1,1 @@
+"""kar: knowledge-aware query expansion (ARK Table 1's KAR)."""
