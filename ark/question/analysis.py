@@ -10,8 +10,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from ..graph import KnowledgeGraph
+from ..graph import KnowledgeGraph, normalize_name
 from ..text import NAME_STOPWORDS, words
+from .vocabulary import graph_vocabulary, phrase_pattern, plural_forms, relation_vocabulary, type_vocabulary
 
 # "X with or without Y" is one name (common in disease names), neither two mentions nor a negation.
 _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or(?!\s+without\b)|but|while|plus)\s+", re.IGNORECASE)
@@ -43,11 +44,8 @@ _CONNECTIVE = re.compile(r"\s+(?:with(?!\s+or\s+without\b)|that|which|who|whose|
                          r"having|presents? with|(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|"
                          r"due to)\s+", re.I)
 _GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
-# Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
-_BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
-_NARROWER = re.compile(r"\b(?:narrower|more specific|subclass\w*|subtypes?|sub-?terms?|child(?:ren)?|kinds? of|"
-                       r"types? of|speciali[sz]\w*|descendants?)\b", re.I)
-TAXONOMY_RELATIONS = frozenset({"is a", "isa", "subclass of", "sub class of", "instance of", "parent child"})
+# Hierarchy relation names of the shipped vocabulary (ark/question/vocabulary.json); a reader adds its graph's own.
+TAXONOMY_RELATIONS = frozenset(graph_vocabulary(None).hierarchy_relations)
 # Words that frame a question rather than name an entity: interrogatives, auxiliaries, requests, generic links.
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "are", "is", "was", "were", "be", "been", "do",
                             "does", "did", "can", "could", "you", "associated", "linked", "related", "have", "has",
@@ -87,18 +85,9 @@ class QuestionAnalysis:
 
 def _type_words(node_type: str) -> set[str]:
     """Surface forms of a node type name: its parts and their plurals (``gene/protein`` → gene, genes, ...)."""
-    words: set[str] = set()
     parts = [p for p in re.split(r"[/_\s-]+", node_type.lower()) if p]
     phrases = [*parts, " ".join(parts)] if len(parts) > 1 else parts
-    for word in phrases:
-        words.add(word)
-        if word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
-            words.add(word[:-1] + "ies")
-        elif word.endswith(("s", "x", "sh", "ch")):
-            words.add(word + "es")
-        else:
-            words.add(word + "s")
-    return words
+    return {form for word in phrases for form in plural_forms(word)}
 
 
 class QuestionReader:
@@ -106,12 +95,27 @@ class QuestionReader:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        self.type_words = {t: _type_words(t) for t in graph.node_types}
+        vocabulary = graph_vocabulary(getattr(graph, "path", None))
+        type_descriptions = graph.metadata.get("type_descriptions") or {}
+        relation_descriptions = graph.metadata.get("relation_descriptions") or {}
+        said = type_vocabulary(vocabulary, graph.node_types, type_descriptions)
+        self.type_words = {t: _type_words(t) | said[t] for t in graph.node_types}
         self.relation_words = {
             r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
             for r in graph.relation_types
         }
+        # User words naming what a relation links to ("symptoms" -> has_phenotype): hints, matched as phrases.
+        self.relation_vocabulary = relation_vocabulary(vocabulary, graph.relation_types, graph.node_types,
+                                                       relation_descriptions)
         self.all_type_words: set[str] = set().union(*self.type_words.values())
+        self.hierarchy_relations = frozenset(vocabulary.hierarchy_relations)
+        self.has_hierarchy = any(normalize_name(r) in self.hierarchy_relations for r in graph.relation_types)
+        # Types whose nodes a hierarchy relation links to each other (the kinds of a phenotype are phenotypes).
+        self.hierarchy_types = sorted({t.source_type for t in graph.schema if t.source_type == t.target_type
+                                       and normalize_name(t.relation) in self.hierarchy_relations})
+        self.frame_words = frozenset(vocabulary.frame)
+        self._narrower = phrase_pattern(vocabulary.narrower)
+        self._broader = phrase_pattern(vocabulary.broader)
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
@@ -131,6 +135,7 @@ class QuestionReader:
         question_words = set(words(question))
         analysis.relation_hints = [
             r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - self.all_type_words, question_words)
+            or _says_any(typed, self.relation_vocabulary.get(r, ()))
         ]
         lower = typed.lower()
         analysis.type_mentions = sorted(
@@ -139,11 +144,14 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
-        analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
-        if _BROADER.search(question):
+        if self._broader and self._broader.search(question):
             analysis.hierarchy = "broader"
-        elif _NARROWER.search(question):
+        elif self._narrower and self._narrower.search(question):
             analysis.hierarchy = "narrower"
+        if analysis.hierarchy and not analysis.target_types and len(self.hierarchy_types) == 1:
+            # "Which kinds of X ...": the kinds of a node are nodes of its own type, the one the hierarchy orders.
+            analysis.target_types = list(self.hierarchy_types)
+        analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         return analysis
 
     def _target_types(self, question: str) -> list[str]:
@@ -168,7 +176,7 @@ class QuestionReader:
         in it and the asked words match no node type and no relation of the schema; else None."""
         # A type word inside a proper name ("Sandhoff *disease*") does not ask for that type.
         asking = [pos for pos, _ in analysis.type_mentions if not _after_capitalised(question, pos)]
-        if asking or analysis.relation_hints:
+        if asking or analysis.relation_hints or (analysis.hierarchy and self.has_hierarchy):
             return None
         match = _ASKED.search(question)
         if not match:
@@ -176,8 +184,9 @@ class QuestionReader:
         asked = [w for w in words(match.group(1)) if w not in _ASKED_FILLERS][:3]
         if not asked:
             return None
-        known = self.all_type_words.union(*self.relation_words.values())
-        if _shares_stem(set(asked), known):
+        # Single words by stem; phrases of the vocabulary ("clinical features") only as written.
+        known = {w for w in self.all_type_words if " " not in w}.union(*self.relation_words.values())
+        if _shares_stem(set(asked), known) or _says_any(" ".join(asked), self.all_type_words - known):
             return None
         return " ".join(asked)
 
@@ -276,6 +285,12 @@ def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> 
         if len(word) >= prefix and any(len(w) >= prefix and w[:prefix] == word[:prefix] for w in words):
             return True
     return False
+
+
+def _says_any(text: str, phrases) -> bool:
+    """Whether ``text`` holds one of ``phrases`` as whole words (case-insensitive)."""
+    lower = text.lower()
+    return any(re.search(rf"\b{re.escape(p)}\b", lower) for p in phrases)
 
 
 def identifiers(question: str) -> list[str]:

@@ -336,3 +336,26 @@ def build_conditions_graph() -> KnowledgeGraph:
     src, dst, rel = zip(*edges, strict=True)
     return build_graph(NodeTable(ids, types, labels, texts, source="conditions"), EdgeTable(src, dst, rel),
                        metadata={"name": "conditions", "source": "tests/support/graphs.py"})
+
+
+def build_prime_like_graph(folder: Path | None = None) -> KnowledgeGraph:
+    """The clinical graph under PRIME's names (``effect/phenotype``, ``gene/protein``; ``phenotype_present``,
+    ``disease_protein``, ``parent_child``): what the vocabulary must match without knowing HPO. Saved to and
+    loaded from ``folder`` when given (a graph directory, where a ``vocabulary.toml`` may sit)."""
+    ids, types, names, texts = [], [], [], []
+    for group, node_type in ((PHENOTYPES, "effect/phenotype"), (GENES, "gene/protein")):
+        for node_id, name, text in group:
+            ids.append(node_id), types.append(node_type), names.append(name), texts.append(f"{name}. {text}")
+    for node_id, name, text, _, _ in DISEASES:
+        ids.append(node_id), types.append("disease"), names.append(name), texts.append(f"{name}. {text}")
+    edges: list[tuple[str, str, str]] = [(child, parent, "parent_child") for child, parent in IS_A.items()]
+    for node_id, _, _, phenotypes, genes in DISEASES:
+        edges += [(node_id, p, "phenotype_present") for p in phenotypes]
+        edges += [(node_id, g, "disease_protein") for g in genes]
+    src, dst, rel = zip(*edges, strict=True)
+    graph = build_graph(NodeTable(ids, types, names, texts, source="prime-like"), EdgeTable(src, dst, rel),
+                        metadata={"name": "prime-like"})
+    if folder is None:
+        return graph
+    graph.save(folder)
+    return KnowledgeGraph.load(folder)

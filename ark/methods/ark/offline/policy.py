@@ -39,6 +39,8 @@ from ....llm.policy import PolicyReply, Usage
 from ....question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
+from .evidence_rank import RankedAnswer, order_by_evidence, support_note, tie_groups, tie_note, top_tie
+from .wording import named_by_stems, unread_words
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
@@ -99,6 +101,9 @@ class Evidence:
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
     expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
     named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
+    # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
+    support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+    unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
 
 
 class OfflinePolicy:
@@ -121,6 +126,9 @@ class OfflinePolicy:
                                           "associated", "linked", "related", "have", "has", "show", "shows",
                                           "present", "presents", "list", "name", "find", "give", "all"}
                                          | set().union(*self.reader.type_words.values()))
+        # Words that say how a question asks, not what the answers must meet (see _note_unread).
+        relation_words = set().union(*self.reader.relation_words.values(), *self.reader.relation_vocabulary.values())
+        self._ignorable = self._question_words | self.reader.frame_words | relation_words
         self.verify = verify
         self.max_answers = max_answers
         self.type_sizes = graph.type_counts()
@@ -167,6 +175,12 @@ class OfflinePolicy:
             calls, note = self._plan(phase, evidence, tool_names)
             phase_index += 1
         return PolicyReply(message=_assistant_message(note, calls, len(messages)), usage=Usage())
+
+    def evidence_keys(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0
+                      ) -> dict[int, tuple[int, ...]]:
+        """The evidence key of each node this conversation's answer holds (see evidence_rank), from a replay."""
+        evidence, _ = self._replay(messages, agent_index, {t["function"]["name"] for t in tools})
+        return {a.index: a.key for a in self._answers(evidence) if a.key}
 
     # ---------------------------------------------------------------- replay
     def _replay(self, messages: list[dict], agent_index: int, tool_names: set[str]) -> tuple[Evidence, int]:
@@ -273,10 +287,10 @@ class OfflinePolicy:
                     calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Check the strongest candidates: which of the question's entities are their neighbors?"
         if phase == "answer":
-            ranked = self._final_ranking(ev)
-            if not ranked:
+            answers = self._answers(ev)
+            if not answers:
                 return [], ""
-            nodes = [{"node_index": i, "reasoning": self._reason(ev, i)} for i in ranked]
+            nodes = [{"node_index": a.index, "reasoning": self._explained(ev, a)} for a in answers]
             return [(ADD_TO_ANSWER, {"answer_nodes": nodes})], "Add the best-supported nodes to the answer."
         confidence, reason = self._confidence(ev)
         return [(FINISH, {"comment": "Answer complete.", "confidence": confidence, "reason": reason})], "Done."
@@ -402,12 +416,27 @@ class OfflinePolicy:
         return sorted(pool, key=key)
 
     def _confidence(self, ev: Evidence) -> tuple[str, str]:
+        """How sure the answer is and why, in one line: the level the evidence gives, lowered when the first rank
+        group is a tie (the graph does not say which answer comes first) or a condition was not understood."""
+        level, reason = self._evidence_confidence(ev)
+        if ev.unread:
+            profile = len(self._positive_conditions(ev)) > MAX_CONJUNCTION
+            level = {"high": "medium", "medium": "medium" if profile else "low"}.get(level, level)
+            shown = "; ".join(f"'{u}'" for u in ev.unread[:3]) + (" and more" if len(ev.unread) > 3 else "")
+            reason = f"{reason[:-1]}; not understood, so not used: {shown}."
+        tied = top_tie(self._answers(ev))
+        if level == "high" and tied > 1:
+            level, reason = "medium", f"{reason[:-1]}; the first {tied} answers are tied: the graph does not " \
+                                      "distinguish them."
+        return level, reason
+
+    def _evidence_confidence(self, ev: Evidence) -> tuple[str, str]:
         """How sure the answer is and why, in one line, from what the tools returned."""
         a = ev.analysis
         g = self.graph
         if ev.named:
             names = "; ".join(g.name(i) for i in ev.named[:3])
-            return "high", f"'{a.named_phrase}' is a name or synonym of {names}."
+            return "high", f"'{a.named_phrase or a.question}' is a name or synonym of {names}."
         if a.unsupported:
             relations = ", ".join(g.relation_types)
             return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
@@ -441,6 +470,10 @@ class OfflinePolicy:
             line = "; ".join(notes)
             return "medium", line[:1].upper() + line[1:] + "."
         return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
+
+    def _is_negated(self, ev: Evidence, anchor: int) -> bool:
+        position = ev.condition_of.get(anchor)
+        return position is not None and ev.conditions[position].negated
 
     def _positive_anchors(self, ev: Evidence) -> list[tuple[int, str, str, bool]]:
         return [a for a in ev.anchors if not a[3]]
@@ -539,8 +572,17 @@ class OfflinePolicy:
             self._anchor_whole_question(ev, listings, target)
             if ev.analysis.named_phrase:
                 ev.named = self._named_by(ev.analysis.named_phrase, listings, target)
+            read: set[str] = set()
             for mention, nodes in ev.pending:
+                before = len(ev.conditions)
                 self._anchor_family_or_description(ev, mention, nodes, target)
+                if len(ev.conditions) > before:
+                    read.add(mention.text)
+            self._note_unread(ev, read)
+            if not ev.analysis.target_types and not ev.named:
+                # A question that is only a name: the node bearing it answers first, then its neighbourhood.
+                asked = name_tokens(ev.analysis.question)
+                ev.named = [a[0] for a in ev.anchors if not a[3] and name_tokens(a[1]) == asked]
             return
         for call, data in results:
             nodes = self._nodes(data)
@@ -591,6 +633,8 @@ class OfflinePolicy:
                 tokens = self._tokens(node.name)
                 if node.index in members or any(n and n <= tokens for n in names):
                     ev.satisfied[center].add(k)
+                    if node.index in members:
+                        _record_support(ev, center, node.index, node.out_relations + node.in_relations)
                     break
 
     def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
@@ -624,7 +668,10 @@ class OfflinePolicy:
         specificity = math.log1p(self.type_sizes.get(node_type, 1) / max(total, 1))
         if isinstance(center, int):
             ev.anchor_weight[center] = specificity
+        anchor = isinstance(center, int) and center in ev.condition_of and not self._is_negated(ev, center)
         for rank, node in enumerate(nodes):
+            if anchor:
+                _record_support(ev, node.index, center, node.out_relations + node.in_relations)
             position = (offset + rank) / (len(nodes) + offset)
             ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * position)
             ev.candidate_hits[node.index].add(center if isinstance(center, int) else -1)
@@ -637,6 +684,9 @@ class OfflinePolicy:
         for index, name, _type, negated in ev.anchors:
             named = self._tokens(name)
             present = index in listed or any(self._tokens(n.name) == named for n in nodes)
+            if present and not negated and index in listed:
+                node = next(n for n in nodes if n.index == index)
+                _record_support(ev, center, index, node.out_relations + node.in_relations)
             if present and not negated:
                 # Absent findings are not counted against a candidate: rare diseases show their features with
                 # incomplete penetrance, so an absent feature is weak evidence either way.
@@ -664,6 +714,10 @@ class OfflinePolicy:
             chosen = others or longest
             direct = [n for n in longest if n.type == target] if others else []
             return chosen[:3] + direct[:3]
+        stemmed = [n for n in nodes[:10] if named_by_stems(self._tokens(n.name), words)]
+        if stemmed:  # "inherited in an X-linked recessive manner": the name with one word inflected
+            best = max(len(self._tokens(n.name)) for n in stemmed)
+            return [n for n in stemmed if len(self._tokens(n.name)) == best][:3]
         if family_first and len(words) >= 2 and sum(words <= self._tokens(n.name) for n in nodes) >= 2:
             return []  # several nodes bear the mention within their names: a family, not one of them
         if len(words) <= 5:
@@ -802,6 +856,21 @@ class OfflinePolicy:
         self._add_anchor(ev, first, mention.negated, condition)
         return True
 
+    def _note_unread(self, ev: Evidence, read: set[str]) -> None:
+        """Parts of the question that anchored nothing although they state something (see wording.unread_words):
+        the answer reports them as not understood rather than dropping them."""
+        a = ev.analysis
+        if a.named_phrase:
+            return  # the question asks what a name stands for: the rest of it frames that request
+        used = {w for _, name, _, _ in ev.anchors for w in self._tokens(name)}
+        used |= {w for name in ev.candidate_names.values() for w in self._tokens(name)}
+        used |= {w for phrase in [*a.quoted, a.named_phrase or ""] for w in self._tokens(phrase)}
+        for mention, _nodes in ev.pending:
+            if mention.text in read or mention.text in ev.unread:
+                continue
+            if unread_words(mention.tokens, used, self._ignorable):
+                ev.unread.append(mention.text)
+
     def _related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
         relate to each other (an is-a hierarchy), or when the question names another type to go through."""
@@ -824,11 +893,33 @@ class OfflinePolicy:
         return [i for i in sorted(ev.candidate_score, key=key) if i not in anchor_ids]
 
     def _final_ranking(self, ev: Evidence) -> list[int]:
+        return [answer.index for answer in self._answers(ev)]
+
+    def _answers(self, ev: Evidence) -> list[RankedAnswer]:
+        """The answers ordered by the graph's evidence (weaker signals within equal evidence), in tie groups."""
         ranked = self._ranking(ev)
         if ev.named:
             # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
             ranked = ev.named + [i for i in ranked if i not in ev.named]
-        return ranked[: self.max_answers]
+        if ev.analysis.unsupported or not ev.candidate_score and not ev.named:
+            return tie_groups(ranked[: self.max_answers], {})  # nothing weighed: no evidence to compare
+        keys = self._evidence_keys(ev, ranked)
+        ranked = order_by_evidence(ranked, keys.__getitem__)[: self.max_answers]
+        return tie_groups(ranked, keys)
+
+    def _evidence_keys(self, ev: Evidence, ranked: list[int]) -> dict[int, tuple[int, ...]]:
+        """Each candidate's evidence key: named by the question's asked name, conditions met, quoted text said,
+        anchor nodes supporting it, edges to them."""
+        positive = set(self._positive_conditions(ev))
+        conjunctive = self._conjunctive(ev)
+        says = self._says_quoted(ev, ranked)
+        keys = {}
+        for i in ranked:
+            met = len(self._satisfied(ev, i) & positive) if conjunctive else 0
+            support = ev.support.get(i, {})
+            edges = sum(max(len(relations), 1) for relations in support.values())
+            keys[i] = (int(i in ev.named), met, int(says.get(i, False)), len(support), edges)
+        return keys
 
     def _ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
@@ -836,26 +927,30 @@ class OfflinePolicy:
             # Nothing in the schema answers the question: offer only what it names, marked as such.
             return [a[0] for a in self._positive_anchors(ev)][: self.max_answers]
         if self._conjunctive(ev):
-            return self._quoted_first(ev, self._conjunction_ranking(ev))[: self.max_answers]
+            return self._quoted_first(ev, self._conjunction_ranking(ev))
         ranked = self._single_condition_ranking(ev, target)
         if target is not None:
             # The wanted type is honoured on every path: no gene answers a question about phenotypes.
             ranked = [i for i in ranked if self.graph.node_type(i) == target]
-        return ranked[: self.max_answers]
+        return ranked
 
-    def _quoted_first(self, ev: Evidence, ranked: list[int]) -> list[int]:
+    def _says_quoted(self, ev: Evidence, ranked: list[int]) -> dict[int, bool]:
+        """Which nodes' text says every quoted phrase of the question (a textual condition)."""
         if not ev.analysis.quoted:
-            return ranked
-        # A quoted phrase is a textual constraint: nodes whose text says it come first.
+            return {}
         phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
         text = self.graph.text
-        says = {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
-        return sorted(ranked, key=lambda i: not says.get(i, False))
+        return {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
+
+    def _quoted_first(self, ev: Evidence, ranked: list[int]) -> list[int]:
+        # A quoted phrase is a textual constraint: nodes whose text says it come first.
+        says = self._says_quoted(ev, ranked)
+        return sorted(ranked, key=lambda i: not says.get(i, False)) if says else ranked
 
     def _single_condition_ranking(self, ev: Evidence, target: str | None) -> list[int]:
         if not ev.candidate_score:
             broad = [n for n in ev.broad if target is None or n.type == target] or ev.broad
-            return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]][: self.max_answers]
+            return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]]
         ranked = self._ranked_candidates(ev)
         if ev.verified:
             best = max(ev.candidate_score.values()) or 1.0
@@ -876,10 +971,18 @@ class OfflinePolicy:
         ranked = ranked + broad_hits[:3]
         return self._quoted_first(ev, ranked)
 
+    def _explained(self, ev: Evidence, answer: RankedAnswer) -> str:
+        """The answer's reason, the graph's support for it and, in a tie group, that the graph cannot tell it apart."""
+        parts = [self._reason(ev, answer.index)]
+        if answer.key:
+            parts.append(support_note(answer.key[3], answer.key[4]))
+        parts.append(tie_note(answer.group_size))
+        return " ".join(p for p in parts if p)
+
     def _reason(self, ev: Evidence, index: int) -> str:
         a = ev.analysis
         if index in ev.named:
-            return f"Bears the name the question asks about, '{a.named_phrase}' (its name or a synonym)."
+            return f"Bears the name the question asks about, '{a.named_phrase or a.question}' (its name or a synonym)."
         if a.unsupported:
             return f"Named in the question; the graph has no relation for '{a.unsupported}'."
         positive = self._positive_conditions(ev)
@@ -903,6 +1006,11 @@ class OfflinePolicy:
         if via:
             return "Linked to " + ", ".join(via[:5]) + (" and more" if len(via) > 5 else "") + "."
         return "Best match of the question's text."
+
+
+def _record_support(ev: Evidence, candidate: int, anchor: int, relations: tuple[str, ...]) -> None:
+    """Note that ``anchor`` supports ``candidate`` through ``relations`` (the edges a tool listing showed)."""
+    ev.support[candidate].setdefault(anchor, set()).update(relations)
 
 
 def _question(messages: list[dict]) -> str:
