@@ -27,6 +27,14 @@ class RankedAnswer:
     group_size: int
 
 
+def evidence_key(*, named: bool, conditions_met: int, says_quoted: bool,
+                 support: Mapping[int, set[str]]) -> EvidenceKey:
+    """A candidate's key: bears the name asked about, conditions met, quoted text said, anchor nodes supporting it
+    (``support``: anchor -> the relations seen linking them), edges to them."""
+    edges = sum(max(len(relations), 1) for relations in support.values())
+    return (int(named), conditions_met, int(says_quoted), len(support), edges)
+
+
 def order_by_evidence(candidates: Sequence[int], key: Callable[[int], EvidenceKey]) -> list[int]:
     """``candidates`` (given best first by weaker signals) reordered by their evidence key, strongest first; the
     given order decides within equal keys."""
@@ -62,11 +70,29 @@ def tie_note(group_size: int) -> str:
     return f"Tied with {group_size - 1}: the graph does not distinguish them."
 
 
-def support_note(anchors: int, edges: int, conditions: int = 0) -> str:
-    """A short account of an evidence key: how many anchor nodes and edges support the answer."""
-    parts = []
-    if conditions:
-        parts.append(f"{conditions} condition{'s' if conditions != 1 else ''} met")
-    if anchors:
-        parts.append(f"{anchors} of the question's nodes, {edges} edge{'s' if edges != 1 else ''}")
-    return "Evidence: " + "; ".join(parts) + "." if parts else ""
+def support_note(key: EvidenceKey) -> str:
+    """A short account of an evidence key: how many of the question's nodes and edges support the answer."""
+    if len(key) < 5 or not key[3]:
+        return ""
+    anchors, edges = key[3], key[4]
+    return f"Evidence: {anchors} of the question's nodes, {edges} edge{'s' if edges != 1 else ''}."
+
+
+def explain(reason: str, answer: RankedAnswer) -> str:
+    """An answer's reason, then the graph's support for it and, in a tie group, that the graph cannot tell it
+    apart from the others."""
+    return " ".join(p for p in (reason, support_note(answer.key), tie_note(answer.group_size)) if p)
+
+
+def doubted(level: str, reason: str, *, tied: int, unread: Sequence[str], profile: bool) -> tuple[str, str]:
+    """A confidence lowered by what the answer cannot vouch for: parts of the question not understood (high →
+    medium; medium → low unless the question is a long profile of findings, where some always go unmatched) and
+    a first rank group of more than one (never high: the graph does not say which comes first)."""
+    if unread:
+        level = {"high": "medium", "medium": "medium" if profile else "low"}.get(level, level)
+        shown = "; ".join(f"'{u}'" for u in unread[:3]) + (" and more" if len(unread) > 3 else "")
+        reason = f"{reason.rstrip('.')}; not understood, so not used: {shown}."
+    if level == "high" and tied > 1:
+        level = "medium"
+        reason = f"{reason.rstrip('.')}; the first {tied} answers are tied: the graph does not distinguish them."
+    return level, reason

@@ -39,8 +39,8 @@ from ....llm.policy import PolicyReply, Usage
 from ....question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
-from .evidence_rank import RankedAnswer, order_by_evidence, support_note, tie_groups, tie_note, top_tie
-from .wording import named_by_stems, unread_words
+from .evidence_rank import RankedAnswer, doubted, evidence_key, explain, order_by_evidence, tie_groups, top_tie
+from .wording import named_by_stems, unread_mentions
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
@@ -290,7 +290,7 @@ class OfflinePolicy:
             answers = self._answers(ev)
             if not answers:
                 return [], ""
-            nodes = [{"node_index": a.index, "reasoning": self._explained(ev, a)} for a in answers]
+            nodes = [{"node_index": a.index, "reasoning": explain(self._reason(ev, a.index), a)} for a in answers]
             return [(ADD_TO_ANSWER, {"answer_nodes": nodes})], "Add the best-supported nodes to the answer."
         confidence, reason = self._confidence(ev)
         return [(FINISH, {"comment": "Answer complete.", "confidence": confidence, "reason": reason})], "Done."
@@ -416,19 +416,10 @@ class OfflinePolicy:
         return sorted(pool, key=key)
 
     def _confidence(self, ev: Evidence) -> tuple[str, str]:
-        """How sure the answer is and why, in one line: the level the evidence gives, lowered when the first rank
-        group is a tie (the graph does not say which answer comes first) or a condition was not understood."""
+        """How sure the answer is and why, in one line: the evidence's level, lowered by doubts (see doubted)."""
         level, reason = self._evidence_confidence(ev)
-        if ev.unread:
-            profile = len(self._positive_conditions(ev)) > MAX_CONJUNCTION
-            level = {"high": "medium", "medium": "medium" if profile else "low"}.get(level, level)
-            shown = "; ".join(f"'{u}'" for u in ev.unread[:3]) + (" and more" if len(ev.unread) > 3 else "")
-            reason = f"{reason[:-1]}; not understood, so not used: {shown}."
-        tied = top_tie(self._answers(ev))
-        if level == "high" and tied > 1:
-            level, reason = "medium", f"{reason[:-1]}; the first {tied} answers are tied: the graph does not " \
-                                      "distinguish them."
-        return level, reason
+        return doubted(level, reason, tied=top_tie(self._answers(ev)), unread=ev.unread,
+                       profile=len(self._positive_conditions(ev)) > MAX_CONJUNCTION)
 
     def _evidence_confidence(self, ev: Evidence) -> tuple[str, str]:
         """How sure the answer is and why, in one line, from what the tools returned."""
@@ -857,19 +848,15 @@ class OfflinePolicy:
         return True
 
     def _note_unread(self, ev: Evidence, read: set[str]) -> None:
-        """Parts of the question that anchored nothing although they state something (see wording.unread_words):
-        the answer reports them as not understood rather than dropping them."""
+        """Parts of the question that anchored nothing although they state something: reported as not understood
+        rather than dropped. A question asking what a name stands for is framed around that name alone."""
         a = ev.analysis
         if a.named_phrase:
-            return  # the question asks what a name stands for: the rest of it frames that request
-        used = {w for _, name, _, _ in ev.anchors for w in self._tokens(name)}
-        used |= {w for name in ev.candidate_names.values() for w in self._tokens(name)}
-        used |= {w for phrase in [*a.quoted, a.named_phrase or ""] for w in self._tokens(phrase)}
-        for mention, _nodes in ev.pending:
-            if mention.text in read or mention.text in ev.unread:
-                continue
-            if unread_words(mention.tokens, used, self._ignorable):
-                ev.unread.append(mention.text)
+            return
+        names = [name for _, name, _, _ in ev.anchors] + list(ev.candidate_names.values()) + list(a.quoted)
+        used = {w for name in names for w in self._tokens(name)}
+        pending = [(m.text, m.tokens) for m, _ in ev.pending if m.text not in read]
+        ev.unread = unread_mentions(pending, used, self._ignorable)
 
     def _related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
@@ -908,18 +895,13 @@ class OfflinePolicy:
         return tie_groups(ranked, keys)
 
     def _evidence_keys(self, ev: Evidence, ranked: list[int]) -> dict[int, tuple[int, ...]]:
-        """Each candidate's evidence key: named by the question's asked name, conditions met, quoted text said,
-        anchor nodes supporting it, edges to them."""
+        """Each candidate's evidence key (see evidence_rank.evidence_key)."""
         positive = set(self._positive_conditions(ev))
         conjunctive = self._conjunctive(ev)
         says = self._says_quoted(ev, ranked)
-        keys = {}
-        for i in ranked:
-            met = len(self._satisfied(ev, i) & positive) if conjunctive else 0
-            support = ev.support.get(i, {})
-            edges = sum(max(len(relations), 1) for relations in support.values())
-            keys[i] = (int(i in ev.named), met, int(says.get(i, False)), len(support), edges)
-        return keys
+        return {i: evidence_key(named=i in ev.named, says_quoted=says.get(i, False), support=ev.support.get(i, {}),
+                                conditions_met=len(self._satisfied(ev, i) & positive) if conjunctive else 0)
+                for i in ranked}
 
     def _ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
@@ -970,14 +952,6 @@ class OfflinePolicy:
         broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
         ranked = ranked + broad_hits[:3]
         return self._quoted_first(ev, ranked)
-
-    def _explained(self, ev: Evidence, answer: RankedAnswer) -> str:
-        """The answer's reason, the graph's support for it and, in a tie group, that the graph cannot tell it apart."""
-        parts = [self._reason(ev, answer.index)]
-        if answer.key:
-            parts.append(support_note(answer.key[3], answer.key[4]))
-        parts.append(tie_note(answer.group_size))
-        return " ".join(p for p in parts if p)
 
     def _reason(self, ev: Evidence, index: int) -> str:
         a = ev.analysis

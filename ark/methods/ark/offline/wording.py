@@ -6,7 +6,7 @@ Pure functions of word tuples; the words that frame a question come from the voc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 STEM = 5  # letters two words must share to count as one stem ("inherited" ~ "inheritance")
 
@@ -46,4 +46,16 @@ def unread_words(tokens: Iterable[str], used: Iterable[str], ignorable: frozense
         if any(same_stem(token, w) for w in used) or any(same_stem(token, w) for w in ignorable if len(w) >= STEM):
             continue
         out.append(token)
+    return out
+
+
+def unread_mentions(mentions: Sequence[tuple[str, Sequence[str]]], used: Iterable[str],
+                    ignorable: frozenset[str]) -> list[str]:
+    """The texts of the mentions (``(text, tokens)``) that anchored nothing and state something (see
+    :func:`unread_words`), each once, in the question's order."""
+    used = set(used)
+    out: list[str] = []
+    for text, tokens in mentions:
+        if text not in out and unread_words(tokens, used, ignorable):
+            out.append(text)
     return out
