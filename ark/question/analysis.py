@@ -78,6 +78,7 @@ class QuestionAnalysis:
     question_without_negations: str = ""
     type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
     hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
+    hierarchy_phrase: str = ""  # the words that said so ("kinds of")
     unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
     clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
     named_phrase: str | None = None  # the name or synonym of the wanted node when the question asks what it is called
@@ -144,10 +145,11 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
-        if self._broader and self._broader.search(question):
-            analysis.hierarchy = "broader"
-        elif self._narrower and self._narrower.search(question):
-            analysis.hierarchy = "narrower"
+        for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
+            found = pattern.search(question) if pattern else None
+            if found:
+                analysis.hierarchy, analysis.hierarchy_phrase = direction, found.group(0)
+                break
         if analysis.hierarchy and not analysis.target_types and len(self.hierarchy_types) == 1:
             # "Which kinds of X ...": the kinds of a node are nodes of its own type, the one the hierarchy orders.
             analysis.target_types = list(self.hierarchy_types)

@@ -103,6 +103,7 @@ class Evidence:
     named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
     # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
     support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+    filtered_out: list[dict] = field(default_factory=list)  # expansions a relation filter left empty
     unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
 
 
@@ -237,9 +238,10 @@ class OfflinePolicy:
                 if via_middle:
                     ev.via_middle.add(index)
                     # A relation the question names belongs to the hop it fits; the last hop when it fits both.
-                    relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]))
+                    relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]),
+                                                   anchors=ev.anchors)
                 else:
-                    relation = self._relation_hint(node_type, hop_type, a)
+                    relation = self._relation_hint(node_type, hop_type, a, anchors=ev.anchors)
                     if relation and conjunction and self._relation_of_another_condition(ev, index, relation):
                         # With several conditions a relation the question names belongs to the condition that
                         # says it ("autosomal recessive *inheritance*"), not to every anchor; one that no
@@ -263,7 +265,8 @@ class OfflinePolicy:
                 if a.target_types:
                     args["node_types"] = [a.target_types[0]]
                     middle_type = ev.intermediate_types.get(index)
-                    relation = self._relation_hint(middle_type, a.target_types[0], a) if middle_type else None
+                    relation = (self._relation_hint(middle_type, a.target_types[0], a, anchors=ev.anchors)
+                                if middle_type else None)
                     if relation:
                         args["edge_types"] = [relation]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
@@ -330,7 +333,14 @@ class OfflinePolicy:
     def _plan_pages(self, ev: Evidence, tool_names: set[str]) -> list[tuple[str, dict]]:
         """With several conditions, the next pages of each anchor's neighbourhood (up to ``PAGE_LIMIT``) so that
         candidates reached from every condition are seen, not only the first page of each."""
-        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not self._conjunctive(ev):
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names:
+            return []
+        if ev.filtered_out and not ev.candidate_score and not ev.intermediates:
+            # The relation the question seemed to name linked no anchor to anything (a word inside a finding's
+            # name, "focal-onset", is no request for onsets): a filter never empties the answer.
+            return [(SEARCH_IN_NEIGHBORHOOD, {k: v for k, v in call.items() if k != "edge_types"})
+                    for call in ev.filtered_out]
+        if not self._conjunctive(ev):
             return []
         calls = []
         for call, page in ev.expansion_calls:
@@ -515,14 +525,22 @@ class OfflinePolicy:
                 return node_type
         return None
 
+    def _hierarchy(self, a: QuestionAnalysis, anchors: list | tuple) -> str | None:
+        """The way along the hierarchy the question looks, unless the words that said so lie inside the name of a
+        node it names ("bilateral tonic-clonic seizure with *generalized* onset" asks for nothing broader)."""
+        if not a.hierarchy:
+            return None
+        said = set(name_tokens(a.hierarchy_phrase))
+        return None if any(said <= self._tokens(name) for _, name, _, _ in anchors) else a.hierarchy
+
     def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis,
-                       exclude: tuple[str, str] | None = None) -> str | None:
+                       exclude: tuple[str, str] | None = None, anchors: list | tuple = ()) -> str | None:
         if other is None:
             return None
         between = self.relations_between.get((anchor_type, other), set())
         if exclude is not None:
             between = between - self.relations_between.get(exclude, set())
-        if a.hierarchy:
+        if self._hierarchy(a, anchors):
             taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
             if len(taxonomy) == 1:
                 return taxonomy[0]
@@ -586,6 +604,8 @@ class OfflinePolicy:
                     ev.expansion_calls.append(({k: v for k, v in args.items() if k != "offset"}, len(nodes)))
                 if isinstance(center, int):
                     ev.expansion_total[center] = total
+                if phase == "expand" and total == 0 and args.get("edge_types"):
+                    ev.filtered_out.append(args)
                 self._absorb_expansion(ev, center, nodes, total, offset)
             elif phase == "verify" and isinstance(center, int) and self._conjunctive(ev):
                 self._absorb_condition_check(ev, center, args, nodes)
@@ -597,13 +617,14 @@ class OfflinePolicy:
 
     def _along_hierarchy(self, ev: Evidence, nodes: list[SeenNode]) -> list[SeenNode]:
         """When the question looks up or down an is-a relation, keep the neighbors on that side of the centre."""
-        if not ev.analysis.hierarchy:
+        direction = self._hierarchy(ev.analysis, ev.anchors)
+        if not direction:
             return nodes
 
         def taxonomic(relations: tuple[str, ...]) -> bool:
             return any(normalize_name(r) in TAXONOMY_RELATIONS for r in relations)
 
-        if ev.analysis.hierarchy == "broader":
+        if direction == "broader":
             kept = [n for n in nodes if taxonomic(n.out_relations)]
         else:
             kept = [n for n in nodes if taxonomic(n.in_relations)]
