@@ -136,7 +136,6 @@ class QuestionReader:
         question_words = set(words(question))
         analysis.relation_hints = [
             r for r, rw in self.relation_words.items() if rw and _shares_stem(rw - self.all_type_words, question_words)
-            or _says_any(typed, self.relation_vocabulary.get(r, ()))
         ]
         lower = typed.lower()
         analysis.type_mentions = sorted(
@@ -145,6 +144,8 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
+        analysis.relation_hints += [r for r in self._asked_relations(lower, analysis) if r not in
+                                    analysis.relation_hints]
         for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
             found = pattern.search(question) if pattern else None
             if found:
@@ -155,6 +156,19 @@ class QuestionReader:
             analysis.target_types = list(self.hierarchy_types)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         return analysis
+
+    def _asked_relations(self, lower: str, analysis: QuestionAnalysis) -> list[str]:
+        """Relations named by the word that asks for the wanted type, when it is a word of the vocabulary rather than
+        the type's own name ("the *symptoms* of D": has_phenotype, not the other disease-phenotype relations)."""
+        if not analysis.target_types:
+            return []
+        target = analysis.target_types[0]
+        at = next((pos for pos, t in analysis.type_mentions if t == target), None)
+        if at is None:
+            return []
+        return [r for r, said in self.relation_vocabulary.items()
+                if any(lower.startswith(word, at) and not lower[at + len(word):at + len(word) + 1].isalnum()
+                       for word in said)]
 
     def _target_types(self, question: str) -> list[str]:
         """Node types named after an interrogative ("which genes ...") or, failing that, anywhere."""

@@ -29,10 +29,11 @@ class RankedAnswer:
 
 def evidence_key(*, named: bool, conditions_met: int, says_quoted: bool,
                  support: Mapping[int, set[str]]) -> EvidenceKey:
-    """A candidate's key: bears the name asked about, conditions met, quoted text said, anchor nodes supporting it
-    (``support``: anchor -> the relations seen linking them), edges to them."""
+    """A candidate's key: bears the name asked about, says the quoted text (a condition on the answer's own text),
+    conditions met, anchor nodes supporting it (``support``: anchor -> the relations seen linking them), edges to
+    them."""
     edges = sum(max(len(relations), 1) for relations in support.values())
-    return (int(named), conditions_met, int(says_quoted), len(support), edges)
+    return (int(named), int(says_quoted), conditions_met, len(support), edges)
 
 
 def order_by_evidence(candidates: Sequence[int], key: Callable[[int], EvidenceKey]) -> list[int]:

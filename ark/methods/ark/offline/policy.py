@@ -36,11 +36,11 @@ from typing import Any
 
 from ....graph import KnowledgeGraph, normalize_name
 from ....llm.policy import PolicyReply, Usage
-from ....question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
+from ....question import QUESTION_WORDS, TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
 from .evidence_rank import RankedAnswer, doubted, evidence_key, explain, order_by_evidence, tie_groups, top_tie
-from .wording import named_by_stems, unread_mentions
+from .wording import named_by_stems, said_with_content, unread_mentions
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
@@ -129,7 +129,7 @@ class OfflinePolicy:
                                          | set().union(*self.reader.type_words.values()))
         # Words that say how a question asks, not what the answers must meet (see _note_unread).
         relation_words = set().union(*self.reader.relation_words.values(), *self.reader.relation_vocabulary.values())
-        self._ignorable = self._question_words | self.reader.frame_words | relation_words
+        self._ignorable = self._question_words | QUESTION_WORDS | self.reader.frame_words | relation_words
         self.verify = verify
         self.max_answers = max_answers
         self.type_sizes = graph.type_counts()
@@ -726,7 +726,8 @@ class OfflinePolicy:
             chosen = others or longest
             direct = [n for n in longest if n.type == target] if others else []
             return chosen[:3] + direct[:3]
-        stemmed = [n for n in nodes[:10] if named_by_stems(self._tokens(n.name), words)]
+        stemmed = [n for n in nodes[:10] if named_by_stems(self._tokens(n.name), words)
+                   and said_with_content(self._tokens(n.name), words, self._ignorable)]
         if stemmed:  # "inherited in an X-linked recessive manner": the name with one word inflected
             best = max(len(self._tokens(n.name)) for n in stemmed)
             return [n for n in stemmed if len(self._tokens(n.name)) == best][:3]

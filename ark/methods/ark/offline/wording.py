@@ -35,6 +35,15 @@ def named_by_stems(name: tuple[str, ...] | frozenset[str], words: Iterable[str])
     return len(name) >= 3 and any(same_stem(inexact[0], w) for w in words)
 
 
+def said_with_content(name: tuple[str, ...] | frozenset[str], words: Iterable[str], ignorable: frozenset[str]) -> bool:
+    """Whether the words a name shares exactly with the question hold content (not only framing or relation words
+    such as "clinical" of "Clinical modifier" in "clinical modifiers of D"); a one-word name counts by itself."""
+    words = set(words)
+    name = set(name)
+    exact = name & words if len(name) > 1 else name
+    return any(len(w) >= 2 and not w.isdigit() and w not in ignorable for w in exact)
+
+
 def unread_words(tokens: Iterable[str], used: Iterable[str], ignorable: frozenset[str]) -> list[str]:
     """The words of a part of the question that say something no anchor used: not question, type, relation or
     framing words (``ignorable``), not a number or single letter, and not sharing a stem with a used word."""
