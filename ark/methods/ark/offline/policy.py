@@ -36,7 +36,15 @@ from typing import Any
 
 from ....graph import KnowledgeGraph, normalize_name
 from ....llm.policy import PolicyReply, Usage
-from ....question import QUESTION_WORDS, TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
+from ....question import (
+    QUESTION_WORDS,
+    TAXONOMY_RELATIONS,
+    Mention,
+    QuestionAnalysis,
+    QuestionReader,
+    identifiers,
+    name_tokens,
+)
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
 from .evidence_rank import RankedAnswer, doubted, evidence_key, explain, order_by_evidence, tie_groups, top_tie
