@@ -12,4 +12,5 @@ from .analysis import (
     name_tokens,
 )
 
-__all__ = ["QUESTION_WORDS", "TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers", "name_tokens"]
+__all__ = ["QUESTION_WORDS", "TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers",
+           "name_tokens"]
