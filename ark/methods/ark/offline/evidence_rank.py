@@ -72,8 +72,9 @@ def tie_note(group_size: int) -> str:
 
 
 def support_note(key: EvidenceKey) -> str:
-    """A short account of an evidence key: how many of the question's nodes and edges support the answer."""
-    if len(key) < 5 or not key[3]:
+    """A short account of an evidence key: how many of the question's nodes and edges support the answer (said
+    when more than one does; one node is what the reason names already)."""
+    if len(key) < 5 or key[3] < 2:
         return ""
     anchors, edges = key[3], key[4]
     return f"Evidence: {anchors} of the question's nodes, {edges} edge{'s' if edges != 1 else ''}."
