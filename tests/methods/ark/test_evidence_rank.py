@@ -36,7 +36,8 @@ def test_conditions_met_outweigh_supporting_nodes_and_a_lone_answer_is_its_own_g
     answers = tie_groups(order_by_evidence([2, 1], {1: both, 2: one}.__getitem__), {1: both, 2: one})
     assert [a.index for a in answers] == [1, 2] and top_tie(answers) == 1
     assert explain("Satisfies all.", answers[0]) == "Satisfies all."  # one node: the reason names it already
-    assert explain("Linked to A, B, C.", answers[1]) == "Linked to A, B, C. Evidence: 3 of the question's nodes, 3 edges."
+    assert explain("Linked to A, B, C.", answers[1]) == ("Linked to A, B, C. Evidence: 3 of the question's nodes, "
+                                                         "3 edges.")
 
 
 def test_a_tie_at_the_top_or_an_unread_condition_is_never_high():
