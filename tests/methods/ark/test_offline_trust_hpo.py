@@ -16,14 +16,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def hpo(hpo_home):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ARK_HOME", str(hpo_home))
-        from ark.loaders import open_graph
-        from ark.methods.ark.api import ARK
-
-        graph = open_graph("hpo")
-        yield graph, ARK(graph)
+def hpo(hpo_ark):
+    return hpo_ark
 
 
 def linked(graph, index: int, relation: str | None = None) -> set[int]:
