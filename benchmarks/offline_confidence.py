@@ -78,7 +78,10 @@ def load_set(name: str, graph) -> list[dict]:
 
         return [q for q in generate_quiz(graph, recipe("hpo")).questions if q["split"] == "test"]
     if name == "phenopackets":
-        return read_jsonl(shared_data() / "phenopackets-dev.jsonl")
+        path = shared_data() / "phenopackets-dev.jsonl"
+        if not path.is_file():
+            raise SystemExit(f"phenopackets: {path} not found; set ARK_SHARED to the folder holding data/")
+        return read_jsonl(path)
     if name == "shapes":
         from ark.quiz.shapes import shape_queries
 
