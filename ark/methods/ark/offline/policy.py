@@ -884,6 +884,8 @@ class OfflinePolicy:
         if a.named_phrase:
             return
         names = [name for _, name, _, _ in ev.anchors] + list(ev.candidate_names.values()) + list(a.quoted)
+        # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.
+        names += [self.graph.text(i) for i, _, _, _ in ev.anchors if self.graph.is_valid_index(i)]
         used = {w for name in names for w in self._tokens(name)}
         pending = [(m.text, m.tokens) for m, _ in ev.pending if m.text not in read]
         ev.unread = unread_mentions(pending, used, self._ignorable)
