@@ -30,6 +30,16 @@ def test_more_supporting_anchor_nodes_rank_first_whatever_the_weaker_signals():
                                                    "Tied with 1: the graph does not distinguish them.")
 
 
+def test_support_through_the_principal_relation_outweighs_support_through_a_minor_one():
+    # A finding of every subtype (has_phenotype) before a mode of inheritance shared by more of them (has_inheritance).
+    principal = {1: "has_phenotype", 2: "has_phenotype", 3: "has_phenotype"}
+    finding = evidence_key(named=False, conditions_met=0, says_quoted=False, principal=principal,
+                           support={1: {"has_phenotype"}, 2: {"has_phenotype"}})
+    mode = evidence_key(named=False, conditions_met=0, says_quoted=False, principal=principal,
+                        support={1: {"has_inheritance"}, 2: {"has_inheritance"}, 3: {"has_inheritance"}})
+    assert order_by_evidence([20, 10], {10: finding, 20: mode}.__getitem__) == [10, 20]
+
+
 def test_conditions_met_outweigh_supporting_nodes_and_a_lone_answer_is_its_own_group():
     both = evidence_key(named=False, conditions_met=2, says_quoted=False, support={1: {"r"}})
     one = evidence_key(named=False, conditions_met=1, says_quoted=False, support={1: {"r"}, 2: {"r"}, 3: {"r"}})
@@ -74,7 +84,7 @@ def test_evidence_breaks_ties_only_within_a_vote_group():
     plain = fuse(answers)
     assert [f.index for f in plain] == [3, 1, 2, 4]  # votes, then first position (the paper)
     # Node 2 has more evidence than node 1 (same votes): it moves up; node 3's extra vote keeps it first.
-    evidence = {1: (0, 1, 1), 2: (0, 2, 2), 3: (0, 0, 0), 4: (0, 9, 9)}
+    evidence = {1: (0, 1, 1), 2: (0, 2, 2), 3: (0, 0, 0), 4: (0, 9, 9)}  # any tuples, larger stronger
     fused = fuse(answers, evidence=evidence)
     assert [f.index for f in fused] == [3, 2, 1, 4]
     assert [f.votes for f in fused] == [3, 2, 2, 1]

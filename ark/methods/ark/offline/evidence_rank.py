@@ -2,8 +2,9 @@
 
 A candidate's *evidence key* counts, in this order: the question's conditions it meets, the question's anchor nodes
 that support it (every node bearing a name the question uses: a disease named alike in two sources is two anchors),
-and the edges that link it to them. Candidates are ordered by the key, then by weaker signals (the text relevance and
-specificity scores the policy gathered, in the order given). Candidates with equal keys form a *tie group*: the graph
+first through the principal relation between their types, then through any, and the edges that link it to them.
+Candidates are ordered by the key, then by weaker signals (the text relevance and specificity scores the policy
+gathered, in the order given). Candidates with equal keys form a *tie group*: the graph
 does not distinguish them, and the answer says so instead of presenting their order as knowledge.
 
 Pure functions: the policy gathers the evidence, these order and group it.
@@ -27,13 +28,18 @@ class RankedAnswer:
     group_size: int
 
 
-def evidence_key(*, named: bool, conditions_met: int, says_quoted: bool,
-                 support: Mapping[int, set[str]]) -> EvidenceKey:
+def evidence_key(*, named: bool, conditions_met: int, says_quoted: bool, support: Mapping[int, set[str]],
+                 principal: Mapping[int, str | None] | None = None) -> EvidenceKey:
     """A candidate's key: bears the name asked about, says the quoted text (a condition on the answer's own text),
-    conditions met, anchor nodes supporting it (``support``: anchor -> the relations seen linking them), edges to
-    them."""
+    conditions met, anchor nodes supporting it through the principal relation between their types (``principal``:
+    anchor -> the relation of the schema linking most pairs of the two types, e.g. ``has_phenotype`` rather than
+    ``has_inheritance`` between a disease and a phenotype), anchor nodes supporting it at all (``support``: anchor ->
+    the relations seen linking them), edges to them."""
+    principal = principal or {}
     edges = sum(max(len(relations), 1) for relations in support.values())
-    return (int(named), int(says_quoted), conditions_met, len(support), edges)
+    main = sum(1 for anchor, relations in support.items()
+               if not relations or principal.get(anchor) is None or principal[anchor] in relations)
+    return (int(named), int(says_quoted), conditions_met, main, len(support), edges)
 
 
 def order_by_evidence(candidates: Sequence[int], key: Callable[[int], EvidenceKey]) -> list[int]:
@@ -74,9 +80,9 @@ def tie_note(group_size: int) -> str:
 def support_note(key: EvidenceKey) -> str:
     """A short account of an evidence key: how many of the question's nodes and edges support the answer (said
     when more than one does; one node is what the reason names already)."""
-    if len(key) < 5 or key[3] < 2:
+    if len(key) < 6 or key[-2] < 2:
         return ""
-    anchors, edges = key[3], key[4]
+    anchors, edges = key[-2], key[-1]
     return f"Evidence: {anchors} of the question's nodes, {edges} edge{'s' if edges != 1 else ''}."
 
 

@@ -881,8 +881,8 @@ class OfflinePolicy:
         """Parts of the question that anchored nothing although they state something: reported as not understood
         rather than dropped. A question asking what a name stands for is framed around that name alone."""
         a = ev.analysis
-        if a.named_phrase:
-            return
+        if a.named_phrase or a.unsupported:
+            return  # a name asked about frames the rest; an unsupported request is reported as such
         names = [name for _, name, _, _ in ev.anchors] + list(ev.candidate_names.values()) + list(a.quoted)
         # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.
         names += [self.graph.text(i) for i, _, _, _ in ev.anchors if self.graph.is_valid_index(i)]
@@ -931,8 +931,11 @@ class OfflinePolicy:
         positive = set(self._positive_conditions(ev))
         conjunctive = self._conjunctive(ev)
         says = self._says_quoted(ev, ranked)
+        g = self.graph
+        principal = {a[0]: {t: self.main_relations.get((a[2], t)) for t in g.node_types} for a in ev.anchors}
         return {i: evidence_key(named=i in ev.named, says_quoted=says.get(i, False), support=ev.support.get(i, {}),
-                                conditions_met=len(self._satisfied(ev, i) & positive) if conjunctive else 0)
+                                conditions_met=len(self._satisfied(ev, i) & positive) if conjunctive else 0,
+                                principal={a: principal.get(a, {}).get(g.node_type(i)) for a in ev.support.get(i, {})})
                 for i in ranked}
 
     def _ranking(self, ev: Evidence) -> list[int]:
