@@ -152,7 +152,7 @@ class QuestionReader:
                 analysis.hierarchy, analysis.hierarchy_phrase = direction, found.group(0)
                 break
         if analysis.hierarchy and not analysis.target_types and len(self.hierarchy_types) == 1:
-            # "Which kinds of X ...": the kinds of a node are nodes of its own type, the one the hierarchy orders.
+            # "the subtypes of N": the kinds of a node are nodes of its own type, the one the hierarchy orders.
             analysis.target_types = list(self.hierarchy_types)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         return analysis

@@ -736,7 +736,7 @@ class OfflinePolicy:
             return chosen[:3] + direct[:3]
         stemmed = [n for n in nodes[:10] if named_by_stems(self._tokens(n.name), words)
                    and said_with_content(self._tokens(n.name), words, self._ignorable)]
-        if stemmed:  # "inherited in an X-linked recessive manner": the name with one word inflected
+        if stemmed:  # "passed on in an autosomal dominant inherited pattern": a name with one word inflected
             best = max(len(self._tokens(n.name)) for n in stemmed)
             return [n for n in stemmed if len(self._tokens(n.name)) == best][:3]
         if family_first and len(words) >= 2 and sum(words <= self._tokens(n.name) for n in nodes) >= 2:

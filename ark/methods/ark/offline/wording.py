@@ -22,9 +22,9 @@ def plural_of(word: str, other: str) -> bool:
 
 
 def named_by_stems(name: tuple[str, ...] | frozenset[str], words: Iterable[str]) -> bool:
-    """Whether ``words`` say a node name with one word inflected differently: in the plural ("kinds of seizures"
-    says "Seizure"), or, for names of three or more words, by a word of the same stem ("inherited in an X-linked
-    recessive manner" says "X-linked recessive inheritance"). Every other name word occurs exactly."""
+    """Whether ``words`` say a node name with one word inflected differently: in the plural ("forms of cataracts"
+    says "Cataract"), or, for names of three or more words, by a word of the same stem ("inherited as autosomal
+    dominant" says "Autosomal dominant inheritance"). Every other name word occurs exactly."""
     words = set(words)
     name = set(name)
     inexact = [w for w in name if w not in words]
