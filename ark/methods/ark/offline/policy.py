@@ -47,8 +47,9 @@ from ....question import (
 )
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
-from .evidence_rank import RankedAnswer, doubted, evidence_key, explain, order_by_evidence, tie_groups, top_tie
-from .wording import named_by_stems, said_with_content, unread_mentions
+from .evidence_answers import EvidenceAnswers
+from .evidence_rank import doubted, explain, top_tie
+from .wording import named_by_stems, said_with_content
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
@@ -115,7 +116,7 @@ class Evidence:
     unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
 
 
-class OfflinePolicy:
+class OfflinePolicy(EvidenceAnswers):
     """A :class:`~ark.llm.ChatPolicy` that needs no model: ``OfflinePolicy(graph)``.
 
     It reads the graph's schema and node text; all searching goes through the tool calls it emits.
@@ -184,12 +185,6 @@ class OfflinePolicy:
             calls, note = self._plan(phase, evidence, tool_names)
             phase_index += 1
         return PolicyReply(message=_assistant_message(note, calls, len(messages)), usage=Usage())
-
-    def evidence_keys(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0
-                      ) -> dict[int, tuple[int, ...]]:
-        """The evidence key of each node this conversation's answer holds (see evidence_rank), from a replay."""
-        evidence, _ = self._replay(messages, agent_index, {t["function"]["name"] for t in tools})
-        return {a.index: a.key for a in self._answers(evidence) if a.key}
 
     # ---------------------------------------------------------------- replay
     def _replay(self, messages: list[dict], agent_index: int, tool_names: set[str]) -> tuple[Evidence, int]:
@@ -877,19 +872,6 @@ class OfflinePolicy:
         self._add_anchor(ev, first, mention.negated, condition)
         return True
 
-    def _note_unread(self, ev: Evidence, read: set[str]) -> None:
-        """Parts of the question that anchored nothing although they state something: reported as not understood
-        rather than dropped. A question asking what a name stands for is framed around that name alone."""
-        a = ev.analysis
-        if a.named_phrase or a.unsupported:
-            return  # a name asked about frames the rest; an unsupported request is reported as such
-        names = [name for _, name, _, _ in ev.anchors] + list(ev.candidate_names.values()) + list(a.quoted)
-        # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.
-        names += [self.graph.text(i) for i, _, _, _ in ev.anchors if self.graph.is_valid_index(i)]
-        used = {w for name in names for w in self._tokens(name)}
-        pending = [(m.text, m.tokens) for m, _ in ev.pending if m.text not in read]
-        ev.unread = unread_mentions(pending, used, self._ignorable)
-
     def _related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
         relate to each other (an is-a hierarchy), or when the question names another type to go through."""
@@ -914,30 +896,6 @@ class OfflinePolicy:
     def _final_ranking(self, ev: Evidence) -> list[int]:
         return [answer.index for answer in self._answers(ev)]
 
-    def _answers(self, ev: Evidence) -> list[RankedAnswer]:
-        """The answers ordered by the graph's evidence (weaker signals within equal evidence), in tie groups."""
-        ranked = self._ranking(ev)
-        if ev.named:
-            # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
-            ranked = ev.named + [i for i in ranked if i not in ev.named]
-        if ev.analysis.unsupported or not ev.candidate_score and not ev.named:
-            return tie_groups(ranked[: self.max_answers], {})  # nothing weighed: no evidence to compare
-        keys = self._evidence_keys(ev, ranked)
-        ranked = order_by_evidence(ranked, keys.__getitem__)[: self.max_answers]
-        return tie_groups(ranked, keys)
-
-    def _evidence_keys(self, ev: Evidence, ranked: list[int]) -> dict[int, tuple[int, ...]]:
-        """Each candidate's evidence key (see evidence_rank.evidence_key)."""
-        positive = set(self._positive_conditions(ev))
-        conjunctive = self._conjunctive(ev)
-        says = self._says_quoted(ev, ranked)
-        g = self.graph
-        principal = {a[0]: {t: self.main_relations.get((a[2], t)) for t in g.node_types} for a in ev.anchors}
-        return {i: evidence_key(named=i in ev.named, says_quoted=says.get(i, False), support=ev.support.get(i, {}),
-                                conditions_met=len(self._satisfied(ev, i) & positive) if conjunctive else 0,
-                                principal={a: principal.get(a, {}).get(g.node_type(i)) for a in ev.support.get(i, {})})
-                for i in ranked}
-
     def _ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
         if ev.analysis.unsupported:
@@ -950,14 +908,6 @@ class OfflinePolicy:
             # The wanted type is honoured on every path: no gene answers a question about phenotypes.
             ranked = [i for i in ranked if self.graph.node_type(i) == target]
         return ranked
-
-    def _says_quoted(self, ev: Evidence, ranked: list[int]) -> dict[int, bool]:
-        """Which nodes' text says every quoted phrase of the question (a textual condition)."""
-        if not ev.analysis.quoted:
-            return {}
-        phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
-        text = self.graph.text
-        return {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
 
     def _quoted_first(self, ev: Evidence, ranked: list[int]) -> list[int]:
         # A quoted phrase is a textual constraint: nodes whose text says it come first.
