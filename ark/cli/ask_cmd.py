@@ -131,12 +131,32 @@ def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: An
     columns = ("#", "id", "name", "type", "votes" if votes else "score", "evidence")
     for column in columns:
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes", "score") else "left")
+    ranks = tied_ranks(output.indices, record.get("ranked", []))
     for rank, (index, score) in enumerate(zip(output.indices[:top], output.scores[:top], strict=False), start=1):
         evidence = reasons.get(index) or clean_inline(graph.text(index), 80)
         weight = str(votes.get(index, "")) if votes else f"{score:.3f}"
-        table.add_row(*(Text(cell) for cell in (str(rank), graph.node_id(index), graph.name(index),
+        table.add_row(*(Text(cell) for cell in (ranks.get(index, str(rank)), graph.node_id(index), graph.name(index),
                                                  graph.node_type(index), weight, evidence)))
     console.print(table)
+    if any(r.endswith("=") for r in ranks.values()):
+        console.print("[dim]n= : tied answers (same rank group: the graph does not distinguish them)[/]",
+                      highlight=False)
+
+
+def tied_ranks(indices: list[int], ranked: list[dict[str, Any]]) -> dict[int, str]:
+    """Each shown node's rank as a competition rank of its tie group ("1=", "1=", "3"), from the record's
+    ``tie_group``; empty where the method records no groups."""
+    group = {int(node["index"]): node.get("tie_group") for node in ranked if node.get("tie_group")}
+    if not group:
+        return {}
+    first: dict[int, int] = {}
+    size: dict[int, int] = {}
+    for rank, index in enumerate(indices, start=1):
+        g = group.get(index)
+        if g is not None:
+            first.setdefault(g, rank)
+            size[g] = size.get(g, 0) + 1
+    return {i: f"{first[g]}{'=' if size[g] > 1 else ''}" for i, g in group.items() if g in first}
 
 
 def _print_trace(trajectories: list[dict], graph: Any) -> None:

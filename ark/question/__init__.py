@@ -2,6 +2,15 @@
 constraints, relation hints and taxonomy direction. Shared by the offline ARK policy, GraphScout's scripted solver
 and the quizzer; generic English cues only, names come from the graph."""
 
-from .analysis import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
+from .analysis import (
+    QUESTION_WORDS,
+    TAXONOMY_RELATIONS,
+    Mention,
+    QuestionAnalysis,
+    QuestionReader,
+    identifiers,
+    name_tokens,
+)
 
-__all__ = ["TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers", "name_tokens"]
+__all__ = ["QUESTION_WORDS", "TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers",
+           "name_tokens"]

@@ -10,8 +10,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from ..graph import KnowledgeGraph
+from ..graph import KnowledgeGraph, normalize_name
 from ..text import NAME_STOPWORDS, words
+from .vocabulary import graph_vocabulary, phrase_pattern, plural_forms, relation_vocabulary, type_vocabulary
 
 # "X with or without Y" is one name (common in disease names), neither two mentions nor a negation.
 _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or(?!\s+without\b)|but|while|plus)\s+", re.IGNORECASE)
@@ -43,11 +44,8 @@ _CONNECTIVE = re.compile(r"\s+(?:with(?!\s+or\s+without\b)|that|which|who|whose|
                          r"having|presents? with|(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|"
                          r"due to)\s+", re.I)
 _GENERIC_RELATION_WORDS = {"has", "have", "is", "a", "of", "with", "to", "in", "associated", "related", "linked"}
-# Generic vocabulary of taxonomies: which way along an is-a edge the question looks.
-_BROADER = re.compile(r"\b(?:broader|more general|generali[sz]\w*|parents?|ancestors?|super\w*|parent terms?)\b", re.I)
-_NARROWER = re.compile(r"\b(?:narrower|more specific|subclass\w*|subtypes?|sub-?terms?|child(?:ren)?|kinds? of|"
-                       r"types? of|speciali[sz]\w*|descendants?)\b", re.I)
-TAXONOMY_RELATIONS = frozenset({"is a", "isa", "subclass of", "sub class of", "instance of", "parent child"})
+# Hierarchy relation names of the shipped vocabulary (ark/question/vocabulary.json); a reader adds its graph's own.
+TAXONOMY_RELATIONS = frozenset(graph_vocabulary(None).hierarchy_relations)
 # Words that frame a question rather than name an entity: interrogatives, auxiliaries, requests, generic links.
 QUESTION_WORDS = frozenset({"what", "which", "who", "whom", "whose", "are", "is", "was", "were", "be", "been", "do",
                             "does", "did", "can", "could", "you", "associated", "linked", "related", "have", "has",
@@ -80,6 +78,7 @@ class QuestionAnalysis:
     question_without_negations: str = ""
     type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
     hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
+    hierarchy_phrase: str = ""  # the words that said so ("kinds of")
     unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
     clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
     named_phrase: str | None = None  # the name or synonym of the wanted node when the question asks what it is called
@@ -87,18 +86,9 @@ class QuestionAnalysis:
 
 def _type_words(node_type: str) -> set[str]:
     """Surface forms of a node type name: its parts and their plurals (``gene/protein`` → gene, genes, ...)."""
-    words: set[str] = set()
     parts = [p for p in re.split(r"[/_\s-]+", node_type.lower()) if p]
     phrases = [*parts, " ".join(parts)] if len(parts) > 1 else parts
-    for word in phrases:
-        words.add(word)
-        if word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
-            words.add(word[:-1] + "ies")
-        elif word.endswith(("s", "x", "sh", "ch")):
-            words.add(word + "es")
-        else:
-            words.add(word + "s")
-    return words
+    return {form for word in phrases for form in plural_forms(word)}
 
 
 class QuestionReader:
@@ -106,12 +96,27 @@ class QuestionReader:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        self.type_words = {t: _type_words(t) for t in graph.node_types}
+        vocabulary = graph_vocabulary(getattr(graph, "path", None))
+        type_descriptions = graph.metadata.get("type_descriptions") or {}
+        relation_descriptions = graph.metadata.get("relation_descriptions") or {}
+        said = type_vocabulary(vocabulary, graph.node_types, type_descriptions)
+        self.type_words = {t: _type_words(t) | said[t] for t in graph.node_types}
         self.relation_words = {
             r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
             for r in graph.relation_types
         }
+        # User words naming what a relation links to ("symptoms" -> has_phenotype): hints, matched as phrases.
+        self.relation_vocabulary = relation_vocabulary(vocabulary, graph.relation_types, graph.node_types,
+                                                       relation_descriptions)
         self.all_type_words: set[str] = set().union(*self.type_words.values())
+        self.hierarchy_relations = frozenset(vocabulary.hierarchy_relations)
+        self.has_hierarchy = any(normalize_name(r) in self.hierarchy_relations for r in graph.relation_types)
+        # Types whose nodes a hierarchy relation links to each other (the kinds of a phenotype are phenotypes).
+        self.hierarchy_types = sorted({t.source_type for t in graph.schema if t.source_type == t.target_type
+                                       and normalize_name(t.relation) in self.hierarchy_relations})
+        self.frame_words = frozenset(vocabulary.frame)
+        self._narrower = phrase_pattern(vocabulary.narrower)
+        self._broader = phrase_pattern(vocabulary.broader)
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
@@ -139,12 +144,31 @@ class QuestionReader:
             for form in forms
             for m in re.finditer(rf"\b{re.escape(form)}\b", lower)
         )
+        analysis.relation_hints += [r for r in self._asked_relations(lower, analysis) if r not in
+                                    analysis.relation_hints]
+        for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
+            found = pattern.search(question) if pattern else None
+            if found:
+                analysis.hierarchy, analysis.hierarchy_phrase = direction, found.group(0)
+                break
+        if analysis.hierarchy and not analysis.target_types and len(self.hierarchy_types) == 1:
+            # "the subtypes of N": the kinds of a node are nodes of its own type, the one the hierarchy orders.
+            analysis.target_types = list(self.hierarchy_types)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
-        if _BROADER.search(question):
-            analysis.hierarchy = "broader"
-        elif _NARROWER.search(question):
-            analysis.hierarchy = "narrower"
         return analysis
+
+    def _asked_relations(self, lower: str, analysis: QuestionAnalysis) -> list[str]:
+        """Relations named by the word that asks for the wanted type, when it is a word of the vocabulary rather than
+        the type's own name ("the *symptoms* of D": has_phenotype, not the other disease-phenotype relations)."""
+        if not analysis.target_types:
+            return []
+        target = analysis.target_types[0]
+        at = next((pos for pos, t in analysis.type_mentions if t == target), None)
+        if at is None:
+            return []
+        return [r for r, said in self.relation_vocabulary.items()
+                if any(lower.startswith(word, at) and not lower[at + len(word):at + len(word) + 1].isalnum()
+                       for word in said)]
 
     def _target_types(self, question: str) -> list[str]:
         """Node types named after an interrogative ("which genes ...") or, failing that, anywhere."""
@@ -168,7 +192,7 @@ class QuestionReader:
         in it and the asked words match no node type and no relation of the schema; else None."""
         # A type word inside a proper name ("Sandhoff *disease*") does not ask for that type.
         asking = [pos for pos, _ in analysis.type_mentions if not _after_capitalised(question, pos)]
-        if asking or analysis.relation_hints:
+        if asking or analysis.relation_hints or (analysis.hierarchy and self.has_hierarchy):
             return None
         match = _ASKED.search(question)
         if not match:
@@ -176,8 +200,9 @@ class QuestionReader:
         asked = [w for w in words(match.group(1)) if w not in _ASKED_FILLERS][:3]
         if not asked:
             return None
-        known = self.all_type_words.union(*self.relation_words.values())
-        if _shares_stem(set(asked), known):
+        # Single words by stem; phrases of the vocabulary ("clinical features") only as written.
+        known = {w for w in self.all_type_words if " " not in w}.union(*self.relation_words.values())
+        if _shares_stem(set(asked), known) or _says_any(" ".join(asked), self.all_type_words - known):
             return None
         return " ".join(asked)
 
@@ -276,6 +301,12 @@ def _shares_stem(relation_words: set[str], words: set[str], prefix: int = 5) -> 
         if len(word) >= prefix and any(len(w) >= prefix and w[:prefix] == word[:prefix] for w in words):
             return True
     return False
+
+
+def _says_any(text: str, phrases) -> bool:
+    """Whether ``text`` holds one of ``phrases`` as whole words (case-insensitive)."""
+    lower = text.lower()
+    return any(re.search(rf"\b{re.escape(p)}\b", lower) for p in phrases)
 
 
 def identifiers(question: str) -> list[str]:

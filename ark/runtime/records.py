@@ -151,6 +151,7 @@ class RankedNode:
     votes: int
     score: float
     first_position: int
+    tie_group: int = 0  # 1-based rank group: nodes sharing one are tied, the graph does not distinguish them
 
 
 @dataclass

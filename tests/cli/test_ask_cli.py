@@ -270,7 +270,12 @@ def test_ask_shows_which_conditions_each_answer_satisfies(conditions_dir):
     text = flat(result.stdout)
     assert "Satisfies all 2 conditions: Arachnodactyly; Ectopia lentis." in text
     assert "Partial match: Arachnodactyly; not found: Ectopia lentis." in text
-    assert "Confidence: high — Answers are linked to Arachnodactyly and Ectopia lentis." in text
+    assert ("Confidence: medium — Answers are linked to Arachnodactyly and Ectopia lentis; the first 2 answers are "
+            "tied: the graph does not distinguish them.") in text
+    assert "1=" in text and "n= : tied answers" in text  # the table shows the tie as a shared rank
+    record = json.loads(ask(conditions_dir, CONJUNCTION_QUESTION, "--json").stdout)
+    groups = [node["tie_group"] for node in record["ranked"]]
+    assert groups[:2] == [1, 1] and groups[2] > 1  # the two answers meeting both conditions share the first group
 
 
 # ------------------------------------------------------------------------------------------------ real graph

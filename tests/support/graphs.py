@@ -97,20 +97,26 @@ BROAD = ("Which disease causes prolonged bleeding after a minor injury?", "OMIM:
 
 def build_clinical_graph() -> KnowledgeGraph:
     """The graph described in the module docstring (in memory)."""
+    return build_graph(*_clinical_tables(), metadata={"name": "clinical", "source": "tests/support/graphs.py"})
+
+
+def _clinical_tables(phenotype: str = "phenotype", disease: str = "disease", gene: str = "gene", is_a: str = "is_a",
+                     has_phenotype: str = "has_phenotype", associated_gene: str = "associated_gene",
+                     source: str = "clinical") -> tuple[NodeTable, EdgeTable]:
+    """The clinical graph's tables, under the given type and relation names."""
     ids, types, names, texts = [], [], [], []
     for node_id, name, text in PHENOTYPES:
-        ids.append(node_id), types.append("phenotype"), names.append(name), texts.append(f"{name}. {text}")
+        ids.append(node_id), types.append(phenotype), names.append(name), texts.append(f"{name}. {text}")
     for node_id, name, text, _, _ in DISEASES:
-        ids.append(node_id), types.append("disease"), names.append(name), texts.append(f"{name}. {text}")
+        ids.append(node_id), types.append(disease), names.append(name), texts.append(f"{name}. {text}")
     for node_id, name, text in GENES:
-        ids.append(node_id), types.append("gene"), names.append(name), texts.append(f"{name}. {text}")
-    edges: list[tuple[str, str, str]] = [(child, parent, "is_a") for child, parent in IS_A.items()]
+        ids.append(node_id), types.append(gene), names.append(name), texts.append(f"{name}. {text}")
+    edges: list[tuple[str, str, str]] = [(child, parent, is_a) for child, parent in IS_A.items()]
     for node_id, _, _, phenotypes, genes in DISEASES:
-        edges += [(node_id, p, "has_phenotype") for p in phenotypes]
-        edges += [(node_id, g, "associated_gene") for g in genes]
+        edges += [(node_id, p, has_phenotype) for p in phenotypes]
+        edges += [(node_id, g, associated_gene) for g in genes]
     src, dst, rel = zip(*edges, strict=True)
-    return build_graph(NodeTable(ids, types, names, texts, source="clinical"), EdgeTable(src, dst, rel),
-                       metadata={"name": "clinical", "source": "tests/support/graphs.py"})
+    return NodeTable(ids, types, names, texts, source=source), EdgeTable(src, dst, rel)
 
 
 def save_clinical_graph(folder: Path) -> Path:
@@ -336,3 +342,16 @@ def build_conditions_graph() -> KnowledgeGraph:
     src, dst, rel = zip(*edges, strict=True)
     return build_graph(NodeTable(ids, types, labels, texts, source="conditions"), EdgeTable(src, dst, rel),
                        metadata={"name": "conditions", "source": "tests/support/graphs.py"})
+
+
+def build_prime_like_graph(folder: Path | None = None) -> KnowledgeGraph:
+    """The clinical graph under PRIME's names (``effect/phenotype``, ``gene/protein``; ``phenotype_present``,
+    ``disease_protein``, ``parent_child``): what the vocabulary must match without knowing HPO. Saved to and
+    loaded from ``folder`` when given (a graph directory, where a ``vocabulary.toml`` may sit)."""
+    graph = build_graph(*_clinical_tables("effect/phenotype", "disease", "gene/protein", "parent_child",
+                                           "phenotype_present", "disease_protein", source="prime-like"),
+                        metadata={"name": "prime-like"})
+    if folder is None:
+        return graph
+    graph.save(folder)
+    return KnowledgeGraph.load(folder)

@@ -97,10 +97,11 @@ class ARK:
         fails, see the class doc)."""
         started = time.perf_counter()
         trajectories = await self._run_agents(question)
-        fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed)
+        fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed,
+                     evidence=self._evidence(trajectories))
         g = self.graph
         ranked = [RankedNode(f.index, g.node_id(f.index), g.name(f.index), g.node_type(f.index), f.votes,
-                             round(f.score, 6), f.first_position) for f in fused]
+                             round(f.score, 6), f.first_position, f.tie_group) for f in fused]
         retrieval = Retrieval(question, ranked, list(trajectories), config=self.config.model_dump(mode="json"),
                               policy=getattr(self.llm, "name", ""), wall_s=time.perf_counter() - started,
                               graph=str(g.metadata.get("name", "")))
@@ -109,6 +110,20 @@ class ARK:
             # One synchronous write of whole lines: records of concurrent questions never interleave.
             append_jsonl(self.trajectory_path, [pack_record(retrieval.to_dict())])
         return retrieval
+
+    def _evidence(self, trajectories: Sequence[Trajectory]) -> dict[int, tuple[int, ...]]:
+        """The graph evidence of each answered node, where the policy can state it (the offline policy does; a
+        model does not): the strongest key any agent found."""
+        keys_of = getattr(self.llm, "evidence_keys", None)
+        if keys_of is None:
+            return {}
+        merged: dict[int, tuple[int, ...]] = {}
+        for t in trajectories:
+            if t.error:
+                continue
+            for node, key in keys_of(t.messages, t.tools, agent_index=t.agent_index).items():
+                merged[node] = max(merged.get(node, key), key)
+        return merged
 
     async def _run_agents(self, question: str) -> list[Trajectory]:
         """The n trajectories; without ``allow_partial`` the first failed agent stops the others and raises."""

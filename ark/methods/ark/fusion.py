@@ -2,7 +2,9 @@
 
 - ``votes`` (default): concatenate the lists in agent order, rank unique nodes by how many times they occur
   (each agent's list is de-duplicated, so this is the number of agents that chose the node), ties broken by
-  the earliest position in the concatenation.
+  the earliest position in the concatenation. When the agents' graph evidence is known (``evidence``: a key per
+  node, larger is stronger), it breaks ties within a vote group before the position does, and nodes with equal
+  votes and equal evidence share a ``tie_group``: the graph does not distinguish them.
 - ``ordering``: concatenate in agent order and keep each node's first appearance.
 - ``random``: a seeded random permutation of the union of the lists.
 """
@@ -10,8 +12,8 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from .options import FUSIONS
 
@@ -25,10 +27,13 @@ class FusedNode:
     votes: int
     first_position: int
     score: float
+    tie_group: int = 0  # 1-based rank group; nodes sharing one are tied (0: not grouped)
 
 
-def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0) -> list[FusedNode]:
-    """Fuse per-agent ordered answer lists with ``method`` (one of :data:`FUSIONS`)."""
+def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0,
+         evidence: Mapping[int, tuple[int, ...]] | None = None) -> list[FusedNode]:
+    """Fuse per-agent ordered answer lists with ``method`` (one of :data:`FUSIONS`); ``evidence`` (votes only)
+    breaks ties within a vote group and groups the nodes it cannot tell apart."""
     if method not in FUSIONS:
         raise ValueError(f"unknown fusion {method!r}; valid: {', '.join(FUSIONS)}")
     concatenated = [int(node) for answer in answers for node in dict.fromkeys(answer)]
@@ -38,11 +43,35 @@ def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0)
         votes[node] = votes.get(node, 0) + 1
         first.setdefault(node, position)
     unique = list(first)  # order of first appearance = the "ordering" fusion
+    if method == "votes" and evidence:
+        return _fuse_with_evidence(unique, votes, first, evidence)
     if method == "votes":
         unique.sort(key=lambda n: (-votes[n], first[n]))
         length = max(len(concatenated), 1)
-        return [FusedNode(n, votes[n], first[n], votes[n] - first[n] / length) for n in unique]
+        return [FusedNode(n, votes[n], first[n], votes[n] - first[n] / length, rank)
+                for rank, n in enumerate(unique, start=1)]
     if method == "random":
         random.Random(seed).shuffle(unique)
     count = len(unique)
     return [FusedNode(n, votes[n], first[n], (count - rank) / count) for rank, n in enumerate(unique)]
+
+
+def _fuse_with_evidence(unique: list[int], votes: dict[int, int], first: dict[int, int],
+                        evidence: Mapping[int, tuple[int, ...]]) -> list[FusedNode]:
+    """Votes first, then the graph's evidence, then the first position; ``score`` stays below the vote count and
+    decreases strictly (``votes - rank / (n + 1)``)."""
+
+    def strength(n: int) -> tuple[int, ...]:
+        return tuple(-v for v in evidence.get(n, ()))
+
+    unique = sorted(unique, key=lambda n: (-votes[n], strength(n), first[n]))
+    count = len(unique) + 1
+    fused = [FusedNode(n, votes[n], first[n], votes[n] - rank / count) for rank, n in enumerate(unique)]
+    group, grouped = 0, []
+    for position, node in enumerate(fused):
+        previous = fused[position - 1] if position else None
+        tied = (previous is not None and node.index in evidence and previous.index in evidence
+                and previous.votes == node.votes and evidence[previous.index] == evidence[node.index])
+        group += 0 if tied else 1
+        grouped.append(replace(node, tie_group=group))
+    return grouped

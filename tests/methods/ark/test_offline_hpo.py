@@ -14,14 +14,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def hpo(hpo_home):
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ARK_HOME", str(hpo_home))
-        from ark.loaders import open_graph
-        from ark.methods.ark.api import ARK
-
-        graph = open_graph("hpo")
-        yield graph, ARK(graph), ShapeTruth(graph)
+def hpo(hpo_ark):
+    graph, ark = hpo_ark
+    return graph, ark, ShapeTruth(graph)
 
 
 def named(graph, name: str, node_type: str) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
-import json
 import math
 import random
 import re
@@ -36,9 +35,22 @@ from typing import Any
 
 from ....graph import KnowledgeGraph, normalize_name
 from ....llm.policy import PolicyReply, Usage
-from ....question import TAXONOMY_RELATIONS, Mention, QuestionAnalysis, QuestionReader, identifiers, name_tokens
+from ....question import (
+    QUESTION_WORDS,
+    TAXONOMY_RELATIONS,
+    Mention,
+    QuestionAnalysis,
+    QuestionReader,
+    identifiers,
+    name_tokens,
+)
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
+from .evidence_answers import EvidenceAnswers
+from .evidence_rank import doubted, explain, top_tie
+from .messages import assistant_message, question_of
+from .spans import find_run, find_runs, listed_names, longest_common_run, says, surface, word_at
+from .wording import named_by_stems, said_with_content
 
 MAX_MENTIONS = 24
 MAX_CLAUSES = 8
@@ -99,9 +111,13 @@ class Evidence:
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
     expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
     named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
+    # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
+    support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+    filtered_out: list[dict] = field(default_factory=list)  # expansions a relation filter left empty
+    unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
 
 
-class OfflinePolicy:
+class OfflinePolicy(EvidenceAnswers):
     """A :class:`~ark.llm.ChatPolicy` that needs no model: ``OfflinePolicy(graph)``.
 
     It reads the graph's schema and node text; all searching goes through the tool calls it emits.
@@ -121,6 +137,9 @@ class OfflinePolicy:
                                           "associated", "linked", "related", "have", "has", "show", "shows",
                                           "present", "presents", "list", "name", "find", "give", "all"}
                                          | set().union(*self.reader.type_words.values()))
+        # Words that say how a question asks, not what the answers must meet (see _note_unread).
+        relation_words = set().union(*self.reader.relation_words.values(), *self.reader.relation_vocabulary.values())
+        self._ignorable = self._question_words | QUESTION_WORDS | self.reader.frame_words | relation_words
         self.verify = verify
         self.max_answers = max_answers
         self.type_sizes = graph.type_counts()
@@ -166,11 +185,11 @@ class OfflinePolicy:
             phase = PHASES[min(phase_index, len(PHASES) - 1)]
             calls, note = self._plan(phase, evidence, tool_names)
             phase_index += 1
-        return PolicyReply(message=_assistant_message(note, calls, len(messages)), usage=Usage())
+        return PolicyReply(message=assistant_message(note, calls, len(messages)), usage=Usage())
 
     # ---------------------------------------------------------------- replay
     def _replay(self, messages: list[dict], agent_index: int, tool_names: set[str]) -> tuple[Evidence, int]:
-        question = _question(messages)
+        question = question_of(messages)
         seed = int(hashlib.sha256(f"{question}|{agent_index}".encode()).hexdigest()[:12], 16)
         evidence = Evidence(self._analysis(question), random.Random(seed), agent_index)
         results_by_call = {m.get("tool_call_id"): m.get("data") or {} for m in messages if m.get("role") == "tool"}
@@ -205,9 +224,7 @@ class OfflinePolicy:
                 calls.append((SEARCH_IN_GRAPH, {"query": a.question, "size": 30}))
             return calls, "Search the graph for each entity the question mentions, and for the question as a whole."
         if phase == "expand":
-            if SEARCH_IN_NEIGHBORHOOD not in tool_names:
-                return [], ""
-            if a.unsupported:
+            if SEARCH_IN_NEIGHBORHOOD not in tool_names or a.unsupported:
                 return [], ""
             calls = []
             query = self._expansion_query(ev)
@@ -223,9 +240,10 @@ class OfflinePolicy:
                 if via_middle:
                     ev.via_middle.add(index)
                     # A relation the question names belongs to the hop it fits; the last hop when it fits both.
-                    relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]))
+                    relation = self._relation_hint(node_type, hop_type, a, exclude=(hop_type, a.target_types[0]),
+                                                   anchors=ev.anchors)
                 else:
-                    relation = self._relation_hint(node_type, hop_type, a)
+                    relation = self._relation_hint(node_type, hop_type, a, anchors=ev.anchors)
                     if relation and conjunction and self._relation_of_another_condition(ev, index, relation):
                         # With several conditions a relation the question names belongs to the condition that
                         # says it ("autosomal recessive *inheritance*"), not to every anchor; one that no
@@ -238,9 +256,7 @@ class OfflinePolicy:
         if phase == "page":
             return self._plan_pages(ev, tool_names), "Read further pages of the anchors' neighbours to intersect them."
         if phase == "second_hop":
-            if a.unsupported:
-                return [], ""
-            if not ev.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
+            if a.unsupported or not ev.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
                 return [], ""
             best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:8]
             calls = []
@@ -249,7 +265,8 @@ class OfflinePolicy:
                 if a.target_types:
                     args["node_types"] = [a.target_types[0]]
                     middle_type = ev.intermediate_types.get(index)
-                    relation = self._relation_hint(middle_type, a.target_types[0], a) if middle_type else None
+                    relation = (self._relation_hint(middle_type, a.target_types[0], a, anchors=ev.anchors)
+                                if middle_type else None)
                     if relation:
                         args["edge_types"] = [relation]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
@@ -273,10 +290,10 @@ class OfflinePolicy:
                     calls.append((SEARCH_IN_NEIGHBORHOOD, args))
             return calls, "Check the strongest candidates: which of the question's entities are their neighbors?"
         if phase == "answer":
-            ranked = self._final_ranking(ev)
-            if not ranked:
+            answers = self._answers(ev)
+            if not answers:
                 return [], ""
-            nodes = [{"node_index": i, "reasoning": self._reason(ev, i)} for i in ranked]
+            nodes = [{"node_index": a.index, "reasoning": explain(self._reason(ev, a.index), a)} for a in answers]
             return [(ADD_TO_ANSWER, {"answer_nodes": nodes})], "Add the best-supported nodes to the answer."
         confidence, reason = self._confidence(ev)
         return [(FINISH, {"comment": "Answer complete.", "confidence": confidence, "reason": reason})], "Done."
@@ -316,7 +333,14 @@ class OfflinePolicy:
     def _plan_pages(self, ev: Evidence, tool_names: set[str]) -> list[tuple[str, dict]]:
         """With several conditions, the next pages of each anchor's neighbourhood (up to ``PAGE_LIMIT``) so that
         candidates reached from every condition are seen, not only the first page of each."""
-        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not self._conjunctive(ev):
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names:
+            return []
+        if ev.filtered_out and not ev.candidate_score and not ev.intermediates:
+            # The relation the question seemed to name linked no anchor to anything (a word inside a finding's
+            # name, "focal-onset", is no request for onsets): a filter never empties the answer.
+            return [(SEARCH_IN_NEIGHBORHOOD, {k: v for k, v in call.items() if k != "edge_types"})
+                    for call in ev.filtered_out]
+        if not self._conjunctive(ev):
             return []
         calls = []
         for call, page in ev.expansion_calls:
@@ -360,7 +384,7 @@ class OfflinePolicy:
                 name = self._tokens(self.graph.name(member))
                 # The text names the member, or a short line of it holds all its words ("Inheritance: X-linked
                 # recessive inheritance" for "X-linked inheritance": a narrower term).
-                if _says(text, self.graph.name(member)) or any(
+                if says(text, self.graph.name(member)) or any(
                         name and name <= line and len(line) <= len(name) + 4 for line in lines):
                     have.add(k)
                     break
@@ -402,12 +426,18 @@ class OfflinePolicy:
         return sorted(pool, key=key)
 
     def _confidence(self, ev: Evidence) -> tuple[str, str]:
+        """How sure the answer is and why, in one line: the evidence's level, lowered by doubts (see doubted)."""
+        level, reason = self._evidence_confidence(ev)
+        return doubted(level, reason, tied=top_tie(self._answers(ev)), unread=ev.unread,
+                       profile=len(self._positive_conditions(ev)) > MAX_CONJUNCTION)
+
+    def _evidence_confidence(self, ev: Evidence) -> tuple[str, str]:
         """How sure the answer is and why, in one line, from what the tools returned."""
         a = ev.analysis
         g = self.graph
         if ev.named:
             names = "; ".join(g.name(i) for i in ev.named[:3])
-            return "high", f"'{a.named_phrase}' is a name or synonym of {names}."
+            return "high", f"'{a.named_phrase or a.question}' is a name or synonym of {names}."
         if a.unsupported:
             relations = ", ".join(g.relation_types)
             return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
@@ -441,6 +471,10 @@ class OfflinePolicy:
             line = "; ".join(notes)
             return "medium", line[:1].upper() + line[1:] + "."
         return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
+
+    def _is_negated(self, ev: Evidence, anchor: int) -> bool:
+        position = ev.condition_of.get(anchor)
+        return position is not None and ev.conditions[position].negated
 
     def _positive_anchors(self, ev: Evidence) -> list[tuple[int, str, str, bool]]:
         return [a for a in ev.anchors if not a[3]]
@@ -486,19 +520,27 @@ class OfflinePolicy:
             labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
             # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
             # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
-            opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(_word_at(lower, pos)))
+            opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(word_at(lower, pos)))
             if not labels_anchor and opens_clause:
                 return node_type
         return None
 
+    def _hierarchy(self, a: QuestionAnalysis, anchors: list | tuple) -> str | None:
+        """The way along the hierarchy the question looks, unless the words that said so lie inside the name of a
+        node it names ("bilateral tonic-clonic seizure with *generalized* onset" asks for nothing broader)."""
+        if not a.hierarchy:
+            return None
+        said = set(name_tokens(a.hierarchy_phrase))
+        return None if any(said <= self._tokens(name) for _, name, _, _ in anchors) else a.hierarchy
+
     def _relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis,
-                       exclude: tuple[str, str] | None = None) -> str | None:
+                       exclude: tuple[str, str] | None = None, anchors: list | tuple = ()) -> str | None:
         if other is None:
             return None
         between = self.relations_between.get((anchor_type, other), set())
         if exclude is not None:
             between = between - self.relations_between.get(exclude, set())
-        if a.hierarchy:
+        if self._hierarchy(a, anchors):
             taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
             if len(taxonomy) == 1:
                 return taxonomy[0]
@@ -539,8 +581,17 @@ class OfflinePolicy:
             self._anchor_whole_question(ev, listings, target)
             if ev.analysis.named_phrase:
                 ev.named = self._named_by(ev.analysis.named_phrase, listings, target)
+            read: set[str] = set()
             for mention, nodes in ev.pending:
+                before = len(ev.conditions)
                 self._anchor_family_or_description(ev, mention, nodes, target)
+                if len(ev.conditions) > before:
+                    read.add(mention.text)
+            self._note_unread(ev, read)
+            if not ev.analysis.target_types and not ev.named:
+                # A question that is only a name: the node bearing it answers first, then its neighbourhood.
+                asked = name_tokens(ev.analysis.question)
+                ev.named = [a[0] for a in ev.anchors if not a[3] and name_tokens(a[1]) == asked]
             return
         for call, data in results:
             nodes = self._nodes(data)
@@ -553,6 +604,8 @@ class OfflinePolicy:
                     ev.expansion_calls.append(({k: v for k, v in args.items() if k != "offset"}, len(nodes)))
                 if isinstance(center, int):
                     ev.expansion_total[center] = total
+                if phase == "expand" and total == 0 and args.get("edge_types"):
+                    ev.filtered_out.append(args)
                 self._absorb_expansion(ev, center, nodes, total, offset)
             elif phase == "verify" and isinstance(center, int) and self._conjunctive(ev):
                 self._absorb_condition_check(ev, center, args, nodes)
@@ -564,13 +617,14 @@ class OfflinePolicy:
 
     def _along_hierarchy(self, ev: Evidence, nodes: list[SeenNode]) -> list[SeenNode]:
         """When the question looks up or down an is-a relation, keep the neighbors on that side of the centre."""
-        if not ev.analysis.hierarchy:
+        direction = self._hierarchy(ev.analysis, ev.anchors)
+        if not direction:
             return nodes
 
         def taxonomic(relations: tuple[str, ...]) -> bool:
             return any(normalize_name(r) in TAXONOMY_RELATIONS for r in relations)
 
-        if ev.analysis.hierarchy == "broader":
+        if direction == "broader":
             kept = [n for n in nodes if taxonomic(n.out_relations)]
         else:
             kept = [n for n in nodes if taxonomic(n.in_relations)]
@@ -591,6 +645,8 @@ class OfflinePolicy:
                 tokens = self._tokens(node.name)
                 if node.index in members or any(n and n <= tokens for n in names):
                     ev.satisfied[center].add(k)
+                    if node.index in members:
+                        _record_support(ev, center, node.index, node.out_relations + node.in_relations)
                     break
 
     def _absorb_expansion(self, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
@@ -624,7 +680,10 @@ class OfflinePolicy:
         specificity = math.log1p(self.type_sizes.get(node_type, 1) / max(total, 1))
         if isinstance(center, int):
             ev.anchor_weight[center] = specificity
+        anchor = isinstance(center, int) and center in ev.condition_of and not self._is_negated(ev, center)
         for rank, node in enumerate(nodes):
+            if anchor:
+                _record_support(ev, node.index, center, node.out_relations + node.in_relations)
             position = (offset + rank) / (len(nodes) + offset)
             ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * position)
             ev.candidate_hits[node.index].add(center if isinstance(center, int) else -1)
@@ -637,6 +696,9 @@ class OfflinePolicy:
         for index, name, _type, negated in ev.anchors:
             named = self._tokens(name)
             present = index in listed or any(self._tokens(n.name) == named for n in nodes)
+            if present and not negated and index in listed:
+                node = next(n for n in nodes if n.index == index)
+                _record_support(ev, center, index, node.out_relations + node.in_relations)
             if present and not negated:
                 # Absent findings are not counted against a candidate: rare diseases show their features with
                 # incomplete penetrance, so an absent feature is weak evidence either way.
@@ -664,6 +726,11 @@ class OfflinePolicy:
             chosen = others or longest
             direct = [n for n in longest if n.type == target] if others else []
             return chosen[:3] + direct[:3]
+        stemmed = [n for n in nodes[:10] if named_by_stems(self._tokens(n.name), words)
+                   and said_with_content(self._tokens(n.name), words, self._ignorable)]
+        if stemmed:  # "passed on in an autosomal dominant inherited pattern": a name with one word inflected
+            best = max(len(self._tokens(n.name)) for n in stemmed)
+            return [n for n in stemmed if len(self._tokens(n.name)) == best][:3]
         if family_first and len(words) >= 2 and sum(words <= self._tokens(n.name) for n in nodes) >= 2:
             return []  # several nodes bear the mention within their names: a family, not one of them
         if len(words) <= 5:
@@ -683,7 +750,7 @@ class OfflinePolicy:
             if node.index in out or (target is not None and node.type != target):
                 continue
             if name_tokens(node.name) == wanted or any(name_tokens(name) == wanted
-                                                       for name in _listed_names(self.graph.text(node.index))):
+                                                       for name in listed_names(self.graph.text(node.index))):
                 out.append(node.index)
         return out
 
@@ -695,10 +762,10 @@ class OfflinePolicy:
         spans = []
         for words in {name_tokens(n.name) for listing in listings for n in listing}:
             if len(words) >= 2:
-                spans += [(start, start + len(words)) for start in _find_runs(question, words)]
+                spans += [(start, start + len(words)) for start in find_runs(question, words)]
 
         def inside(run: tuple[str, ...]) -> bool:
-            starts = _find_runs(question, run)
+            starts = find_runs(question, run)
             return bool(starts) and all(any(s <= start and start + len(run) <= e and e - s > len(run)
                                             for s, e in spans) for start in starts)
 
@@ -716,7 +783,7 @@ class OfflinePolicy:
             if node.index in seen or not words or (len(words) < 2 and words[0] not in symbols):
                 continue
             seen.add(node.index)
-            start = _find_run(question, words)
+            start = find_run(question, words)
             if start >= 0:
                 spans.append((start, start + len(words), node))
         known = {a[0] for a in ev.anchors}
@@ -758,7 +825,7 @@ class OfflinePolicy:
         others = [n for n in nodes if n.type != target or self._self_linked(target)]
         runs: dict[tuple[str, ...], list[SeenNode]] = defaultdict(list)
         for node in others:
-            run = _longest_common_run(name_tokens(node.name), mention_words)
+            run = longest_common_run(name_tokens(node.name), mention_words)
             if len(run) >= 2 and not any(set(run) <= names for names in anchored):
                 runs[run].append(node)
         shared = [(run, found) for run, found in runs.items() if len(found) >= 2]
@@ -775,11 +842,11 @@ class OfflinePolicy:
 
     def _add_family(self, ev: Evidence, mention: Mention, others: list[SeenNode], run: tuple[str, ...]) -> None:
         """Anchor every result whose name holds ``run`` (up to ``FAMILY_SIZE``) as one condition."""
-        members = [n for n in others if _find_run(name_tokens(n.name), run) >= 0
+        members = [n for n in others if find_run(name_tokens(n.name), run) >= 0
                    and n.index not in ev.condition_of][:FAMILY_SIZE]
         if len(members) < 2:
             return
-        condition = Condition(_surface(mention.text, run), [], "family", mention.negated)
+        condition = Condition(surface(mention.text, run), [], "family", mention.negated)
         ev.conditions.append(condition)
         for node in members:
             self._add_anchor(ev, node, mention.negated, condition)
@@ -824,11 +891,7 @@ class OfflinePolicy:
         return [i for i in sorted(ev.candidate_score, key=key) if i not in anchor_ids]
 
     def _final_ranking(self, ev: Evidence) -> list[int]:
-        ranked = self._ranking(ev)
-        if ev.named:
-            # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
-            ranked = ev.named + [i for i in ranked if i not in ev.named]
-        return ranked[: self.max_answers]
+        return [answer.index for answer in self._answers(ev)]
 
     def _ranking(self, ev: Evidence) -> list[int]:
         target = ev.analysis.target_types[0] if ev.analysis.target_types else None
@@ -836,26 +899,22 @@ class OfflinePolicy:
             # Nothing in the schema answers the question: offer only what it names, marked as such.
             return [a[0] for a in self._positive_anchors(ev)][: self.max_answers]
         if self._conjunctive(ev):
-            return self._quoted_first(ev, self._conjunction_ranking(ev))[: self.max_answers]
+            return self._quoted_first(ev, self._conjunction_ranking(ev))
         ranked = self._single_condition_ranking(ev, target)
         if target is not None:
             # The wanted type is honoured on every path: no gene answers a question about phenotypes.
             ranked = [i for i in ranked if self.graph.node_type(i) == target]
-        return ranked[: self.max_answers]
+        return ranked
 
     def _quoted_first(self, ev: Evidence, ranked: list[int]) -> list[int]:
-        if not ev.analysis.quoted:
-            return ranked
         # A quoted phrase is a textual constraint: nodes whose text says it come first.
-        phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
-        text = self.graph.text
-        says = {i: all(p.search(text(i)) for p in phrases) for i in ranked if self.graph.is_valid_index(i)}
-        return sorted(ranked, key=lambda i: not says.get(i, False))
+        says = self._says_quoted(ev, ranked)
+        return sorted(ranked, key=lambda i: not says.get(i, False)) if says else ranked
 
     def _single_condition_ranking(self, ev: Evidence, target: str | None) -> list[int]:
         if not ev.candidate_score:
             broad = [n for n in ev.broad if target is None or n.type == target] or ev.broad
-            return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]][: self.max_answers]
+            return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]]
         ranked = self._ranked_candidates(ev)
         if ev.verified:
             best = max(ev.candidate_score.values()) or 1.0
@@ -879,7 +938,7 @@ class OfflinePolicy:
     def _reason(self, ev: Evidence, index: int) -> str:
         a = ev.analysis
         if index in ev.named:
-            return f"Bears the name the question asks about, '{a.named_phrase}' (its name or a synonym)."
+            return f"Bears the name the question asks about, '{a.named_phrase or a.question}' (its name or a synonym)."
         if a.unsupported:
             return f"Named in the question; the graph has no relation for '{a.unsupported}'."
         positive = self._positive_conditions(ev)
@@ -905,86 +964,6 @@ class OfflinePolicy:
         return "Best match of the question's text."
 
 
-def _question(messages: list[dict]) -> str:
-    """The question, as the agent loop records it beside the first user message."""
-    for message in messages:
-        if message.get("role") == "user":
-            return str((message.get("data") or {}).get("question") or message.get("content") or "").strip()
-    return ""
-
-
-def _assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt: int) -> dict:
-    return {
-        "role": "assistant",
-        "content": note,
-        "tool_calls": [
-            {
-                "id": f"call_{salt}_{n}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-            }
-            for n, (name, args) in enumerate(calls)
-        ],
-    }
-
-
-def _listed_names(text: str) -> list[str]:
-    """The names a node's text lists: each line without its field label ("Synonyms: "), and the parts of a line
-    separated by semicolons or bars ("a; b | c")."""
-    out = []
-    for line in text.splitlines():
-        line = re.sub(r"^\s*[\w ]{1,30}:\s+", "", line)
-        out += [part.strip() for part in re.split(r"[;|]", line) if part.strip()]
-    return out
-
-
-def _says(text: str, name: str) -> bool:
-    """Whether lower-cased ``text`` holds ``name`` as whole words."""
-    name = name.lower().strip()
-    if len(name) < 3:
-        return False
-    start = text.find(name)
-    while start >= 0:
-        end = start + len(name)
-        if (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        start = text.find(name, start + 1)
-    return False
-
-
-def _find_run(haystack: tuple[str, ...], needle: tuple[str, ...]) -> int:
-    """Start of the first occurrence of ``needle`` as a contiguous run in ``haystack``, or -1."""
-    n = len(needle)
-    for start in range(len(haystack) - n + 1):
-        if haystack[start:start + n] == needle:
-            return start
-    return -1
-
-
-def _find_runs(haystack: tuple[str, ...], needle: tuple[str, ...]) -> list[int]:
-    """Starts of every occurrence of ``needle`` as a contiguous run in ``haystack``."""
-    n = len(needle)
-    return [start for start in range(len(haystack) - n + 1) if n and haystack[start:start + n] == needle]
-
-
-def _longest_common_run(name: tuple[str, ...], words: tuple[str, ...]) -> tuple[str, ...]:
-    """The longest run of consecutive words of ``name`` that also occurs consecutively in ``words``."""
-    best: tuple[str, ...] = ()
-    for start in range(len(name)):
-        for end in range(len(name), start + len(best), -1):
-            if _find_run(words, name[start:end]) >= 0:
-                best = name[start:end]
-                break
-    return best
-
-
-def _surface(text: str, run: tuple[str, ...]) -> str:
-    """The run of words as the text writes them ("ehlers danlos syndrome" -> "Ehlers-Danlos syndrome")."""
-    pattern = r"\W+".join(re.escape(w) for w in run)
-    match = re.search(pattern, text, re.IGNORECASE)
-    return match.group(0) if match else " ".join(run)
-
-
-def _word_at(text: str, pos: int) -> str:
-    match = re.match(r"\w+", text[pos:])
-    return match.group(0) if match else ""
+def _record_support(ev: Evidence, candidate: int, anchor: int, relations: tuple[str, ...]) -> None:
+    """Note that ``anchor`` supports ``candidate`` through ``relations`` (the edges a tool listing showed)."""
+    ev.support[candidate].setdefault(anchor, set()).update(relations)
