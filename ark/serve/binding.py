@@ -30,6 +30,8 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
+from ..text import escape_log_output
+
 TOKEN_ENV = "ARK_SERVE_TOKEN"
 MIN_TOKEN_CHARS = 16
 COOKIE = "ark_token"
@@ -231,4 +233,5 @@ def serve_app(app: Any, host: str, port: int, announce: Callable[[str], None], p
         app = LoopbackHostMiddleware(app)
     announce(url_of(sock, path))
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3)
+    escape_log_output("uvicorn", "uvicorn.error", "uvicorn.access")  # its handlers exist once the config is made
     uvicorn.Server(config).run(sockets=[sock])
