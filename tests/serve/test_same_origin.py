@@ -86,6 +86,11 @@ def test_ark_serve_refuses_cross_origin_requests_before_any_model_call(clinical_
         assert status == 200 and answer["ok"], answer
         send(url + "/api/tools/retrieve", body, {"Content-Type": "application/json"})
         assert openai_server.request_count >= 1
+        # no other site may show the page in a frame and have the user click its buttons (its own requests)
+        for path in ("/", "/api/graph"):
+            with urllib.request.urlopen(url + path, timeout=30) as response:
+                assert response.headers["X-Frame-Options"] == "DENY", path
+                assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"], path
     finally:
         process.terminate()
         process.wait(timeout=30)
