@@ -320,3 +320,26 @@ def test_eval_judge_without_a_model_is_a_clear_error(cli, clinical_dir, tmp_path
     queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES[:1])
     result = cli("eval", clinical_dir, "-m", "bm25", "-q", queries, "--run-dir", tmp_path / "r", "--judge")
     assert result.exit_code == 2 and "--judge needs a chat model" in result.text
+
+
+def test_compare_shows_query_text_and_run_names_as_text_not_markup(cli, graph_dir, tmp_path):
+    """A query written by a model or a data set (and a run folder's name) holding rich markup: a terminal hyperlink
+    or a style in it is printed as the text it is."""
+    queries = write_queries(tmp_path / "q.jsonl", QUERIES)
+    a, b = tmp_path / "run-[bold]a", tmp_path / "run-b"
+    assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", a, "--no-progress").exit_code == 0
+    assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", b, "--no-progress").exit_code == 0
+    rows = read_jsonl(b / "per_query.jsonl")
+    for row in rows:
+        if row["id"] == "a":
+            row["hit@1"] = 0.0
+    (b / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rows = read_jsonl(a / "per_query.jsonl")
+    for row in rows:
+        if row["id"] == "a":
+            row["query"] = "[link=https://evil.example]click here[/link] [blink]now[/]"
+    (a / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = cli("eval", "compare", a, b)
+    assert result.exit_code == 0, result.output
+    assert "[link=https://evil.example]click here[/link] [blink]now[/]" in result.text, result.text
+    assert "1 queries run-[bold]a gets right" in result.text, result.text
