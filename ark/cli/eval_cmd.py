@@ -77,7 +77,7 @@ def _open_queries(graph, queries: Path, split: str | None, human: bool, limit: i
     except (QueryFileError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if not check.ok:
-        err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{check.describe()}")
+        err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{escape(check.describe())}")
     if not selected:
         fail(f"{queries}: no queries to run")
     return selected

@@ -340,3 +340,12 @@ def test_compare_shows_query_text_and_run_names_as_text_not_markup(cli, graph_di
     assert result.exit_code == 0, result.output
     assert "[link=https://evil.example]click here[/link] [blink]now[/]" in result.text, result.text
     assert "1 queries run-[bold]a gets right" in result.text, result.text
+
+
+def test_query_file_problems_quote_the_file_as_text_not_markup(cli, graph_dir, tmp_path):
+    bad = [*QUERIES, {"id": "g", "query": "x", "answer_ids": ["[link=https://evil.example]D:97[/link]"]}]
+    queries = write_queries(tmp_path / "bad.jsonl", bad)
+    result = cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", tmp_path / "r", "--no-progress",
+                 "--skip-invalid")
+    assert result.exit_code == 0, result.output
+    assert "[link=https://evil.example]D:97[/link]" in result.text, result.text
