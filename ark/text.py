@@ -15,7 +15,9 @@ terminal (the command line's consoles apply it to everything they print).
 from __future__ import annotations
 
 import json
+import logging
 import re
+import sys
 import unicodedata
 
 WORD = re.compile(r"\w+")
@@ -84,3 +86,42 @@ def json_terminal_safe(encoded: str) -> str:
     if encoded.isprintable():
         return encoded
     return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in encoded)
+
+
+class TerminalSafeFormatter(logging.Formatter):
+    """A log formatter whose whole output (message, arguments, traceback) passes :func:`terminal_safe`: a log line
+    carrying a request path, a graph name or an exception about a model's text prints escaped. Wraps the formatter
+    a handler already had (None: the plain ``%(message)s`` one)."""
+
+    def __init__(self, inner: logging.Formatter | None = None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_safe(self.inner.format(record))
+
+
+class TerminalSafeStderrHandler(logging.Handler):
+    """What :data:`logging.lastResort` does (records of WARNING and above, to the current ``sys.stderr``, when no
+    handler is configured), through :class:`TerminalSafeFormatter`."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(TerminalSafeFormatter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:  # noqa: BLE001 - a log line that cannot be written must not stop the program
+            self.handleError(record)
+
+
+def escape_log_output(*logger_names: str) -> None:
+    """Escape everything logging prints to a terminal: the fallback for loggers without handlers, and the handlers
+    already set on ``logger_names`` (a server's own loggers)."""
+    if not isinstance(logging.lastResort, TerminalSafeStderrHandler):
+        logging.lastResort = TerminalSafeStderrHandler()
+    for name in logger_names:
+        for handler in logging.getLogger(name).handlers:
+            if not isinstance(handler.formatter, TerminalSafeFormatter):
+                handler.setFormatter(TerminalSafeFormatter(handler.formatter))

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.segment import Segment
 
 from ..runtime.interrupts import EXIT_INTERRUPTED, INTERRUPTED, announce_interrupt, exit_on_next_interrupt
-from ..text import terminal_safe
+from ..text import escape_log_output, terminal_safe
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -53,6 +53,7 @@ console = Console()
 err_console = Console(stderr=True)
 for _console in (console, err_console):
     _console.push_render_hook(TerminalSafeHook())
+escape_log_output()  # log lines (a failed request's path, an exception about a model's text) print escaped too
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
@@ -76,7 +77,7 @@ def _open_queries(graph, queries: Path, split: str | None, human: bool, limit: i
     except (QueryFileError, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if not check.ok:
-        err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{check.describe()}")
+        err_console.print(f"[yellow]Query file problems (continuing, --skip-invalid):[/]\n{escape(check.describe())}")
     if not selected:
         fail(f"{queries}: no queries to run")
     return selected
@@ -358,10 +359,10 @@ def compare(
     for other in loaded[1:]:
         a_only, b_only = disagreements(base, other, metric)
         for winner, loser, rows in ((base, other, a_only), (other, base, b_only)):
-            console.print(f"\n[bold]{len(rows)}[/] queries [green]{winner.label}[/] gets right and "
-                          f"[red]{loser.label}[/] wrong ({METRIC_LABELS[metric]}):")
-            for r in rows[:examples]:
-                console.print(f"  {r['id']}: {clean_inline(r.get('query', ''), 90)}", highlight=False)
+            console.print(f"\n[bold]{len(rows)}[/] queries [green]{escape(winner.label)}[/] gets right and "
+                          f"[red]{escape(loser.label)}[/] wrong ({METRIC_LABELS[metric]}):")
+            for r in rows[:examples]:  # ids and questions are data (a data set's, a model's): text, never markup
+                console.print(escape(f"  {r['id']}: {clean_inline(r.get('query', ''), 90)}"), highlight=False)
             if len(rows) > examples:
                 console.print(f"  … and {len(rows) - examples} more")
     if markdown is not None:

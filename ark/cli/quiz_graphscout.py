@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from .common import console, err_console, fail, load_graph, make_policy
@@ -100,7 +101,7 @@ def _verify(graph, questions) -> None:
         fail(f"--verify needs the graph database: {exc}")
     bad = [v for v in verdicts if not v.ok]
     for verdict in bad[:10]:
-        err_console.print(f"[red]mismatch[/] {verdict.record_id}: {verdict.detail}")
+        err_console.print(f"[red]mismatch[/] {escape(f'{verdict.record_id}: {verdict.detail}')}")
     console.print(f"Cypher check: {len(verdicts):,} answers recomputed on the graph database, {len(bad):,} "
                   f"mismatches ({time.perf_counter() - started:.1f}s).")
     if bad:

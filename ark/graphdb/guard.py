@@ -1,8 +1,9 @@
 """The read-only guard: a Cypher tokenizer and allow-lists of statements, keywords, procedures and functions.
 
 :func:`check_read_only` reads a statement the way the engines' lexers do (strings with backslash escapes,
-backtick-quoted names with doubled backticks, ``//`` and ``/* */`` comments, case-insensitive keywords) and accepts
-it only when
+backtick-quoted names with doubled backticks, ``//`` and ``/* */`` comments, case-insensitive keywords), refuses a
+comment whose end the engines' lexers read differently (a ``*`` inside ``/* */``, a carriage return inside ``//``),
+and accepts it only when
 
 - it is one statement that opens with a reading clause (``MATCH``, ``OPTIONAL MATCH``, ``WITH``, ``UNWIND``,
   ``RETURN``, ``CALL``);
@@ -115,8 +116,24 @@ def tokenize(cypher: str) -> list[Token]:
         if kind in _UNCLOSED:
             raise CypherSyntaxError(f"Cypher syntax error: {_UNCLOSED[kind]} opened at character {match.start() + 1} "
                                     "is never closed")
-        tokens.append(Token(kind, match.group(0), match.start()))
+        token = Token(kind, match.group(0), match.start())
+        _check_unambiguous(token)
+        tokens.append(token)
     return tokens
+
+
+def _check_unambiguous(token: Token) -> None:
+    """Refuse a comment the engines' lexers may end elsewhere than this tokenizer, so text it skips as a comment
+    could be code to the engine: ladybug reads ``*`` and the next character as one character of a ``/* */``
+    comment (``/* **/`` is not closed there), Neo4j ends a ``//`` comment at a carriage return. Only comments whose
+    end every lexer agrees on pass: a block comment without ``*`` inside, a line comment without a carriage return
+    (one just before its newline, a Windows line end, is read alike everywhere)."""
+    if token.kind == "block_comment" and "*" in token.text[2:-2]:
+        raise CypherSyntaxError(f"a /* comment */ may not hold '*' (at character {token.start + 1}): engines end such "
+                                "a comment in different places; remove the '*' or use a // comment")
+    if token.kind == "line_comment" and "\r" in token.text.removesuffix("\r"):
+        raise CypherSyntaxError(f"a // comment may not hold a carriage return (at character {token.start + 1}): "
+                                "engines end such a comment in different places; end it with a newline")
 
 
 def code_tokens(cypher: str) -> list[Token]:

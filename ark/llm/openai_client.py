@@ -14,6 +14,8 @@ Hard limits on what an endpoint can do to a run:
   A timeout's error gives the real time spent and the endpoint.
 - A reply is cached only when its reader accepts it (:meth:`~ark.llm.policy.PolicyReply.accept`, after parsing),
   so a reply that breaks the reader is asked for again next run.
+- A response body over :data:`MAX_RESPONSE_BYTES` is a read error (an endpoint streaming without end would fill the
+  memory before any deadline).
 - ``usage`` fields that are not token counts are ignored with a warning naming the endpoint.
 - ``max_tool_calls_per_turn`` is exposed for the tool loop (extra calls get an observation, not a run).
 
@@ -46,6 +48,7 @@ OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "not-needed"
 # Backoff before retrying a reply that is not a chat completion: this, doubled per attempt, at most 8 s.
 MALFORMED_RETRY_BASE_S = 0.5
+MAX_RESPONSE_BYTES = 32 * 2**20  # the largest response body read from the endpoint
 
 
 class ConcurrencyLimiter(Protocol):
@@ -76,12 +79,32 @@ class DeadlineHttpClient(openai.DefaultAsyncHttpxClient):
     async def send(self, request: Any, **kwargs: Any) -> Any:
         try:
             async with asyncio.timeout(self.deadline_s):
-                response = await super().send(request, **kwargs)
-                if kwargs.get("stream"):  # a streamed body is read later: read it now, within the deadline
-                    await response.aread()
+                response = await super().send(request, **{**kwargs, "stream": True})
+                response.stream = _CappedStream(response.stream, MAX_RESPONSE_BYTES, request)
+                await response.aread()  # the whole body, within the deadline and the size limit
                 return response
         except TimeoutError as exc:
             raise _httpx().ReadTimeout(f"no complete response within {self.deadline_s:g} s", request=request) from exc
+
+
+class _CappedStream(_httpx().AsyncByteStream):  # type: ignore[misc]  # the SDK's httpx, known at import
+    """A response body that stops with httpx's ``ReadError`` past ``limit`` bytes (an endpoint streaming without end
+    would fill the memory of the process, and of every agent sharing it, before any deadline)."""
+
+    def __init__(self, inner: Any, limit: int, request: Any) -> None:
+        self.inner, self.limit, self.request = inner, limit, request
+
+    async def __aiter__(self) -> Any:
+        received = 0
+        async for chunk in self.inner:
+            received += len(chunk)
+            if received > self.limit:
+                raise _httpx().ReadError(f"the response is over {self.limit // 2**20} MiB; a chat reply never is",
+                                         request=self.request)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class OpenAIChatClient:

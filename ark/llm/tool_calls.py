@@ -27,7 +27,7 @@ def _one_call(body: str, call_id: str) -> dict[str, Any] | None:
     text = body.strip()
     try:
         parsed = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # invalid JSON, an over-long integer, nesting past the recursion limit
         parsed = None
     if isinstance(parsed, dict) and isinstance(parsed.get("name"), str) and parsed["name"]:
         arguments = parsed.get("arguments", parsed.get("parameters", {}))

@@ -181,6 +181,11 @@ def longest_text(value: Any, limit: int, where: str = "") -> tuple[str, int] | N
     return None
 
 
+# Every way the standard library's reader refuses a text: invalid JSON or UTF-8, an integer longer than Python
+# converts (ValueError), nesting past the recursion limit. Model-written text gets an observation for each.
+UNREADABLE_JSON = (ValueError, RecursionError)
+
+
 def json_depth(text: str) -> int:
     """How deep arrays and objects nest in JSON ``text``, counted without parsing it (strings skipped).
 
@@ -204,6 +209,8 @@ def parse_arguments(arguments: str | dict | None, max_depth: int = MAX_ARGUMENT_
         value = json.loads(arguments)
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON: {exc.msg} at position {exc.pos}"
+    except UNREADABLE_JSON as exc:  # an integer too long to convert, say
+        return None, f"unreadable JSON: {str(exc)[:200]}"
     if not isinstance(value, dict):
         return None, f"expected a JSON object, got {type(value).__name__}"
     return value, None
@@ -230,7 +237,7 @@ def decode_json_string(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except UNREADABLE_JSON:  # not JSON, or JSON the reader refuses: the validator reports the string
             return value
     return value
 

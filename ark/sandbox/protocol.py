@@ -76,8 +76,9 @@ def read_message(fd: int, deadline: float | None = None, max_bytes: int = MAX_ME
         raise ChannelCorrupt(f"message length {size} exceeds {max_bytes}")
     try:
         message = json.loads(_read_exact(fd, size, deadline).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ChannelCorrupt(f"malformed message: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # any bytes the decoder refuses: bad UTF-8 or JSON, an integer too
+        # long to convert, nesting past the recursion limit; each is the sender's fault, never the reader's crash
+        raise ChannelCorrupt(f"malformed message: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
         raise ChannelCorrupt("a message must be a JSON object")
     return message

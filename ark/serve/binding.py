@@ -15,7 +15,8 @@
   403, and so is a browser's request without one unless ``Sec-Fetch-Site`` says ``same-origin`` or ``none``. Clients
   that are not browsers send neither header and pass; a request carrying the token in ``Authorization`` passes too.
   A body must be declared JSON (``Content-Type: application/json``, else 415), so a page cannot send one as a form
-  or ``text/plain`` "simple request" either.
+  or ``text/plain`` "simple request" either. Every response forbids framing (``X-Frame-Options: DENY``,
+  ``frame-ancestors 'none'``): another site cannot show the server's page in a frame and have the user click it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
+
+from ..text import escape_log_output
 
 TOKEN_ENV = "ARK_SERVE_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -145,6 +148,10 @@ class LoopbackHostMiddleware:
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# Every response: no page of another origin may show this one in a frame (and have the user click its buttons,
+# which are same-origin requests), and no response is read as another type than it declares.
+NO_FRAMING = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
+              (b"x-content-type-options", b"nosniff"))
 SAME_ORIGIN_FETCH_SITES = frozenset({"same-origin", "none"})  # ``none``: typed in the address bar, a bookmark
 
 
@@ -194,6 +201,14 @@ class SameOriginMiddleware:
             if refused is not None:
                 await _refuse(send, *refused)
                 return
+
+            async def send_unframed(message: dict) -> None:
+                if message["type"] == "http.response.start":
+                    message = {**message, "headers": [*message.get("headers", []), *NO_FRAMING]}
+                await send(message)
+
+            await self.app(scope, receive, send_unframed)
+            return
         await self.app(scope, receive, send)
 
 
@@ -231,4 +246,5 @@ def serve_app(app: Any, host: str, port: int, announce: Callable[[str], None], p
         app = LoopbackHostMiddleware(app)
     announce(url_of(sock, path))
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=3)
+    escape_log_output("uvicorn", "uvicorn.error", "uvicorn.access")  # its handlers exist once the config is made
     uvicorn.Server(config).run(sockets=[sock])

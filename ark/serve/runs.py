@@ -2,10 +2,11 @@
 template, the charts, every trajectory, and the queries a run got wrong.
 
 A root given to the server is either one run folder (it has ``config.json``) or a folder of run folders (its
-children that have one). Runs are named by their folder name (``name~2`` when two roots hold the same name); only
-files inside a listed run are ever read, and charts only by a name listed in its ``charts/`` folder. Every file is
-resolved first (symlinks followed): one that lands outside its run folder, or is not a regular file, is treated as
-absent, so a link in a browsed folder cannot serve the rest of the machine.
+children that have one and lie inside it: a child linked to a folder elsewhere is not a run). Runs are named by
+their folder name (``name~2`` when two roots hold the same name); only files inside a listed run are ever read, and
+charts only by a name listed in its ``charts/`` folder. Every file is resolved first (symlinks followed): one that
+lands outside its run folder, or is not a regular file, is treated as absent, so a link in a browsed folder cannot
+serve the rest of the machine.
 """
 
 from __future__ import annotations
@@ -59,6 +60,15 @@ def _read_lines(path: Path | None) -> list[dict[str, Any]]:
     return read_jsonl(path) if path is not None else []
 
 
+def _inside(folder: Path, root: Path) -> bool:
+    """Whether ``folder`` (symlinks followed) is inside ``root``: a run folder linked from elsewhere is not a run of
+    this root, and its files are not served."""
+    try:
+        return folder.resolve(strict=True).is_relative_to(root.resolve(strict=True))
+    except (OSError, RuntimeError):  # missing, unreadable, a symlink loop
+        return False
+
+
 class RunBrowser:
     """The runs under ``roots`` (see the module doc); everything is read on request, nothing is written."""
 
@@ -70,7 +80,8 @@ class RunBrowser:
         found: dict[str, BrowsedRun] = {}
         for root in self.roots:
             folders = [root] if (root / "config.json").is_file() else sorted(
-                p for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file()) if root.is_dir() else []
+                p for p in root.iterdir() if p.is_dir() and (p / "config.json").is_file()
+                and _inside(p, root)) if root.is_dir() else []
             for path in folders:
                 name, n = path.name, 1
                 while name in found:

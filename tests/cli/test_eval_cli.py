@@ -135,17 +135,22 @@ def test_unknown_method_is_named_with_valid_choices(cli, graph_dir, tmp_path):
     assert result.exit_code == 2 and "bm42" in result.text and "bm25-rel" in result.text
 
 
-def test_compare_shows_both_runs_and_their_disagreements(cli, graph_dir, tmp_path):
+def _two_runs(cli, graph_dir, tmp_path, name_a: str = "run-a") -> tuple:
+    """Two bm25 runs of QUERIES; the second misses query "a" at rank 1."""
     queries = write_queries(tmp_path / "q.jsonl", QUERIES)
-    a, b = tmp_path / "run-a", tmp_path / "run-b"
+    a, b = tmp_path / name_a, tmp_path / "run-b"
     assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", a, "--no-progress").exit_code == 0
     assert cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", b, "--no-progress").exit_code == 0
-    # make run b miss query "a" at rank 1
     rows = read_jsonl(b / "per_query.jsonl")
     for row in rows:
         if row["id"] == "a":
             row["hit@1"] = 0.0
     (b / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return a, b
+
+
+def test_compare_shows_both_runs_and_their_disagreements(cli, graph_dir, tmp_path):
+    a, b = _two_runs(cli, graph_dir, tmp_path)
     md = tmp_path / "cmp.md"
     result = cli("eval", "compare", a, b, "--markdown", md)
     assert result.exit_code == 0, result.output
@@ -320,3 +325,27 @@ def test_eval_judge_without_a_model_is_a_clear_error(cli, clinical_dir, tmp_path
     queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES[:1])
     result = cli("eval", clinical_dir, "-m", "bm25", "-q", queries, "--run-dir", tmp_path / "r", "--judge")
     assert result.exit_code == 2 and "--judge needs a chat model" in result.text
+
+
+def test_compare_shows_query_text_and_run_names_as_text_not_markup(cli, graph_dir, tmp_path):
+    """A query written by a model or a data set (and a run folder's name) holding rich markup: a terminal hyperlink
+    or a style in it is printed as the text it is."""
+    a, b = _two_runs(cli, graph_dir, tmp_path, "run-[bold]a")
+    rows = read_jsonl(a / "per_query.jsonl")
+    for row in rows:
+        if row["id"] == "a":
+            row["query"] = "[link=https://evil.example]click here[/link] [blink]now[/]"
+    (a / "per_query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = cli("eval", "compare", a, b)
+    assert result.exit_code == 0, result.output
+    assert "[link=https://evil.example]click here[/link] [blink]now[/]" in result.text, result.text
+    assert "1 queries run-[bold]a gets right" in result.text, result.text
+
+
+def test_query_file_problems_quote_the_file_as_text_not_markup(cli, graph_dir, tmp_path):
+    bad = [*QUERIES, {"id": "g", "query": "x", "answer_ids": ["[link=https://evil.example]D:97[/link]"]}]
+    queries = write_queries(tmp_path / "bad.jsonl", bad)
+    result = cli("eval", graph_dir, "-m", "bm25", "-q", queries, "--run-dir", tmp_path / "r", "--no-progress",
+                 "--skip-invalid")
+    assert result.exit_code == 0, result.output
+    assert "[link=https://evil.example]D:97[/link]" in result.text, result.text

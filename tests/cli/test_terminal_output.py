@@ -118,3 +118,28 @@ def test_unreadable_graph_files_give_one_line_naming_the_file(tmp_path):
     (empty / "edges.csv").write_text("from,to,type\n")
     done = run("graph", "import", "parquet", empty, "--out", tmp_path / "out-empty")
     assert done.exit_code == 2 and str(empty / "nodes.csv") in " ".join(done.output.split()), done.output
+
+
+LOGGED = """
+import logging, sys
+import ark.cli.main  # the command line as it starts
+try:
+    raise KeyError({hostile!r})
+except KeyError:
+    logging.getLogger("ark.serve.webapp").exception("GET %s failed", {path!r})
+logging.getLogger("ark.other").warning("graph name %s", {hostile!r})
+"""
+
+
+def test_log_lines_and_tracebacks_print_escaped():
+    """A failed request's path (``/api/nodes/%1b...`` arrives decoded) and an exception carrying a node name, as the
+    servers log them when no logging is configured: escaped on stderr."""
+    import subprocess
+    import sys
+
+    code = LOGGED.format(hostile=HOSTILE["gene"], path="/api/nodes/" + CLIPBOARD)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "GET /api/nodes/" in done.stderr and "Traceback" in done.stderr and "graph name FBN1" in done.stderr
+    assert not RAW.search(done.stderr), repr(done.stderr[-600:])
+    assert "\\x1b]52" in done.stderr

@@ -263,3 +263,29 @@ def test_many_distinct_parameterised_queries_do_not_fill_the_buffer_pool():
                                 f"RETURN count(DISTINCT m) AS n{k}, collect(DISTINCT m.id) AS ids",
                                 {"d": "OMIM:154700", "skip": ["HP:0001083"]}).rows
             assert rows[0][0] == 6
+
+
+def _lexer_disagreements(secret: str, target: str) -> list[str]:
+    """Statements whose comments the guard's tokenizer and an engine's lexer could end in different places: a
+    ``/* ... **/`` comment (ladybug reads ``**`` as one character of the comment, so it ends at a later ``*/``) and a
+    ``//`` comment holding a lone carriage return (Neo4j ends the comment there)."""
+    return [
+        f"RETURN '' AS c /* **/ + ' */ UNION ALL LOAD FROM \"{secret}\" RETURN * //'",
+        f"RETURN 1 /* a ***x**/ + ' */ ; COPY (RETURN 1) TO \"{target}\" //'",
+        f"RETURN '' AS c //\r UNION ALL LOAD FROM \"{secret}\" RETURN *",
+    ]
+
+
+def test_comments_the_engine_would_end_elsewhere_are_refused(clinical_engine, tmp_path):
+    _, engine = clinical_engine
+    secret, target = tmp_path / "secret.csv", tmp_path / "copied.csv"
+    secret.write_text("topsecret\n")
+    for query in _lexer_disagreements(str(secret), str(target)):
+        with pytest.raises((WriteRefused, CypherSyntaxError)):
+            engine.query(query)
+        for dialect in ("ladybug", "neo4j"):
+            with pytest.raises((WriteRefused, CypherSyntaxError)):
+                check_read_only(query, dialect)
+    assert not target.exists()
+    # comments models write stay readable: a star-free block comment, a line comment ending in CR LF
+    assert engine.query("MATCH (n:gene) /* genes */ RETURN count(n) // all\r\n").rows == [[7]]

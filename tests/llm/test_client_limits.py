@@ -99,3 +99,18 @@ def test_a_reply_is_cached_only_after_it_was_read(openai_server, tmp_path):
     assert openai_server.request_count == 2 and again.finished and not again.steps[0].cached
     cached = attempt()  # a reply that was read is kept
     assert openai_server.request_count == 2 and cached.steps[0].cached
+
+
+def test_a_response_past_the_size_limit_is_an_error_not_a_full_memory(openai_server, monkeypatch):
+    from ark.llm import openai_client
+
+    monkeypatch.setattr(openai_client, "MAX_RESPONSE_BYTES", 2**20, raising=False)
+    flood = json.dumps({**COMPLETION, "padding": "x" * (3 * 2**20)})
+    openai_server.enqueue(raw_reply(flood), raw_reply(json.dumps(COMPLETION)))
+    client = OpenAIChatClient(LLMSettings(base_url=openai_server.base_url, model="test-model", api_key="k",
+                                          max_retries=0))
+    with pytest.raises(LLMError) as info:
+        asyncio.run(client.next_message(MESSAGES, []))
+    assert openai_server.base_url in str(info.value), str(info.value)
+    reply = asyncio.run(client.next_message(MESSAGES, []))  # a reply under the limit is read as before
+    assert reply.message["content"] == "hi"

@@ -172,3 +172,20 @@ def test_a_running_server_keeps_answering_after_an_engine_crash(openai_server, t
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+# Frames the JSON decoder refuses with other errors than a syntax error (well under the size limit): nested past
+# Python's recursion limit, and an integer longer than Python converts from text.
+UNREADABLE_FRAME = FIND_WORKER + (
+    "import os\nfrom ark.sandbox.protocol import _HEADER\nbody = {body}\n"
+    "os.write(worker.wfd, _HEADER.pack(len(body)) + body)\nimport time\ntime.sleep(30)")
+
+
+@pytest.mark.parametrize("body", ["b'[' * 200000", "b'{\"op\": \"result\", \"id\": ' + b'7' * 50000 + b'}'"],
+                         ids=["nested", "long-integer"])
+def test_a_frame_the_decoder_cannot_read_is_an_observation(world, openai_server, tmp_path, body):
+    solution = solve(world, openai_server, tmp_path, UNREADABLE_FRAME.format(body=body), PROBE)
+    unreadable, probe = observations(openai_server)
+    assert unreadable.startswith("[error:") and "protocol" in unreadable, unreadable
+    assert "restarted" in probe and probe.endswith("7"), probe
+    assert solution.answer is not None and solution.answer.text == "2"

@@ -86,6 +86,11 @@ def test_ark_serve_refuses_cross_origin_requests_before_any_model_call(clinical_
         assert status == 200 and answer["ok"], answer
         send(url + "/api/tools/retrieve", body, {"Content-Type": "application/json"})
         assert openai_server.request_count >= 1
+        # no other site may show the page in a frame and have the user click its buttons (its own requests)
+        for path in ("/", "/api/graph"):
+            with urllib.request.urlopen(url + path, timeout=30) as response:
+                assert response.headers["X-Frame-Options"] == "DENY", path
+                assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"], path
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -173,6 +178,25 @@ def test_run_browser_never_serves_a_file_outside_its_run(clinical_dir, linked_ru
     assert "x.png" not in detail["charts"] and detail["n_trajectories"] == 0
     assert client.get(f"/api/runs/{name}/trajectories").json() == {"total": 0, "items": []}
     assert client.get(f"/api/runs/{name}/trajectories/0").status_code == 404
+
+
+def test_run_browser_never_lists_a_run_folder_linked_from_outside_its_root(clinical_dir, run_root, tmp_path):
+    """A run folder under the root that is a symlink to a folder elsewhere holding a ``config.json`` (another
+    tool's settings, say): it is not a run of this root, so nothing of it is listed or served."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "config.json").write_text('{"auths": {"registry": {"auth": "c2VjcmV0"}}}')
+    (elsewhere / "summary.json").write_text('{"overall": {"hit@1": 1.0}, "n_queries": 1, "secret": "c2VjcmV0"}')
+    [run] = [p for p in run_root.iterdir() if (p / "config.json").is_file()]
+    root = tmp_path / "runs"
+    shutil.copytree(run, root / run.name, symlinks=True)
+    (root / "linked").symlink_to(elsewhere)
+    graph = open_graph(str(clinical_dir))
+    tools = GraphTools(graph, build_index(graph), questions=QuestionService(graph, ModelSettings(offline=True)))
+    client = TestClient(create_app(tools, runs=[root]), raise_server_exceptions=False)
+    assert [r["name"] for r in client.get("/api/runs").json()] == [run.name]
+    response = client.get("/api/runs/linked")
+    assert response.status_code == 404 and "c2VjcmV0" not in response.text, response.text[:200]
 
 
 EXTERNAL = re.compile(r"(?:https?:)?//(?!127\.0\.0\.1|localhost|testserver|\[::1\])[a-z0-9.-]+\.[a-z]{2,}", re.I)

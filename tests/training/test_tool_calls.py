@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ark.llm.tool_calls import parse_tool_calls
 
 
@@ -50,3 +52,11 @@ def test_an_unclosed_call_cut_by_the_token_limit_is_still_read():
     message = parse_tool_calls('<tool_call>\n{"name": "finish", "arguments": {"comment": "ok"}}')
     assert message["tool_calls"][0]["function"]["name"] == "finish"
     assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"comment": "ok"}
+
+
+@pytest.mark.parametrize("arguments", ['{"q": ' + "[" * 5000 + "]" * 5000 + "}", '{"k": ' + "7" * 5000 + "}"],
+                         ids=["nested", "long-integer"])
+def test_a_block_the_json_reader_refuses_keeps_its_name_and_raw_arguments(arguments):
+    message = parse_tool_calls(f'<tool_call>{{"name": "search", "arguments": {arguments}}}</tool_call>')
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] == "search" and call["function"]["arguments"] == arguments

@@ -49,3 +49,25 @@ def test_tool_calls_beyond_the_cap_are_answered_not_run(openai_server, graph, in
     assert sum(m["role"] == "tool" for m in second_request) == expected
     assert len(second_request[2]["tool_calls"]) == expected
     assert_well_formed(trajectory)
+
+
+# Arguments the JSON reader refuses with other errors than a syntax error, under the size and depth limits: an
+# integer longer than Python converts from text, and a nested JSON document double-encoded as a string (the depth
+# check skips strings; the tools that accept double-encoded arguments decode it).
+LONG_INTEGER = '{"node_index": ' + "7" * 20_000 + "}"
+ENCODED_NESTED = '{"answer_nodes": "' + "[" * 20_000 + "]" * 20_000 + '"}'
+
+
+def test_arguments_the_reader_refuses_get_an_observation_and_the_agent_goes_on(openai_server, graph, index,
+                                                                               tmp_path):
+    openai_server.responder = by_agent([
+        tool_reply(("search_in_neighborhood", LONG_INTEGER), ("add_to_answer", ENCODED_NESTED)),
+        tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 3}]})),
+        tool_reply(("finish", {})),
+    ])
+    result = ARK(graph, llm=client(openai_server, tmp_path, cache=True), index=index, n_agents=1).retrieve("fever")
+    trajectory = result.trajectories[0]
+    assert trajectory.error is None and trajectory.stop_reason == "finish" and result.fused_ids == [3], trajectory.error
+    first = trajectory.steps[0]
+    assert all(call.error for call in first.tool_calls) and len(first.observations) == 2, first.observations
+    assert_well_formed(trajectory)
