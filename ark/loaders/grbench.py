@@ -70,11 +70,11 @@ def load_grbench(path: str | Path, name: str | None = None) -> KnowledgeGraph:
             features = {} if features is None else features
             if not isinstance(features, dict):
                 raise GraphValidationError(f"{file}: node {node_id!r}: 'features' must be an object")
-            name_key, node_name = _node_name(features, str(node_id))
+            name_field, node_name = _node_name(features, str(node_id))
             ids.append(str(node_id))
             types.append(node_type)
             names.append(node_name)
-            texts.append(node_text(node_name, {k: v for k, v in features.items() if k != name_key}))
+            texts.append(node_text(node_name, {k: v for k, v in features.items() if k != name_field}))
             properties.append(features)
             for neighbor_type, neighbor_ids in (node.get("neighbors") or {}).items():
                 if not isinstance(neighbor_ids, list):
@@ -145,14 +145,14 @@ class AnswerMatcher:
     def __init__(self, graph: KnowledgeGraph) -> None:
         index: dict[str, list[str]] = {}
         for i in range(graph.num_nodes):
-            index.setdefault(_key(graph.name(i)), []).append(graph.node_id(i))
+            index.setdefault(name_key(graph.name(i)), []).append(graph.node_id(i))
         self._by_name = {k: tuple(v) for k, v in index.items()}
 
     def ids(self, answer: str) -> list[str]:
         """Node ids named by ``answer``: the whole answer, else comma-separated parts, longest runs first
         (``"Purpura, Thrombocytopenic, Idiopathic, Proteinuria"`` names two nodes). Unmatched parts are skipped;
         a name shared by several nodes gives them all."""
-        whole = self._by_name.get(_key(answer))
+        whole = self._by_name.get(name_key(answer))
         if whole:
             return list(whole)
         parts = [p.strip() for p in str(answer).split(",")]
@@ -160,7 +160,7 @@ class AnswerMatcher:
         start = 0
         while start < len(parts):
             for end in range(len(parts), start, -1):
-                ids = self._by_name.get(_key(", ".join(parts[start:end])))
+                ids = self._by_name.get(name_key(", ".join(parts[start:end])))
                 if ids:
                     found.update(dict.fromkeys(ids))
                     start = end
@@ -170,7 +170,8 @@ class AnswerMatcher:
         return list(found)
 
 
-def _key(text: str) -> str:
+def name_key(text: str) -> str:
+    """A name or answer as the matcher compares it: lower case, punctuation and extra spaces dropped."""
     return " ".join(re.sub(r"[^\w]+", " ", str(text).lower()).split())
 
 

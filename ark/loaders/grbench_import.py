@@ -91,8 +91,10 @@ def iter_grbench_nodes(handle: BinaryIO, where: str) -> Iterator[tuple[str, str,
 
     Tracks nesting depth rather than ijson prefixes: a prefix joins keys with dots, and node ids hold dots.
     """
-    import ijson
-
+    try:
+        import ijson
+    except ImportError:
+        raise ImportError("the streaming GRBench import needs ijson: pip install 'ark[grbench]'") from None
     try:
         yield from _parse_nodes(ijson, handle, where)
     except ijson.JSONError as error:
@@ -180,7 +182,8 @@ def _flush(writer: Any, rows: dict[str, list[str]]) -> None:
             column.clear()
 
 
-def _read_edges(file: Path, index: dict[str, int], node_types: list[str], say: Progress) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], int]:
+def _read_edges(file: Path, index: dict[str, int], node_types: list[str],
+                say: Progress) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], int]:
     from array import array
 
     type_lookup = {normalize_name(t): t for t in node_types}
