@@ -10,6 +10,10 @@ from rich.table import Table
 
 from .common import check_writable, console, err_console, fail, guarded, load_graph, make_policy
 
+EXCLUDE_QUESTIONS = typer.Option(
+    None, "--exclude-questions", help="With --style graphscout: a benchmark's question file (JSONL: question/answer, "
+    "e.g. GRBench data.json); the nodes its questions name or answer with never become quiz answers, anchors or clues.")
+
 
 def quiz(
     graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
@@ -32,10 +36,7 @@ def quiz(
                                 "objectives), random-walk (ablation) or scout (an LLM explores; --model)."),
     verify: bool = typer.Option(False, "--verify", help="With --style graphscout: recompute every answer in Cypher "
                                 "on the graph database and print the mismatch count."),
-    exclude_questions: Path | None = typer.Option(
-        None, "--exclude-questions", help="With --style graphscout: a benchmark's question file (JSONL: "
-        "question/answer, e.g. GRBench data.json); the nodes its questions name or answer with never become quiz "
-        "answers, anchors or clues."),
+    exclude_questions: Path | None = EXCLUDE_QUESTIONS,
 ) -> None:
     """Generate questions whose answers are computed exactly by graph traversal."""
     if style == "graphscout":

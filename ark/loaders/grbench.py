@@ -170,6 +170,37 @@ class AnswerMatcher:
         return list(found)
 
 
+UNLABELLED = "unlabelled"
+LEVELS_FILE = Path(__file__).with_name("grbench_levels.json")
+
+
+def grbench_levels(path: str | Path | None = None) -> dict[str, list[tuple[int, int, str]]]:
+    """Domain -> ``(first qid, last qid, level)`` ranges of a level table (default: the shipped one, which names
+    its source); ``ValueError`` names a malformed entry."""
+    path = LEVELS_FILE if path is None else path
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    valid = table.get("levels", ["easy", "medium", "hard"])
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for domain, ranges in (table.get("domains") or {}).items():
+        for entry in ranges:
+            if not (isinstance(entry, list) and len(entry) == 3 and entry[2] in valid):
+                raise ValueError(f"{path}: domain {domain!r}: entry {entry!r} is not [first qid, last qid, level] "
+                                 f"with a level in {', '.join(valid)}")
+            out.setdefault(domain, []).append((int(entry[0]), int(entry[1]), str(entry[2])))
+    return out
+
+
+def grbench_level(domain: str, qid: str, levels: dict[str, list[tuple[int, int, str]]]) -> str:
+    """The level of question ``qid`` of ``domain`` in ``levels``, else :data:`UNLABELLED` (never guessed)."""
+    if not qid.isdigit():
+        return UNLABELLED
+    number = int(qid)
+    for first, last, level in levels.get(domain, ()):
+        if first <= number <= last:
+            return level
+    return UNLABELLED
+
+
 def name_key(text: str) -> str:
     """A name or answer as the matcher compares it: lower case, punctuation and extra spaces dropped."""
     return " ".join(re.sub(r"[^\w]+", " ", str(text).lower()).split())
