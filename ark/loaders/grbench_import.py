@@ -37,10 +37,11 @@ DEFAULT_CHUNK_SIZE = 20_000
 CHUNK_BYTES = 8_000_000  # a batch is also cut at this much text, so long-text nodes keep batches small
 NODE_SCHEMA = pa.schema([("id", pa.string()), ("name", pa.string()), ("text", pa.string()),
                          ("properties", pa.string())])
-# Measured on the generated 200 MB fixture (benchmarks/bench_grbench_import.py, 2-core machine under load): the
-# import runs at ~4 MB/s of graph.json and writes ~1.05x its size (text, properties as JSON, CSR arrays).
+# Measured on the generated 217 MB fixture (benchmarks/bench_grbench_import.py, 2-core machine under load, 2026-11-26):
+# 5.5 MB/s of graph.json, and nodes.arrow 1.7x its size (each node's text, and its features again as JSON properties)
+# plus the CSR arrays. The estimate rounds both up.
 RATE_BYTES_PER_S = 4e6
-DISK_FACTOR = 1.1
+DISK_FACTOR = 1.8
 
 Progress = Callable[[str], None]
 
