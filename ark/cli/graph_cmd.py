@@ -85,6 +85,46 @@ def import_stark(
     console.print(f"Imported {load_graph(str(path), quiet=True)!r} into {path}")
 
 
+@import_app.command("grbench")
+@guarded
+def import_grbench(
+    source: Annotated[Path, typer.Argument(metavar="DIR", help="A GRBench domain folder (graph.json), or the "
+                                                              "processed_data folder holding one per domain.")],
+    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")],
+    domain: Annotated[str | None, typer.Option(help="Domain folder inside DIR (e.g. biomedical, amazon).")] = None,
+    chunk_size: Annotated[int, typer.Option(help="Nodes per written batch (bounds the memory).")] = 20_000,
+    cypher: Annotated[bool, typer.Option(help="Also build the embedded Cypher database (needs the graphdb "
+                                                "extra).")] = False,
+) -> None:
+    """Import a GRBench graph from its released graph.json, streaming (memory bounded by --chunk-size)."""
+    from ..graph import GraphValidationError
+    from ..loaders.grbench_import import estimate_import, stream_import_grbench
+
+    folder = source / domain if domain else source
+    if domain and not folder.is_dir():
+        choices = sorted(p.name for p in source.iterdir() if (p / "graph.json").is_file()) if source.is_dir() else []
+        fail(f"no domain folder {domain!r} in {source}; domains there: {', '.join(choices) or 'none'}")
+    start = time.perf_counter()
+    try:
+        console.print(Text(estimate_import(folder).describe()))
+        check_writable(out / "graph.json", "cannot write --out")
+        with progress_status("Importing GRBench graph ...") as update:
+            path = stream_import_grbench(folder, out, name=domain, chunk_size=chunk_size, progress=update)
+    except (GraphValidationError, FileNotFoundError, ValueError, ImportError) as exc:
+        fail(str(exc))
+    graph = load_graph(str(path), quiet=True)
+    console.print(Text(f"Imported {graph!r} into {path} in {time.perf_counter() - start:.1f} s"))
+    if cypher:
+        from ..graphdb import CypherUnavailable
+        from ..graphdb.export import ladybug_database
+
+        try:
+            database = ladybug_database(graph, progress=True)
+        except (CypherUnavailable, ImportError) as exc:
+            fail(f"Cypher export: {exc}")
+        console.print(Text(f"Cypher database: {database.path}"))
+
+
 @graph_app.command("info")
 @guarded
 def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")]) -> None:

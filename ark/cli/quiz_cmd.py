@@ -10,6 +10,10 @@ from rich.table import Table
 
 from .common import check_writable, console, err_console, fail, guarded, load_graph, make_policy
 
+EXCLUDE_QUESTIONS = typer.Option(
+    None, "--exclude-questions", help="With --style graphscout: a benchmark's question file (JSONL: question/answer, "
+    "e.g. GRBench data.json); the nodes its questions name or answer with never become quiz answers, anchors or clues.")
+
 
 def quiz(
     graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
@@ -32,6 +36,7 @@ def quiz(
                                 "objectives), random-walk (ablation) or scout (an LLM explores; --model)."),
     verify: bool = typer.Option(False, "--verify", help="With --style graphscout: recompute every answer in Cypher "
                                 "on the graph database and print the mismatch count."),
+    exclude_questions: Path | None = EXCLUDE_QUESTIONS,
 ) -> None:
     """Generate questions whose answers are computed exactly by graph traversal."""
     if style == "graphscout":
@@ -40,11 +45,12 @@ def quiz(
         if recipe or mix or paraphrase:
             fail("--recipe, --mix and --paraphrase belong to --style stark; --style graphscout samples objectives")
         return graphscout_quiz(graph, out, n=n, seed=seed, split_dir=split_dir, phrases=phrases,
-                               max_set=max_answers, quizzer=quizzer, verify=verify, model=model, base_url=base_url)
+                               max_set=max_answers, quizzer=quizzer, verify=verify, model=model, base_url=base_url,
+                               exclude_questions=exclude_questions)
     if style != "stark":
         fail(f"unknown --style {style!r}; valid: stark, graphscout")
-    if verify or quizzer != "objective":
-        fail("--verify and --quizzer belong to --style graphscout")
+    if verify or quizzer != "objective" or exclude_questions:
+        fail("--verify, --quizzer and --exclude-questions belong to --style graphscout")
     from ..quiz import QuizConfig, generate_quiz, load_phrasebook, parse_mix
     from ..quiz.lookup import LOOKUP_RECIPES
     from ..quiz.output import template_table, write_splits

@@ -16,7 +16,7 @@ from .common import console, err_console, fail, load_graph, make_policy
 
 def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, split_dir: Path | None,
                     phrases: Path | None, max_set: int | None, quizzer: str, verify: bool, model: str | None,
-                    base_url: str | None) -> None:
+                    base_url: str | None, exclude_questions: Path | None = None) -> None:
     from ..methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
     from ..methods.graphscout.quiz.objective import MAX_SET
     from ..quiz import load_phrasebook
@@ -42,6 +42,9 @@ def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, s
             fail(str(exc), code=1)
 
     kg = load_graph(graph)
+    exclusions = _exclusions(kg, exclude_questions)
+    if exclusions is not None:
+        config.exclude = exclusions.node_ids
     started = time.perf_counter()
     with err_console.status(f"Quizzing ({quizzer}) ...") as status:
         def progress(done: int, total: int) -> None:
@@ -51,6 +54,9 @@ def graphscout_quiz(graph: str, out: Path, *, n: int | None, seed: int | None, s
             result = asyncio.run(_scout(kg, policy, config, progress))
         else:
             result = generate_graphscout_quiz(kg, config, phrasebook, progress=progress)
+    if exclusions is not None:
+        exclusions.dropped = result.guard.excluded
+        console.print(exclusions.summary())
     for note in result.notes:
         err_console.print(f"[yellow]note:[/] {note}")
     if not result.questions:
@@ -72,10 +78,22 @@ async def _scout(graph, policy, config, progress):
     from ..methods.graphscout.quiz.scout import ScoutConfig, scout_quiz
 
     try:
-        return await scout_quiz(graph, policy, ScoutConfig(n=config.n, seed=config.seed, max_set=config.max_set),
-                                progress=progress)
+        return await scout_quiz(graph, policy, ScoutConfig(n=config.n, seed=config.seed, max_set=config.max_set,
+                                                           exclude=config.exclude), progress=progress)
     finally:
         await policy.aclose()
+
+
+def _exclusions(graph, path: Path | None):
+    """The nodes of a benchmark's questions (``--exclude-questions``), or None without the option."""
+    if path is None:
+        return None
+    from ..methods.graphscout.quiz.exclude import benchmark_exclusions, read_benchmark_questions
+
+    try:
+        return benchmark_exclusions(graph, read_benchmark_questions(path))
+    except (FileNotFoundError, ValueError) as exc:
+        fail(str(exc))
 
 
 def _scout_policy(model: str | None, base_url: str | None):

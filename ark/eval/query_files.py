@@ -107,12 +107,15 @@ def _read_jsonl_tolerant(path: Path) -> QueryCheck:
 
 
 def _read_grbench_tolerant(path: Path, split: str | None) -> QueryCheck:
-    from ..loaders.grbench import parse_grbench_question
+    """GRBench questions, each with the template ``<domain>/<level>`` (the domain folder's name; the level from the
+    shipped table, else ``unlabelled``), so scores come per domain and level as in GraphScout's Figure 4."""
+    from ..loaders.grbench import grbench_level, grbench_levels, parse_grbench_question
 
     if split is not None:
         raise QueryFileError(f"--split {split!r} applies to STaRK question files only, not {path}")
     queries: list[Query] = []
     malformed: list[str] = []
+    domain, levels = path.resolve().parent.name, grbench_levels()
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
@@ -122,7 +125,8 @@ def _read_grbench_tolerant(path: Path, split: str | None) -> QueryCheck:
             except ValueError as error:
                 malformed.append(str(error))
                 continue
-            queries.append(Query(question.qid, question.question, [], None, answer=question.answer))
+            template = f"{domain}/{grbench_level(domain, question.qid, levels)}"
+            queries.append(Query(question.qid, question.question, [], template, answer=question.answer))
     check = _dedupe(queries, malformed)
     check.source_format = GRBENCH
     return check

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,8 @@ from ..arrays import sorted_unique
 from .errors import GraphValidationError, describe_values
 from .store import KnowledgeGraph, SchemaTriple
 from .tables import EdgeTable, NodeTable, string_column
+
+FINGERPRINT_COLUMNS = ("id", "name", "text")
 
 
 def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | None = None) -> KnowledgeGraph:
@@ -52,8 +54,12 @@ def build_graph_from_arrays(
     relations: np.ndarray,
     relation_types: list[str],
     metadata: dict[str, Any] | None = None,
+    text_digest: Any = None,
 ) -> KnowledgeGraph:
-    """Pack integer edge arrays into the CSR store. Duplicate (source, target, relation) edges are kept once."""
+    """Pack integer edge arrays into the CSR store. Duplicate (source, target, relation) edges are kept once.
+
+    ``text_digest``: a blake2b already fed the node columns (:func:`node_text_digest`), so a streaming import need
+    not page its whole memory-mapped node table back in to fingerprint it."""
     n = nodes.num_rows
     src = np.asarray(src, dtype=np.int64)
     dst = np.asarray(dst, dtype=np.int64)
@@ -85,7 +91,7 @@ def build_graph_from_arrays(
     type_codes = np.asarray(node_type_codes, dtype=np.int16)
     schema = _schema(type_codes[src], rel, type_codes[dst], node_types, relation_types)
     meta = dict(metadata or {})
-    meta["fingerprint"] = _fingerprint(nodes, neighbors, codes)
+    meta["fingerprint"] = _fingerprint(nodes, neighbors, codes, text_digest)
     return KnowledgeGraph(
         nodes.drop_columns(["type"]) if "type" in nodes.column_names else nodes,
         type_codes,
@@ -152,15 +158,35 @@ def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str)
     return index.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for name in ("id", "name", "text"):
-        if name in nodes.column_names:
-            for buffer in _string_buffers(nodes.column(name)):
-                digest.update(buffer)
+def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray, digest: Any = None) -> str:
+    if digest is None:
+        digest = hashlib.blake2b(digest_size=16)
+        for name in FINGERPRINT_COLUMNS:
+            if name in nodes.column_names:
+                for buffer in _string_buffers(nodes.column(name)):
+                    digest.update(buffer)
     digest.update(np.ascontiguousarray(neighbors).data)
     digest.update(np.ascontiguousarray(codes).data)
     return digest.hexdigest()
+
+
+def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> Any:
+    """The node-column part of the fingerprint, read column by column from ``batches(column)`` (each call
+    yields that column's chunks in order, e.g. one record batch of an Arrow file at a time): the same digest
+    :func:`build_graph_from_arrays` computes over the whole table, with one chunk in memory at a time."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name in FINGERPRINT_COLUMNS:
+        base, first = 0, True
+        for chunk in batches(name):  # offsets of every chunk, rebased as one array's
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+            digest.update((offsets - offsets[0] + base).astype(np.int32)[0 if first else 1 :].data)
+            base += int(offsets[-1] - offsets[0])
+            first = False
+        for chunk in batches(name):
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+            if offsets[-1] > offsets[0]:
+                digest.update(memoryview(chunk.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
+    return digest
 
 
 def _string_buffers(column: pa.ChunkedArray) -> Iterator:

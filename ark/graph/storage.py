@@ -74,28 +74,33 @@ def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
     path = Path(path)
     check_graph_target(path)
     with atomic_directory(path) as tmp:
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "num_nodes": graph.num_nodes,
-            "num_edges": graph.num_edges,
-            "node_types": graph.node_types,
-            "relation_types": graph.relation_types,
-            "schema": [asdict(t) for t in graph.schema],
-            "metadata": graph.metadata,
-        }
-        (tmp / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))
         with pa.OSFile(str(tmp / "nodes.arrow"), "wb") as sink, pa.ipc.new_file(sink, graph.nodes.schema) as writer:
             writer.write_table(graph.nodes)
-        arrays = {
-            "node_type_codes": graph.node_type_codes,
-            "indptr": graph.indptr,
-            "neighbors": graph.neighbor_array,
-            "codes": graph.code_array,
-        }
-        for name, array in arrays.items():
-            np.save(tmp / f"{name}.npy", np.asarray(array))
+        write_graph_files(graph, tmp)
     graph.path = path
     return path
+
+
+def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:
+    """Write everything of a graph directory but ``nodes.arrow`` (which a streaming import writes itself)."""
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "num_nodes": graph.num_nodes,
+        "num_edges": graph.num_edges,
+        "node_types": graph.node_types,
+        "relation_types": graph.relation_types,
+        "schema": [asdict(t) for t in graph.schema],
+        "metadata": graph.metadata,
+    }
+    (directory / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))
+    arrays = {
+        "node_type_codes": graph.node_type_codes,
+        "indptr": graph.indptr,
+        "neighbors": graph.neighbor_array,
+        "codes": graph.code_array,
+    }
+    for name, array in arrays.items():
+        np.save(directory / f"{name}.npy", np.asarray(array))
 
 
 def load_graph(path: str | Path, mmap: bool = True) -> KnowledgeGraph:

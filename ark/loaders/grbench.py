@@ -70,11 +70,11 @@ def load_grbench(path: str | Path, name: str | None = None) -> KnowledgeGraph:
             features = {} if features is None else features
             if not isinstance(features, dict):
                 raise GraphValidationError(f"{file}: node {node_id!r}: 'features' must be an object")
-            name_key, node_name = _node_name(features, str(node_id))
+            name_field, node_name = _node_name(features, str(node_id))
             ids.append(str(node_id))
             types.append(node_type)
             names.append(node_name)
-            texts.append(node_text(node_name, {k: v for k, v in features.items() if k != name_key}))
+            texts.append(node_text(node_name, {k: v for k, v in features.items() if k != name_field}))
             properties.append(features)
             for neighbor_type, neighbor_ids in (node.get("neighbors") or {}).items():
                 if not isinstance(neighbor_ids, list):
@@ -145,14 +145,14 @@ class AnswerMatcher:
     def __init__(self, graph: KnowledgeGraph) -> None:
         index: dict[str, list[str]] = {}
         for i in range(graph.num_nodes):
-            index.setdefault(_key(graph.name(i)), []).append(graph.node_id(i))
+            index.setdefault(name_key(graph.name(i)), []).append(graph.node_id(i))
         self._by_name = {k: tuple(v) for k, v in index.items()}
 
     def ids(self, answer: str) -> list[str]:
         """Node ids named by ``answer``: the whole answer, else comma-separated parts, longest runs first
         (``"Purpura, Thrombocytopenic, Idiopathic, Proteinuria"`` names two nodes). Unmatched parts are skipped;
         a name shared by several nodes gives them all."""
-        whole = self._by_name.get(_key(answer))
+        whole = self._by_name.get(name_key(answer))
         if whole:
             return list(whole)
         parts = [p.strip() for p in str(answer).split(",")]
@@ -160,7 +160,7 @@ class AnswerMatcher:
         start = 0
         while start < len(parts):
             for end in range(len(parts), start, -1):
-                ids = self._by_name.get(_key(", ".join(parts[start:end])))
+                ids = self._by_name.get(name_key(", ".join(parts[start:end])))
                 if ids:
                     found.update(dict.fromkeys(ids))
                     start = end
@@ -170,7 +170,39 @@ class AnswerMatcher:
         return list(found)
 
 
-def _key(text: str) -> str:
+UNLABELLED = "unlabelled"
+LEVELS_FILE = Path(__file__).with_name("grbench_levels.json")
+
+
+def grbench_levels(path: str | Path | None = None) -> dict[str, list[tuple[int, int, str]]]:
+    """Domain -> ``(first qid, last qid, level)`` ranges of a level table (default: the shipped one, which names
+    its source); ``ValueError`` names a malformed entry."""
+    path = LEVELS_FILE if path is None else path
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    valid = table.get("levels", ["easy", "medium", "hard"])
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    for domain, ranges in (table.get("domains") or {}).items():
+        for entry in ranges:
+            if not (isinstance(entry, list) and len(entry) == 3 and entry[2] in valid):
+                raise ValueError(f"{path}: domain {domain!r}: entry {entry!r} is not [first qid, last qid, level] "
+                                 f"with a level in {', '.join(valid)}")
+            out.setdefault(domain, []).append((int(entry[0]), int(entry[1]), str(entry[2])))
+    return out
+
+
+def grbench_level(domain: str, qid: str, levels: dict[str, list[tuple[int, int, str]]]) -> str:
+    """The level of question ``qid`` of ``domain`` in ``levels``, else :data:`UNLABELLED` (never guessed)."""
+    if not qid.isdigit():
+        return UNLABELLED
+    number = int(qid)
+    for first, last, level in levels.get(domain, ()):
+        if first <= number <= last:
+            return level
+    return UNLABELLED
+
+
+def name_key(text: str) -> str:
+    """A name or answer as the matcher compares it: lower case, punctuation and extra spaces dropped."""
     return " ".join(re.sub(r"[^\w]+", " ", str(text).lower()).split())
 
 

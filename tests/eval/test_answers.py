@@ -135,3 +135,31 @@ def test_judge_grades_answers_only_when_asked_and_is_labelled(openai_server, tmp
     assert summary["answers"]["judge_accuracy"] == 1.0
     assert JUDGE_LABEL in markdown_table(summary) and "| Judge |" in markdown_table(summary)
     assert len(openai_server.requests) == 2
+
+
+def test_grbench_questions_are_scored_per_domain_and_level(tmp_path, monkeypatch):
+    import ark.loaders.grbench as grbench
+
+    graph = load_grbench(FIXTURES / "biomedical")
+    shipped = json.loads(grbench.LEVELS_FILE.read_text())
+    assert "Graph-CoT" in shipped["about"] and shipped["source"].startswith("https://github.com/PeterGriffinJin/")
+    queries, _check = open_queries(FIXTURES / "biomedical", graph)
+    assert {q.template for q in queries} == {"biomedical/unlabelled"}  # no verified ranges: never a guessed level
+
+    table = write(tmp_path / "levels.json", [])
+    table.write_text(json.dumps({"levels": ["easy", "medium", "hard"],
+                                 "domains": {"biomedical": [[0, 1, "easy"], [2, 9, "medium"]]}}))
+    monkeypatch.setattr(grbench, "LEVELS_FILE", table)
+    queries, _check = open_queries(FIXTURES / "biomedical", graph)
+    assert {q.id: q.template for q in queries} == {"0": "biomedical/easy", "1": "biomedical/easy",
+                                                   "2": "biomedical/medium"}
+    results = [{"id": q.id, "ranked": [], "answer": {"text": q.answer if q.id != "1" else "wrong", "type": None}}
+               for q in queries]
+    summary = summarize(score_results(queries, results, graph))
+    assert summary["by_template"]["biomedical/easy"]["answers"]["f1"] == pytest.approx(0.5)
+    assert summary["by_template"]["biomedical/medium"]["answers"]["f1"] == 1.0
+    assert "biomedical/medium" in markdown_table(summary, "run")
+
+    table.write_text(json.dumps({"domains": {"biomedical": [[0, 1, "trivial"]]}}))
+    with pytest.raises(ValueError, match="'trivial'.*easy, medium, hard"):
+        grbench.grbench_levels()

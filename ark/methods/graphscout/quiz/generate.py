@@ -57,6 +57,7 @@ class GraphScoutQuizConfig:
     guard: bool = True
     attempts_per_question: int = 400
     patience: int = 3000  # stop filling a split after this many attempts without a new question
+    exclude: frozenset[str] = frozenset()  # node ids never seeds, answers or clues (a benchmark's test questions)
 
     def __post_init__(self) -> None:
         if self.n < 1:
@@ -79,6 +80,7 @@ class GuardReport:
 
     dropped: int = 0
     test_nodes: int = 0
+    excluded: int = 0  # questions dropped (any split) for touching a node of ``exclude``
     collisions: Counter = field(default_factory=Counter)
 
     def top(self, graph: KnowledgeGraph, k: int = 5) -> list[tuple[str, str, int]]:
@@ -247,9 +249,11 @@ class QuizAssembler:
 
     FILL_ORDER = ("test", "val", "train")
 
-    def __init__(self, n: int, fractions: tuple[float, float, float], guard: bool = True) -> None:
+    def __init__(self, n: int, fractions: tuple[float, float, float], guard: bool = True,
+                 exclude: frozenset[str] = frozenset()) -> None:
         self.quotas = split_quotas(n, fractions)
         self.guard_enabled = guard
+        self.exclude = exclude
         self.guard = GuardReport()
         self.test_nodes: set[str] = set()
         self.seen: set[str] = set()
@@ -276,6 +280,9 @@ class QuizAssembler:
         """Accept ``record`` into ``split`` unless it repeats a question (``key``) or the guard drops it
         (``guarded``: the caller has asked :meth:`guard_drops` already)."""
         if key in self.seen or self.missing(split) <= 0:
+            return False
+        if self.exclude and not self.exclude.isdisjoint(question_nodes(record)):
+            self.guard.excluded += 1
             return False
         if not guarded and self.guard_drops(record["clue_ids"], split):
             return False
@@ -308,7 +315,7 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
     nameable = nameable_mask(graph)
     evaluator = Evaluator(graph, config.frontier_limit)
     writer = QuestionWriter(graph, evaluator, phrases, config.max_support)
-    pool = SeedPool(graph, nameable, config.seed, config.fractions)
+    pool = SeedPool(graph, seed_mask(graph, nameable, config.exclude), config.seed, config.fractions)
     rng = np.random.default_rng(config.seed)
     notes: list[str] = []
     if config.quizzer == "random-walk":
@@ -318,7 +325,7 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
     else:
         episode = ObjectiveQuizzer(graph, evaluator, nameable, config.max_set, notes).episode
 
-    assembler = QuizAssembler(config.n, config.fractions, config.guard)
+    assembler = QuizAssembler(config.n, config.fractions, config.guard, config.exclude)
     attempts = 0
     for split in QuizAssembler.FILL_ORDER:
         budget = max(200, assembler.quotas[split] * config.attempts_per_question)
@@ -347,6 +354,15 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
     tag = "gsquiz" if config.quizzer == "objective" else "rwquiz"
     questions = assembler.finish(rng, f"{graph_name}-{tag}-s{config.seed}", notes)
     return GraphScoutQuizResult(questions, assembler.guard, notes, attempts, time.perf_counter() - started)
+
+
+def seed_mask(graph: KnowledgeGraph, nameable: np.ndarray, exclude: frozenset[str]) -> np.ndarray:
+    """``nameable`` without the excluded nodes: the nodes a quizzer may start an episode from."""
+    if not exclude:
+        return nameable
+    mask = nameable.copy()
+    mask[[graph.index_of(node_id) for node_id in exclude if graph.has_node(node_id)]] = False
+    return mask
 
 
 def question_nodes(record: dict[str, Any]) -> set[str]:

@@ -31,7 +31,7 @@ from ....quiz.splits import DEFAULT_FRACTIONS
 from ....runtime.loop import run_tool_loop
 from ....runtime.records import Trajectory
 from ....storage.jsonl import append_jsonl
-from .generate import GraphScoutQuizResult, QuizAssembler, SeedPool
+from .generate import GraphScoutQuizResult, QuizAssembler, SeedPool, seed_mask
 from .objective import ANSWER_TYPES, HYBRID, MAX_SET, Objective, sample_objective
 from .scout_tools import BUDGET, REPORT, Accepted, DirectCypher, SandboxCypher, ScoutToolbox
 
@@ -95,6 +95,7 @@ class ScoutConfig:
     runner: str = "sandbox"
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS
     guard: bool = True
+    exclude: frozenset[str] = frozenset()  # node ids never seeds, answers or clues (a benchmark's test questions)
     max_episodes: int | None = None  # default: 3 per question
     trajectory_path: str | Path | None = None  # append every episode's trajectory here (JSONL)
 
@@ -206,9 +207,9 @@ async def scout_quiz(graph: KnowledgeGraph, policy: ChatPolicy, config: ScoutCon
     started = time.perf_counter()
     config = config or ScoutConfig()
     quizzer = ScoutQuizzer(graph, policy, config, engine=engine, index=index, runner_factory=runner_factory)
-    pool = SeedPool(graph, nameable_mask(graph), config.seed, config.fractions)
+    pool = SeedPool(graph, seed_mask(graph, nameable_mask(graph), config.exclude), config.seed, config.fractions)
     rng = np.random.default_rng(config.seed)
-    assembler = QuizAssembler(config.n, config.fractions, config.guard)
+    assembler = QuizAssembler(config.n, config.fractions, config.guard, config.exclude)
     episodes_left = config.max_episodes if config.max_episodes is not None else 3 * config.n
     skip = frozenset((a, p, d) for a in ANSWER_TYPES if a not in config.answer_types
                      for p in (*PATTERN_TEXT, HYBRID) for d in DIFFICULTY_TEXT)

@@ -1,0 +1,245 @@
+"""Streaming import of a GRBench ``graph.json`` into an ARK graph directory, in memory bounded by a chunk size.
+
+:func:`ark.loaders.grbench.load_grbench` reads the file whole (``json.load``): fine for fixtures, not for the
+released Amazon (~9M nodes) or Freelaw (~84M nodes) graphs. Here the file is parsed incrementally with ``ijson``
+(its C backend) in two passes:
+
+1. nodes, one at a time, written ``chunk_size`` rows at a time as record batches of ``nodes.arrow`` inside the
+   atomic temporary directory; only the id -> row index map and the type codes stay in memory;
+2. the neighbor lists, resolved against that map into integer edge arrays (compact: 8 bytes an endpoint).
+
+The CSR arrays are then packed by :func:`ark.graph.build.build_graph_from_arrays` and the fingerprint is computed
+from the written file one batch at a time, so the node text never sits in memory whole. The result is the graph
+:func:`load_grbench` builds (same ids, names, texts, edges and fingerprint); the tests keep that loader as oracle.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import pyarrow as pa
+
+from ark.graph import GraphValidationError, KnowledgeGraph, normalize_name
+from ark.graph.build import build_graph_from_arrays, node_text_digest
+from ark.graph.storage import check_graph_target, check_source_outside_target, write_graph_files
+from ark.storage.atomic import atomic_directory
+
+from .grbench import NODE_KEY_SUFFIX, _edge_types, _graph_file, _node_name
+from .tabular import node_text
+
+DEFAULT_CHUNK_SIZE = 20_000
+CHUNK_BYTES = 8_000_000  # a batch is also cut at this much text, so long-text nodes keep batches small
+NODE_SCHEMA = pa.schema([("id", pa.string()), ("name", pa.string()), ("text", pa.string()),
+                         ("properties", pa.string())])
+# Measured on the generated 217 MB fixture (benchmarks/bench_grbench_import.py, 2-core machine under load, 2026-11-26):
+# 5.5 MB/s of graph.json, and nodes.arrow 1.7x its size (each node's text, and its features again as JSON properties)
+# plus the CSR arrays. The estimate rounds both up.
+RATE_BYTES_PER_S = 4e6
+DISK_FACTOR = 1.8
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ImportEstimate:
+    input_bytes: int
+    disk_bytes: int
+    seconds: float
+
+    def describe(self) -> str:
+        return (f"graph.json is {self.input_bytes / 1e6:,.1f} MB: the import needs ~{self.disk_bytes / 1e6:,.1f} MB "
+                f"of disk and ~{_duration(self.seconds)} (at ~{RATE_BYTES_PER_S / 1e6:.0f} MB/s, measured on a "
+                "loaded 2-core machine)")
+
+
+def estimate_import(path: str | Path) -> ImportEstimate:
+    """Disk and time a streaming import of ``path`` (a ``graph.json`` or its folder) will take, from its size."""
+    size = _graph_file(path).stat().st_size
+    return ImportEstimate(size, int(size * DISK_FACTOR), size / RATE_BYTES_PER_S)
+
+
+def stream_import_grbench(path: str | Path, out: str | Path, name: str | None = None, *,
+                          chunk_size: int = DEFAULT_CHUNK_SIZE, progress: Progress | None = None) -> Path:
+    """Import a GRBench graph into ``out`` streaming; nothing is left at ``out`` if the import fails."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk size must be a positive number of nodes, got {chunk_size}")
+    file = _graph_file(path)
+    check_source_outside_target(file.parent, out)
+    out = Path(out)
+    check_graph_target(out)
+    say = progress or (lambda _message: None)
+    with atomic_directory(out) as tmp:
+        nodes_file = tmp / "nodes.arrow"
+        index, type_codes, node_types = _write_nodes(file, nodes_file, chunk_size, say)
+        src, dst, rel, relation_types, dropped = _read_edges(file, index, node_types, say)
+        del index
+        graph = _pack(file, nodes_file, type_codes, node_types, (src, dst, rel), relation_types,
+                      {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
+                       "dropped_edges": dropped})
+        say(f"writing {graph.num_nodes:,} nodes and {graph.num_edges:,} edges")
+        write_graph_files(graph, tmp)
+    return out
+
+
+def iter_grbench_nodes(handle: BinaryIO, where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(node type, node id, node object) of each node of a GRBench graph file, parsed incrementally.
+
+    Tracks nesting depth rather than ijson prefixes: a prefix joins keys with dots, and node ids hold dots.
+    """
+    try:
+        import ijson
+    except ImportError:
+        raise ImportError("the streaming GRBench import needs ijson: pip install 'ark[grbench]'") from None
+    try:
+        yield from _parse_nodes(ijson, handle, where)
+    except ijson.JSONError as error:
+        raise GraphValidationError(f"{where}: not valid JSON ({error})") from None
+
+
+def _parse_nodes(ijson: Any, handle: BinaryIO, where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    depth = 0
+    table = node_id = ""
+    builder: Any = None
+    for _prefix, event, value in ijson.parse(handle, use_float=True):
+        if builder is not None:
+            builder.event(event, value)
+            depth += 1 if event in ("start_map", "start_array") else -1 if event in ("end_map", "end_array") else 0
+            if depth == 2:
+                yield table[: -len(NODE_KEY_SUFFIX)], node_id, builder.value
+                builder = None
+        elif event == "map_key" and depth == 1:
+            table = str(value)
+            if not table.endswith(NODE_KEY_SUFFIX):
+                raise GraphValidationError(f"{where}: top-level key {table!r} is not a '<type>{NODE_KEY_SUFFIX}' "
+                                           "table of nodes")
+        elif event == "map_key" and depth == 2:
+            node_id = str(value)
+        elif event == "start_map" and depth == 2:
+            builder = ijson.ObjectBuilder()
+            builder.event(event, value)
+            depth = 3
+        elif event == "start_map" and depth < 2:
+            depth += 1
+        elif event in ("end_map", "end_array"):
+            depth -= 1
+        elif depth == 2:
+            raise GraphValidationError(f"{where}: node {node_id!r} of {table} is not an object")
+        else:
+            raise GraphValidationError(f"{where}: expected an object of '<type>{NODE_KEY_SUFFIX}' tables, "
+                                       f"found {event} at depth {depth}")
+
+
+def _write_nodes(file: Path, nodes_file: Path, chunk_size: int,
+                 say: Progress) -> tuple[dict[str, int], np.ndarray, list[str]]:
+    index: dict[str, int] = {}
+    codes: list[int] = []
+    node_types: dict[str, int] = {}
+    rows: dict[str, list[str]] = {column: [] for column in NODE_SCHEMA.names}
+    pending = 0
+    total = file.stat().st_size
+    with file.open("rb") as handle, pa.OSFile(str(nodes_file), "wb") as sink, \
+            pa.ipc.new_file(sink, NODE_SCHEMA) as writer:
+        for node_type, node_id, node in iter_grbench_nodes(handle, str(file)):
+            if node_id in index:
+                raise GraphValidationError(f"{file}: duplicate node id {node_id!r}")
+            features = _features(node, node_id, file)
+            name_key, node_name = _node_name(features, node_id)
+            index[node_id] = len(codes)
+            codes.append(node_types.setdefault(node_type, len(node_types)))
+            rows["id"].append(node_id)
+            rows["name"].append(node_name)
+            rows["text"].append(node_text(node_name, {k: v for k, v in features.items() if k != name_key}))
+            rows["properties"].append(json.dumps(features, ensure_ascii=False, default=str))
+            pending += len(rows["text"][-1]) + len(rows["properties"][-1])
+            if len(rows["id"]) >= chunk_size or pending >= CHUNK_BYTES:
+                _flush(writer, rows)
+                pending = 0
+                say(f"nodes: {len(codes):,} read, {handle.tell() / max(total, 1):.0%} of {file.name}")
+        _flush(writer, rows)
+    if not codes:
+        raise GraphValidationError(f"{file}: the graph has no nodes")
+    return index, np.asarray(codes, dtype=np.int16), list(node_types)
+
+
+def _features(node: Any, node_id: str, file: Path) -> dict[str, Any]:
+    features = node.get("features")
+    features = {} if features is None else features
+    if not isinstance(features, dict):
+        raise GraphValidationError(f"{file}: node {node_id!r}: 'features' must be an object")
+    return features
+
+
+def _flush(writer: Any, rows: dict[str, list[str]]) -> None:
+    if rows["id"]:
+        writer.write_batch(pa.record_batch([pa.array(rows[c], pa.string()) for c in NODE_SCHEMA.names],
+                                           schema=NODE_SCHEMA))
+        for column in rows.values():
+            column.clear()
+
+
+def _read_edges(file: Path, index: dict[str, int], node_types: list[str],
+                say: Progress) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], int]:
+    from array import array
+
+    type_lookup = {normalize_name(t): t for t in node_types}
+    relations: dict[str, int] = {}
+    # int32 indices: GRBench graphs stay far below 2^31 nodes
+    src, dst, rel = array("i"), array("i"), array("i")
+    dropped = seen = 0
+    with file.open("rb") as handle:
+        for node_type, node_id, node in iter_grbench_nodes(handle, str(file)):
+            row = index[node_id]
+            for neighbor_type, neighbor_ids in (node.get("neighbors") or {}).items():
+                if not isinstance(neighbor_ids, list):
+                    raise GraphValidationError(f"{file}: node {node_id!r}: neighbors[{neighbor_type!r}] must be a "
+                                               "list of node ids")
+                endpoints = _edge_types(neighbor_type, type_lookup)
+                reverse = endpoints is not None and endpoints[1] == node_type and endpoints[0] != node_type
+                for neighbor in neighbor_ids:
+                    other = index.get(str(neighbor))
+                    if other is None:
+                        dropped += 1
+                        continue
+                    src.append(other if reverse else row)
+                    dst.append(row if reverse else other)
+                    rel.append(relations.setdefault(str(neighbor_type), len(relations)))
+            seen += 1
+            if seen % 100_000 == 0:
+                say(f"edges: {seen:,} of {len(index):,} nodes, {len(src):,} edges")
+    return (np.frombuffer(src, dtype=np.int32), np.frombuffer(dst, dtype=np.int32),
+            np.frombuffer(rel, dtype=np.int32), list(relations), dropped)
+
+
+def _pack(file: Path, nodes_file: Path, type_codes: np.ndarray, node_types: list[str],
+          edges: tuple[np.ndarray, np.ndarray, np.ndarray], relation_types: list[str],
+          metadata: dict[str, Any]) -> KnowledgeGraph:
+    def column_batches(column: str) -> Iterator[pa.Array]:
+        with pa.OSFile(str(nodes_file)) as source:  # read, not memory-mapped: one batch resident at a time
+            reader = pa.ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i).column(column)
+
+    digest = node_text_digest(column_batches)
+    nodes = pa.ipc.open_file(pa.memory_map(str(nodes_file))).read_all()  # zero-copy: only its row count is used
+    src, dst, rel = edges
+    return build_graph_from_arrays(nodes, type_codes, node_types, src, dst, rel, relation_types,
+                                   metadata=metadata, text_digest=digest)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def elapsed_since(start: float) -> str:
+    """Wall time since ``start`` (``time.perf_counter``), for a progress line."""
+    return _duration(time.perf_counter() - start)

@@ -1,0 +1,98 @@
+"""The streaming GRBench import: the same graph as the whole-file loader, bounded memory, atomic output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ark.cli.graph_cmd import register
+from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.loaders.grbench import load_grbench
+from ark.loaders.grbench_import import stream_import_grbench
+from benchmarks.bench_grbench_import import STREAM, peak_rss_mb
+from benchmarks.synthetic_grbench import DOMAINS, write_graph
+from tests.support.cli import cli_invoker
+
+pytest.importorskip("ijson")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grbench"
+invoke = cli_invoker(register)
+
+
+def _same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
+    assert a.metadata["fingerprint"] == b.metadata["fingerprint"]
+    assert a.nodes.equals(b.nodes.combine_chunks())
+    assert (a.node_types, a.relation_types) == (b.node_types, b.relation_types)
+    assert np.array_equal(a.node_type_codes, b.node_type_codes)
+    assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.neighbor_array, b.neighbor_array)
+    assert np.array_equal(a.code_array, b.code_array)
+    assert a.schema == b.schema and a.metadata["dropped_edges"] == b.metadata["dropped_edges"]
+
+
+@pytest.mark.parametrize("domain", ["academic", "biomedical"])
+def test_released_fixtures_import_as_the_whole_file_loader_builds_them(tmp_path, domain):
+    out = stream_import_grbench(FIXTURES / domain, tmp_path / "g", chunk_size=2)  # several batches
+    _same_graph(load_grbench(FIXTURES / domain), KnowledgeGraph.load(out))
+
+
+@pytest.mark.parametrize("domain", sorted(DOMAINS))
+def test_every_domain_keeps_its_node_and_edge_kinds(tmp_path, domain):
+    write_graph(tmp_path / domain, domain, target_bytes=60_000, text_words=5, degree=3, seed=1)
+    graph = KnowledgeGraph.load(stream_import_grbench(tmp_path / domain, tmp_path / "g", chunk_size=7))
+    _same_graph(load_grbench(tmp_path / domain), graph)
+    assert set(graph.node_types) == set(DOMAINS[domain])
+    kinds = {kind for _name, _extra, neighbors in DOMAINS[domain].values() for kind in neighbors}
+    assert set(graph.relation_types) == kinds
+    if domain == "biomedical":  # Source-verb-Target kinds run from Source to Target, whichever node lists them
+        assert {t.source_type for t in graph.schema if t.relation == "Compound-treats-Disease"} == {"Compound"}
+
+
+def test_cli_prints_an_estimate_imports_and_names_a_missing_domain(tmp_path):
+    result = invoke("graph", "import", "grbench", str(FIXTURES), "--domain", "biomedical", "--out",
+                    str(tmp_path / "g"))
+    assert result.exit_code == 0, result.output
+    assert "of disk" in result.output and "nodes=7, edges=8" in result.output
+    result = invoke("graph", "import", "grbench", str(FIXTURES), "--domain", "legal", "--out", str(tmp_path / "h"))
+    assert result.exit_code != 0 and "academic, biomedical" in result.output
+    assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"papers": {}}', "not a '<type>_nodes' table"),
+    ('{"paper_nodes": {"1": {"features": {}, "neighbors": {"author": "a1"}}}}', "must be a list"),
+    ('{"paper_nodes": {"1": {"features": [], "neighbors": {}}}}', "'features' must be an object"),
+    ('{"paper_nodes": {"1": 5}}', "node '1' of paper_nodes is not an object"),
+    ('{"paper_nodes": {"1": {"features": {}}}, "author_nodes": {"1": {}}}', "duplicate node id '1'"),
+    ('{"paper_nodes": {"1": {"features": {"title": "x"}, ', "not valid JSON"),
+])
+def test_malformed_files_are_named_and_nothing_is_written(tmp_path, content, message):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "graph.json").write_text(content)
+    with pytest.raises(GraphValidationError, match=message):
+        stream_import_grbench(tmp_path / "src", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["src"]  # no temporary left behind
+
+
+def test_a_failed_import_keeps_the_earlier_graph(tmp_path):
+    out = stream_import_grbench(FIXTURES / "academic", tmp_path / "g")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "graph.json").write_text(json.dumps({"x_nodes": {"1": {"neighbors": {"y": 3}}}}))
+    with pytest.raises(GraphValidationError):
+        stream_import_grbench(tmp_path / "bad", out)
+    assert KnowledgeGraph.load(out).num_nodes == 5
+
+
+@pytest.mark.slow
+def test_peak_memory_grows_far_less_than_the_file(tmp_path):
+    """~20 MB vs ~200 MB graph.json, each imported in its own subprocess (about a minute: marked slow)."""
+    peaks = []
+    for size in (20e6, 200e6):
+        folder = tmp_path / f"g{size:.0f}"
+        write_graph(folder, "amazon", int(size))
+        assert (folder / "graph.json").stat().st_size > 0.9 * size
+        peaks.append(peak_rss_mb(STREAM, str(folder), str(tmp_path / f"o{size:.0f}"), "20000")[1])
+        assert KnowledgeGraph.load(tmp_path / f"o{size:.0f}").num_nodes > 0
+    assert peaks[1] - peaks[0] < 100, peaks
