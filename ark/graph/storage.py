@@ -32,7 +32,7 @@ from .store import KnowledgeGraph, SchemaTriple
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: nodes.parquet
 ARRAYS = ("node_type_codes", "indptr", "neighbors", "codes")
-REBUILD_HINT = "rebuild the graph (ark graph build NAME --force, or import it again) into a new folder"
+REBUILD_HINT = "rebuild it: import the graph again (ark graph import ... --out a new folder)"
 
 
 def is_graph_directory(path: str | Path) -> bool:
