@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.runtime.cache_folder import open_cached, read_manifest, writable
+from ark.runtime.cache_folder import open_cached
 
 
 @runtime_checkable
@@ -138,10 +138,6 @@ def settings_hash(settings: dict) -> str:
 
 def _graph_fingerprint(graph: Any) -> str | None:
     return getattr(graph, "metadata", {}).get("fingerprint")
-
-
-_read_manifest = read_manifest  # the names seeder's feature cache imports
-_writable = writable
 
 
 @dataclass(frozen=True)
