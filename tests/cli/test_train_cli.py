@@ -97,7 +97,7 @@ def _method_params():
         yield pytest.param(name, marks=pytest.mark.skipif(missing, reason=f"{module} is not installed"))
 
 
-@pytest.mark.parametrize("method", _method_params())
+@pytest.mark.parametrize("method", list(_method_params()))
 def test_seeder_and_every_graph_baseline_run_through_ark_eval(cli, setup, trained, method):
     root, _, val = setup
     out, _ = trained
