@@ -7,9 +7,11 @@ Steps (each through the package's own entry points; nothing here re-implements t
 1. ``sft``: ``ark.training.sft.train_sft`` (LoRA, TRL) of a tiny Qwen3 built from a config
    (``ark.training.tiny_model``) on the offline teacher's chats of the clinical test graph; bfloat16 where the device
    supports it (``torch.cuda.is_bf16_supported()``), float32 elsewhere.
-2. ``grpo``: ``ark.methods.graphscout.training.trainer.train_graphscout`` with the ``tiny-cpu`` preset: tool-calling
+2. ``grpo``: ``ark.methods.graphscout.training.trainer.train_graphscout`` on the clinical graph's quiz: tool-calling
    rollouts whose code runs in the bubblewrap sandbox against the ladybug Cypher engine (extras ``train`` and
-   ``graphdb``, and bubblewrap), on the clinical graph's quiz; a scripted warm start, then GRPO steps.
+   ``graphdb``, and bubblewrap), a scripted warm start, then GRPO. Full: ``LEARNING_CHECK`` (the tiny-cpu preset,
+   40 steps), failing unless the mean reward of the last 20% of the steps beats the first 20% by 0.1 (the learning
+   check of ``tests/methods/graphscout/test_grpo_training.py``); ``--tiny``: one step of two questions.
 3. ``seeder-train`` / ``seeder-infer``: ``ark.methods.seeder.pipeline.train_seeder`` on the connector test graph with
    ``device``, then the trained ``SeederMethod`` answering every question on the same device.
 4. ``dense``: the packaged MiniLM (``ark.index.dense.load_encoder``) embedding every node document of ``--graph``
@@ -110,7 +112,7 @@ def check_grpo(plan: Plan, check: Check) -> str:
     from ark.methods.graphscout.options import GraphScoutOptions
     from ark.methods.graphscout.training.data import training_questions, warm_start_samples
     from ark.methods.graphscout.training.environment import ScoutWorld
-    from ark.methods.graphscout.training.settings import TINY_CPU_PRESET, GRPOSettings
+    from ark.methods.graphscout.training.settings import LEARNING_CHECK, TINY_CPU_PRESET, GRPOSettings
     from ark.methods.graphscout.training.trainer import train_graphscout
     from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
     from ark.runtime.jsonl import write_jsonl_atomic
@@ -120,9 +122,9 @@ def check_grpo(plan: Plan, check: Check) -> str:
     graph = build_clinical_graph()
     quiz = plan.out / "grpo" / "quiz.jsonl"
     write_jsonl_atomic(quiz, generate_graphscout_quiz(graph, GraphScoutQuizConfig(n=40, seed=plan.seed)).questions)
-    overrides = {"steps": 1, "max_questions": 2, "group_size": 2, "questions_per_step": 1, "micro_batch": 2,
-                 "warm_start_epochs": 2, "max_completion_tokens": 128} if plan.tiny else {"steps": 10}
-    settings = GRPOSettings(**{**TINY_CPU_PRESET, **overrides, "device": plan.device, "bf16": plan.bf16,
+    tiny = {**TINY_CPU_PRESET, "steps": 1, "max_questions": 2, "group_size": 2, "questions_per_step": 1,
+            "micro_batch": 2, "warm_start_epochs": 2, "max_completion_tokens": 128}
+    settings = GRPOSettings(**{**(tiny if plan.tiny else LEARNING_CHECK), "device": plan.device, "bf16": plan.bf16,
                                "progress": False, "seed": plan.seed})
     check.precision = "bf16" if plan.bf16 else "fp32"
     options = GraphScoutOptions(system_prompt=settings.system_prompt, max_turns=settings.max_turns)
@@ -139,8 +141,17 @@ def check_grpo(plan: Plan, check: Check) -> str:
                                   engine=world.engine, index=world.index)
     finally:
         world.engine.close()
-    curve = ", ".join(f"{r:.2f}" for r in result.reward_curve[:6])
-    return f"{result.steps} GRPO step(s), {result.questions} questions × {settings.group_size}; reward {curve}"
+    summary = f"{result.steps} GRPO step(s), {result.questions} questions × {settings.group_size}"
+    curve = result.reward_curve
+    if plan.tiny:
+        return f"{summary}; reward {', '.join(f'{r:.2f}' for r in curve)}"
+    # The learning check of tests/methods/graphscout/test_grpo_training.py: the last 20% of the steps beat the first.
+    window = max(1, round(0.2 * len(curve)))
+    first, last = sum(curve[:window]) / window, sum(curve[-window:]) / window
+    verdict = f"{summary}; mean reward first {window} steps {first:.3f} → last {window} {last:.3f}"
+    if last < first + 0.1:
+        raise RuntimeError(f"learning check missed (gain {last - first:+.3f} < 0.1): {verdict}")
+    return f"{verdict} (learning check passed: gain {last - first:+.3f} ≥ 0.1)"
 
 
 def check_seeder(plan: Plan, check: Check) -> str:
@@ -148,6 +159,7 @@ def check_seeder(plan: Plan, check: Check) -> str:
     from ark.methods.seeder.pipeline import Question, train_seeder
     from tests.support.seeder_fixture import build_connector_graph
 
+    check.precision = "fp32"
     graph, rows = build_connector_graph()
     questions = [Question(r["id"], r["query"], tuple(graph.index_of(a) for a in r["answer_ids"])) for r in rows]
     epochs = 2 if plan.tiny else 12
@@ -167,6 +179,7 @@ def check_seeder_inference(plan: Plan, check: Check) -> str:
     from ark.methods.seeder.method import SeederMethod
     from ark.methods.seeder.options import SeederOptions
 
+    check.precision = "fp32"
     context = CHECKS["seeder-infer"].context
     if context is None:
         raise RuntimeError("needs the model of seeder-train, which failed")
