@@ -4,7 +4,10 @@ A folder's manifest (``graph.json`` of a graph, ``manifest.json`` of an index) l
 BLAKE2b digest (:func:`file_records`). Opening checks every listed file (:func:`check_files`): one up to
 :data:`FULL_HASH_LIMIT` bytes is hashed in full; a larger one is checked by its size and a digest of
 :data:`SAMPLE_BLOCKS` blocks at fixed offsets spread over the file (:func:`sample_offsets`), so opening a
-multi-gigabyte graph stays fast; ``full=True`` (``ark graph verify``) hashes everything. A file that is missing, has
+multi-gigabyte graph stays fast; ``full=True`` (``ark graph verify``) hashes everything. A file hashed in full is
+stamped (``.checked.json``: its size, mtime, ctime and inode): later openings hash it again only when its stat
+changed, so any write to it (which moves its ctime, a time no user can set back) is caught on the next opening, while
+decay of the disk itself is left to ``ark graph verify``, which ignores the stamps. A file that is missing, has
 the wrong size or the wrong digest raises :class:`DamagedFileError`, one line naming the file and how to rebuild it.
 
 BLAKE2b from :mod:`hashlib` (no extra dependency): about 0.9 GB/s a core here, so the HPO graph and its BM25 index
@@ -13,7 +16,10 @@ BLAKE2b from :mod:`hashlib` (no extra dependency): about 0.9 GB/s a core here, s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,10 @@ FULL_HASH_LIMIT = 64 * 1024 * 1024  # bytes; larger files are checked by size + 
 SAMPLE_BLOCKS = 16
 BLOCK_SIZE = 64 * 1024
 _CHUNK = 1024 * 1024
+# Stat stamps of files already hashed in full (size, mtime, ctime, inode and the recorded digest), so that opening a
+# folder again hashes only what changed since; a stamp is kept only for files unchanged for RACY_S seconds.
+STAMP_FILE = ".checked.json"
+RACY_S = 2.0
 
 
 class DamagedFileError(OSError):
@@ -97,8 +107,49 @@ def check_files(directory: str | Path, records: Mapping[str, Mapping[str, Any]],
     another size or another digest. Files up to :data:`FULL_HASH_LIMIT` bytes (every file with ``full``) are hashed
     in full; larger ones are compared by their sampled blocks (by size alone where no sample was recorded)."""
     directory = Path(directory)
+    stamps = {} if full else _read_stamps(directory)
+    checked: dict[str, list] = {}
     for name, record in records.items():
-        check_file(directory / name, record, fix, full=full)
+        path = directory / name
+        key = _stat_key(path)
+        stamp = None if key is None else [*key, record.get(ALGORITHM)]
+        if stamp is not None and stamps.get(name) == stamp and key[0] == record.get("size"):
+            checked[name] = stamp  # hashed in full since it last changed
+            continue
+        check_file(path, record, fix, full=full)
+        if stamp is not None and (full or key[0] <= FULL_HASH_LIMIT) and _settled(key):
+            checked[name] = stamp
+    if checked and checked != {n: stamps.get(n) for n in checked}:
+        _write_stamps(directory, {**stamps, **checked})
+
+
+def _stat_key(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _settled(key: list[int]) -> bool:
+    """Whether the file last changed more than :data:`RACY_S` ago: a later write then gets a later ctime (file
+    times come from a coarse clock, so a write within the same few milliseconds could keep the recorded one)."""
+    return key[2] < time.time_ns() - RACY_S * 1e9
+
+
+def _read_stamps(directory: Path) -> dict[str, list]:
+    try:
+        stamps = json.loads((directory / STAMP_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stamps if isinstance(stamps, dict) else {}
+
+
+def _write_stamps(directory: Path, stamps: dict[str, list]) -> None:
+    from .atomic import atomic_write_text
+
+    with contextlib.suppress(OSError):  # a read-only folder: its files are hashed on every opening
+        atomic_write_text(directory / STAMP_FILE, json.dumps(stamps), fsync=False)
 
 
 def check_file(path: Path, record: Mapping[str, Any], fix: str, full: bool = False) -> None:

@@ -207,3 +207,35 @@ def test_checksums_are_blake2b_of_the_whole_file(tmp_path):
     path.write_bytes(np.arange(1000, dtype=np.int64).tobytes())
     record = checksums.file_record(path)
     assert record == {"size": 8000, "blake2b": hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()}
+
+
+def test_files_hashed_once_are_rehashed_only_after_a_change(graph_dir, monkeypatch):
+    """A file hashed in full is stamped with its stat; the next opening skips hashing it until a write moves its
+    ctime, and then the damage is found as before."""
+    monkeypatch.setattr(checksums, "RACY_S", -1.0)  # trust stamps of files written just now
+    KnowledgeGraph.load(graph_dir)
+    assert sorted(json.loads((graph_dir / checksums.STAMP_FILE).read_text())) == [
+        "codes.npy", "indptr.npy", "neighbors.npy", "node_type_codes.npy", "nodes.arrow"]
+    real_digest = checksums.digest_file
+
+    def no_hashing(path):
+        raise AssertionError(f"{path} hashed again although unchanged")
+
+    monkeypatch.setattr(checksums, "digest_file", no_hashing)
+    KnowledgeGraph.load(graph_dir)
+    monkeypatch.setattr(checksums, "digest_file", real_digest)
+    time.sleep(0.05)  # file times come from a coarse clock
+    flip_byte(graph_dir / "neighbors.npy", 150)
+    with pytest.raises(DamagedFileError, match=r"neighbors\.npy is damaged \(checksum mismatch\)"):
+        KnowledgeGraph.load(graph_dir)
+    assert verify_ignores_stamps(graph_dir)
+
+
+def verify_ignores_stamps(graph_dir: Path) -> bool:
+    from ark.graph.storage import verify_graph
+
+    try:
+        verify_graph(graph_dir)
+    except DamagedFileError:
+        return True
+    return False
