@@ -347,6 +347,97 @@ def trajectory_sizes(b: Bench, limit: int) -> None:
              f"({plain / packed:.0f}x)")
 
 
+
+# ----------------------------------------------------------------------------------------- caches (issue 26)
+def _fresh_graph(b: Bench, name: str) -> Path:
+    graph = b.fresh(name) / "clinical"
+    shutil.copytree(b.graph, graph, ignore=shutil.ignore_patterns("index", ".*"))
+    return graph
+
+
+def _ask(b: Bench, graph: Path, **kwargs) -> subprocess.CompletedProcess:
+    return b.run("ask", graph, ONE_HOP[0], "--offline", "--top", "3", **kwargs)
+
+
+def parallel_first_use(b: Bench) -> None:
+    graph = _fresh_graph(b, "parallel")
+    started = time.perf_counter()
+    procs = [subprocess.Popen(b.command("ask", graph, ONE_HOP[0], "--offline", "--top", "3"), env=b.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(16)]
+    done = [(p, *p.communicate(timeout=300)) for p in procs]
+    took = time.perf_counter() - started
+    failed = [(p.returncode, err) for p, _, err in done if p.returncode != 0]
+    code, stderr = failed[0] if failed else (0, "")
+    b.record("8 16 parallel first uses of a graph (ark ask)", (code, stderr),
+             not failed and all("FBN1" in out for _, out, _ in done) and took < 60,
+             f"{16 - len(failed)}/16 exited 0 in {took:.1f} s")
+
+
+def damaged_caches(b: Bench) -> None:
+    for case, damage in (("8 flipped byte in the index's indptr.npy", "index:indptr.npy"),
+                         ("8 flipped byte in the index's indices.npy", "index:indices.npy"),
+                         ("8 truncated terms.txt of the index", "truncate:terms.txt"),
+                         ("8 truncated graph file codes.npy", "truncate-graph:codes.npy")):
+        graph = _fresh_graph(b, "damaged")
+        _ask(b, graph)
+        kind, name = damage.split(":")
+        target = graph / name if kind == "truncate-graph" else next((graph / "index").glob("bm25-*")) / name
+        data = bytearray(target.read_bytes())
+        if kind == "index":
+            data[-3] ^= 0x5A
+        else:
+            del data[-40:]
+        target.write_bytes(bytes(data))
+        done = _ask(b, graph)
+        b.record(case, done, done.returncode != 0 and str(target) in done.stderr and "FBN1" not in done.stdout
+                 and "rebuild it" in done.stderr)
+    done = b.run("graph", "verify", graph)
+    b.record("8 ... ark graph verify on the damaged graph", done, done.returncode == 1 and "codes.npy" in done.stderr)
+
+
+def full_disk_index(b: Bench) -> None:
+    if not read_only_mount_works():
+        b.rows.append(Row("8 full disk while saving the index", None, "skipped: needs unshare + mount", True))
+        return
+    small = b.fresh("full-disk") / "disk"
+    small.mkdir()
+    graph = small / "clinical"
+    # A 1 MB tmpfs holding the graph, then filled up but for 16 kB (too little for the index); the command runs
+    # twice in that namespace (the second run must not keep failing), then the index folder is listed.
+    script = (f"mount -t tmpfs -o size=1m tmpfs {small} && cp -r {b.graph} {graph} && rm -rf {graph}/index && "
+              f"head -c $(( $(df -B1 --output=avail {small} | tail -1) - 16384 )) /dev/zero > {small}/filler; "
+              "\"$@\" >/dev/null 2>&1; echo \"first run exit $?\" >&2; \"$@\"; code=$?; "
+              f"echo \"left: $(ls -A {graph}/index)\" >&2; exit $code")
+    done = b.run("ask", graph, ONE_HOP[0], "--offline", "--top", "3",
+                 prefix=["unshare", "-m", "sh", "-c", script, "sh"])
+    left = done.stderr.rsplit("left:", 1)[-1].strip()
+    b.record("8 full disk while saving the index, twice", done,
+             done.returncode == 0 and "first run exit 0" in done.stderr and left == "" and "FBN1" in done.stdout,
+             f"index folder after both runs: {left or 'empty'}")
+
+
+def read_only_home_llm(b: Bench) -> None:
+    if not read_only_mount_works():
+        b.rows.append(Row("8 read-only ARK_HOME, model question", None, "skipped: needs unshare + mount", True))
+        return
+    graph = _fresh_graph(b, "ro-home")
+    _ask(b, graph)  # its index, beside the graph (not in ARK_HOME)
+    home = b.fresh("ro-home-home")
+    b.server.responder = turn_script(ANSWERING)
+    script = f"mount -t tmpfs -o ro tmpfs {home} && exec \"$@\""
+    model = ["--model", "test-model", "--base-url", b.server.base_url, "--set", "n_agents=1"]
+    done = b.run("ask", graph, ONE_HOP[0], "--top", "3", *model, ARK_HOME=str(home),
+                 prefix=["unshare", "-m", "sh", "-c", script, "sh"])
+    b.record("8 read-only ARK_HOME, model question (LLM cache)", done,
+             done.returncode == 0 and "FBN1" in done.stdout and "keeping LLM replies in memory" in done.stderr)
+
+
+CACHE_CASES: list[tuple[str, Callable[..., None]]] = [
+    ("parallel first use", parallel_first_use), ("damaged caches", damaged_caches),
+    ("full disk index", full_disk_index), ("read-only home LLM cache", read_only_home_llm),
+]
+
+
 # --------------------------------------------------------------------------------------------------- main
 CASES: list[tuple[str, Callable[..., None]]] = [
     ("dead endpoint", dead_endpoint), ("two writers", two_writers), ("unwritable", unwritable),
@@ -354,6 +445,7 @@ CASES: list[tuple[str, Callable[..., None]]] = [
     ("Ctrl-C", ctrl_c), ("bad imports", bad_imports), ("killed build", killed_build),
     ("one agent fails", one_agent_fails), ("trajectory sizes", trajectory_sizes),
     *SANDBOX_CASES,  # model-written code against the sandbox: benchmarks/sandbox_faults.py
+    *CACHE_CASES,
 ]
 
 from fault_cases_harden import CASES as HARDENING_CASES  # noqa: E402 - servers, model client, terminal (issue 26)

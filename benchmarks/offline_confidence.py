@@ -70,7 +70,7 @@ def shared_data() -> Path:
 
 def load_set(name: str, graph) -> list[dict]:
     """The questions of one set, each with ``id``, ``query`` and ``answer_ids``."""
-    from ark.runtime.jsonl import read_jsonl
+    from ark.storage.jsonl import read_jsonl
 
     if name == "quiz":
         from ark.quiz.generate import generate_quiz
@@ -117,7 +117,7 @@ def run_offline(graph, questions: list[dict]) -> list[tuple[str | None, bool]]:
 
 def read_run(run_dir: Path, questions: list[dict]) -> list[tuple[str | None, bool]]:
     """(confidence, hit) per question from an ``ark eval`` run folder (results.jsonl, trajectories.jsonl)."""
-    from ark.runtime.jsonl import read_jsonl
+    from ark.storage.jsonl import read_jsonl
 
     truth = {str(q["id"]): set(q["answer_ids"]) for q in questions}
     levels = {str(r["id"]): r.get("confidence") for r in read_jsonl(run_dir / "trajectories.jsonl")}

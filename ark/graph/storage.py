@@ -4,6 +4,12 @@ The node table is an uncompressed Arrow IPC file, so opening a graph memory-maps
 STaRK-size graph (1.9M nodes, 2.5 GB of text) opens in milliseconds and its text stays in the shared page cache
 rather than in each process's memory. Graphs saved before (format 1) hold ``nodes.parquet`` and still load.
 
+``graph.json`` is written last and lists every other file with its size and checksum
+(:mod:`ark.storage.checksums`): opening checks them (small files hashed in full, large ones by sampled blocks;
+``ark graph verify`` hashes all), so a damaged file is one error naming it, never a wrong answer. Graphs saved
+before checksums open as before; a file that cannot be read as what it should be (a truncated array) is still
+named in the error.
+
 A save goes to a temporary sibling directory that is renamed into place (:func:`ark.storage.atomic.atomic_directory`),
 so a reader never sees half a graph. A save only ever replaces a missing path, an empty directory or an earlier
 ARK graph directory: any other folder (a user's data, an ark-agent-cli source folder) is refused, never wiped.
@@ -19,12 +25,14 @@ import numpy as np
 import pyarrow as pa
 
 from ..storage.atomic import atomic_directory
+from ..storage.checksums import DamagedFileError, check_files, file_records
 from .errors import GraphValidationError
 from .store import KnowledgeGraph, SchemaTriple
 
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: nodes.parquet
 ARRAYS = ("node_type_codes", "indptr", "neighbors", "codes")
+REBUILD_HINT = "rebuild it: import the graph again (ark graph import ... --out a new folder)"
 
 
 def is_graph_directory(path: str | Path) -> bool:
@@ -82,17 +90,8 @@ def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
 
 
 def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:
-    """Write everything of a graph directory but ``nodes.arrow`` (which a streaming import writes itself)."""
-    meta = {
-        "format_version": FORMAT_VERSION,
-        "num_nodes": graph.num_nodes,
-        "num_edges": graph.num_edges,
-        "node_types": graph.node_types,
-        "relation_types": graph.relation_types,
-        "schema": [asdict(t) for t in graph.schema],
-        "metadata": graph.metadata,
-    }
-    (directory / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))
+    """Write everything of a graph directory but ``nodes.arrow`` (which a streaming import writes itself), with
+    ``graph.json`` last, listing every other file's size and checksum (``nodes.arrow`` must be there already)."""
     arrays = {
         "node_type_codes": graph.node_type_codes,
         "indptr": graph.indptr,
@@ -101,33 +100,35 @@ def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:
     }
     for name, array in arrays.items():
         np.save(directory / f"{name}.npy", np.asarray(array))
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "num_nodes": graph.num_nodes,
+        "num_edges": graph.num_edges,
+        "node_types": graph.node_types,
+        "relation_types": graph.relation_types,
+        "schema": [asdict(t) for t in graph.schema],
+        "metadata": graph.metadata,
+        "files": file_records(directory, ["nodes.arrow", *(f"{name}.npy" for name in ARRAYS)]),
+    }
+    (directory / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))
 
 
-def load_graph(path: str | Path, mmap: bool = True) -> KnowledgeGraph:
-    """Load a graph directory; arrays are memory-mapped unless ``mmap=False``."""
+def load_graph(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
+    """Load a graph directory; arrays are memory-mapped unless ``mmap=False``.
+
+    Raises :class:`~ark.storage.checksums.DamagedFileError` (naming the file, and ``rebuild_hint`` as the fix) when
+    a file does not match its checksum or cannot be read.
+    """
     path = Path(path)
-    meta_file = path / "graph.json"
-    if not meta_file.is_file():
-        raise FileNotFoundError(f"{path} is not an ARK graph directory (no graph.json)")
-    meta = json.loads(meta_file.read_text())
-    if meta.get("format_version") not in READABLE_VERSIONS:
-        raise GraphValidationError(
-            f"{meta_file}: format version {meta.get('format_version')!r} is not supported "
-            f"(expected one of {', '.join(map(str, READABLE_VERSIONS))})"
-        )
-    # np.asarray keeps the memory map but drops np.memmap's per-slice overhead (~8 us a lookup).
-    arrays = {name: np.asarray(np.load(path / f"{name}.npy", mmap_mode="r" if mmap else None)) for name in ARRAYS}
-    if meta["format_version"] == 1:
-        # ParquetFile.read, not pq.read_table: read_table goes through pyarrow.dataset, which imports pandas (~0.3 s
-        # of start-up for every command that opens a graph); the table is the same. Imported here: format-2 graphs
-        # (an Arrow file) never need pyarrow.parquet (~30 M instructions of start-up).
-        import pyarrow.parquet as pq
-
-        nodes = pq.ParquetFile(path / "nodes.parquet", memory_map=mmap).read()
-    else:
-        source = pa.memory_map(str(path / "nodes.arrow")) if mmap else pa.OSFile(str(path / "nodes.arrow"))
-        with source:
-            nodes = pa.ipc.open_file(source).read_all()  # zero-copy over the memory map
+    meta = read_graph_meta(path, rebuild_hint)
+    if "files" in meta:
+        check_files(path, meta["files"], rebuild_hint)
+    arrays = {name: _load_array(path / f"{name}.npy", mmap, rebuild_hint) for name in ARRAYS}
+    nodes_file = path / ("nodes.parquet" if meta["format_version"] == 1 else "nodes.arrow")
+    try:
+        nodes = _read_nodes(nodes_file, meta["format_version"], mmap)
+    except (OSError, pa.ArrowException) as exc:
+        raise DamagedFileError(nodes_file, f"unreadable: {exc}", rebuild_hint) from exc
     return KnowledgeGraph(
         nodes,
         arrays["node_type_codes"],
@@ -141,3 +142,52 @@ def load_graph(path: str | Path, mmap: bool = True) -> KnowledgeGraph:
         path=path,
     )
 
+
+def read_graph_meta(path: Path, rebuild_hint: str = REBUILD_HINT) -> dict:
+    """The parsed ``graph.json`` of graph directory ``path``, its format version checked."""
+    meta_file = path / "graph.json"
+    if not meta_file.is_file():
+        raise FileNotFoundError(f"{path} is not an ARK graph directory (no graph.json)")
+    try:
+        meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DamagedFileError(meta_file, f"not valid JSON: {exc}", rebuild_hint) from exc
+    if not isinstance(meta, dict) or meta.get("format_version") not in READABLE_VERSIONS:
+        version = meta.get("format_version") if isinstance(meta, dict) else None
+        raise GraphValidationError(
+            f"{meta_file}: format version {version!r} is not supported "
+            f"(expected one of {', '.join(map(str, READABLE_VERSIONS))})"
+        )
+    return meta
+
+
+def verify_graph(path: str | Path, rebuild_hint: str = REBUILD_HINT) -> int:
+    """Hash every file of the graph at ``path`` in full against its ``graph.json``; the number of files checked
+    (0 for a graph saved before checksums). Raises :class:`~ark.storage.checksums.DamagedFileError`."""
+    path = Path(path)
+    records = read_graph_meta(path, rebuild_hint).get("files") or {}
+    check_files(path, records, rebuild_hint, full=True)
+    return len(records)
+
+
+def _load_array(file: Path, mmap: bool, rebuild_hint: str) -> np.ndarray:
+    # np.asarray keeps the memory map but drops np.memmap's per-slice overhead (~8 us a lookup).
+    try:
+        return np.asarray(np.load(file, mmap_mode="r" if mmap else None))
+    except FileNotFoundError:
+        raise DamagedFileError(file, "missing", rebuild_hint) from None
+    except (OSError, ValueError, EOFError) as exc:  # a truncated array: "mmap length is greater than file size"
+        raise DamagedFileError(file, f"unreadable: {exc}", rebuild_hint) from exc
+
+
+def _read_nodes(file: Path, format_version: int, mmap: bool) -> pa.Table:
+    if format_version == 1:
+        # ParquetFile.read, not pq.read_table: read_table goes through pyarrow.dataset, which imports pandas (~0.3 s
+        # of start-up for every command that opens a graph); the table is the same. Imported here: format-2 graphs
+        # (an Arrow file) never need pyarrow.parquet (~30 M instructions of start-up).
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(file, memory_map=mmap).read()
+    source = pa.memory_map(str(file)) if mmap else pa.OSFile(str(file))
+    with source:
+        return pa.ipc.open_file(source).read_all()  # zero-copy over the memory map

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..storage.atomic import atomic_directory
+from ..storage.locks import build_lock
 from .schema import CypherSchema, build_schema, convert_property
 
 LAYOUT_VERSION = 1  # bump when the exported tables change
@@ -76,6 +77,14 @@ def build_settings() -> dict[str, Any]:
     return {"engine": "ladybug", "ladybug": ladybug_version(), "layout": LAYOUT_VERSION}
 
 
+def _cached_database(directory: Path, fingerprint: str, settings: dict[str, Any]) -> LadybugDatabase | None:
+    manifest = _read_manifest(directory)
+    if (manifest is not None and manifest.get("fingerprint") == fingerprint
+            and manifest.get("settings") == settings and (directory / DB_FILE).is_file()):
+        return LadybugDatabase(directory / DB_FILE, CypherSchema.from_dict(manifest["schema"]))
+    return None
+
+
 def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) -> LadybugDatabase:
     """The ladybug database of ``graph``, built on first use (see the module docstring for the cache)."""
     settings = build_settings()
@@ -83,16 +92,19 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
     graph_path = getattr(graph, "path", None)
     if cache and graph_path is not None and fingerprint is not None:
         directory = Path(graph_path) / "cypher" / f"ladybug-{settings_hash(settings)}"
-        manifest = _read_manifest(directory)
-        if (manifest is not None and manifest.get("fingerprint") == fingerprint
-                and manifest.get("settings") == settings and (directory / DB_FILE).is_file()):
-            return LadybugDatabase(directory / DB_FILE, CypherSchema.from_dict(manifest["schema"]))
+        cached = _cached_database(directory, fingerprint, settings)
+        if cached is not None:
+            return cached
         if _writable(directory.parent):
             try:
-                with atomic_directory(directory) as tmp:
-                    schema = write_database(graph, tmp / DB_FILE, progress=progress)
-                    manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict()}
-                    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+                with build_lock(directory):  # one builder: a process starting meanwhile waits, then opens it
+                    cached = _cached_database(directory, fingerprint, settings)
+                    if cached is not None:
+                        return cached
+                    with atomic_directory(directory) as tmp:
+                        schema = write_database(graph, tmp / DB_FILE, progress=progress)
+                        manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict()}
+                        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
                 return LadybugDatabase(directory / DB_FILE, schema)
             except PermissionError:
                 pass  # the folder became unwritable meanwhile: fall through to a temporary database

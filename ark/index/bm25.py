@@ -41,6 +41,8 @@ from ark.index.terms import TERMS_FILE, TermTable, save_table
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k, top_k_dense
 from ark.storage.atomic import atomic_directory
+from ark.storage.cache_folder import rebuild_hint
+from ark.storage.checksums import DamagedFileError
 
 FORMAT_VERSION = 1
 # score() adds whole postings into a per-document array once the candidates are at least 1/16 of the corpus:
@@ -168,9 +170,12 @@ def _chunk_term_counts(batch: SplitBatch, vocab: _Vocabulary) -> _ChunkCounts:
 
 def _load_array(path: Path, mmap: bool) -> np.ndarray:
     try:
-        return np.load(path, mmap_mode="r" if mmap else None)
-    except ValueError:  # an empty array cannot be memory-mapped
-        return np.load(path)
+        try:
+            return np.load(path, mmap_mode="r" if mmap else None)
+        except ValueError:  # an empty array cannot be memory-mapped
+            return np.load(path)
+    except (OSError, ValueError, EOFError) as exc:  # missing or truncated ("mmap length is greater than file size")
+        raise DamagedFileError(path, f"unreadable: {exc}", rebuild_hint(path.parent)) from exc
 
 
 class BM25Index:

@@ -18,8 +18,6 @@ embed the graph twice.
 from __future__ import annotations
 
 import hashlib
-import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,19 +28,16 @@ from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
 from ark.index.graph_index import (
     GraphTextIndex,
     _graph_fingerprint,
-    _read_manifest,
-    _writable,
     node_documents,
     open_index,
     settings_hash,
 )
-from ark.storage.atomic import atomic_directory, atomic_write_text
+from ark.storage.cache_folder import open_cached
 
 DEFAULT_EMBEDDER = DEFAULT_MODEL
 OPENAI_PREFIX = "openai:"
 EMBEDDER_SPEC_HELP = (f"'{DEFAULT_EMBEDDER}' (packaged, offline), a sentence-transformers model directory, or "
                       f"'{OPENAI_PREFIX}MODEL' for an OpenAI-compatible /v1/embeddings endpoint")
-_MANIFEST = "manifest.json"
 
 
 class EmbeddingError(RuntimeError):
@@ -250,18 +245,16 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
     if graph_path is None or fingerprint is None:
         return build(None)
     directory = Path(graph_path) / "index" / f"embed-{settings_hash(settings)}"
-    manifest = _read_manifest(directory)
-    if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
-        return np.load(directory / "embeddings.npy", mmap_mode="r")
-    if not _writable(directory.parent):
-        return build(None)
-    work_dir = directory.parent / f".{directory.name}.partial"
-    vectors = build(work_dir)
-    with atomic_directory(directory) as tmp:
-        np.save(tmp / "embeddings.npy", vectors)
-    shutil.rmtree(work_dir, ignore_errors=True)
-    atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
-    return np.load(directory / "embeddings.npy", mmap_mode="r")
+    return open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build, write=_save_vectors,
+                       load=_load_vectors, what="node embeddings")
+
+
+def _save_vectors(vectors: np.ndarray, folder: Path) -> None:
+    np.save(folder / "embeddings.npy", vectors)
+
+
+def _load_vectors(folder: Path) -> np.ndarray:
+    return np.load(folder / "embeddings.npy", mmap_mode="r")
 
 
 class CachedQueryEncoder(_EncoderAdapter):

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,9 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.storage.atomic import atomic_write_text
-
-_MANIFEST = "manifest.json"
+from ark.storage.cache_folder import open_cached
 
 
 @runtime_checkable
@@ -144,21 +140,6 @@ def _graph_fingerprint(graph: Any) -> str | None:
     return getattr(graph, "metadata", {}).get("fingerprint")
 
 
-def _read_manifest(directory: Path) -> dict | None:
-    try:
-        return json.loads((directory / _MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _writable(directory: Path) -> bool:
-    """Whether ``directory`` (or, if missing, its nearest existing parent) can be written to."""
-    for candidate in (directory, *directory.parents):
-        if candidate.exists():
-            return candidate.is_dir() and os.access(candidate, os.W_OK | os.X_OK)
-    return False
-
-
 @dataclass(frozen=True)
 class IndexKind:
     """One kind of node index: the settings that identify a build, the documents it indexes, how to build and load.
@@ -196,8 +177,9 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
     node document), ``names``, ``name_weight``, ``name_b``, ``exact``; ``dense``: ``model``; see
     :mod:`ark.index.kinds`).
     Cached in ``<graph.path>/index/<kind>-<settings hash>/`` and rebuilt only when the graph's fingerprint or
-    the settings change; written atomically. An in-memory graph (``graph.path is None``), one without a
-    fingerprint, or one whose folder cannot be written is indexed in memory.
+    the settings change; written atomically with per-file checksums, checked on opening, built once by concurrent
+    processes (:func:`ark.storage.cache_folder.open_cached`). An in-memory graph (``graph.path is None``), one
+    without a fingerprint, or one whose folder cannot be written (read-only, full) is indexed in memory.
     """
     from . import kinds  # noqa: F401 - registers the built-in kinds
 
@@ -217,19 +199,6 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
         return GraphTextIndex(graph, build(None))
 
     directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
-    manifest = _read_manifest(directory)
-    if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
-        return GraphTextIndex(graph, spec.load(directory))
-    if not _writable(directory.parent):  # e.g. a graph installed read-only: index in memory, cache nothing
-        return GraphTextIndex(graph, build(None))
-    work_dir = directory.parent / f".{directory.name}.partial"  # resumable dense embeddings
-    index = build(work_dir)
-    try:
-        index.save(directory)
-    except PermissionError:  # the folder became unwritable meanwhile (or os.access was optimistic)
-        shutil.rmtree(work_dir, ignore_errors=True)
-        return GraphTextIndex(graph, index)
-    shutil.rmtree(work_dir, ignore_errors=True)
-    # A directory without a manifest is never trusted, so a crash between the two writes only costs a rebuild.
-    atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings}, indent=1))
-    return GraphTextIndex(graph, spec.load(directory))
+    index = open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build,
+                        write=lambda built, folder: built.save(folder), load=spec.load, what=f"{kind} index")
+    return GraphTextIndex(graph, index)

@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from ark.storage.atomic import atomic_write_bytes
+from ark.storage.cache_folder import rebuild_hint
+from ark.storage.checksums import DamagedFileError
 
 TERMS_FILE = "terms.txt"
 OFFSETS_FILE = "term_offsets.npy"
@@ -62,6 +64,10 @@ class TermTable(Sequence[str]):
         if len(offsets) != num_terms + 1 or len(order) != num_terms:
             return None
         path = directory / TERMS_FILE
+        size = path.stat().st_size
+        if size != max(int(offsets[-1]) - 1, 0):  # a truncated or altered vocabulary would find the wrong terms
+            raise DamagedFileError(path, f"{size:,} bytes, its term offsets say {max(int(offsets[-1]) - 1, 0):,}",
+                                   rebuild_hint(directory))
         if not mmap_file or num_terms == 0:
             return cls(path.read_bytes(), offsets, order)
         with path.open("rb") as file:

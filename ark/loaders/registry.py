@@ -2,7 +2,9 @@
 
 A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards; a copy
 built by an older version of its loader (``metadata["loader_version"]``) is rebuilt. A build killed midway leaves a
-temporary folder that the next use removes (see :mod:`ark.storage.atomic`).
+temporary folder that the next use removes (see :mod:`ark.storage.atomic`). Processes starting together build it
+once: the build holds a lock (:func:`ark.storage.locks.build_lock`) that the others wait for, and they then open
+what it wrote. A damaged file of a named graph is reported with the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 
 from ..config import ark_home
 from ..graph import KnowledgeGraph
+from ..graph.storage import load_graph
 from ..storage.atomic import remove_stale_temporaries
+from ..storage.locks import build_lock
 from .hpo import LOADER_VERSION as HPO_LOADER_VERSION
 from .hpo import build_hpo_graph
 
@@ -30,14 +34,22 @@ def build_named_graph(name: str, force: bool = False, status: Callable[[str], No
     if name not in BUILDERS:
         raise ValueError(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
     target = graph_dir(name)
-    remove_stale_temporaries(target)
-    built = _built_version(target)
-    if force or built != LOADER_VERSIONS.get(name):
-        if status:
-            why = "first use" if built == -1 else "built by an older loader"
-            status(f"Building graph {name!r} into {target} ({why}) ...")
-        BUILDERS[name]().save(target)
+    remove_stale_temporaries(target)  # a killed build's folder (its process is gone)
+    if not force and _built_version(target) == LOADER_VERSIONS.get(name):
+        return target
+    with build_lock(target, waiting=status):
+        built = _built_version(target)  # another process may have built it while this one waited
+        if force or built != LOADER_VERSIONS.get(name):
+            if status:
+                why = "first use" if built == -1 else "built by an older loader"
+                status(f"Building graph {name!r} into {target} ({why}) ...")
+            BUILDERS[name]().save(target)
     return target
+
+
+def rebuild_command(name: str) -> str:
+    """The fix for a damaged file of built-in graph ``name``."""
+    return f"rebuild it: ark graph build {name} --force"
 
 
 def _built_version(target: Path) -> int | None:
@@ -53,7 +65,7 @@ def open_graph(name_or_path: str | Path, status: Callable[[str], None] | None = 
     """Open a built-in graph by name (building it on first use) or a graph directory by path."""
     text = str(name_or_path)
     if text in BUILDERS:
-        return KnowledgeGraph.load(build_named_graph(text, status=status))
+        return load_graph(build_named_graph(text, status=status), rebuild_hint=rebuild_command(text))
     path = Path(text).expanduser()
     if (path / "graph.json").is_file():
         return KnowledgeGraph.load(path)

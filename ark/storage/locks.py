@@ -1,4 +1,5 @@
-"""One writer per output: an advisory lock that a second process is refused with a clear message.
+"""One writer per output: an advisory lock that a second process is refused with a clear message; one builder per
+cache entry: a lock that a second process waits for (:func:`build_lock`).
 
 :func:`output_lock` holds an exclusive ``flock`` on a small lock file beside the output (``.<name>.lock``) while a
 run writes it. A second process asking for the same lock gets :class:`OutputLocked` at once, naming the output and
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 try:
@@ -78,3 +79,52 @@ def output_lock(output: str | Path, what: str = "output", folder: bool = False) 
                 del _held[path]
     finally:
         handle.close()  # closing the descriptor releases the lock
+
+
+_build_guards: dict[Path, threading.RLock] = {}  # folder -> this process's lock of it (threads wait on it)
+_build_depth: dict[Path, int] = {}
+
+
+@contextlib.contextmanager
+def build_lock(target: str | Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold the build lock of cache entry ``target`` for the block: an exclusive ``flock`` on the folder holding it.
+
+    Unlike :func:`output_lock`, a second process waits for the first instead of being refused: the first-use build
+    of a graph or an index is made once, and whoever waited re-reads what it wrote (callers check again inside the
+    block). The lock is the folder itself, so no lock file is left behind; entries of one folder are built one at a
+    time. Re-entrant within a thread (a build may open another cache of the same folder); other threads of the
+    process wait. ``waiting`` is told once when another process holds it. Where the folder cannot be made (a
+    read-only cache, where nothing can be built either) or ``fcntl`` is missing, no lock is taken.
+    """
+    folder = Path(target).absolute().parent
+    with _guard:
+        guard = _build_guards.setdefault(folder, threading.RLock())
+    with guard:
+        if _build_depth.get(folder, 0):
+            _build_depth[folder] += 1
+            try:
+                yield
+            finally:
+                _build_depth[folder] -= 1
+            return
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder, os.O_RDONLY)
+        except OSError:
+            fd = None
+        try:
+            if fd is not None and fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    if waiting is not None:
+                        waiting(f"waiting for another process building {target} ...")
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+            _build_depth[folder] = 1
+            try:
+                yield
+            finally:
+                _build_depth[folder] = 0
+        finally:
+            if fd is not None:
+                os.close(fd)  # releases the lock

@@ -57,7 +57,7 @@ def _sample_tools(sample: Mapping[str, Any]) -> list[dict] | None:
 
 def _byte_level_tokenizer(vocab: dict[str, int] | None = None, merges: list | None = None,
                           cross_words: bool = False, isolate: tuple[str, ...] = ()):
-    """A byte-level BPE. ``cross_words``: merges may span spaces and punctuation (never a newline), so phrases
+    r"""A byte-level BPE. ``cross_words``: merges may span spaces and punctuation (never a newline), so phrases
     repeated in the corpus become single tokens; otherwise the GPT-2 word split applies. ``isolate`` (cross-word
     only): regexes whose matches are pieces of their own, e.g. ``'"'`` and ``r'\d+'`` so that a JSON string or a
     number in a tool call is cut into the same tokens as the same text in the question or an observation (a model

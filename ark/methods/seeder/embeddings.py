@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from ark.index.embedders import Embedder, node_embeddings, normalise_rows, open_embedder
-from ark.index.graph_index import _graph_fingerprint, _read_manifest, _writable, settings_hash
+from ark.index.graph_index import _graph_fingerprint, settings_hash
 from ark.index.topk import top_k
-from ark.storage.atomic import atomic_directory, atomic_write_text
+from ark.storage.cache_folder import publish, valid_manifest, writable
+from ark.storage.locks import build_lock
 
 DEFAULT_PCA_DIM = 256
-_MANIFEST = "manifest.json"
 _QUERY_MEMO = 4096
 
 
@@ -161,6 +160,16 @@ class NodeFeatures:
         return self.pca.transform(query_vector)
 
 
+def _cached_features(directory: Path, identity: dict[str, Any], pca: PCA | None) -> NodeFeatures | None:
+    """The features cached in ``directory`` for ``identity`` (and ``pca``, when given), checksums checked."""
+    manifest = valid_manifest(directory, identity)
+    if manifest is None or (pca is not None and manifest.get("pca") != pca.digest()):
+        return None
+    with np.load(directory / "pca.npz") as saved:
+        cached_pca = PCA(saved["mean"], saved["components"])
+    return NodeFeatures(cached_pca, np.load(directory / "features.npy", mmap_mode="r"))
+
+
 def open_node_features(graph: Any, embeddings: GraphEmbeddings, dim: int = DEFAULT_PCA_DIM, pca: PCA | None = None,
                        ) -> NodeFeatures:
     """PCA features of the graph's nodes: fitted on first use and cached with the graph, or computed with a given
@@ -170,20 +179,26 @@ def open_node_features(graph: Any, embeddings: GraphEmbeddings, dim: int = DEFAU
     graph_path = getattr(graph, "path", None)
     directory = None if graph_path is None or fingerprint is None else \
         Path(graph_path) / "index" / f"seeder-features-{settings_hash(settings)}"
+    identity = {"fingerprint": fingerprint, "settings": settings}
     if directory is not None:
-        manifest = _read_manifest(directory)
-        if manifest is not None and manifest.get("fingerprint") == fingerprint and \
-                manifest.get("settings") == settings and (pca is None or manifest.get("pca") == pca.digest()):
-            with np.load(directory / "pca.npz") as saved:
-                cached_pca = PCA(saved["mean"], saved["components"])
-            return NodeFeatures(cached_pca, np.load(directory / "features.npy", mmap_mode="r"))
+        cached = _cached_features(directory, identity, pca)
+        if cached is not None:
+            return cached
     fitted = pca or fit_pca(embeddings.nodes, dim)
     features = np.ascontiguousarray(fitted.transform(embeddings.nodes))
-    if directory is None or not _writable(directory.parent) or pca is not None:
+    if directory is None or not writable(directory.parent) or pca is not None:
         return NodeFeatures(fitted, features)
-    with atomic_directory(directory) as tmp:
-        np.save(tmp / "features.npy", features)
-        np.savez(tmp / "pca.npz", mean=fitted.mean, components=fitted.components)
-    atomic_write_text(directory / _MANIFEST, json.dumps({"fingerprint": fingerprint, "settings": settings,
-                                                          "pca": fitted.digest()}, indent=1))
+    with build_lock(directory):  # one builder; the others wait, then open what it wrote
+        cached = _cached_features(directory, identity, pca)
+        if cached is not None:
+            return cached
+
+        def write(folder: Path) -> None:
+            np.save(folder / "features.npy", features)
+            np.savez(folder / "pca.npz", mean=fitted.mean, components=fitted.components)
+
+        try:
+            publish(directory, {**identity, "pca": fitted.digest()}, write)
+        except OSError:  # a full or read-only disk: the features stay in memory (nothing half-written is left)
+            return NodeFeatures(fitted, features)
     return NodeFeatures(fitted, np.load(directory / "features.npy", mmap_mode="r"))

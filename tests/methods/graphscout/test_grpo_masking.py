@@ -79,7 +79,7 @@ def test_tool_outputs_carry_zero_loss_weight(trainer_and_world, monkeypatch):
     # The two rollouts differ in reward (right answer vs clue bonus), so both have non-zero advantages.
     assert batch["advantages"][0] > 0 > batch["advantages"][1]
 
-    shift = torch.zeros(completion_ids.shape, requires_grad=True)
+    shift = torch.zeros(completion_ids.shape, device=completion_ids.device, requires_grad=True)  # CUDA-safe
     original = trainer._get_per_token_logps_and_entropies
 
     def shifted(*args, **kwargs):

@@ -15,6 +15,13 @@ from ark.methods.seeder.trainer import PolicyTrainer, predict  # noqa: E402
 from tests.support.relation_tracing import make_task, sample_queries, tracing_subgraph  # noqa: E402
 
 DIM = 32  # node feature size, the policy's hidden size and the dense scorer's embedding size
+# Held-out Hit@1 the policy must reach (training seed 0; 200 test queries). Seeded runs repeat exactly only within
+# one torch build on one CPU: another build's kernels round differently, the policy's Gumbel-top-k samples then
+# differ from the first step on, and training takes another path. Measured with seed 0: 0.945 here (torch 2.13 CPU,
+# 2-core x86), 0.895 on another machine (torch 2.11); seeds 1-3 here: 1.000, 0.930, 0.950. So the bar sits below the
+# spread of seeds and builds, and far above the dense scorer's (<= 0.3, measured 0.005): the contrast is the claim.
+POLICY_MIN_HIT = 0.8
+DENSE_MAX_HIT = 0.3
 
 
 @pytest.fixture(scope="module")
@@ -75,5 +82,5 @@ def test_policy_traces_relations_where_dense_retrieval_cannot(task_and_queries):
     dense_hit = _dense_hit_at_1(task, train, test)
     print(f"relation tracing: policy Hit@1 {policy_hit:.3f}, dense Hit@1 {dense_hit:.3f}, "
           f"{time.perf_counter() - started:.1f} s")  # the time is reported (pytest -s), not asserted: shared CPUs
-    assert policy_hit >= 0.9, f"policy Hit@1 {policy_hit:.3f} on held-out relation-tracing queries"
-    assert dense_hit <= 0.3, f"dense Hit@1 {dense_hit:.3f}: the task should be beyond a dense scorer"
+    assert policy_hit >= POLICY_MIN_HIT, f"policy Hit@1 {policy_hit:.3f} on held-out relation-tracing queries"
+    assert dense_hit <= DENSE_MAX_HIT, f"dense Hit@1 {dense_hit:.3f}: the task should be beyond a dense scorer"
