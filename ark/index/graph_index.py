@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ark.index.postings import IndexFormatError
 from ark.runtime.atomic import atomic_write_text
 
 _MANIFEST = "manifest.json"
@@ -219,7 +221,10 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
     directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
     manifest = _read_manifest(directory)
     if manifest is not None and manifest.get("fingerprint") == fingerprint and manifest.get("settings") == settings:
-        return GraphTextIndex(graph, spec.load(directory))
+        try:
+            return GraphTextIndex(graph, spec.load(directory))
+        except IndexFormatError as exc:  # written by an older ARK: rebuild it in the current format
+            print(f"rebuilding the {kind} index of this graph: {exc}", file=sys.stderr)
     if not _writable(directory.parent):  # e.g. a graph installed read-only: index in memory, cache nothing
         return GraphTextIndex(graph, build(None))
     work_dir = directory.parent / f".{directory.name}.partial"  # resumable dense embeddings

@@ -147,8 +147,8 @@ def test_arrow_text_column_builds_the_same_index_as_strings():
     from_strings = BM25Index.build(texts + [""], chunk_size=9)
     from_arrow = BM25Index.build(column, chunk_size=9)
     assert from_arrow.terms == from_strings.terms
-    for name in ("indptr", "indices", "weights", "doc_lengths"):
-        np.testing.assert_array_equal(getattr(from_arrow, name), getattr(from_strings, name))
+    for name in ("doc_deltas", "tfs", "term_ptr", "term_bytes", "block_last", "block_max_tf", "doc_lengths"):
+        np.testing.assert_array_equal(getattr(from_arrow.postings, name), getattr(from_strings.postings, name))
 
 
 def test_mask_restricts_search():
@@ -211,7 +211,7 @@ def test_save_load_roundtrip_is_memory_mapped(tmp_path):
     idx = BM25Index.build(CORPUS, k1=1.2, b=0.5, tokenizer=Tokenizer(stopwords=["quick"], stemmer="english"))
     idx.save(tmp_path / "bm25")
     loaded = BM25Index.load(tmp_path / "bm25")
-    assert isinstance(loaded.weights, np.memmap)
+    assert isinstance(loaded.postings.tfs, np.memmap) and isinstance(loaded.postings.doc_deltas, np.memmap)
     assert (loaded.k1, loaded.b, loaded.tokenizer.config()) == (1.2, 0.5, idx.tokenizer.config())
     for query in QUERIES + ["the quick fox"]:
         np.testing.assert_array_equal(loaded.search(query, 5)[0], idx.search(query, 5)[0])

@@ -14,6 +14,26 @@ from tests.index.test_bm25f import reference_bm25f
 bm25s = pytest.importorskip("bm25s")
 
 
+@pytest.fixture(params=["exhaustive", "pruned"])
+def search_path(request, monkeypatch):
+    """Run a test with the exhaustive numpy pass, then with dynamic pruning (numba) on the same small corpora."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import bm25_prune
+
+    if request.param == "pruned":
+        if not bm25_prune.available():
+            pytest.skip("numba is not installed")
+        calls = []
+        real = bm25_prune.pruned_top_k
+        monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+        monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+        yield request.param
+        assert calls, "the pruned path was never taken"
+    else:
+        monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 10**12)
+        yield request.param
+
+
 def _corpus(seed: int, n_docs: int, vocab: int) -> tuple[list[str], list[str]]:
     """Zipf-distributed documents (with repeated documents, so scores tie) and the vocabulary."""
     rng = np.random.default_rng(seed)
@@ -69,7 +89,7 @@ def _bm25s_scores(docs: list[str], queries: list[str], k1: float, b: float) -> l
 
 @pytest.mark.parametrize(("seed", "n_docs", "vocab", "k1", "b"),
                          [(0, 3000, 60, 1.5, 0.75), (1, 5000, 400, 1.2, 0.4), (2, 800, 25, 2.0, 1.0)])
-def test_plain_search_equals_exhaustive_ranking_and_bm25s(seed, n_docs, vocab, k1, b):
+def test_plain_search_equals_exhaustive_ranking_and_bm25s(seed, n_docs, vocab, k1, b, search_path):
     docs, words = _corpus(seed, n_docs, vocab)
     queries = _queries(seed + 10, words, 25)
     index = BM25Index.build(docs, k1=k1, b=b, chunk_size=700)
@@ -93,7 +113,7 @@ def _fielded_corpus(seed: int, n_docs: int):
 
 
 @pytest.mark.parametrize("with_exact", [False, True])
-def test_fielded_search_equals_exhaustive_ranking_and_the_bm25f_formula(with_exact):
+def test_fielded_search_equals_exhaustive_ranking_and_the_bm25f_formula(with_exact, search_path):
     records, names, words = _fielded_corpus(3, 2500)
     weights, bs, k1 = (3.0, 1.0), (0.5, 0.75), 1.5
     index = BM25Index.build_fielded(records, ("names", "text"), weights, bs, k1=k1,
@@ -116,7 +136,7 @@ def test_fielded_search_equals_exhaustive_ranking_and_the_bm25f_formula(with_exa
         assert scores[len(named) - 1] > scores[len(named)]
 
 
-def test_saved_index_searches_like_the_built_one(tmp_path):
+def test_saved_index_searches_like_the_built_one(tmp_path, search_path):
     docs, words = _corpus(6, 2000, 120)
     index = BM25Index.build(docs, chunk_size=300)
     index.save(tmp_path / "idx")
