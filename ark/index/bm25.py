@@ -101,7 +101,7 @@ class BM25Index:
         tokenizer: Tokenizer | None = None,
         num_docs: int | None = None,
         progress: bool = False,
-        chunk_size: int = 50_000,
+        chunk_size: int = 25_000,
         workdir: str | Path | None = None,
     ) -> BM25Index:
         """Index ``docs`` (streamed in chunks; document ``i`` gets id ``i``): strings, or an Arrow string array
@@ -279,6 +279,7 @@ class BM25Index:
         # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
         # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
         unique = sorted_unique(cand)
+        keys = unique.astype(np.int32)  # the postings' dtype: searchsorted would otherwise convert whole postings
         acc = np.zeros(len(unique), dtype=np.float32)
         terms = self._query_terms(query)
         for tid, count in terms:
@@ -286,14 +287,14 @@ class BM25Index:
             if len(docs) == 0:
                 continue
             if len(docs) >= len(unique):
-                pos = np.searchsorted(docs, unique)
+                pos = np.searchsorted(docs, keys)
                 np.minimum(pos, len(docs) - 1, out=pos)
-                hit = docs[pos] == unique
+                hit = docs[pos] == keys
                 where, at = hit, pos[hit]
             else:
-                pos = np.searchsorted(unique, docs)
-                np.minimum(pos, len(unique) - 1, out=pos)
-                hit = unique[pos] == docs
+                pos = np.searchsorted(keys, docs)
+                np.minimum(pos, len(keys) - 1, out=pos)
+                hit = keys[pos] == docs
                 where, at = pos[hit], np.flatnonzero(hit)
             found = bm25_weights(self._idf[tid], self.postings.tf(tid)[at], self.postings.doc_lengths[docs[at]],
                                  self.k1, self.b, self._avgdl)

@@ -79,6 +79,10 @@ class Postings:
     doc_lengths: np.ndarray
 
     def __post_init__(self) -> None:
+        for name in (*BLOB_FILES, *TERM_ARRAYS):  # plain views of the maps: slicing a np.memmap costs ~15 us
+            value = getattr(self, name)
+            if isinstance(value, np.memmap):
+                setattr(self, name, np.asarray(value))
         df = np.diff(np.asarray(self.term_ptr))
         self.block_ptr = np.zeros(len(df) + 1, dtype=np.int64)
         np.cumsum((df + BLOCK - 1) // BLOCK, out=self.block_ptr[1:])

@@ -211,7 +211,7 @@ def test_save_load_roundtrip_is_memory_mapped(tmp_path):
     idx = BM25Index.build(CORPUS, k1=1.2, b=0.5, tokenizer=Tokenizer(stopwords=["quick"], stemmer="english"))
     idx.save(tmp_path / "bm25")
     loaded = BM25Index.load(tmp_path / "bm25")
-    assert isinstance(loaded.postings.tfs, np.memmap) and isinstance(loaded.postings.doc_deltas, np.memmap)
+    assert isinstance(loaded.postings.tfs.base, np.memmap) and isinstance(loaded.postings.doc_deltas.base, np.memmap)
     assert (loaded.k1, loaded.b, loaded.tokenizer.config()) == (1.2, 0.5, idx.tokenizer.config())
     for query in QUERIES + ["the quick fox"]:
         np.testing.assert_array_equal(loaded.search(query, 5)[0], idx.search(query, 5)[0])

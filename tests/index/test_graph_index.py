@@ -63,7 +63,7 @@ def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
     first = open_index(loaded, progress=False)
     cache_dirs = list((tmp_path / "g" / "index").iterdir())
     assert len(cache_dirs) == 1 and cache_dirs[0].name.startswith("bm25-")
-    assert isinstance(first.index.postings.doc_deltas, np.memmap)
+    assert isinstance(first.index.postings.doc_deltas.base, np.memmap)
     manifest = json.loads((cache_dirs[0] / "manifest.json").read_text())
     assert manifest["fingerprint"] == loaded.metadata["fingerprint"]
 
