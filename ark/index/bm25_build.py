@@ -32,7 +32,7 @@ from ark.index._progress import progress_bar
 from ark.index.postings import Postings, PostingsWriter, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
 
-# Postings merged at a time, per document of a chunk (50k documents x 64 = 3.2M postings, ~60 MB of temporaries).
+# Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
 MERGE_POSTINGS_PER_CHUNK_DOC = 64
 
 

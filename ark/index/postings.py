@@ -4,7 +4,7 @@ Term ``t``'s postings are its documents in ascending id order with a term freque
 
 - document ids as deltas (``doc - previous doc``; the first is 0 and ``term_first[t]`` holds the first id), each
   term's deltas in the narrowest of 1, 2 or 4 little-endian bytes that fits its largest gap (``term_widths``),
-  starting at byte ``term_bytes[t]`` of ``doc_deltas.bin`` (a multiple of 4). A frequent term's gaps are small, so
+  starting at byte ``term_bytes[t]`` of ``doc_deltas.bin``. A frequent term's gaps are small, so
   most postings take one or two bytes; numpy decodes a term with one ``cumsum``.
 - term frequencies in ``tfs.bin``, postings ``term_ptr[t]:term_ptr[t + 1]``: the raw count (the narrowest unsigned
   integer type holding the largest) for plain BM25, the length-normalised BM25F pseudo frequency (float32) for a
@@ -159,7 +159,7 @@ class PostingsWriter:
         largest = np.zeros(len(df), dtype=np.int64)
         largest[has] = np.maximum.reduceat(deltas, starts[has]) if len(docs) else 0
         widths = np.where(largest < 2**8, 1, np.where(largest < 2**16, 2, 4)).astype(np.uint8)
-        sizes = (df * widths + 3) // 4 * 4  # each term starts at a multiple of 4 bytes
+        sizes = df * widths  # unpadded: numpy reads unaligned views, the kernel reads bytes
         offsets = np.zeros(len(df), dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
         blob = np.zeros(int(sizes.sum()), dtype=np.uint8)
