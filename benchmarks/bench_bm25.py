@@ -236,7 +236,10 @@ def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: P
     if proc.returncode != 0:
         print(f"  {system} {phase} failed (exit {proc.returncode})", flush=True)
         return None
-    return json.loads((out / "result.json").read_text())
+    result = json.loads((out / "result.json").read_text())
+    summary = {key: round(float(np.median(v)) if isinstance(v, list) else v, 3) for key, v in result.items()}
+    print(f"  {system} {phase}: {json.dumps(summary)} (medians)", flush=True)
+    return result
 
 
 def _rotated(systems: list[str], rep: int) -> list[str]:
