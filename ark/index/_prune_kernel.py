@@ -182,3 +182,4 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
         if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
             size = push(hs, hd, size, k, s, d)
     return hs[:size].copy(), hd[:size].copy()
+

@@ -230,7 +230,7 @@ class BM25Index:
         named = self._exactly_named(query)
         if k <= 0 or (not terms and not len(named)):
             return EMPTY_IDS, EMPTY_SCORES
-        if self.num_docs >= PRUNE_MIN_DOCS and terms and bm25_prune.available():
+        if terms and self._prunes():
             return self._pruned_search(query, terms, named, k, mask)
         scores = np.zeros(self.num_docs, dtype=np.float32)
         touched = []
@@ -251,6 +251,10 @@ class BM25Index:
         if mask is not None:
             scores *= mask
         return top_k_dense(scores, k)
+
+    def _prunes(self) -> bool:
+        """Whether queries go through the compiled kernels (a large index, numba installed)."""
+        return self.num_docs >= PRUNE_MIN_DOCS and bm25_prune.available()
 
     def _pruned_search(self, query: str, terms: list[tuple[int, int]], named: np.ndarray, k: int,
                        mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -279,9 +283,18 @@ class BM25Index:
         # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
         # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
         unique = sorted_unique(cand)
+        terms = self._query_terms(query)
+        acc = self._subset_scores(terms, unique)
+        named = self._exactly_named(query)
+        if len(named):
+            acc[np.isin(unique, named)] += self._exact_boost(terms)
+        out = acc[np.searchsorted(unique, cand.ravel())]
+        return out.reshape(cand.shape)
+
+    def _subset_scores(self, terms: list[tuple[int, int]], unique: np.ndarray) -> np.ndarray:
+        """float32 scores of sorted distinct candidates, term by term (binary search in decoded postings)."""
         keys = unique.astype(np.int32)  # the postings' dtype: searchsorted would otherwise convert whole postings
         acc = np.zeros(len(unique), dtype=np.float32)
-        terms = self._query_terms(query)
         for tid, count in terms:
             docs = self.postings.docs(tid)
             if len(docs) == 0:
@@ -299,11 +312,7 @@ class BM25Index:
             found = bm25_weights(self._idf[tid], self.postings.tf(tid)[at], self.postings.doc_lengths[docs[at]],
                                  self.k1, self.b, self._avgdl)
             acc[where] += found if count == 1 else found * np.float32(count)
-        named = self._exactly_named(query)
-        if len(named):
-            acc[np.isin(unique, named)] += self._exact_boost(terms)
-        out = acc[np.searchsorted(unique, cand.ravel())]
-        return out.reshape(cand.shape)
+        return acc
 
     def _score_dense(self, query: str, cand: np.ndarray) -> np.ndarray:
         """:meth:`score` for a large candidate set (a hub's neighbours): each query term's postings are added into

@@ -20,11 +20,14 @@ bit-identical and the result (ties by lower id) equals the exhaustive one. Bound
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 BOUND_SLACK = 1e-5
 
 
+@functools.cache
 def available() -> bool:
     """Whether numba is installed (checked without importing it)."""
     import importlib.util
@@ -42,16 +45,24 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     from ark.index import _prune_kernel as kernel
 
     tids = np.array([t for t, _ in terms], dtype=np.int64)
-    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr
-    rows = np.stack([np.asarray(postings.term_first)[tids].astype(np.int64), np.asarray(postings.term_bytes)[tids],
-                     np.asarray(postings.term_widths)[tids].astype(np.int64), ptr[tids], ptr[tids + 1] - ptr[tids],
-                     blocks[tids], blocks[tids + 1] - blocks[tids]], axis=1)
     scores, docs = kernel.search(
-        np.asarray(postings.doc_deltas), np.asarray(postings.tfs), np.asarray(postings.doc_lengths),
-        np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl),
-        np.ascontiguousarray(rows), idf[tids].astype(np.float64), np.array([c for _, c in terms], dtype=np.float64),
-        np.array([k1, b, avgdl], dtype=np.float64), 1.0 + BOUND_SLACK, int(k),
-        np.zeros(0, dtype=np.bool_) if mask is None else mask, skip.astype(np.int64),
+        *_postings_arrays(postings), _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
+        1.0 + BOUND_SLACK, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask, skip.astype(np.int64),
         seed_scores.astype(np.float32), seed_docs.astype(np.int64))
     order = np.lexsort((docs, -scores))
     return docs[order], scores[order]
+
+
+def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
+    return (np.asarray(postings.doc_deltas), np.asarray(postings.tfs), np.asarray(postings.doc_lengths),
+            np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl))
+
+
+def _term_rows(postings, tids: np.ndarray) -> np.ndarray:
+    """The kernel's per-term row (first document, first byte, width, first posting, df, first block, blocks)."""
+    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr
+    return np.ascontiguousarray(np.stack(
+        [np.asarray(postings.term_first)[tids].astype(np.int64), np.asarray(postings.term_bytes)[tids],
+         np.asarray(postings.term_widths)[tids].astype(np.int64), ptr[tids], ptr[tids + 1] - ptr[tids],
+         blocks[tids], blocks[tids + 1] - blocks[tids]], axis=1))

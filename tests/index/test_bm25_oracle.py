@@ -76,6 +76,11 @@ def _assert_search_is_exhaustive(index: BM25Index, queries: list[str], masks: li
                 assert ids.tolist() == expected.tolist(), (query, k, mask is not None)
                 np.testing.assert_array_equal(scores, full[expected])
                 seen += len(ids)
+        # Subset scoring (a node's neighbours): unsorted candidates with repeats score as the exhaustive pass.
+        rng = np.random.default_rng(len(query))
+        for size in (1, 40, index.num_docs // 20):
+            candidates = rng.integers(0, index.num_docs, size)
+            np.testing.assert_array_equal(index.score(query, candidates), full[candidates])
     return seen
 
 
