@@ -110,6 +110,32 @@ def seek(blob, block_last, terms, t, d, pos, cur, blk):
 
 
 @jit
+def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk):
+    """``(bound, end)``: every document from ``d`` to ``end`` (the first end of a block holding ``d``) scores at
+    most ``bound``, the sum of the bounds of each term's block holding ``d``."""
+    bound, end = 0.0, END
+    for t in range(len(terms)):
+        if seek_block(block_last, terms, t, d, blk):
+            j = terms[t, B0] + blk[t]
+            bound += block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            end = min(end, np.int64(block_last[j]))
+    return bound, end
+
+
+@jit
+def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
+    """Move the essential cursors to their first documents after ``end`` (whole blocks jumped, not decoded)."""
+    for i in range(essential, len(terms)):
+        t = order[i]
+        if cur[t] > end:
+            continue
+        if seek_block(block_last, terms, t, end + 1, blk):
+            seek(blob, block_last, terms, t, end + 1, pos, cur, blk)
+        else:
+            pos[t], cur[t] = terms[t, DF], END
+
+
+@jit
 def non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack,
                   order, prefix, essential, d, exact, theta, pos, cur, blk, wq):
     """Complete document ``d``'s weights from the non-essential terms; False as soon as it cannot reach ``theta``."""
@@ -148,6 +174,7 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
         cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
     wq = np.zeros(n, np.float32)
     n_skip, essential, theta = 0, 0, np.float64(-1.0)
+    window_bound, window_end = 0.0, np.int64(-1)
     while True:
         if size == k:
             theta = np.float64(hs[0])
@@ -158,6 +185,13 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             d = min(d, cur[order[i]])
         if d == END:
             break
+        if size == k:  # block-max skip, the window's bound computed once per window
+            if d > window_end:
+                window_bound, window_end = block_window(block_last, block_max_tf, block_min_dl, terms, idf, count,
+                                                        model, slack, d, blk)
+            if window_bound < theta:
+                skip_past(blob, block_last, terms, order, essential, window_end, pos, cur, blk)
+                continue
         wq[:] = 0
         exact = 0.0
         for i in range(essential, n):
