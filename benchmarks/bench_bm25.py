@@ -1,12 +1,17 @@
-"""Benchmark ark.index.BM25Index against bm25s and tantivy on a synthetic Zipf corpus.
+"""Benchmark ark.index.BM25Index against tantivy and bm25s on synthetic Zipf corpora, robust to a loaded machine.
 
-Each system runs in its own subprocess so peak memory (ru_maxrss) is not mixed. Prints build time, peak RSS,
-index size on disk, load time, top-20 search latency, subset-scoring latency, ratios and the largest score
-difference from bm25s (same tokens, same k1/b, method "lucene").
+Every build and every search round runs in its own subprocess (peak memory, ru_maxrss, is not mixed). The systems
+are interleaved: each repetition builds ARK, tantivy (and bm25s, built once: its build is not compared) in turn,
+then each repetition runs every system's search round in turn, the order rotating between repetitions. A ratio is
+the median over the repetitions of that repetition's ARK / other figure. Search is single-threaded (numba, BLAS,
+OpenMP and Rayon pools set to one thread); tantivy's writer uses ``--tantivy-threads`` threads sharing a heap of
+``--tantivy-heap-mb`` (stated in the output). Prints, per corpus size: top-20 search median and p99, build peak RSS,
+index size on disk, build time, subset scoring of 5,000 candidates vs bm25s (which scores everything, then takes
+the subset), the largest score difference from bm25s; and with several sizes, the growth of the median latency.
 
-    python benchmarks/bench_bm25.py                 # 1M docs x ~50 tokens, 200k-term Zipf vocabulary
-    python benchmarks/bench_bm25.py --docs 100000 --skip-tantivy
-    python benchmarks/bench_bm25.py --big           # 2M docs / ~200M tokens: ARK build time + peak memory only
+    python benchmarks/bench_bm25.py                              # 1M docs x ~50 tokens, 3 repetitions
+    python benchmarks/bench_bm25.py --docs 1000000 3000000       # two sizes and the latency growth between them
+    python benchmarks/bench_bm25.py --docs 100000 --repeats 1 --skip-bm25s
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 SUBSET_SIZES = (20, 1000, 5000)
 SCORE_SAMPLE = 20  # queries whose full score vectors are compared with bm25s
+SINGLE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                         "NUMBA_NUM_THREADS", "RAYON_NUM_THREADS")}
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -84,11 +91,6 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _load() -> str:
     return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -103,12 +105,16 @@ def _lines(corpus: Path):
             yield line.rstrip("\n")
 
 
-def _time_each(fn, items) -> list[float]:
+def _time_each(fn, items, cpu: list[float] | None = None) -> list[float]:
+    """Wall-clock ms of ``fn(item)`` for each item; with ``cpu``, also the process's CPU ms (a loaded machine
+    stretches the wall clock by the time the process waits for a core; the CPU time is what the call costs)."""
     out = []
     for item in items:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn(item)
         out.append((time.perf_counter() - t) * 1000)
+        if cpu is not None:
+            cpu.append((time.process_time() - c) * 1000)
     return out
 
 
@@ -117,215 +123,279 @@ def _subset_plan(num_docs: int, queries: list[str]) -> dict[int, list[np.ndarray
     return {s: [rng.choice(num_docs, size=min(s, num_docs), replace=False) for _ in queries] for s in SUBSET_SIZES}
 
 
-def worker_ark(args, corpus: Path, queries: list[str], out: Path) -> dict:
-    sys.path.insert(0, str(REPO))
-    from ark.index import BM25Index
-
-    t, cpu = time.perf_counter(), _cpu_s()
-    index = BM25Index.build(_lines(corpus), k1=1.5, b=0.75, num_docs=args.docs)
-    build = time.perf_counter() - t
-    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(),
-              "docs": index.num_docs}
-    if args.big:
-        return result
-    index.save(out / "index")
-    result["size_mb"] = _dir_size_mb(out / "index")
-    del index
-    t = time.perf_counter()
-    index = BM25Index.load(out / "index")
-    result["load_s"] = time.perf_counter() - t
-    for q in queries[:5]:
-        index.search(q, 20)  # touch the memory map
-    result["search_ms"] = _time_each(lambda q: index.search(q, 20), queries)
-    plan = _subset_plan(index.num_docs, queries)
-    for size, cands in plan.items():
-        pairs = list(zip(queries, cands, strict=True))
-        result[f"subset{size}_ms"] = _time_each(lambda p: index.score(p[0], p[1]), pairs)
-    everything = np.arange(index.num_docs)
-    np.save(out / "scores.npy", np.stack([index.score(q, everything) for q in queries[:SCORE_SAMPLE]]))
-    return result
-
-
-def worker_bm25s(args, corpus: Path, queries: list[str], out: Path) -> dict:
-    import bm25s
-
+def _stopwords() -> list[str]:
     from ark.index import ENGLISH_STOPWORDS
 
-    stopwords = sorted(ENGLISH_STOPWORDS)
-    docs = list(_lines(corpus))
-    t, cpu = time.perf_counter(), _cpu_s()
-    tokens = bm25s.tokenize(docs, stopwords=stopwords, show_progress=False)
-    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-    retriever.index(tokens, show_progress=False)
-    build = time.perf_counter() - t
-    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(), "docs": len(docs)}
-    del docs, tokens
-    retriever.save(out / "index")
-    result["size_mb"] = _dir_size_mb(out / "index")
-    del retriever
+    return sorted(ENGLISH_STOPWORDS)
+
+
+def build_ark(args, corpus: Path, index_dir: Path) -> dict:
+    from ark.index import BM25Index
+
     t = time.perf_counter()
-    retriever = bm25s.BM25.load(out / "index", mmap=True)
-    result["load_s"] = time.perf_counter() - t
-    qtokens = bm25s.tokenize(queries, stopwords=stopwords, return_ids=False, show_progress=False)
-    for q in qtokens[:5]:
-        retriever.retrieve([q], k=20, show_progress=False)
-    result["search_ms"] = _time_each(lambda q: retriever.retrieve([q], k=20, show_progress=False), qtokens)
-    plan = _subset_plan(result["docs"], queries)
-    for size, cands in plan.items():  # bm25s has no subset scoring: score everything, then take the subset
-        pairs = list(zip(qtokens, cands, strict=True))
-        result[f"subset{size}_ms"] = _time_each(lambda p: retriever.get_scores(p[0])[p[1]], pairs)
-    np.save(out / "scores.npy", np.stack([retriever.get_scores(q) for q in qtokens[:SCORE_SAMPLE]]))
-    return result
+    index = BM25Index.build(_lines(corpus), k1=1.5, b=0.75, num_docs=args.docs, workdir=index_dir.parent)
+    index.save(index_dir)
+    return {"build_s": time.perf_counter() - t, "docs": index.num_docs}
 
 
-def worker_tantivy(args, corpus: Path, queries: list[str], out: Path) -> dict:
+def build_bm25s(args, corpus: Path, index_dir: Path) -> dict:
+    import bm25s
+
+    docs = list(_lines(corpus))
+    t = time.perf_counter()
+    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    retriever.index(bm25s.tokenize(docs, stopwords=_stopwords(), show_progress=False), show_progress=False)
+    retriever.save(index_dir)
+    return {"build_s": time.perf_counter() - t, "docs": len(docs)}
+
+
+def build_tantivy(args, corpus: Path, index_dir: Path) -> dict:
     import tantivy
 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("body", stored=False)
-    schema = builder.build()
-    (out / "index").mkdir()
-    t, cpu = time.perf_counter(), _cpu_s()
-    index = tantivy.Index(schema, path=str(out / "index"))
-    writer = index.writer(heap_size=512 * 2**20)
+    index_dir.mkdir()
+    t = time.perf_counter()
+    index = tantivy.Index(builder.build(), path=str(index_dir))
+    writer = index.writer(heap_size=args.tantivy_heap_mb * 2**20, num_threads=args.tantivy_threads)
     for line in _lines(corpus):
         writer.add_document(tantivy.Document(body=line))
     writer.commit()
     writer.wait_merging_threads()
-    build = time.perf_counter() - t
-    result = {"build_s": build, "build_cpu_s": _cpu_s() - cpu, "peak_rss_mb": _peak_rss_mb(),
-              "size_mb": _dir_size_mb(out / "index")}
-    del index, writer
-    t = time.perf_counter()
-    index = tantivy.Index.open(str(out / "index"))
+    return {"build_s": time.perf_counter() - t}
+
+
+def search_ark(args, index_dir: Path, queries: list[str], out: Path) -> dict:
+    from ark.index import BM25Index
+
+    index = BM25Index.load(index_dir)
+    for q in queries[:5]:
+        index.search(q, 20)  # touch the memory map; numba reads its compiled kernel from the cache
+    cpu: list[float] = []
+    result = {"search_ms": _time_each(lambda q: index.search(q, 20), queries, cpu), "search_cpu_ms": cpu}
+    for size, cands in _subset_plan(index.num_docs, queries).items():
+        pairs = list(zip(queries, cands, strict=True))
+        result[f"subset{size}_ms"] = _time_each(lambda p: index.score(p[0], p[1]), pairs)
+    if args.save_scores:
+        everything = np.arange(index.num_docs)
+        np.save(out / "scores.npy", np.stack([index.score(q, everything) for q in queries[:SCORE_SAMPLE]]))
+    return result
+
+
+def search_bm25s(args, index_dir: Path, queries: list[str], out: Path) -> dict:
+    import bm25s
+
+    retriever = bm25s.BM25.load(index_dir, mmap=True)
+    qtokens = bm25s.tokenize(queries, stopwords=_stopwords(), return_ids=False, show_progress=False)
+    for q in qtokens[:5]:
+        retriever.retrieve([q], k=20, show_progress=False)
+    cpu: list[float] = []
+    result = {"search_ms": _time_each(lambda q: retriever.retrieve([q], k=20, show_progress=False), qtokens, cpu),
+              "search_cpu_ms": cpu}
+    num_docs = int(retriever.scores["num_docs"])
+    for size, cands in _subset_plan(num_docs, queries).items():  # no subset scoring: score all, take the subset
+        pairs = list(zip(qtokens, cands, strict=True))
+        result[f"subset{size}_ms"] = _time_each(lambda p: retriever.get_scores(p[0])[p[1]], pairs)
+    if args.save_scores:
+        np.save(out / "scores.npy", np.stack([retriever.get_scores(q) for q in qtokens[:SCORE_SAMPLE]]))
+    return result
+
+
+def search_tantivy(args, index_dir: Path, queries: list[str], out: Path) -> dict:
+    import tantivy
+
+    index = tantivy.Index.open(str(index_dir))
     searcher = index.searcher()
-    result["load_s"] = time.perf_counter() - t
 
     def search(q: str):
         return searcher.search(index.parse_query(q, ["body"]), 20).hits
 
     for q in queries[:5]:
         search(q)
-    result["search_ms"] = _time_each(search, queries)
+    cpu: list[float] = []
+    return {"search_ms": _time_each(search, queries, cpu), "search_cpu_ms": cpu}
+
+
+BUILDERS = {"ark": build_ark, "bm25s": build_bm25s, "tantivy": build_tantivy}
+SEARCHERS = {"ark": search_ark, "bm25s": search_bm25s, "tantivy": search_tantivy}
+
+
+def run_worker(args) -> None:
+    queries = json.loads(args.query_file.read_text())
+    if args.phase == "build":
+        result = BUILDERS[args.worker](args, args.corpus, args.index)
+        result["peak_rss_mb"] = _peak_rss_mb()
+        result["size_mb"] = _dir_size_mb(args.index)
+    else:
+        result = SEARCHERS[args.worker](args, args.index, queries, args.out)
+    (args.out / "result.json").write_text(json.dumps(result))
+
+
+# ----------------------------------------------------------------------------- driver
+def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path,
+         save_scores: bool = False) -> dict | None:
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, __file__, "--worker", system, "--phase", phase, "--corpus", str(corpus),
+           "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(args.docs[0]),
+           "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
+    cmd += ["--save-scores"] if save_scores else []
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(SINGLE_THREAD if phase == "search" else {})}
+    proc = subprocess.run(cmd, env=env)
+    if proc.returncode != 0:
+        print(f"  {system} {phase} failed (exit {proc.returncode})", flush=True)
+        return None
+    result = json.loads((out / "result.json").read_text())
+    summary = {key: round(float(np.median(v)) if isinstance(v, list) else v, 3) for key, v in result.items()}
+    print(f"  {system} {phase}: {json.dumps(summary)} (medians)", flush=True)
     return result
 
 
-WORKERS = {"ark": worker_ark, "bm25s": worker_bm25s, "tantivy": worker_tantivy}
+def _rotated(systems: list[str], rep: int) -> list[str]:
+    return systems[rep % len(systems):] + systems[: rep % len(systems)]
+
+
+def bench_size(args, docs: int, systems: list[str]) -> dict:
+    """Build and search every system ``args.repeats`` times at ``docs`` documents; the per-repetition figures."""
+    corpus = args.workdir / f"corpus-{docs}-{args.vocab}-{args.doc_len}.txt"
+    query_file = corpus.with_suffix(f".q{args.queries}.json")
+    if not corpus.exists():
+        t = time.perf_counter()
+        print(f"generating corpus {corpus} ...", flush=True)
+        make_corpus(corpus, docs, args.vocab, args.doc_len)
+        print(f"  done in {time.perf_counter() - t:.0f} s", flush=True)
+    if not query_file.exists():
+        query_file.write_text(json.dumps(make_queries(corpus, args.queries, docs)))
+    run_dir = Path(tempfile.mkdtemp(prefix=f"run-{docs}-", dir=args.workdir))
+    builds: dict[str, list[dict]] = {s: [] for s in systems}
+    searches: dict[str, list[dict]] = {s: [] for s in systems}
+    kept = {s: run_dir / f"{s}-index" for s in systems}
+    try:
+        for rep in range(args.repeats):
+            for system in _rotated(systems, rep):
+                if system == "bm25s" and rep > 0:
+                    continue  # built once, for its search and subset scoring; its build is not compared
+                index = kept[system] if rep == 0 else run_dir / f"{system}-index-{rep}"
+                print(f"[{docs:,}] build {system} #{rep + 1} ({_load()})", flush=True)
+                result = _run(args, system, "build", corpus, query_file, index, run_dir / f"out-{system}-b{rep}")
+                if result:
+                    builds[system].append(result)
+                if rep > 0:
+                    shutil.rmtree(index, ignore_errors=True)
+        for rep in range(args.repeats):
+            for system in _rotated(systems, rep):
+                if not kept[system].exists():
+                    continue
+                print(f"[{docs:,}] search {system} #{rep + 1} ({_load()})", flush=True)
+                out = run_dir / f"out-{system}-s{rep}"
+                result = _run(args, system, "search", corpus, query_file, kept[system], out,
+                              save_scores=rep == 0 and system in ("ark", "bm25s"))
+                if result:
+                    searches[system].append(result)
+        max_diff = None
+        if builds.get("bm25s") and (run_dir / "out-ark-s0" / "scores.npy").exists():
+            a = np.load(run_dir / "out-ark-s0" / "scores.npy")
+            b = np.load(run_dir / "out-bm25s-s0" / "scores.npy")
+            max_diff = float(np.abs(a - b).max())
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return {"docs": docs, "builds": builds, "searches": searches, "max_diff": max_diff, "load": _load()}
 
 
 # ----------------------------------------------------------------------------- report
-def _fmt(value, unit="", digits=2) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}{unit}"
+def _med(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
 
 
-def _median(result: dict | None, key: str) -> float | None:
-    if not result or key not in result:
-        return None
-    return float(np.median(result[key]))
+def _per_rep(runs: list[dict], key: str, stat) -> list[float]:
+    return [stat(r[key]) if isinstance(r[key], list) else r[key] for r in runs if key in r]
 
 
-def _p99(result: dict | None, key: str) -> float | None:
-    if not result or key not in result:
-        return None
-    return float(np.percentile(result[key], 99))
+def _ratio(ark: list[float], other: list[float]) -> float | None:
+    pairs = [a / o for a, o in zip(ark, other, strict=False) if o]
+    return _med(pairs)
 
 
-def print_report(results: dict[str, dict | None], max_diff: float | None) -> None:
-    systems = list(results)
-    rows = [
-        ("build time (s)", lambda r: r and r.get("build_s"), 1),
-        ("build CPU user+sys (s)", lambda r: r and r.get("build_cpu_s"), 1),
-        ("peak RSS (MB)", lambda r: r and r.get("peak_rss_mb"), 0),
-        ("index on disk (MB)", lambda r: r and r.get("size_mb"), 0),
-        ("load time (s)", lambda r: r and r.get("load_s"), 3),
-        ("top-20 search median (ms)", lambda r: _median(r, "search_ms"), 2),
-        ("top-20 search p99 (ms)", lambda r: _p99(r, "search_ms"), 2),
-    ] + [(f"score {s} nodes median (ms)", lambda r, s=s: _median(r, f"subset{s}_ms"), 3) for s in SUBSET_SIZES]
-    width = 30
-    print("\n" + "metric".ljust(width) + "".join(s.rjust(12) for s in systems)
-          + "".join(f"{'ark/' + s:>14}" for s in systems if s != "ark"))
-    for label, get, digits in rows:
-        values = [get(results[s]) for s in systems]
-        line = label.ljust(width) + "".join(_fmt(v, digits=digits).rjust(12) for v in values)
-        ark = values[0]
-        for v in values[1:]:
-            line += (f"{ark / v:.2f}x" if ark is not None and v else "n/a").rjust(14)
+def print_report(result: dict, systems: list[str], args) -> None:
+    docs, builds, searches = result["docs"], result["builds"], result["searches"]
+    p50, p99 = np.median, (lambda v: np.percentile(v, 99))
+    rows = [("build time (s)", builds, "build_s", None, 1), ("build peak RSS (MB)", builds, "peak_rss_mb", None, 0),
+            ("index on disk (MB)", builds, "size_mb", None, 0),
+            ("top-20 search median (ms)", searches, "search_ms", p50, 2),
+            ("top-20 search p99 (ms)", searches, "search_ms", p99, 2),
+            ("top-20 search median, CPU (ms)", searches, "search_cpu_ms", p50, 2),
+            ("top-20 search p99, CPU (ms)", searches, "search_cpu_ms", p99, 2)]
+    rows += [(f"score {s:,} nodes median (ms)", searches, f"subset{s}_ms", p50, 3) for s in SUBSET_SIZES]
+    others = [s for s in systems if s != "ark"]
+    print(f"\n== {docs:,} docs, ~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,}; {args.queries} queries "
+          f"of 2-5 words; {args.repeats} repetitions (bm25s built once); tantivy writer: {args.tantivy_threads} "
+          f"threads, {args.tantivy_heap_mb} MB heap; search single-threaded; {result['load']} "
+          f"({os.cpu_count()} cores)")
+    print("metric (median of repetitions)".ljust(32) + "".join(s.rjust(11) for s in systems)
+          + "".join(f"{'ark/' + s:>13}" for s in others))
+    for label, runs, key, stat, digits in rows:
+        per = {s: _per_rep(runs[s], key, stat) if stat else [r[key] for r in runs[s] if key in r] for s in systems}
+        line = label.ljust(32) + "".join(
+            (f"{_med(per[s]):,.{digits}f}" if per[s] else "n/a").rjust(11) for s in systems)
+        for s in others:
+            ratio = _ratio(per["ark"], per[s]) if s != "bm25s" or runs is searches else None
+            line += (f"{ratio:.2f}x" if ratio is not None else "n/a").rjust(13)
         print(line)
-    if max_diff is not None:
-        print(f"\nmax |score(ark) - score(bm25s)| over {SCORE_SAMPLE} queries x all docs: {max_diff:.2e}")
-    bm = results.get("bm25s")
-    ark_search, bm_search = _median(results["ark"], "search_ms"), _median(bm, "search_ms")
-    if ark_search and bm_search:
-        print(f"top-20 search speed-up vs bm25s retrieve: {bm_search / ark_search:.1f}x (ratios above are ark/other)")
+    if result["max_diff"] is not None:
+        print(f"max |score(ark) - score(bm25s)| over {SCORE_SAMPLE} queries x all docs: {result['max_diff']:.2e}")
+
+
+def print_growth(results: list[dict], systems: list[str]) -> None:
+    """Median top-20 latency growth between consecutive sizes, per system."""
+    for small, large in zip(results, results[1:], strict=False):
+        parts = []
+        for s in systems:
+            a = _med(_per_rep(small["searches"][s], "search_ms", np.median))
+            b = _med(_per_rep(large["searches"][s], "search_ms", np.median))
+            if a and b:
+                parts.append(f"{s} {a:.2f} -> {b:.2f} ms ({b / a:.2f}x)")
+        rss = []
+        for s in systems:
+            a = _med([r["peak_rss_mb"] for r in small["builds"][s]])
+            b = _med([r["peak_rss_mb"] for r in large["builds"][s]])
+            if a and b and s != "bm25s":
+                rss.append(f"{s} {a:,.0f} -> {b:,.0f} MB (+{b - a:,.0f})")
+        print(f"\ngrowth {small['docs']:,} -> {large['docs']:,} docs: median latency " + "; ".join(parts))
+        print("  build peak RSS " + "; ".join(rss))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--docs", type=int, nargs="+", default=[1_000_000])
     parser.add_argument("--vocab", type=int, default=200_000)
     parser.add_argument("--doc-len", type=int, default=50)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-bm25s", action="store_true")
     parser.add_argument("--skip-tantivy", action="store_true")
-    parser.add_argument("--big", action="store_true", help="2M docs x 100 tokens: ARK build time and peak memory")
+    parser.add_argument("--tantivy-threads", type=int, default=2)
+    parser.add_argument("--tantivy-heap-mb", type=int, default=512)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ark-bench")
-    parser.add_argument("--worker", choices=sorted(WORKERS), help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    for hidden in ("--worker", "--phase"):
+        parser.add_argument(hidden, help=argparse.SUPPRESS)
+    for hidden in ("--corpus", "--query-file", "--index", "--out"):
+        parser.add_argument(hidden, type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--save-scores", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.big:
-        args.docs, args.doc_len = 2_000_000, 100
     sys.path.insert(0, str(REPO))
-
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    corpus = args.workdir / f"corpus-{args.docs}-{args.vocab}-{args.doc_len}.txt"
-    query_file = corpus.with_suffix(f".q{args.queries}.json")
-
     if args.worker:
-        queries = json.loads(query_file.read_text()) if query_file.exists() else []
-        result = WORKERS[args.worker](args, corpus, queries, args.out)
-        (args.out / "result.json").write_text(json.dumps(result))
+        args.docs = args.docs[0]
+        run_worker(args)
         return
-
-    if not corpus.exists():
-        t = time.perf_counter()
-        print(f"generating corpus {corpus} ...", flush=True)
-        make_corpus(corpus, args.docs, args.vocab, args.doc_len)
-        print(f"  done in {time.perf_counter() - t:.0f} s", flush=True)
-    if not query_file.exists():
-        query_file.write_text(json.dumps(make_queries(corpus, args.queries, args.docs)))
-
-    systems = ["ark"] + ([] if args.big or args.skip_bm25s else ["bm25s"]) + (
-        [] if args.big or args.skip_tantivy else ["tantivy"])
-    results: dict[str, dict | None] = {}
-    outs: dict[str, Path] = {}
-    for system in systems:
-        out = Path(tempfile.mkdtemp(prefix=f"{system}-", dir=args.workdir))
-        outs[system] = out
-        print(f"running {system} ... ({_load()})", flush=True)
-        cmd = [sys.executable, __file__, "--worker", system, "--out", str(out), "--docs", str(args.docs),
-               "--vocab", str(args.vocab), "--doc-len", str(args.doc_len), "--queries", str(args.queries),
-               "--workdir", str(args.workdir)] + (["--big"] if args.big else [])
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
-        proc = subprocess.run(cmd, env=env)
-        results[system] = json.loads((out / "result.json").read_text()) if proc.returncode == 0 else None
-        if results[system] is None:
-            print(f"  {system} failed (exit {proc.returncode})")
-
-    print(f"\ncorpus: {args.docs:,} docs, ~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,} terms; "
-          f"{args.queries} queries of 2-5 words; {_load()} (machine: {os.cpu_count()} cores)")
-    if args.big:
-        r = results["ark"]
-        if r:
-            print(f"ARK build: {r['build_s']:.1f} s (CPU user+sys {r['build_cpu_s']:.1f} s), "
-                  f"peak RSS {r['peak_rss_mb']:,.0f} MB")
-    else:
-        max_diff = None
-        if results.get("bm25s") and results.get("ark"):
-            a, b = np.load(outs["ark"] / "scores.npy"), np.load(outs["bm25s"] / "scores.npy")
-            max_diff = float(np.abs(a - b).max())
-        print_report(results, max_diff)
-    for out in outs.values():
-        shutil.rmtree(out, ignore_errors=True)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    systems = ["ark"] + ([] if args.skip_tantivy else ["tantivy"]) + ([] if args.skip_bm25s else ["bm25s"])
+    results = []
+    for docs in args.docs:
+        results.append(bench_size(args, docs, systems))
+        print_report(results[-1], systems, args)
+    if len(results) > 1:
+        print_growth(results, systems)
 
 
 if __name__ == "__main__":

@@ -374,8 +374,8 @@ def parallel_first_use(b: Bench) -> None:
 
 
 def damaged_caches(b: Bench) -> None:
-    for case, damage in (("8 flipped byte in the index's indptr.npy", "index:indptr.npy"),
-                         ("8 flipped byte in the index's indices.npy", "index:indices.npy"),
+    for case, damage in (("8 flipped byte in the index's term_ptr.npy", "index:term_ptr.npy"),
+                         ("8 flipped byte in the index's doc_deltas.bin", "index:doc_deltas.bin"),
                          ("8 truncated terms.txt of the index", "truncate:terms.txt"),
                          ("8 truncated graph file codes.npy", "truncate-graph:codes.npy")):
         graph = _fresh_graph(b, "damaged")

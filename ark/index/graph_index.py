@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ark.storage.cache_folder import open_cached
+from ark.index.postings import IndexFormatError
+from ark.storage.cache_folder import StaleCache, open_cached
 
 
 @runtime_checkable
@@ -200,5 +202,15 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
 
     directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
     index = open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build,
-                        write=lambda built, folder: built.save(folder), load=spec.load, what=f"{kind} index")
+                        write=lambda built, folder: built.save(folder),
+                        load=lambda folder: _load_current_format(spec, kind, folder), what=f"{kind} index")
     return GraphTextIndex(graph, index)
+
+
+def _load_current_format(spec: Any, kind: str, folder: Path) -> Any:
+    """The saved index, or :class:`StaleCache` (saying so on one line) when an older ARK wrote it in another format."""
+    try:
+        return spec.load(folder)
+    except IndexFormatError as exc:
+        print(f"rebuilding the {kind} index of this graph: {exc}", file=sys.stderr)
+        raise StaleCache(str(exc)) from exc

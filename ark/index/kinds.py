@@ -73,7 +73,7 @@ def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, ca
     tokenizer = Tokenizer.from_config(settings["tokenizer"])  # the config identifies the tokenizer completely
     if settings.get("scoring") != "fielded":
         return BM25Index.build(docs, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
-                               progress=progress)
+                               progress=progress, workdir=cache_dir)
     names: list[list[str]] = []
 
     def records() -> Iterable[tuple[str, str]]:
@@ -84,7 +84,7 @@ def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, ca
 
     index = BM25Index.build_fielded(records(), ("names", "text"), (settings["name_weight"], 1.0),
                                     (settings["name_b"], settings["b"]), k1=settings["k1"], tokenizer=tokenizer,
-                                    num_docs=num_docs, progress=progress)
+                                    num_docs=num_docs, progress=progress, workdir=cache_dir)
     if settings["exact"]:
         index.exact = ExactNames.build(names)
     return index

@@ -79,18 +79,27 @@ def publish(directory: Path, identity: dict[str, Any], write: Callable[[Path], N
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
 
+class StaleCache(Exception):
+    """Raised by an :func:`open_cached` loader for a folder that is intact but written in an older format: the
+    folder is rebuilt and replaced (the loader says why)."""
+
+
 def open_cached(directory: Path, identity: dict[str, Any], build: Callable[[Path | None], T],
                 write: Callable[[T, Path], None], load: Callable[[Path], T], what: str = "cache",
                 waiting: Callable[[str], None] | None = None) -> T:
     """The cached value at ``directory`` (see the module docstring): ``load(directory)`` when it is valid, else
     ``build(work_dir)`` (a folder for resumable partial work, removed afterwards; None when nothing can be written),
-    saved by ``write(value, folder)`` and loaded back."""
-    if valid_manifest(directory, identity) is not None:
-        return load(directory)
+    saved by ``write(value, folder)`` and loaded back. A loader raising :class:`StaleCache` gets it rebuilt."""
+    stale = False
+    try:
+        if valid_manifest(directory, identity) is not None:
+            return load(directory)
+    except StaleCache:
+        stale = True  # intact, but in a format this version no longer reads: rebuild it
     if not writable(directory.parent):  # e.g. a graph installed read-only: build in memory, cache nothing
         return build(None)
     with build_lock(directory, waiting=waiting):
-        if valid_manifest(directory, identity) is not None:  # built by another process while this one waited
+        if not stale and valid_manifest(directory, identity) is not None:  # built by another process meanwhile
             return load(directory)
         work_dir = directory.parent / f".{directory.name}.partial"
         value = build(work_dir)

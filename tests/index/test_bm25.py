@@ -147,8 +147,8 @@ def test_arrow_text_column_builds_the_same_index_as_strings():
     from_strings = BM25Index.build(texts + [""], chunk_size=9)
     from_arrow = BM25Index.build(column, chunk_size=9)
     assert from_arrow.terms == from_strings.terms
-    for name in ("indptr", "indices", "weights", "doc_lengths"):
-        np.testing.assert_array_equal(getattr(from_arrow, name), getattr(from_strings, name))
+    for name in ("doc_deltas", "tfs", "term_ptr", "term_bytes", "block_last", "block_max_tf", "doc_lengths"):
+        np.testing.assert_array_equal(getattr(from_arrow.postings, name), getattr(from_strings.postings, name))
 
 
 def test_mask_restricts_search():
@@ -211,7 +211,7 @@ def test_save_load_roundtrip_is_memory_mapped(tmp_path):
     idx = BM25Index.build(CORPUS, k1=1.2, b=0.5, tokenizer=Tokenizer(stopwords=["quick"], stemmer="english"))
     idx.save(tmp_path / "bm25")
     loaded = BM25Index.load(tmp_path / "bm25")
-    assert isinstance(loaded.weights, np.memmap)
+    assert isinstance(loaded.postings.tfs.base, np.memmap) and isinstance(loaded.postings.doc_deltas.base, np.memmap)
     assert (loaded.k1, loaded.b, loaded.tokenizer.config()) == (1.2, 0.5, idx.tokenizer.config())
     for query in QUERIES + ["the quick fox"]:
         np.testing.assert_array_equal(loaded.search(query, 5)[0], idx.search(query, 5)[0])
@@ -294,3 +294,22 @@ def test_build_from_non_string_documents_and_chunks_agree():
     for query in ["beta", "gamma alpha", "7 ünïcode"]:
         np.testing.assert_allclose(chunked.score(query, everything), whole.score(query, everything), atol=1e-6)
     assert whole.score("ünïcode", [4])[0] > 0
+
+
+def test_merging_the_spilled_runs_in_small_batches_gives_the_same_postings(monkeypatch):
+    """The build spills each chunk as a sorted run and merges term batches; batch and chunk sizes change nothing."""
+    import ark.index.bm25 as bm25_module
+
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(500)]
+    docs = [" ".join(rng.choice(words, rng.integers(0, 40))) for _ in range(3000)]
+    whole = BM25Index.build(docs, chunk_size=10_000)
+    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of ~50 postings
+    pieces = BM25Index.build(docs, chunk_size=50)
+    for name in ("doc_deltas", "tfs", "term_ptr", "term_bytes", "term_first", "term_widths", "block_last",
+                 "block_max_tf", "block_min_dl", "doc_lengths"):
+        np.testing.assert_array_equal(getattr(pieces.postings, name), getattr(whole.postings, name))
+    for term in (0, 7, 499):
+        docs_of_term = whole.postings.docs(term)
+        assert np.all(np.diff(docs_of_term) > 0)
+        assert [d for d, doc in enumerate(docs) if whole.terms[term] in doc.split()] == docs_of_term.tolist()

@@ -63,13 +63,13 @@ def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
     first = open_index(loaded, progress=False)
     cache_dirs = list((tmp_path / "g" / "index").iterdir())
     assert len(cache_dirs) == 1 and cache_dirs[0].name.startswith("bm25-")
-    assert isinstance(first.index.weights, np.memmap)
+    assert isinstance(first.index.postings.doc_deltas.base, np.memmap)
     manifest = json.loads((cache_dirs[0] / "manifest.json").read_text())
     assert manifest["fingerprint"] == loaded.metadata["fingerprint"]
 
-    stamp = (cache_dirs[0] / "weights.npy").stat().st_mtime_ns
+    stamp = (cache_dirs[0] / "meta.json").stat().st_mtime_ns
     again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
-    assert (cache_dirs[0] / "weights.npy").stat().st_mtime_ns == stamp  # reused, not rebuilt
+    assert (cache_dirs[0] / "meta.json").stat().st_mtime_ns == stamp  # reused, not rebuilt
     assert again.search("fever", 3) == first.search("fever", 3)
 
     # Different settings live in a different directory.
@@ -108,9 +108,9 @@ def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path)
     [cache] = [p for p in (tmp_path / "g" / "index").iterdir() if p.name.startswith("bm25-rel-")]
     manifest = json.loads((cache / "manifest.json").read_text())
     assert manifest["settings"]["kind"] == "bm25-rel" and manifest["fingerprint"] == loaded.metadata["fingerprint"]
-    stamp = (cache / "weights.npy").stat().st_mtime_ns
+    stamp = (cache / "meta.json").stat().st_mtime_ns
     open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", scoring="plain", progress=False)
-    assert (cache / "weights.npy").stat().st_mtime_ns == stamp  # reused
+    assert (cache / "meta.json").stat().st_mtime_ns == stamp  # reused
 
 
 def test_plain_bm25_cache_name_is_unchanged(tmp_path):
@@ -156,3 +156,20 @@ def test_bm25_reads_the_text_column_like_node_documents():
     assert list(kind.documents(graph, plain, fields)) == list(node_documents(graph, fields))
     fielded = list(kind.documents(graph, kind.settings({"names": {}}, None), None))
     assert [text for _, text in fielded] == list(node_documents(graph))
+
+
+def test_an_index_of_an_older_format_is_rebuilt_with_one_line_saying_so(tmp_path, capsys):
+    graph = _graph()
+    graph.save(tmp_path / "g")
+    first = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    (cache,) = [p for p in (tmp_path / "g" / "index").iterdir() if not p.name.startswith(".")]
+    meta = json.loads((cache / "meta.json").read_text())
+    (cache / "meta.json").write_text(json.dumps({**meta, "format": 1}))
+    manifest = json.loads((cache / "manifest.json").read_text())  # an older ARK wrote no checksums
+    (cache / "manifest.json").write_text(json.dumps({k: v for k, v in manifest.items() if k != "files"}))
+    capsys.readouterr()
+    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "rebuilding the bm25 index" in lines[0] and "format 1" in lines[0]
+    assert again.search("fever", 3) == first.search("fever", 3)
+    assert json.loads((cache / "meta.json").read_text())["format"] == meta["format"]

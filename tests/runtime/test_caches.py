@@ -64,9 +64,9 @@ def test_a_flipped_byte_in_a_graph_file_is_named_on_opening(graph_dir):
         KnowledgeGraph.load(graph_dir)
 
 
-@pytest.mark.parametrize("name", ["indptr.npy", "indices.npy"])
+@pytest.mark.parametrize("name", ["term_ptr.npy", "doc_deltas.bin"])
 def test_a_flipped_byte_in_an_index_array_is_named_on_opening(graph_dir, name):
-    """Before checksums these gave wrong rankings with no error."""
+    """Before checksums these (then indptr.npy and indices.npy) gave wrong rankings with no error."""
     graph = KnowledgeGraph.load(graph_dir)
     open_index(graph, "bm25", progress=False)
     folder = index_folder(graph_dir)
@@ -139,7 +139,7 @@ def test_ark_graph_verify_checks_graph_and_indexes_in_one_line(graph_dir):
     assert result.exit_code == 0, result.output
     assert "5 graph files" in " ".join(result.output.split())
     flip_byte(index_folder(graph_dir) / "scores.npy" if (index_folder(graph_dir) / "scores.npy").exists()
-              else index_folder(graph_dir) / "indices.npy", 130)
+              else index_folder(graph_dir) / "doc_deltas.bin", 130)
     result = CliRunner().invoke(app, ["graph", "verify", str(graph_dir)])
     assert result.exit_code != 0
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]

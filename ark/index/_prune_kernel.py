@@ -1,0 +1,219 @@
+"""The compiled loops of :mod:`ark.index.bm25_prune` (imported only when a large index is searched: numba costs
+start-up time). ``cache=True`` keeps the machine code on disk, so only the first search after an install compiles.
+
+Per query term ``t`` the int64 row ``terms[t]`` holds :data:`FIRST` (its first document), :data:`START` (its first
+delta's byte), :data:`WIDTH` (bytes a delta), :data:`P0` (its first posting's index), :data:`DF`, :data:`B0` (its
+first block) and :data:`NB` (its number of blocks); ``model`` is ``(k1, b, avgdl)``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ark.index.postings import BLOCK
+
+END = np.int64(2**62)
+FIRST, START, WIDTH, P0, DF, B0, NB = range(7)
+jit = numba.njit(cache=True, nogil=True)
+
+
+@jit
+def delta(blob, start, width, pos):
+    """The ``pos``-th delta of a term whose deltas start at byte ``start``, ``width`` bytes each (little-endian)."""
+    at = start + pos * width
+    value = np.int64(blob[at])
+    for byte in range(1, width):
+        value |= np.int64(blob[at + byte]) << (8 * byte)
+    return value
+
+
+@jit
+def weight(tfs, p, dl, idf, count, model):
+    """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order."""
+    tf = np.float64(tfs[p])
+    norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
+    w = np.float32(idf * tf / (tf + norm))
+    if count != 1.0:
+        w = np.float32(w * np.float32(count))
+    return w
+
+
+@jit
+def worse(s1, d1, s2, d2):
+    """Whether (score s1, doc d1) ranks after (s2, d2): lower score, or the same score and a higher id."""
+    return s1 < s2 or (s1 == s2 and d1 > d2)
+
+
+@jit
+def push(hs, hd, size, k, s, d):
+    """Offer (s, d) to the heap of the k best (its root is the worst held); returns the heap's new size."""
+    if size < k:
+        i = size
+        hs[i], hd[i] = s, d
+        while i > 0 and worse(hs[i], hd[i], hs[(i - 1) // 2], hd[(i - 1) // 2]):
+            parent = (i - 1) // 2
+            hs[i], hs[parent], hd[i], hd[parent] = hs[parent], hs[i], hd[parent], hd[i]
+            i = parent
+        return size + 1
+    if not worse(hs[0], hd[0], s, d):
+        return size
+    hs[0], hd[0] = s, d
+    i = 0
+    while True:
+        low, left, right = i, 2 * i + 1, 2 * i + 2
+        if left < size and worse(hs[left], hd[left], hs[low], hd[low]):
+            low = left
+        if right < size and worse(hs[right], hd[right], hs[low], hd[low]):
+            low = right
+        if low == i:
+            return size
+        hs[i], hs[low], hd[i], hd[low] = hs[low], hs[i], hd[low], hd[i]
+        i = low
+
+
+@jit
+def block_bound(block_max_tf, block_min_dl, j, idf, count, model, slack):
+    """Upper bound of every weight in block ``j``: the weight of its largest frequency at its shortest length."""
+    return np.float64(weight(block_max_tf, j, block_min_dl[j], idf, count, model)) * slack
+
+
+@jit
+def term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack):
+    """Each query term's largest block bound (no postings decoded)."""
+    bounds = np.zeros(len(terms))
+    for t in range(len(terms)):
+        for j in range(terms[t, B0], terms[t, B0] + terms[t, NB]):
+            bounds[t] = max(bounds[t], block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack))
+    return bounds
+
+
+@jit
+def seek_block(block_last, terms, t, d, blk):
+    """Move term ``t``'s block pointer to the first block that may hold ``d``; False when past its last block."""
+    while blk[t] < terms[t, NB] and block_last[terms[t, B0] + blk[t]] < d:
+        blk[t] += 1
+    return blk[t] < terms[t, NB]
+
+
+@jit
+def seek(blob, block_last, terms, t, d, pos, cur, blk):
+    """Move term ``t``'s cursor to its first document >= ``d`` inside block ``blk[t]`` (already sought)."""
+    if cur[t] >= d:
+        return
+    if pos[t] // BLOCK < blk[t]:  # jump over whole blocks: their last documents are the skip list
+        pos[t] = blk[t] * BLOCK
+        cur[t] = block_last[terms[t, B0] + blk[t] - 1] + delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
+    while cur[t] < d:
+        pos[t] += 1
+        cur[t] += delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
+
+
+@jit
+def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk):
+    """``(bound, end)``: every document from ``d`` to ``end`` (the first end of a block holding ``d``) scores at
+    most ``bound``, the sum of the bounds of each term's block holding ``d``."""
+    bound, end = 0.0, END
+    for t in range(len(terms)):
+        if seek_block(block_last, terms, t, d, blk):
+            j = terms[t, B0] + blk[t]
+            bound += block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            end = min(end, np.int64(block_last[j]))
+    return bound, end
+
+
+@jit
+def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
+    """Move the essential cursors to their first documents after ``end`` (whole blocks jumped, not decoded)."""
+    for i in range(essential, len(terms)):
+        t = order[i]
+        if cur[t] > end:
+            continue
+        if seek_block(block_last, terms, t, end + 1, blk):
+            seek(blob, block_last, terms, t, end + 1, pos, cur, blk)
+        else:
+            pos[t], cur[t] = terms[t, DF], END
+
+
+@jit
+def non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack,
+                  order, prefix, essential, d, exact, theta, pos, cur, blk, wq):
+    """Complete document ``d``'s weights from the non-essential terms; False as soon as it cannot reach ``theta``."""
+    bound = exact * slack
+    for i in range(essential):
+        t = order[i]
+        if seek_block(block_last, terms, t, d, blk):
+            bound += block_bound(block_max_tf, block_min_dl, terms[t, B0] + blk[t], idf[t], count[t], model, slack)
+    if bound < theta:
+        return False
+    for i in range(essential - 1, -1, -1):
+        if exact * slack + prefix[i] < theta:
+            return False
+        t = order[i]
+        if blk[t] < terms[t, NB]:
+            seek(blob, block_last, terms, t, d, pos, cur, blk)
+            if cur[t] == d:
+                wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+                exact += np.float64(wq[t])
+    return True
+
+
+@jit
+def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
+           skip, seed_scores, seed_docs):
+    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded."""
+    n = len(terms)
+    bounds = term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack)
+    order = np.argsort(bounds)
+    prefix = np.cumsum(bounds[order])
+    hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
+    for i in range(len(seed_docs)):
+        size = push(hs, hd, size, k, seed_scores[i], seed_docs[i])
+    pos, blk, cur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(n, np.int64)
+    for t in range(n):
+        cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
+    wq = np.zeros(n, np.float32)
+    n_skip, essential, theta = 0, 0, np.float64(-1.0)
+    window_bound, window_end = 0.0, np.int64(-1)
+    while True:
+        if size == k:
+            theta = np.float64(hs[0])
+            while essential < n and prefix[essential] < theta:
+                essential += 1
+        d = END
+        for i in range(essential, n):
+            d = min(d, cur[order[i]])
+        if d == END:
+            break
+        if size == k:  # block-max skip, the window's bound computed once per window
+            if d > window_end:
+                window_bound, window_end = block_window(block_last, block_max_tf, block_min_dl, terms, idf, count,
+                                                        model, slack, d, blk)
+            if window_bound < theta:
+                skip_past(blob, block_last, terms, order, essential, window_end, pos, cur, blk)
+                continue
+        wq[:] = 0
+        exact = 0.0
+        for i in range(essential, n):
+            t = order[i]
+            if cur[t] == d:
+                wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+                exact += np.float64(wq[t])
+                pos[t] += 1
+                cur[t] = cur[t] + delta(blob, terms[t, START], terms[t, WIDTH], pos[t]) if pos[t] < terms[t, DF] \
+                    else END
+        while n_skip < len(skip) and skip[n_skip] < d:
+            n_skip += 1
+        if (len(mask) and not mask[d]) or (n_skip < len(skip) and skip[n_skip] == d):
+            continue
+        if essential and not non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms,
+                                           idf, count, model, slack, order, prefix, essential, d, exact, theta, pos,
+                                           cur, blk, wq):
+            continue
+        s = np.float32(0)
+        for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
+            s = np.float32(s + wq[t])
+        if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
+            size = push(hs, hd, size, k, s, d)
+    return hs[:size].copy(), hd[:size].copy()
+

@@ -1,0 +1,310 @@
+"""Building a BM25 index in bounded memory: count each chunk of documents, spill it to disk as a sorted run, merge.
+
+Each chunk of documents is split and counted in vectorised passes (one Python lookup per distinct raw token, none per
+token), turned term-major (scipy's CSR -> CSC counting sort) and written to disk as a *run*: its documents and term
+frequencies ordered by term, then by document. Documents are numbered in input order, so a term's postings are its
+postings of run 0, then run 1, ...: the merge reads the runs term batch by term batch (each batch holding about
+``MERGE_POSTINGS_PER_CHUNK_DOC * chunk_size`` postings) and scatters each run's slice after the previous runs' ones,
+with no sort. Peak memory is thus a few chunks and one merge batch, plus the vocabulary and one length per
+document; the postings themselves go to files (:class:`~ark.index.postings.PostingsWriter`).
+
+BM25F (fielded) runs keep each field's raw frequency; the merge, once every field's average length is known, turns
+them into the pseudo frequency ``sum_f w_f * tf_f / (1 - b_f + b_f * len_f / avglen_f)`` (float64 in field order,
+stored as float32, as format 1 computed it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+import weakref
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from ark.index._progress import progress_bar
+from ark.index.postings import Postings, PostingsWriter, tf_dtype
+from ark.index.tokenizer import SplitBatch, Tokenizer
+
+# Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
+MERGE_POSTINGS_PER_CHUNK_DOC = 64
+
+
+class _Vocabulary(dict):
+    """Raw token -> term id (-1 for dropped tokens); filled lazily so each distinct token is analysed once."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        super().__init__()
+        self.tokenizer = tokenizer
+        self.terms: list[str] = []
+        self.term_ids: dict[str, int] = {}
+
+    def __missing__(self, raw: str) -> int:
+        term = self.tokenizer.term_of(raw)
+        if term is None:
+            tid = -1
+        else:
+            tid = self.term_ids.get(term, -1)
+            if tid < 0:
+                tid = self.term_ids[term] = len(self.terms)
+                self.terms.append(term)
+        self[raw] = tid
+        return tid
+
+    def ids_of(self, raws: list[str]) -> np.ndarray:
+        """Term ids (-1 if dropped) of distinct raw tokens: plain dict lookups, analysing only unseen tokens."""
+        # dict.get through map runs in C (~0.1 us a token); subscripting this subclass costs ~10x more.
+        ids = np.fromiter(map(self.get, raws, itertools.repeat(-2)), np.int64, len(raws))
+        for pos in np.flatnonzero(ids == -2).tolist():
+            ids[pos] = self[raws[pos]]
+        return ids
+
+
+def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int) -> Iterator[list[str] | pa.ChunkedArray]:
+    if isinstance(docs, pa.Array | pa.ChunkedArray):  # Arrow text: zero-copy slices, no Python string per document
+        if isinstance(docs, pa.Array):
+            docs = pa.chunked_array([docs])
+        for start in range(0, len(docs), size):
+            yield docs.slice(start, size)
+        return
+    it = iter(docs)
+    while chunk := list(itertools.islice(it, size)):
+        if not all(isinstance(d, str) for d in chunk):
+            chunk = [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
+        yield chunk
+
+
+def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) -> Iterator[list[list[str]]]:
+    """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty)."""
+    it = iter(docs)
+    while chunk := list(itertools.islice(it, size)):
+        records = []
+        for record in chunk:
+            if isinstance(record, str) or len(record) != n_fields:
+                raise ValueError(f"each document needs {n_fields} fields, got {record!r:.200}")
+            records.append([f if isinstance(f, str) else ("" if f is None else str(f)) for f in record])
+        yield records
+
+
+def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
+    """Split chunks in worker threads, keeping ``workers`` chunks in flight, yielding results in order.
+
+    Arrow's kernels and most of numpy release the GIL, so splitting the next chunk overlaps with counting the
+    current one.
+    """
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.submit(tokenizer.split, chunk))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+@dataclass
+class _ChunkCounts:
+    """Distinct (document, term) pairs of one chunk in document-major order, with term frequencies."""
+
+    row_counts: np.ndarray  # distinct terms per document
+    terms: np.ndarray  # int32 term id per pair, ascending within a document
+    tf: np.ndarray  # float32 term frequency per pair
+    lengths: np.ndarray  # int32 document length in kept tokens
+
+
+def _chunk_term_counts(batch: SplitBatch, vocab: _Vocabulary) -> _ChunkCounts:
+    """Count one split chunk: map raw tokens to terms, then let scipy sum the repeated (document, term) pairs.
+
+    scipy's COO -> CSR conversion sorts each document's terms separately (short rows) and adds duplicates in C++,
+    about 1.3x faster than one global sort of int64 (document, term) keys, with the same result."""
+    import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
+
+    n = batch.num_texts
+    # One Python lookup per distinct raw token of the chunk, none per token.
+    terms = vocab.ids_of(batch.dictionary)[batch.codes]
+    kept = terms >= 0
+    terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
+    lengths = np.bincount(docs, minlength=n).astype(np.int32)
+    counts = sp.csr_matrix((np.ones(len(terms), dtype=np.float32), (docs, terms)), shape=(n, max(len(vocab.terms), 1)))
+    counts.sum_duplicates()  # canonical: terms ascending within each document, tf summed
+    return _ChunkCounts(np.diff(counts.indptr), counts.indices.astype(np.int32, copy=False), counts.data, lengths)
+
+
+def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> tuple[_ChunkCounts, np.ndarray]:
+    """One chunk's per-field counts (virtual document ``f * n + i`` = field ``f`` of document ``i``) as distinct
+    (document, term) pairs, document-major, with each field's frequency (``(n_fields, pairs)`` float32)."""
+    virtual = np.repeat(np.arange(n * n_fields, dtype=np.int64), counts.row_counts)
+    width = max(width, 1)
+    keys = (virtual % n) * width + counts.terms
+    unique, inverse = np.unique(keys, return_inverse=True)
+    per_field = np.zeros((n_fields, len(unique)), dtype=np.float32)
+    per_field[virtual // n, inverse] = counts.tf
+    docs = unique // width
+    lengths = counts.lengths.reshape(n_fields, n)
+    return _ChunkCounts(np.bincount(docs, minlength=n), (unique - docs * width).astype(np.int32), per_field,
+                        lengths.sum(axis=0).astype(np.int32)), lengths
+
+
+@dataclass
+class _Run:
+    terms: Path  # distinct term ids of the run, ascending (npy)
+    ptr: Path  # their postings' offsets in the run (npy, one more than terms)
+    docs: Path  # int32 document ids, term-major (raw)
+    tf: Path  # float32 frequencies, one row per field (raw)
+    size: int
+
+
+class SortedRuns:
+    """Chunks of postings spilled to ``directory`` in term-major order, merged into a :class:`Postings`."""
+
+    def __init__(self, directory: Path, n_fields: int) -> None:
+        self.directory = directory
+        self.n_fields = n_fields
+        self.runs: list[_Run] = []
+        self.df = np.zeros(0, dtype=np.int64)
+        self.max_tf = 0.0
+        self.lengths: list[np.ndarray] = []  # per chunk: (n_fields, n) int32 field lengths
+        self.doc_lengths: list[np.ndarray] = []
+        self.num_docs = 0
+
+    def add(self, counts: _ChunkCounts, field_lengths: np.ndarray) -> None:
+        """Spill one chunk (document-major counts; ``counts.tf`` one row per field) as a run."""
+        import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
+
+        n, tf = len(counts.lengths), counts.tf.reshape(self.n_fields, -1)
+        n_terms = int(counts.terms.max()) + 1 if len(counts.terms) else 0
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(counts.row_counts, out=indptr[1:])
+        order = np.arange(len(counts.terms), dtype=np.int64)
+        term_major = sp.csr_matrix((order, counts.terms, indptr), shape=(n, max(n_terms, 1))).tocsc()
+        per_term = np.diff(term_major.indptr)
+        present = np.flatnonzero(per_term).astype(np.int32)
+        self._extend(n_terms, per_term, tf, field_lengths, counts.lengths)
+        if not len(order):
+            return
+        name = self.directory / f"run{len(self.runs):05d}"
+        run = _Run(name.with_suffix(".terms.npy"), name.with_suffix(".ptr.npy"), name.with_suffix(".docs"),
+                   name.with_suffix(".tf"), len(order))
+        np.save(run.terms, present)
+        ptr = np.zeros(len(present) + 1, dtype=np.int64)
+        np.cumsum(per_term[present], out=ptr[1:])
+        np.save(run.ptr, ptr)
+        (term_major.indices.astype(np.int32) + np.int32(self.num_docs - n)).tofile(run.docs)
+        np.ascontiguousarray(tf[:, term_major.data]).tofile(run.tf)
+        self.runs.append(run)
+
+    def _extend(self, n_terms: int, per_term: np.ndarray, tf: np.ndarray, field_lengths: np.ndarray,
+                doc_lengths: np.ndarray) -> None:
+        if len(self.df) < n_terms:
+            self.df = np.concatenate([self.df, np.zeros(n_terms - len(self.df), dtype=np.int64)])
+        self.df[:n_terms] += per_term[:n_terms]
+        self.max_tf = max(self.max_tf, float(tf.max()) if tf.size else 0.0)
+        self.lengths.append(field_lengths)
+        self.doc_lengths.append(doc_lengths)
+        self.num_docs += len(doc_lengths)
+
+    def merge(self, out: Path, num_terms: int, batch_postings: int, fields: tuple | None = None) -> Postings:
+        """Merge the runs into postings files in ``out``; ``fields = (weights, b)`` for BM25F pseudo frequencies."""
+        df = np.concatenate([self.df, np.zeros(max(num_terms - len(self.df), 0), dtype=np.int64)])
+        doc_lengths = np.concatenate(self.doc_lengths) if self.doc_lengths else np.zeros(0, np.int32)
+        norms = self._field_norms(fields) if fields is not None else None
+        writer = PostingsWriter(out, tf_dtype(self.max_tf, fields is not None), doc_lengths)
+        ends = np.cumsum(df)
+        t0 = 0
+        while t0 < num_terms:
+            base = ends[t0 - 1] if t0 else 0
+            t1 = max(int(np.searchsorted(ends, base + batch_postings, side="right")), t0 + 1)
+            docs, tf = self._gather(t0, min(t1, num_terms), df)
+            if norms is not None:
+                assert fields is not None  # norms are computed for fielded indexes only
+                pseudo = np.zeros(len(docs), dtype=np.float64)
+                for f, norm in enumerate(norms):
+                    pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
+                writer.add(df[t0:t1], docs, pseudo.astype(np.float32))
+            else:
+                writer.add(df[t0:t1], docs, tf[0])
+            t0 = t1
+        shutil.rmtree(self.directory, ignore_errors=True)
+        return writer.close()
+
+    def _field_norms(self, fields: tuple) -> list[np.ndarray]:
+        weights, bs = fields
+        per_field = np.concatenate(self.lengths, axis=1) if self.lengths else np.zeros((self.n_fields, 0), np.int32)
+        norms = []
+        for f in range(self.n_fields):
+            lengths = per_field[f]
+            avg = max(float(lengths.mean()), 1e-12) if len(lengths) else 1.0
+            norms.append(1.0 - bs[f] + bs[f] * lengths / avg)
+        return norms
+
+    def _gather(self, t0: int, t1: int, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Term-major postings of terms ``t0 .. t1 - 1`` from every run, each term's runs in order."""
+        counts = df[t0:t1]
+        fill = np.zeros(len(counts), dtype=np.int64)
+        np.cumsum(counts[:-1], out=fill[1:])
+        total = int(counts.sum())
+        docs = np.empty(total, dtype=np.int32)
+        tf = np.empty((self.n_fields, total), dtype=np.float32)
+        for run in self.runs:
+            terms = np.load(run.terms, mmap_mode="r")
+            i0, i1 = np.searchsorted(terms, [t0, t1])
+            if i0 == i1:
+                continue
+            ptr = np.load(run.ptr, mmap_mode="r")[i0: i1 + 1]
+            p0, p1 = int(ptr[0]), int(ptr[-1])
+            local = np.asarray(terms[i0:i1], dtype=np.int64) - t0
+            sizes = np.diff(ptr)
+            dest = np.repeat(fill[local] - (ptr[:-1] - p0), sizes) + np.arange(p1 - p0)
+            docs[dest] = np.fromfile(run.docs, dtype=np.int32, count=p1 - p0, offset=4 * p0)
+            run_tf = np.memmap(run.tf, dtype=np.float32, mode="r", shape=(self.n_fields, run.size))
+            tf[:, dest] = run_tf[:, p0:p1]
+            fill[local] += sizes
+        return docs, tf
+
+
+class BuildDirectory:
+    """A temporary folder holding a freshly built index's files (memory-mapped), removed when the index goes."""
+
+    def __init__(self, parent: Path | None = None) -> None:
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix="bm25-", dir=parent))
+        (self.path / "runs").mkdir()
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+
+def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: Tokenizer, runs: SortedRuns,
+                 chunk_size: int, num_docs: int | None, progress: bool) -> list[str]:
+    """Plain BM25: tokenize and count ``docs`` chunk by chunk into ``runs``; returns the vocabulary by term id."""
+    vocab = _Vocabulary(tokenizer)
+    with progress_bar("BM25 indexing", num_docs, progress) as bar:
+        for batch in _split_ahead(tokenizer, _chunks(docs, chunk_size)):
+            counts = _chunk_term_counts(batch, vocab)
+            runs.add(counts, counts.lengths[None, :])
+            bar.advance(batch.num_texts)
+    return vocab.terms
+
+
+def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer: Tokenizer, runs: SortedRuns,
+                         chunk_size: int, num_docs: int | None, progress: bool) -> list[str]:
+    """BM25F: each chunk's fields split as one batch of ``n * F`` virtual documents (field-major), counted, and
+    merged per (document, term) with one frequency per field, into ``runs``; returns the vocabulary."""
+    vocab = _Vocabulary(tokenizer)
+
+    def flattened() -> Iterator[list[str]]:
+        for chunk in _chunks_of_records(docs, chunk_size, n_fields):
+            yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
+
+    with progress_bar("BM25F indexing", num_docs, progress) as bar:
+        for batch in _split_ahead(tokenizer, flattened()):
+            n = batch.num_texts // n_fields
+            counts, lengths = _fielded_counts(_chunk_term_counts(batch, vocab), n, n_fields, len(vocab.terms))
+            runs.add(counts, lengths)
+            bar.advance(n)
+    return vocab.terms

@@ -1,0 +1,68 @@
+"""Exact top-k BM25 without scoring every matching posting: MaxScore with block-max bounds, compiled with numba.
+
+Why compiled: dynamic pruning walks the query terms' postings document by document, deciding at each document
+whether the rest can still reach the k-th best score and skipping whole blocks when not. That control flow is
+sequential per posting; numpy can only express it by scoring every posting (the exhaustive path this replaces on
+large indexes). numba (a PyPI wheel) compiles the loop (:mod:`ark.index._prune_kernel`); it is imported only when a
+large index is searched, and the compiled code is cached on disk, so neither ``ark --help`` nor a question over a
+small graph pays for it.
+
+The algorithm (Turtle & Flood's MaxScore; block bounds as in Ding & Suel's block-max indexes): terms are sorted by
+their largest possible contribution. Once k documents are held, the cheapest terms whose bounds sum to less than the
+k-th best score are *non-essential*: a document matching only them cannot enter, so only documents of the essential
+terms are visited. For each, the essential terms' exact weights plus the non-essential terms' bounds on the block
+holding that document must reach the k-th score, or the document is skipped without decoding those blocks;
+otherwise the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound
+fails. A document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
+bit-identical and the result (ties by lower id) equals the exhaustive one. Bounds are float64 and inflated by
+:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+BOUND_SLACK = 1e-5
+
+
+@functools.cache
+def available() -> bool:
+    """Whether numba is installed (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float, k: int,
+                 mask: np.ndarray | None, seed_docs: np.ndarray, seed_scores: np.ndarray,
+                 skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` (ids, scores) over ``terms`` ((term id, occurrences) in query order), descending, ties by lower id.
+
+    ``seed_docs``/``seed_scores`` are documents already scored (the exactly named ones); ``skip`` (sorted) are the
+    documents the walk must not score again."""
+    from ark.index import _prune_kernel as kernel
+
+    tids = np.array([t for t, _ in terms], dtype=np.int64)
+    scores, docs = kernel.search(
+        *_postings_arrays(postings), _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
+        1.0 + BOUND_SLACK, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask, skip.astype(np.int64),
+        seed_scores.astype(np.float32), seed_docs.astype(np.int64))
+    order = np.lexsort((docs, -scores))
+    return docs[order], scores[order]
+
+
+def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
+    return (np.asarray(postings.doc_deltas), np.asarray(postings.tfs), np.asarray(postings.doc_lengths),
+            np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl))
+
+
+def _term_rows(postings, tids: np.ndarray) -> np.ndarray:
+    """The kernel's per-term row (first document, first byte, width, first posting, df, first block, blocks)."""
+    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr
+    return np.ascontiguousarray(np.stack(
+        [np.asarray(postings.term_first)[tids].astype(np.int64), np.asarray(postings.term_bytes)[tids],
+         np.asarray(postings.term_widths)[tids].astype(np.int64), ptr[tids], ptr[tids + 1] - ptr[tids],
+         blocks[tids], blocks[tids + 1] - blocks[tids]], axis=1))

@@ -1,0 +1,222 @@
+"""The compressed, memory-mapped postings of a BM25 index (format 2) and the BM25 weight they give.
+
+Term ``t``'s postings are its documents in ascending id order with a term frequency each:
+
+- document ids as deltas (``doc - previous doc``; the first is 0 and ``term_first[t]`` holds the first id), each
+  term's deltas in the narrowest of 1, 2 or 4 little-endian bytes that fits its largest gap (``term_widths``),
+  starting at byte ``term_bytes[t]`` of ``doc_deltas.bin``. A frequent term's gaps are small, so
+  most postings take one or two bytes; numpy decodes a term with one ``cumsum``.
+- term frequencies in ``tfs.bin``, postings ``term_ptr[t]:term_ptr[t + 1]``: the raw count (the narrowest unsigned
+  integer type holding the largest) for plain BM25, the length-normalised BM25F pseudo frequency (float32) for a
+  fielded index. The BM25 weight is computed when a query reads them (:func:`bm25_weights`) from the idf, the
+  frequency and the document's length, in float64 and rounded to float32 exactly as the weights of format 1 were
+  precomputed, so scores are unchanged.
+- blocks of :data:`BLOCK` postings (the last one shorter): the last document id of each (a skip list), its largest
+  term frequency and its shortest document. The weight grows with the frequency and falls with the length, so
+  ``weight(idf, max tf, min length)`` bounds every weight in the block; the bounds hold neither the idf nor the
+  average length, so they stay valid when those change (a later delta segment).
+
+Arrays are raw little-endian files (dtypes in ``meta.json``) read through ``np.memmap``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ark.storage.cache_folder import rebuild_hint
+from ark.storage.checksums import DamagedFileError
+
+BLOCK = 128
+BLOB_FILES = {"doc_deltas": "doc_deltas.bin", "tfs": "tfs.bin", "block_last": "block_last.bin",
+              "block_max_tf": "block_max_tf.bin", "block_min_dl": "block_min_dl.bin"}
+TERM_ARRAYS = ("term_first", "term_bytes", "term_widths", "term_ptr", "doc_lengths")
+BLOCK_DTYPES = {"block_last": np.int32, "block_max_tf": np.float32, "block_min_dl": np.int32}
+_WIDTH_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+class IndexFormatError(ValueError):
+    """A saved index was written in another format version (a graph's cached index is then rebuilt)."""
+
+
+def bm25_weights(idf: float, tf: np.ndarray, doc_lengths: np.ndarray, k1: float, b: float,
+                 avgdl: float) -> np.ndarray:
+    """float32 ``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (bm25s's "lucene" form), evaluated in float64 in
+    this operation order (the pruning kernel repeats it, so both give the same bits). BM25F passes ``b = 0``."""
+    tf = tf.astype(np.float64)
+    norm = k1 * (1.0 - b + b * doc_lengths / avgdl)
+    return (idf * tf / (tf + norm)).astype(np.float32)
+
+
+def tf_dtype(max_tf: float, fielded: bool) -> np.dtype:
+    """Narrowest storage for term frequencies: float32 pseudo frequencies, else the smallest unsigned integer."""
+    if fielded:
+        return np.dtype(np.float32)
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if max_tf <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    raise ValueError(f"term frequency {max_tf} does not fit 32 bits")
+
+
+def _memmap(path: Path, dtype: np.dtype, mmap: bool) -> np.ndarray:
+    if not mmap or path.stat().st_size == 0:  # an empty file cannot be memory-mapped
+        return np.fromfile(path, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
+
+
+@dataclass
+class Postings:
+    """A term-major postings store (see the module doc); ``doc_lengths`` are the documents' lengths in tokens."""
+
+    doc_deltas: np.ndarray
+    tfs: np.ndarray
+    block_last: np.ndarray
+    block_max_tf: np.ndarray
+    block_min_dl: np.ndarray
+    term_first: np.ndarray
+    term_bytes: np.ndarray
+    term_widths: np.ndarray
+    term_ptr: np.ndarray
+    doc_lengths: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in (*BLOB_FILES, *TERM_ARRAYS):  # plain views of the maps: slicing a np.memmap costs ~15 us
+            value = getattr(self, name)
+            if isinstance(value, np.memmap):
+                setattr(self, name, np.asarray(value))
+        df = np.diff(np.asarray(self.term_ptr))
+        self.block_ptr = np.zeros(len(df) + 1, dtype=np.int64)
+        np.cumsum((df + BLOCK - 1) // BLOCK, out=self.block_ptr[1:])
+
+    @property
+    def num_terms(self) -> int:
+        return len(self.term_first)
+
+    def df(self, term: int) -> int:
+        return int(self.term_ptr[term + 1] - self.term_ptr[term])
+
+    def docs(self, term: int) -> np.ndarray:
+        """Term ``term``'s document ids, ascending (int32)."""
+        n = self.df(term)
+        start, width = int(self.term_bytes[term]), int(self.term_widths[term])
+        deltas = np.asarray(self.doc_deltas[start: start + n * width]).view(_WIDTH_DTYPES[width])
+        docs = np.cumsum(deltas, dtype=np.int32)
+        docs += self.term_first[term]
+        return docs
+
+    def tf(self, term: int) -> np.ndarray:
+        return self.tfs[int(self.term_ptr[term]): int(self.term_ptr[term + 1])]
+
+    def blocks(self, term: int) -> slice:
+        return slice(int(self.block_ptr[term]), int(self.block_ptr[term + 1]))
+
+    # ------------------------------------------------------------------ files
+    def save(self, directory: Path) -> dict:
+        """Write every array into ``directory``; returns the dtypes to record in the index's meta.json."""
+        for name, file in BLOB_FILES.items():
+            np.ascontiguousarray(getattr(self, name)).tofile(directory / file)
+        for name in TERM_ARRAYS:
+            np.save(directory / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
+        return {"tf_dtype": np.dtype(self.tfs.dtype).str, "block": BLOCK}
+
+    @classmethod
+    def load(cls, directory: Path, meta: dict, mmap: bool = True) -> Postings:
+        """The postings saved in ``directory``; :class:`~ark.storage.checksums.DamagedFileError` naming the file
+        when one is missing or truncated (indexes written before checksums are checked this far)."""
+        dtypes: dict[str, Any] = {"doc_deltas": np.uint8, "tfs": np.dtype(meta["tf_dtype"]), **BLOCK_DTYPES}
+        blobs, arrays, path = {}, {}, directory
+        try:
+            for name, file in BLOB_FILES.items():
+                path = directory / file
+                blobs[name] = _memmap(path, np.dtype(dtypes[name]), mmap)
+            for name in TERM_ARRAYS:
+                path = directory / f"{name}.npy"
+                arrays[name] = _load_array(path, mmap)
+        except (OSError, ValueError, EOFError) as exc:  # missing or truncated ("mmap length is greater than file size")
+            raise DamagedFileError(path, f"unreadable: {exc}", rebuild_hint(directory)) from exc
+        return cls(**blobs, **arrays)
+
+
+class PostingsWriter:
+    """Appends term-major batches of postings (consecutive term ids) to the files of a :class:`Postings`."""
+
+    def __init__(self, directory: Path, tf_type: np.dtype, doc_lengths: np.ndarray) -> None:
+        self.directory = directory
+        self.tf_type = tf_type
+        self.doc_lengths = doc_lengths
+        self.files = {name: open(directory / file, "wb") for name, file in BLOB_FILES.items()}  # noqa: SIM115
+        self.term_parts: dict[str, list[np.ndarray]] = {name: [] for name in TERM_ARRAYS[:3]}
+        self.df_parts: list[np.ndarray] = []
+        self.bytes_written = 0
+
+    def add(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
+        """Postings of the next ``len(df)`` terms: ``df[i]`` of them each, ``docs`` ascending within a term."""
+        df = df.astype(np.int64)
+        starts = np.zeros(len(df), dtype=np.int64)
+        np.cumsum(df[:-1], out=starts[1:])
+        has = df > 0
+        first = np.zeros(len(df), dtype=np.int32)
+        first[has] = docs[starts[has]]
+        deltas = np.empty(len(docs), dtype=np.int64)
+        if len(docs):
+            deltas[0] = 0
+            np.subtract(docs[1:], docs[:-1], out=deltas[1:])
+            deltas[starts[has]] = 0
+        largest = np.zeros(len(df), dtype=np.int64)
+        largest[has] = np.maximum.reduceat(deltas, starts[has]) if len(docs) else 0
+        widths = np.where(largest < 2**8, 1, np.where(largest < 2**16, 2, 4)).astype(np.uint8)
+        sizes = df * widths  # unpadded: numpy reads unaligned views, the kernel reads bytes
+        offsets = np.zeros(len(df), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        blob = np.zeros(int(sizes.sum()), dtype=np.uint8)
+        term_of = np.repeat(np.arange(len(df)), df)
+        position = offsets[term_of] + (np.arange(len(docs)) - starts[term_of]) * widths[term_of]
+        term_width = widths[term_of]
+        for byte in range(4):
+            sel = term_width > byte
+            blob[position[sel] + byte] = (deltas[sel] >> (8 * byte)) & 0xFF
+        self._write_blocks(df, starts, docs, tf)
+        self.files["doc_deltas"].write(blob.tobytes())
+        self.files["tfs"].write(tf.astype(self.tf_type, copy=False).tobytes())
+        self.term_parts["term_first"].append(first)
+        self.term_parts["term_bytes"].append(offsets + self.bytes_written)
+        self.term_parts["term_widths"].append(widths)
+        self.df_parts.append(df)
+        self.bytes_written += len(blob)
+
+    def _write_blocks(self, df: np.ndarray, starts: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
+        blocks_per_term = (df + BLOCK - 1) // BLOCK
+        term = np.repeat(np.arange(len(df)), blocks_per_term)
+        first_block = np.repeat(np.cumsum(blocks_per_term) - blocks_per_term, blocks_per_term)
+        block_start = starts[term] + (np.arange(len(term)) - first_block) * BLOCK
+        if not len(block_start):
+            return
+        block_end = np.minimum(block_start + BLOCK, starts[term] + df[term])
+        self.files["block_last"].write(docs[block_end - 1].astype(np.int32).tobytes())
+        self.files["block_max_tf"].write(np.maximum.reduceat(tf, block_start).astype(np.float32).tobytes())
+        lengths = self.doc_lengths[docs]
+        self.files["block_min_dl"].write(np.minimum.reduceat(lengths, block_start).astype(np.int32).tobytes())
+
+    def close(self) -> Postings:
+        """Finish the files and open them (memory-mapped)."""
+        for file in self.files.values():
+            file.close()
+        parts = {name: np.concatenate(p) if p else np.zeros(0, dtype) for (name, p), dtype in
+                 zip(self.term_parts.items(), (np.int32, np.int64, np.uint8), strict=True)}
+        df = np.concatenate(self.df_parts) if self.df_parts else np.zeros(0, np.int64)
+        term_ptr = np.zeros(len(df) + 1, dtype=np.int64)
+        np.cumsum(df, out=term_ptr[1:])
+        dtypes: dict[str, Any] = {"doc_deltas": np.uint8, "tfs": self.tf_type, **BLOCK_DTYPES}
+        blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
+                 for name, file in BLOB_FILES.items()}
+        return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
+
+
+def _load_array(path: Path, mmap: bool) -> np.ndarray:
+    try:
+        return np.load(path, mmap_mode="r" if mmap else None)
+    except ValueError:  # an empty array cannot be memory-mapped
+        return np.load(path)

@@ -1,0 +1,154 @@
+"""Oracle tests of global top-k search: on random corpora and queries, search() returns exactly the exhaustive
+ranking (every document's score, then highest first, ties by lower id), and the scores equal bm25s's (plain) or the
+BM25F formula's (fielded) — with type masks, the exact-name boost, ties, stopword-only and unknown-term queries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ark.index import ENGLISH_STOPWORDS, BM25Index
+from ark.index.exact import ExactNames
+from tests.index.test_bm25f import reference_bm25f
+
+bm25s = pytest.importorskip("bm25s")
+
+
+@pytest.fixture(params=["exhaustive", "pruned"])
+def search_path(request, monkeypatch):
+    """Run a test with the exhaustive numpy pass, then with dynamic pruning (numba) on the same small corpora."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import bm25_prune
+
+    if request.param == "pruned":
+        if not bm25_prune.available():
+            pytest.skip("numba is not installed")
+        calls = []
+        real = bm25_prune.pruned_top_k
+        monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+        monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+        yield request.param
+        assert calls, "the pruned path was never taken"
+    else:
+        monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 10**12)
+        yield request.param
+
+
+def _corpus(seed: int, n_docs: int, vocab: int) -> tuple[list[str], list[str]]:
+    """Zipf-distributed documents (with repeated documents, so scores tie) and the vocabulary."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}x" for i in range(vocab)]
+    p = 1.0 / np.arange(1, vocab + 1)
+    p /= p.sum()
+    docs = [" ".join(rng.choice(words, rng.integers(0, 30), p=p)) for _ in range(n_docs)]
+    for i in rng.choice(n_docs, n_docs // 20, replace=False):  # duplicates: equal scores, told apart by id
+        docs[i] = docs[(i * 7) % n_docs]
+    return docs, words
+
+
+def _queries(seed: int, words: list[str], count: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    queries = [" ".join(rng.choice(words, rng.integers(1, 6))) for _ in range(count)]
+    # Repeated terms, stopwords, unknown words, a stopword-only and an unknown-only query.
+    return queries + [f"{words[0]} {words[0]} {words[3]}", f"the {words[1]} of zzznotaword", "the of and",
+                      "zzznotaword", f"{words[-1]} {words[0]}"]
+
+
+def _exhaustive(full: np.ndarray, k: int, mask: np.ndarray | None) -> np.ndarray:
+    """Reference ranking: documents scoring > 0 (and in the mask), by score descending then id ascending."""
+    ok = full > 0
+    if mask is not None:
+        ok &= mask
+    ids = np.flatnonzero(ok)
+    return ids[np.lexsort((ids, -full[ids]))][:k]
+
+
+def _assert_search_is_exhaustive(index: BM25Index, queries: list[str], masks: list, ks=(1, 10, 50)) -> int:
+    """Every (query, mask, k): ids, order and scores of search() equal the exhaustive ranking; returns hits seen."""
+    everything = np.arange(index.num_docs)
+    seen = 0
+    for query in queries:
+        full = index.score(query, everything)
+        for mask in masks:
+            for k in ks:
+                ids, scores = index.search(query, k, mask=mask)
+                expected = _exhaustive(full, k, mask)
+                assert ids.tolist() == expected.tolist(), (query, k, mask is not None)
+                np.testing.assert_array_equal(scores, full[expected])
+                seen += len(ids)
+        # Subset scoring (a node's neighbours): unsorted candidates with repeats score as the exhaustive pass.
+        rng = np.random.default_rng(len(query))
+        for size in (1, 40, index.num_docs // 20):
+            candidates = rng.integers(0, index.num_docs, size)
+            np.testing.assert_array_equal(index.score(query, candidates), full[candidates])
+    return seen
+
+
+def _bm25s_scores(docs: list[str], queries: list[str], k1: float, b: float) -> list[np.ndarray]:
+    stop = sorted(ENGLISH_STOPWORDS)
+    retriever = bm25s.BM25(method="lucene", k1=k1, b=b)
+    retriever.index(bm25s.tokenize(docs, stopwords=stop, show_progress=False), show_progress=False)
+    tokens = bm25s.tokenize(queries, stopwords=stop, return_ids=False, show_progress=False)
+    return [retriever.get_scores(t) if t else np.zeros(len(docs)) for t in tokens]
+
+
+@pytest.mark.parametrize(("seed", "n_docs", "vocab", "k1", "b"),
+                         [(0, 3000, 60, 1.5, 0.75), (1, 5000, 400, 1.2, 0.4), (2, 800, 25, 2.0, 1.0)])
+def test_plain_search_equals_exhaustive_ranking_and_bm25s(seed, n_docs, vocab, k1, b, search_path):
+    docs, words = _corpus(seed, n_docs, vocab)
+    queries = _queries(seed + 10, words, 25)
+    index = BM25Index.build(docs, k1=k1, b=b, chunk_size=700)
+    everything = np.arange(n_docs)
+    for query, expected in zip(queries, _bm25s_scores(docs, queries, k1, b), strict=True):
+        np.testing.assert_allclose(index.score(query, everything), expected, rtol=1e-6, atol=1e-6)
+    rng = np.random.default_rng(seed)
+    masks = [None, rng.random(n_docs) < 0.3, np.zeros(n_docs, dtype=bool)]
+    assert _assert_search_is_exhaustive(index, queries, masks) > 0
+    for query in ("the of and", "zzznotaword", ""):
+        assert index.search(query, 10)[0].size == 0
+
+
+def _fielded_corpus(seed: int, n_docs: int):
+    docs, words = _corpus(seed, n_docs, 80)
+    rng = np.random.default_rng(seed)
+    names = [[" ".join(rng.choice(words[:40], rng.integers(1, 3)))] for _ in range(n_docs)]
+    for i in rng.choice(n_docs, 30, replace=False):  # several nodes share a name: boosted ties
+        names[i] = names[0]
+    return [("\n".join(n), text) for n, text in zip(names, docs, strict=True)], names, words
+
+
+@pytest.mark.parametrize("with_exact", [False, True])
+def test_fielded_search_equals_exhaustive_ranking_and_the_bm25f_formula(with_exact, search_path):
+    records, names, words = _fielded_corpus(3, 2500)
+    weights, bs, k1 = (3.0, 1.0), (0.5, 0.75), 1.5
+    index = BM25Index.build_fielded(records, ("names", "text"), weights, bs, k1=k1,
+                                    exact=ExactNames.build(names) if with_exact else None, chunk_size=600)
+    queries = _queries(4, words, 15) + [names[0][0], names[5][0], names[0][0].upper() + "!"]
+    everything = np.arange(len(records))
+    for query in queries[:8]:
+        expected = reference_bm25f(records, query, weights, bs, k1)
+        named = index.exact.lookup(query) if with_exact else []
+        got = index.score(query, everything)
+        unboosted = np.delete(np.arange(len(records)), named)
+        np.testing.assert_allclose(got[unboosted], expected[unboosted], rtol=1e-6, atol=1e-6)
+    rng = np.random.default_rng(5)
+    masks = [None, rng.random(len(records)) < 0.4]
+    _assert_search_is_exhaustive(index, queries, masks)
+    if with_exact:  # the nodes so named come first, tied among themselves and in id order
+        ids, scores = index.search(names[0][0], 40)
+        named = index.exact.lookup(names[0][0])
+        assert len(named) >= 2 and sorted(ids[: len(named)].tolist()) == named.tolist()
+        assert scores[len(named) - 1] > scores[len(named)]
+
+
+def test_saved_index_searches_like_the_built_one(tmp_path, search_path):
+    docs, words = _corpus(6, 2000, 120)
+    index = BM25Index.build(docs, chunk_size=300)
+    index.save(tmp_path / "idx")
+    loaded = BM25Index.load(tmp_path / "idx")
+    for query in _queries(7, words, 20):
+        for k in (5, 30):
+            built, opened = index.search(query, k), loaded.search(query, k)
+            np.testing.assert_array_equal(built[0], opened[0])
+            np.testing.assert_array_equal(built[1], opened[1])
+    _assert_search_is_exhaustive(loaded, _queries(8, words, 10), [None])
