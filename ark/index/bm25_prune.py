@@ -45,7 +45,8 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     from ark.index import _prune_kernel as kernel
 
     tids = np.array([t for t, _ in terms], dtype=np.int64)
-    scores, docs = kernel.search(
+    # numba's stubs type a compiled function's call without its parameters.
+    scores, docs = kernel.search(  # type: ignore[call-arg]
         *_postings_arrays(postings), _term_rows(postings, tids), idf[tids].astype(np.float64),
         np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
         1.0 + BOUND_SLACK, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask, skip.astype(np.int64),
