@@ -109,9 +109,8 @@ def check_sft(plan: Plan, check: Check) -> str:
 
 
 def check_grpo(plan: Plan, check: Check) -> str:
-    from ark.quiz.graphscout import GraphScoutQuizConfig, generate_graphscout_quiz
-
     from ark.methods.graphscout.options import GraphScoutOptions
+    from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
     from ark.methods.graphscout.training.data import training_questions, warm_start_samples
     from ark.methods.graphscout.training.environment import ScoutWorld
     from ark.methods.graphscout.training.settings import LEARNING_CHECK, TINY_CPU_PRESET, GRPOSettings
