@@ -250,6 +250,10 @@ def _columns(roles: Mapping[int, str], kept: set[tuple[int, str, int]], anchors:
     for middle in columns[1:-1]:
         row = {n: k for column in columns for k, n in enumerate(column)}
         middle.sort(key=lambda n: (_mean(row[o] for o in neighbours.get(n, ()) if o in row), n))
+    if len(columns) == 2:  # anchors straight to answers: anchors in the order of the answers they lead to
+        row = {n: k for k, n in enumerate(columns[1])}
+        columns[0].sort(key=lambda n: (_mean(row[o] for o in neighbours.get(n, ()) if o in row),
+                                       anchors[n].agent, anchors[n].step, n))
     return [column for column in columns if column] or [[]]
 
 
