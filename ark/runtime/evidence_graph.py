@@ -29,7 +29,7 @@ from typing import Any, Protocol
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac")
 MAX_VIAS = 40  # intermediate nodes drawn at most (the most connected first); the rest are counted as omitted
-LABEL_WIDTH = 200  # room for the labels left of the anchors and right of the answers
+LABEL_WIDTH = 215  # room for the labels left of the anchors and right of the answers
 COLUMN_GAP = 200
 ROW_GAP = 30
 TOP_MARGIN = 34  # the legend's line

@@ -19,6 +19,7 @@ pytest.importorskip("uvicorn")
 webdriver = pytest.importorskip("selenium.webdriver")
 
 from selenium.common.exceptions import WebDriverException  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 from ark.loaders import open_graph  # noqa: E402
@@ -163,6 +164,11 @@ def test_answer_and_evidence_drawing_come_first_and_a_drawn_node_opens_its_page(
                  int(e.get_attribute("data-target"))) for e in edges} == expected
         title = browser.execute_script("return arguments[0].querySelector('title').textContent", edges[0])
         assert "has_phenotype" in title and "agent 0 step" in title  # what hovering the edge shows
+        edge, dx, dy = next(found for found in (_point_on(browser, e, f) for e in edges for f in (0.3, 0.5, 0.7))
+                            if found)  # a point of an edge where no other edge lies over it
+        line = edge.find_element(By.CSS_SELECTOR, "path.line")
+        ActionChains(browser).move_to_element_with_offset(line, dx, dy).perform()  # the pointer on the edge
+        assert browser.execute_script("return getComputedStyle(arguments[0]).strokeWidth", line) == "2.4px"
 
         traces = browser.find_elements(By.CSS_SELECTOR, "#agents details.agent")
         assert len(traces) == 3 and not any(t.get_attribute("open") for t in traces)  # collapsed per agent
@@ -185,3 +191,15 @@ def test_answer_and_evidence_drawing_come_first_and_a_drawn_node_opens_its_page(
         assert roles[str(graph.index_of(ONE_HOP[1]))] == "answer" and roles[str(marfan)] == "anchor"
         loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         assert all(name.startswith(server.url) for name in loaded), loaded
+
+
+def _point_on(browser, edge, fraction: float):
+    """(edge, dx, dy): the point ``fraction`` along the edge's line, as an offset from the line's centre, if the edge
+    is what the pointer meets there; else None."""
+    found = browser.execute_script("""
+        const [edge, fraction] = arguments, line = edge.querySelector("path.line");
+        const p = line.getPointAtLength(line.getTotalLength() * fraction).matrixTransform(line.getScreenCTM());
+        const box = line.getBoundingClientRect(), hit = document.elementFromPoint(p.x, p.y);
+        return [p.x - (box.left + box.width / 2), p.y - (box.top + box.height / 2), hit?.closest(".ev-edge") === edge];
+    """, edge, fraction)
+    return (edge, round(found[0]), round(found[1])) if found[2] else None
