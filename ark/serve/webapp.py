@@ -7,7 +7,9 @@ off) and the page on top of it (``static/``, no outside assets).
   ``answer`` or ``error``.
 - ``GET /api/nodes/{ref}``: a node's text, properties and typed neighbours. ``POST /api/tools/{name}``: any graph
   tool of ``ark mcp``. ``GET /api/graph``, ``GET /api/methods``.
-- ``GET /api/runs...``: the run browser (:mod:`ark.serve.runs`).
+- ``GET /api/runs...``: the run browser (:mod:`ark.serve.runs`); ``.../trajectories/{position}/evidence``: the
+  evidence drawing of a run's question (:mod:`ark.runtime.evidence_graph`), as an answer carries it.
+- ``GET /``: the page, its method list written in by the server (never empty while the page loads).
 
 Every error is JSON ``{"error": message, "kind": ...}`` with a 4xx status naming the bad value; an unexpected failure
 is a 500 with one line, its traceback only in the server's log. Bodies over :data:`MAX_BODY_BYTES` get 413.

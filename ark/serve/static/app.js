@@ -71,8 +71,10 @@ function drawing(evidence) {
 }
 
 function evidencePanel(evidence) {
-  return [el("h2", {}, "Evidence"), drawing(evidence),
-    el("p", { class: "muted" }, "Anchors left, answers right; hover an edge for its relation and the steps that followed it, click a node to open it.")];
+  const drawn = drawing(evidence);
+  return [el("h2", {}, "Evidence"), drawn, drawn.nodeName === "svg"
+    ? el("p", { class: "muted" }, "Anchors left, answers right; hover an edge for its relation and the steps that followed it, click a node to open it.")
+    : null];
 }
 
 // Competition ranks of tie groups: "1=", "1=", "3" (the graph does not tell tied answers apart).
