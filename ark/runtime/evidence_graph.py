@@ -13,8 +13,11 @@ what they showed the way ARK's do:
   exploration started, typically a node found by global search);
 - the *answers* are the first ``top`` nodes of the fused ranking, with their votes and tie groups.
 
-The edges kept are those on the way from an anchor to an answer: dead ends (a neighbour shown but never followed
-on, a branch that reached no answer) are pruned away, and so is every part not joined to an answer.
+The edges kept are those on the way from an anchor to an answer: an edge an agent travelled (from the centre of a
+search to a neighbour it showed) from a node an anchor's exploration reached (the anchor included) to a node from
+which exploration went on to an answer (the answer included), never through another anchor or answer; and every
+edge travelled between an anchor and an answer (an answer checked against an anchor). Dead ends (a neighbour shown
+but never followed on, a branch that reached no answer) are left out.
 """
 
 from __future__ import annotations
