@@ -79,3 +79,15 @@ def test_derivation_labels_by_section_finds_conflicts_and_leaves_out_a_misordere
     assert derived["conflicts"]["amazon"] == [[2, 3, "heading (cell 1): easy; comment (cell 3): medium"]]
     assert "goodreads" not in derived["domains"]
     assert any("verbatim wording" in problem for problem in derived["left_out"]["goodreads"])
+
+
+def test_every_released_graph_folder_is_a_graphscout_table_1_domain():
+    from types import SimpleNamespace
+
+    from ark.experiments.graphscout_table import paper_domain
+
+    expected = {"biomedical": "Healthcare", "goodreads": "Literature", "dblp": "Academic", "amazon": "E-Commerce",
+                "legal": "Legal", "Biology": "Academic", "Chemistry": "Academic", "Materials_Science": "Academic",
+                "Medicine": "Academic", "Physics": "Academic"}
+    for folder, domain in expected.items():
+        assert paper_domain(SimpleNamespace(metadata={"name": folder}, path=None)) == (domain, True)
