@@ -94,6 +94,16 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
     return graph
 
 
+def load_delta(path: str | Path, version: int) -> GraphDelta:
+    """The delta that made ``version`` of the graph at ``path`` (its files checked)."""
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    for entry in manifest["history"]:
+        if entry["kind"] == "delta" and entry["version"] == version:
+            return GraphDelta.load(path / entry["delta"], entry["files"], FIX)
+    raise ValueError(f"graph {path} has no update making version {version}")
+
+
 def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
     """Refuse a delta that names absent nodes or edges, or edges whose endpoints would not exist (naming them)."""
     delta.check_consistent()
