@@ -1,6 +1,5 @@
 """``ark graph update`` and ``ark graph compact``: change a saved graph without a rebuild (see
-:mod:`ark.graph.versions`).
-"""
+:mod:`ark.graph.versions`)."""
 
 from __future__ import annotations
 
