@@ -86,11 +86,17 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
         deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
         metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
         graph = merge_version(base, deltas, metadata)
+    return _attach(graph, path, manifest, version)
+
+
+def _attach(graph: KnowledgeGraph, path: Path, manifest: dict[str, Any], version: int) -> KnowledgeGraph:
+    """Mark ``graph`` as ``version`` of the graph at ``path``: what its indexes read to follow the updates."""
     graph.path = path
     graph.metadata["graph_version"] = version
     graph.metadata["version_segments"] = {
-        "base": manifest["base"]["path"], "base_version": base_version,
-        "deltas": [{"version": e["version"], "delta": e["delta"], "fingerprint": e["fingerprint"]} for e in entries]}
+        "base": manifest["base"]["path"], "base_version": int(manifest["base"]["version"]),
+        "deltas": [{"version": e["version"], "delta": e["delta"], "fingerprint": e["fingerprint"]}
+                   for e in _deltas_of(manifest, version)]}
     return graph
 
 
@@ -134,16 +140,21 @@ def _existing_edges(graph: KnowledgeGraph) -> set[tuple[str, str, str]]:
     return {(ids[s], ids[d], relations[r]) for s, d, r in zip(src.tolist(), dst.tolist(), rel.tolist(), strict=True)}
 
 
-def update_graph(path: str | Path, delta: GraphDelta, note: str = "") -> KnowledgeGraph:
+def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
+                 current: KnowledgeGraph | None = None) -> KnowledgeGraph:
     """Apply ``delta`` to the current version of the graph at ``path``; returns the new version's graph.
 
     The delta is checked against the current version first (nothing is written when it is refused); the delta
-    folder is written atomically and the manifest swapped last (see the module doc).
+    folder is written atomically and the manifest swapped last (see the module doc). ``current``: the current
+    version, when the caller holds it open (used only if it is still the current one; else it is opened).
     """
     path = Path(path)
     with output_lock(path / MANIFEST, what="graph"):
         manifest = read_manifest(path) or _initial_manifest(path)
-        current = open_version(path)
+        if not (current is not None and current.path is not None and Path(current.path) == path
+                and current.metadata.get("graph_version", 0) == manifest["current"]
+                and current.metadata.get("fingerprint") == manifest["history"][-1]["fingerprint"]):
+            current = open_version(path)
         check_delta(current, delta)
         if delta.is_empty():
             raise GraphValidationError("the update changes nothing (no nodes, edges or deletions given)")
@@ -160,7 +171,7 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "") -> Knowled
                                     "fingerprint": graph.metadata["fingerprint"]})
         manifest["current"] = version
         atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
-    return open_version(path, version)
+    return _attach(graph, path, manifest, version)
 
 
 def compact_graph(path: str | Path) -> int:

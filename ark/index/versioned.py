@@ -64,7 +64,7 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
                         base_segment)]
     for entry in info["deltas"]:
         def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
-            ids, cur = changed_documents(root, version, kind)
+            ids, cur = changed_documents(root, version, kind, graph)
             return make(cur, ids, np.asarray([cur.index_of(x) for x in ids], dtype=np.int64))
 
         segments.append(_cached(root / entry["delta"] / "index" / f"{kind}-{settings_key}", entry["fingerprint"],
@@ -82,12 +82,14 @@ def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: 
     return segment
 
 
-def changed_documents(root: Path, version: int, kind: str) -> tuple[list[str], Any]:
-    """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph."""
+def changed_documents(root: Path, version: int, kind: str, opened: Any = None) -> tuple[list[str], Any]:
+    """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``
+    when it is that version)."""
     from ..graph.versions import load_delta, open_version
 
     delta = load_delta(root, version)
-    cur = open_version(root, version)
+    cur = opened if opened is not None and opened.metadata.get("graph_version") == version else \
+        open_version(root, version)
     upserted = delta.nodes.column("id").to_pylist()
     if kind != "bm25-rel":
         return upserted, cur
