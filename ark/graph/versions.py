@@ -110,6 +110,16 @@ def load_delta(path: str | Path, version: int) -> GraphDelta:
     raise ValueError(f"graph {path} has no update making version {version}")
 
 
+def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> KnowledgeGraph:
+    """``version`` of the graph at ``path`` built from ``previous`` (version - 1) and its delta: one merge instead
+    of replaying every delta since the base (for walking through versions in order)."""
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    metadata = {k: v for k, v in previous.metadata.items()
+                if k not in ("fingerprint", "graph_version", "version_segments")}
+    return _attach(merge_version(previous, [load_delta(path, version)], metadata), path, manifest, version)
+
+
 def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
     """Refuse a delta that names absent nodes or edges, or edges whose endpoints would not exist (naming them)."""
     delta.check_consistent()

@@ -62,9 +62,10 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
     base_fingerprint = (read_graph_meta(base_dir).get("metadata") or {}).get("fingerprint")
     segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
                         base_segment)]
+    opened = {graph.metadata.get("graph_version"): graph}  # versions built on the way, each from the one before
     for entry in info["deltas"]:
         def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
-            ids, cur = changed_documents(root, version, kind, graph)
+            ids, cur = changed_documents(root, version, kind, opened)
             return make(cur, ids, np.asarray([cur.index_of(x) for x in ids], dtype=np.int64))
 
         segments.append(_cached(root / entry["delta"] / "index" / f"{kind}-{settings_key}", entry["fingerprint"],
@@ -82,19 +83,27 @@ def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: 
     return segment
 
 
-def changed_documents(root: Path, version: int, kind: str, opened: Any = None) -> tuple[list[str], Any]:
-    """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``
-    when it is that version)."""
-    from ..graph.versions import load_delta, open_version
+def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any]) -> tuple[list[str], Any]:
+    """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``: the
+    versions at hand by number, which gains those built here)."""
+    from ..graph.versions import load_delta
 
     delta = load_delta(root, version)
-    cur = opened if opened is not None and opened.metadata.get("graph_version") == version else \
-        open_version(root, version)
+    cur = _version(root, version, opened)
     upserted = delta.nodes.column("id").to_pylist()
     if kind != "bm25-rel":
         return upserted, cur
-    prev = open_version(root, version - 1)
-    return dirty_relational(prev, cur, delta), cur
+    return dirty_relational(_version(root, version - 1, opened), cur, delta), cur
+
+
+def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
+    from ..graph.versions import next_version, open_version
+
+    if version not in opened:
+        previous = opened.get(version - 1)
+        opened[version] = (next_version(previous, root, version) if previous is not None else
+                           open_version(root, version))
+    return opened[version]
 
 
 def dirty_relational(prev: Any, cur: Any, delta: GraphDelta) -> list[str]:
