@@ -59,10 +59,19 @@ def make_delta(graph: KnowledgeGraph, rng: random.Random, n_nodes: int, n_edges:
     return GraphDelta(table, edge_table, EDGE_SCHEMA.empty_table(), pa.array([], pa.string()))
 
 
+CPU: dict[str, float] = {}  # CPU seconds of the last timed call, by wall time (load does not inflate it)
+
+
 def timed(function, *args, **kwargs):
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     value = function(*args, **kwargs)
-    return value, time.perf_counter() - started
+    took = time.perf_counter() - started
+    CPU["last"] = time.process_time() - cpu
+    return value, took
+
+
+def cpu_note() -> str:
+    return f" (CPU {CPU['last']:.2f} s)"
 
 
 def search_latency(graph: KnowledgeGraph, queries: list[str], centres: list[int]) -> tuple[float, float]:
@@ -84,6 +93,8 @@ def main() -> None:
     parser.add_argument("--edges", type=int, default=5000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", nargs="+", default=["bm25", "bm25-rel"], choices=["bm25", "bm25-rel"],
+                        help="BM25 kinds whose segments are timed (bm25-rel re-indexes neighbours: slow on HPO)")
     args = parser.parse_args()
     from ark.loaders import open_graph
 
@@ -103,26 +114,31 @@ def main() -> None:
         cold = Path(tmp) / "cold"
         copy_graph(folder, cold)
         _, cold_s = timed(update_graph, cold, delta)  # opens the current version first
+        cold_cpu = cpu_note()
         shutil.rmtree(cold)
         updated, graph_s = timed(update_graph, folder, delta, current=base)  # a process holding it open
-        for kind in ("bm25", "bm25-rel"):  # the base segments: once per base
+        graph_cpu, graph_cpu_s = cpu_note(), CPU["last"]
+        for kind in args.kinds:  # the base segments: once per base
             _, took = timed(open_index, KnowledgeGraph.load(folder), kind, progress=False)
             rows.append((f"base segment of {kind} (once per base; includes the first delta's)", f"{took:.2f} s"))
         shutil.rmtree(folder / "deltas" / "000001" / "index")
         _, bm25_s = timed(open_index, updated, "bm25", progress=False)
-        _, rel_s = timed(open_index, updated, "bm25-rel", progress=False)
+        bm25_cpu, bm25_cpu_s = cpu_note(), CPU["last"]
+        if "bm25-rel" in args.kinds:
+            _, rel_s = timed(open_index, updated, "bm25-rel", progress=False)
+            rows.append(("update: bm25-rel delta segment (neighbours re-indexed too)", f"{rel_s:.2f} s{cpu_note()}"))
         rows.append((f"update: {args.nodes:,} changed nodes + {args.edges:,} edges, graph (opened first)",
-                     f"{cold_s:.2f} s"))
+                     f"{cold_s:.2f} s{cold_cpu}"))
         rows.append((f"update: {args.nodes:,} changed nodes + {args.edges:,} edges, graph (held open)",
-                     f"{graph_s:.2f} s"))
-        rows.append(("update: BM25 delta segment (bm25)", f"{bm25_s:.2f} s"))
+                     f"{graph_s:.2f} s{graph_cpu}"))
+        rows.append(("update: BM25 delta segment (bm25)", f"{bm25_s:.2f} s{bm25_cpu}"))
         total = graph_s + bm25_s
-        rows.append(("update: graph + BM25 (target <= 1 s)", f"{total:.2f} s {'met' if total <= 1 else 'MISSED'}"))
-        rows.append(("update: bm25-rel delta segment (neighbours re-indexed too)", f"{rel_s:.2f} s"))
+        rows.append(("update: graph + BM25 (target <= 1 s)", f"{total:.2f} s {'met' if total <= 1 else 'MISSED'} "
+                     f"(CPU {graph_cpu_s + bm25_cpu_s:.2f} s)"))
         rebuilt = KnowledgeGraph.load(folder)
         rebuilt.path = None  # in memory: a full rebuild of the same index
         _, took = timed(open_index, rebuilt, "bm25", progress=False)
-        rows.append(("full BM25 rebuild of the same version (for comparison)", f"{took:.2f} s"))
+        rows.append(("full BM25 rebuild of the same version (for comparison)", f"{took:.2f} s{cpu_note()}"))
         _, took = timed(KnowledgeGraph.load, folder)
         rows.append(("open version 1 (base + 1 delta merged in memory)", f"{took:.2f} s"))
         one = search_latency(updated, queries, [updated.index_of(x) for x in centre_ids])
