@@ -220,7 +220,7 @@ class SegmentedBM25:
         matched = []
         for raw in dict.fromkeys(self.tokenizer.surface_tokens(query)):
             term = self.tokenizer.term_of(raw)
-            if term is not None and doc in set(self._term_postings(term)[0].tolist()):
+            if term is not None and bool(np.any(self._term_postings(term)[0] == doc)):
                 matched.append(raw)
         return matched
 
