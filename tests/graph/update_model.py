@@ -137,6 +137,8 @@ def _battery(box: Toolbox, query: str, centre: str) -> dict[str, list[tuple[str,
     out[f"search_in_graph({query!r})"] = [(graph.node_id(h["index"]), h["score"]) for h in hits]
     direct = box.index.search(query, 30)
     out[f"top-k({query!r})"] = [(graph.node_id(i), s) for i, s in direct]
+    out[f"matched terms({query!r})"] = [(f"{graph.node_id(i)}: {box.index.matched_terms(query, i)}", 0.0)
+                                        for i, _ in direct[:5]]
     around = box.execute("search_in_neighborhood", {"node_index": graph.index_of(centre), "query": query})
     shown = [r["index"] for r in around.data.get("results", [])]
     scores = box.index.score(query, shown).tolist() if shown else []
