@@ -110,14 +110,16 @@ def seek(blob, block_last, terms, t, d, pos, cur, blk):
 
 
 @jit
-def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk):
+def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk, wb):
     """``(bound, end)``: every document from ``d`` to ``end`` (the first end of a block holding ``d``) scores at
-    most ``bound``, the sum of the bounds of each term's block holding ``d``."""
+    most ``bound``, the sum of the bounds of each term's block holding ``d``; ``wb[t]`` gets term ``t``'s bound."""
     bound, end = 0.0, END
     for t in range(len(terms)):
+        wb[t] = 0.0
         if seek_block(block_last, terms, t, d, blk):
             j = terms[t, B0] + blk[t]
-            bound += block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            wb[t] = block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            bound += wb[t]
             end = min(end, np.int64(block_last[j]))
     return bound, end
 
@@ -136,16 +138,10 @@ def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
 
 
 @jit
-def non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack,
-                  order, prefix, essential, d, exact, theta, pos, cur, blk, wq):
-    """Complete document ``d``'s weights from the non-essential terms; False as soon as it cannot reach ``theta``."""
-    bound = exact * slack
-    for i in range(essential):
-        t = order[i]
-        if seek_block(block_last, terms, t, d, blk):
-            bound += block_bound(block_max_tf, block_min_dl, terms[t, B0] + blk[t], idf[t], count[t], model, slack)
-    if bound < theta:
-        return False
+def non_essential(blob, tfs, doc_lengths, block_last, terms, idf, count, model, slack, order, prefix, essential, d,
+                  exact, theta, pos, cur, blk, wq):
+    """Complete document ``d``'s weights from the non-essential terms, cheapest last; False as soon as it cannot
+    reach ``theta`` (the caller has checked their block bounds: this is called for few documents)."""
     for i in range(essential - 1, -1, -1):
         if exact * slack + prefix[i] < theta:
             return False
@@ -174,7 +170,7 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
         cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
     wq = np.zeros(n, np.float32)
     n_skip, essential, theta = 0, 0, np.float64(-1.0)
-    window_bound, window_end = 0.0, np.int64(-1)
+    window_bound, window_end, wb = 0.0, np.int64(-1), np.zeros(n)
     while True:
         if size == k:
             theta = np.float64(hs[0])
@@ -188,7 +184,7 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
         if size == k:  # block-max skip, the window's bound computed once per window
             if d > window_end:
                 window_bound, window_end = block_window(block_last, block_max_tf, block_min_dl, terms, idf, count,
-                                                        model, slack, d, blk)
+                                                        model, slack, d, blk, wb)
             if window_bound < theta:
                 skip_past(blob, block_last, terms, order, essential, window_end, pos, cur, blk)
                 continue
@@ -206,10 +202,14 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             n_skip += 1
         if (len(mask) and not mask[d]) or (n_skip < len(skip) and skip[n_skip] == d):
             continue
-        if essential and not non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms,
-                                           idf, count, model, slack, order, prefix, essential, d, exact, theta, pos,
-                                           cur, blk, wq):
-            continue
+        if essential:  # the non-essential terms' bounds on this window first: no call, no lookup for most
+            bound = exact * slack
+            for i in range(essential):
+                bound += wb[order[i]]
+            if bound < theta or not non_essential(blob, tfs, doc_lengths, block_last, terms, idf, count, model,
+                                                  slack, order, prefix, essential, d, exact, theta, pos, cur, blk,
+                                                  wq):
+                continue
         s = np.float32(0)
         for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
             s = np.float32(s + wq[t])
