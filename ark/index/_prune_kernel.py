@@ -97,16 +97,19 @@ def seek_block(block_last, terms, t, d, blk):
 
 
 @jit
-def seek(blob, block_last, terms, t, d, pos, cur, blk):
-    """Move term ``t``'s cursor to its first document >= ``d`` inside block ``blk[t]`` (already sought)."""
-    if cur[t] >= d:
-        return
-    if pos[t] // BLOCK < blk[t]:  # jump over whole blocks: their last documents are the skip list
-        pos[t] = blk[t] * BLOCK
-        cur[t] = block_last[terms[t, B0] + blk[t] - 1] + delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
-    while cur[t] < d:
-        pos[t] += 1
-        cur[t] += delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
+def seek(blob, block_last, start, width, block, first_block, pos, cur, d):
+    """A term's cursor ``(pos, cur)`` moved to its first document >= ``d`` inside its block ``block`` (already
+    sought; ``first_block`` is the term's first block). Scalars in and out: numba reference-counts every array
+    argument of a call (~90 ns for a call with many), and this runs for most visited documents."""
+    if cur >= d:
+        return pos, cur
+    if pos // BLOCK < block:  # jump over whole blocks: their last documents are the skip list
+        pos = block * BLOCK
+        cur = block_last[first_block + block - 1] + delta(blob, start, width, pos)
+    while cur < d:
+        pos += 1
+        cur += delta(blob, start, width, pos)
+    return pos, cur
 
 
 @jit
@@ -132,45 +135,39 @@ def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
         if cur[t] > end:
             continue
         if seek_block(block_last, terms, t, end + 1, blk):
-            seek(blob, block_last, terms, t, end + 1, pos, cur, blk)
+            pos[t], cur[t] = seek(blob, block_last, terms[t, START], terms[t, WIDTH], blk[t], terms[t, B0], pos[t],
+                                  cur[t], end + 1)
         else:
             pos[t], cur[t] = terms[t, DF], END
 
 
 @jit
-def non_essential(blob, tfs, doc_lengths, block_last, terms, idf, count, model, slack, order, prefix, essential, d,
-                  exact, theta, pos, cur, blk, wq):
-    """Complete document ``d``'s weights from the non-essential terms, cheapest last; False as soon as it cannot
-    reach ``theta`` (the caller has checked their block bounds: this is called for few documents)."""
-    for i in range(essential - 1, -1, -1):
-        if exact * slack + prefix[i] < theta:
-            return False
-        t = order[i]
-        if blk[t] < terms[t, NB]:
-            seek(blob, block_last, terms, t, d, pos, cur, blk)
-            if cur[t] == d:
-                wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
-                exact += np.float64(wq[t])
-    return True
-
-
-@jit
-def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
-           skip, seed_scores, seed_docs):
-    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded."""
-    n = len(terms)
+def start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k, seed_scores, seed_docs):
+    """The walk's initial state: terms by bound (``order``) and their bounds' running sums (``prefix``), the heap
+    holding the seeds, and each term's cursor on its first document."""
     bounds = term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack)
     order = np.argsort(bounds)
     prefix = np.cumsum(bounds[order])
     hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
     for i in range(len(seed_docs)):
         size = push(hs, hd, size, k, seed_scores[i], seed_docs[i])
-    pos, blk, cur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(n, np.int64)
-    for t in range(n):
+    cur = np.empty(len(terms), np.int64)
+    for t in range(len(terms)):
         cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
-    wq = np.zeros(n, np.float32)
-    n_skip, essential, theta = 0, 0, np.float64(-1.0)
-    window_bound, window_end, wb = 0.0, np.int64(-1), np.zeros(n)
+    return order, prefix, hs, hd, size, cur
+
+
+@jit
+def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
+           skip, seed_scores, seed_docs):
+    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded.
+
+    One function for the per-document path: a call passing arrays costs numba ~90 ns of reference counting."""
+    n = len(terms)
+    order, prefix, hs, hd, size, cur = start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k,
+                                             seed_scores, seed_docs)
+    pos, blk, wq, wb = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.float32), np.zeros(n)
+    n_skip, essential, theta, window_bound, window_end = 0, 0, np.float64(-1.0), 0.0, np.int64(-1)
     while True:
         if size == k:
             theta = np.float64(hs[0])
@@ -202,13 +199,21 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             n_skip += 1
         if (len(mask) and not mask[d]) or (n_skip < len(skip) and skip[n_skip] == d):
             continue
-        if essential:  # the non-essential terms' bounds on this window first: no call, no lookup for most
+        if essential:  # the non-essential terms: their bounds on this window, then lookups, cheapest last
             bound = exact * slack
             for i in range(essential):
                 bound += wb[order[i]]
-            if bound < theta or not non_essential(blob, tfs, doc_lengths, block_last, terms, idf, count, model,
-                                                  slack, order, prefix, essential, d, exact, theta, pos, cur, blk,
-                                                  wq):
+            i = essential - 1 if bound >= theta else -2
+            while i >= 0 and exact * slack + prefix[i] >= theta:
+                t = order[i]
+                if blk[t] < terms[t, NB]:
+                    pos[t], cur[t] = seek(blob, block_last, terms[t, START], terms[t, WIDTH], blk[t], terms[t, B0],
+                                          pos[t], cur[t], d)
+                    if cur[t] == d:
+                        wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+                        exact += np.float64(wq[t])
+                i -= 1
+            if i != -1:  # the bound failed
                 continue
         s = np.float32(0)
         for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
