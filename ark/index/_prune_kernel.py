@@ -222,3 +222,53 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             size = push(hs, hd, size, k, s, d)
     return hs[:size].copy(), hd[:size].copy()
 
+
+
+@jit
+def reaching_block(block_last, first_block, blocks, blk, d):
+    """The first of a term's blocks from ``blk`` on whose last document is >= ``d`` (``blocks`` when none):
+    galloping, then binary search, over the block skip list."""
+    step, lo = 1, blk
+    while lo + step < blocks and block_last[first_block + lo + step] < d:
+        lo += step
+        step *= 2
+    hi = min(lo + step, blocks)  # block_last[lo] < d (or lo == blk), block_last[hi] >= d or hi == blocks
+    if block_last[first_block + lo] >= d:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if block_last[first_block + mid] < d:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@jit
+def subset_scores(blob, tfs, doc_lengths, block_last, terms, idf, count, model, cands):
+    """float32 scores of the sorted distinct ``cands``, term by term in query order (the numpy path's sums): each
+    term's cursor moves forward through the candidates, whole blocks jumped through the skip list, so a term's
+    postings are decoded only in the blocks holding a candidate, and only up to it."""
+    acc = np.zeros(len(cands), np.float32)
+    for t in range(len(terms)):
+        if terms[t, DF] == 0:
+            continue
+        start, width, b0, nb = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB]
+        blk, pos, cur = 0, 0, terms[t, FIRST]
+        for i in range(len(cands)):
+            c = cands[i]
+            if c < cur:
+                continue
+            if block_last[b0 + blk] < c:
+                blk = reaching_block(block_last, b0, nb, blk, c)
+                if blk == nb:
+                    break
+                pos = blk * BLOCK
+                cur = block_last[b0 + blk - 1] + delta(blob, start, width, pos)
+            while cur < c:
+                pos += 1
+                cur += delta(blob, start, width, pos)
+            if cur == c:
+                w = weight(tfs, terms[t, P0] + pos, doc_lengths[c], idf[t], count[t], model)
+                acc[i] = np.float32(acc[i] + w)
+    return acc

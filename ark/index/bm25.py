@@ -293,6 +293,8 @@ class BM25Index:
 
     def _subset_scores(self, terms: list[tuple[int, int]], unique: np.ndarray) -> np.ndarray:
         """float32 scores of sorted distinct candidates, term by term (binary search in decoded postings)."""
+        if terms and self._prunes():  # compiled: a term's postings decoded only where a candidate may be
+            return bm25_prune.subset_scores(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, unique)
         keys = unique.astype(np.int32)  # the postings' dtype: searchsorted would otherwise convert whole postings
         acc = np.zeros(len(unique), dtype=np.float32)
         for tid, count in terms:

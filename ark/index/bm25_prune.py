@@ -55,6 +55,20 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     return docs[order], scores[order]
 
 
+def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
+                  candidates: np.ndarray) -> np.ndarray:
+    """float32 scores of sorted distinct ``candidates`` over ``terms`` ((term id, occurrences) in query order),
+    equal to the numpy path's: each term's postings are decoded only in the blocks holding a candidate."""
+    from ark.index import _prune_kernel as kernel
+
+    tids = np.array([t for t, _ in terms], dtype=np.int64)
+    blob, tfs, doc_lengths, block_last = _postings_arrays(postings)[:4]
+    return kernel.subset_scores(  # type: ignore[call-arg]
+        blob, tfs, doc_lengths, block_last, _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
+        candidates.astype(np.int64, copy=False))
+
+
 def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
     return (np.asarray(postings.doc_deltas), np.asarray(postings.tfs), np.asarray(postings.doc_lengths),
             np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl))
