@@ -59,6 +59,10 @@ DENSE_SCORING_FRACTION = 16
 SPARSE_SEARCH_FRACTION = 32
 # search() prunes (numba) from this many documents on; below, the exhaustive numpy pass is fast and starts at once.
 PRUNE_MIN_DOCS = 200_000
+# Pruned search first scores the documents of the query's rarest terms, up to this many postings (see
+# BM25Index._rare_term_docs): a rare word next to a very frequent one otherwise keeps the k-th best score low while
+# the frequent word's postings are walked (a 31-document word with a 980k-document one: 13 ms -> 0.1 ms).
+SEED_POSTINGS = 4096
 
 
 class BM25Index:
@@ -231,7 +235,7 @@ class BM25Index:
         if k <= 0 or (not terms and not len(named)):
             return EMPTY_IDS, EMPTY_SCORES
         if terms and self._prunes():
-            return self._pruned_search(query, terms, named, k, mask)
+            return self._pruned_search(terms, named, k, mask)
         scores = np.zeros(self.num_docs, dtype=np.float32)
         touched = []
         for tid, count in terms:
@@ -256,15 +260,34 @@ class BM25Index:
         """Whether queries go through the compiled kernels (a large index, numba installed)."""
         return self.num_docs >= PRUNE_MIN_DOCS and bm25_prune.available()
 
-    def _pruned_search(self, query: str, terms: list[tuple[int, int]], named: np.ndarray, k: int,
+    def _pruned_search(self, terms: list[tuple[int, int]], named: np.ndarray, k: int,
                        mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` by dynamic pruning; the exactly named documents are scored first and seed the result."""
-        named = sorted_unique(np.asarray(named, dtype=np.int64))
-        seeds = named if mask is None else named[mask[named]]
-        seed_scores = self.score(query, seeds) if len(seeds) else np.zeros(0, np.float32)
+        """:meth:`search` by dynamic pruning. The exactly named documents and every document of the query's rarest
+        terms are scored first (subset scoring) and seed the result; the walk passes over them, so it needs only
+        the other terms (a document it visits holds no rare term), and starts with a high k-th best score."""
+        rare, rare_docs = self._rare_terms(terms)
+        seeded = sorted_unique(np.concatenate([np.asarray(named, dtype=np.int64), rare_docs]))
+        seeds = seeded if mask is None else seeded[mask[seeded]]
+        seed_scores = self._sorted_scores(terms, named, seeds)
         keep = seed_scores > 0
-        return bm25_prune.pruned_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k, mask,
-                                       seeds[keep], seed_scores[keep], named)
+        seeds, seed_scores = seeds[keep], seed_scores[keep]
+        walk = [(tid, count) for tid, count in terms if tid not in rare]  # query order: the same float32 sums
+        if not walk:
+            return top_k(seeds, seed_scores, k)
+        return bm25_prune.pruned_top_k(self.postings, walk, self._idf, self.k1, self.b, self._avgdl, k, mask,
+                                       seeds, seed_scores, seeded)
+
+    def _rare_terms(self, terms: list[tuple[int, int]]) -> tuple[set[int], np.ndarray]:
+        """The query's rarest terms, with at most :data:`SEED_POSTINGS` documents in all (none when every term is
+        frequent), and those documents: the likeliest top documents, cheap to score exactly."""
+        rare, found, total = set(), [], 0
+        for df, tid in sorted((self.postings.df(tid), tid) for tid, _ in terms):
+            if total + df > SEED_POSTINGS:
+                break
+            rare.add(tid)
+            found.append(self.postings.docs(tid).astype(np.int64))
+            total += df
+        return rare, np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""
@@ -283,13 +306,16 @@ class BM25Index:
         # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
         # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
         unique = sorted_unique(cand)
-        terms = self._query_terms(query)
-        acc = self._subset_scores(terms, unique)
-        named = self._exactly_named(query)
-        if len(named):
-            acc[np.isin(unique, named)] += self._exact_boost(terms)
+        acc = self._sorted_scores(self._query_terms(query), self._exactly_named(query), unique)
         out = acc[np.searchsorted(unique, cand.ravel())]
         return out.reshape(cand.shape)
+
+    def _sorted_scores(self, terms: list[tuple[int, int]], named: np.ndarray, unique: np.ndarray) -> np.ndarray:
+        """float32 scores of sorted distinct documents, the exactly ``named`` ones boosted."""
+        acc = self._subset_scores(terms, unique)
+        if len(named) and len(unique):
+            acc[np.isin(unique, named)] += self._exact_boost(terms)
+        return acc
 
     def _subset_scores(self, terms: list[tuple[int, int]], unique: np.ndarray) -> np.ndarray:
         """float32 scores of sorted distinct candidates, term by term (binary search in decoded postings)."""
