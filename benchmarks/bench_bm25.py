@@ -266,7 +266,8 @@ def run_worker(args) -> None:
 def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path,
          save_scores: bool = False) -> dict | None:
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, __file__, "--worker", "ark" if system == BASELINE else system, "--phase", phase, "--corpus", str(corpus),
+    worker = "ark" if system == BASELINE else system
+    cmd = [sys.executable, __file__, "--worker", worker, "--phase", phase, "--corpus", str(corpus),
            "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(args.docs[0]),
            "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
     cmd += ["--save-scores"] if save_scores else []
@@ -442,7 +443,8 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.mag_scale:
         args.docs = args.docs[:1]
-    systems = ["ark"] + ([BASELINE] if args.baseline else []) + ([] if args.skip_tantivy else ["tantivy"]) + ([] if args.skip_bm25s else ["bm25s"])
+    systems = ["ark"] + ([BASELINE] if args.baseline else []) + ([] if args.skip_tantivy else ["tantivy"])
+    systems += [] if args.skip_bm25s else ["bm25s"]
     results = []
     for docs in args.docs:
         results.append(bench_size(args, docs, systems))
