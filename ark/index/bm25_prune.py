@@ -15,7 +15,13 @@ holding that document must reach the k-th score, or the document is skipped with
 otherwise the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound
 fails. A document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
 bit-identical and the result (ties by lower id) equals the exhaustive one. Bounds are float64 and inflated by
-:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result.
+:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The caller may
+seed the heap with exactly scored documents (the exactly named ones, every document of the query's rarest terms);
+the walk passes over them, and terms all of whose documents are seeds are left out of it.
+
+Subset scoring (:func:`subset_scores`, a node's neighbours) is compiled too: per term, a cursor moves forward through
+the sorted candidates, jumping whole blocks by galloping over the block skip list and decoding deltas only from the
+start of a block holding a candidate up to it, instead of decoding every posting of a frequent term.
 """
 
 from __future__ import annotations
