@@ -305,9 +305,16 @@ class BM25Index:
             return self._score_dense(query, cand)
         # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
         # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
-        unique = sorted_unique(cand)
-        acc = self._sorted_scores(self._query_terms(query), self._exactly_named(query), unique)
-        out = acc[np.searchsorted(unique, cand.ravel())]
+        # The candidates' sort order gives each one its slot among the distinct ones (no binary search back).
+        flat = cand.ravel()
+        order = np.argsort(flat, kind="stable")
+        ranked = flat[order]
+        first = np.empty(len(ranked), dtype=bool)
+        first[0] = True
+        np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
+        acc = self._sorted_scores(self._query_terms(query), self._exactly_named(query), ranked[first])
+        out = np.empty(len(flat), dtype=np.float32)
+        out[order] = acc[np.cumsum(first) - 1]
         return out.reshape(cand.shape)
 
     def _sorted_scores(self, terms: list[tuple[int, int]], named: np.ndarray, unique: np.ndarray) -> np.ndarray:
