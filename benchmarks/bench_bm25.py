@@ -12,6 +12,10 @@ the subset), the largest score difference from bm25s; and with several sizes, th
     python benchmarks/bench_bm25.py                              # 1M docs x ~50 tokens, 3 repetitions
     python benchmarks/bench_bm25.py --docs 1000000 3000000       # two sizes and the latency growth between them
     python benchmarks/bench_bm25.py --docs 100000 --repeats 1 --skip-bm25s
+    python benchmarks/bench_bm25.py --mag-scale 1 --skip-bm25s   # the synthetic MAG graph's 1.87M node documents
+    python benchmarks/bench_bm25.py --baseline /tmp/base          # also ARK from another checkout, as ark@base
+
+``--build-repeats`` sets the builds per system apart from the search rounds (``--repeats``).
 """
 
 from __future__ import annotations
@@ -69,6 +73,32 @@ def make_corpus(path: Path, docs: int, vocab: int, doc_len: int, seed: int = 0) 
             out.write("\n".join(" ".join(map(words.__getitem__, tokens[bounds[i] : bounds[i + 1]])) for i in range(n)))
             out.write("\n")
     tmp.rename(path)
+
+
+def make_mag_corpus(path: Path, scale: float, seed: int = 0) -> int:
+    """The node documents of the synthetic MAG graph (``benchmarks/synthetic_mag.py``: 1.87M nodes at scale 1), one
+    a line: the node's name, then its properties (the JSON text of a paper's abstract and year); their count."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import synthetic_mag
+
+    graph = Path(tempfile.mkdtemp(prefix="mag-", dir=path.parent))
+    try:
+        synthetic_mag.generate(graph, scale, seed)
+        count, tmp = 0, path.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            for batch in pq.ParquetFile(graph / "nodes.parquet").iter_batches(columns=["name", "properties"]):
+                lines = pc.binary_join_element_wise(pc.fill_null(batch.column(0), ""),
+                                                    pc.fill_null(batch.column(1), ""), " ")
+                lines = pc.replace_substring(lines, "\n", " ")
+                out.write("\n".join(lines.to_pylist()) + "\n")
+                count += len(lines)
+        tmp.rename(path)
+    finally:
+        shutil.rmtree(graph, ignore_errors=True)
+    return count
 
 
 def make_queries(corpus: Path, count: int, docs: int, seed: int = 1) -> list[str]:
@@ -216,6 +246,7 @@ def search_tantivy(args, index_dir: Path, queries: list[str], out: Path) -> dict
     return {"search_ms": _time_each(search, queries, cpu), "search_cpu_ms": cpu}
 
 
+BASELINE = "ark@base"  # ARK from --baseline's source folder (e.g. ``git worktree add /tmp/base main``)
 BUILDERS = {"ark": build_ark, "bm25s": build_bm25s, "tantivy": build_tantivy}
 SEARCHERS = {"ark": search_ark, "bm25s": search_bm25s, "tantivy": search_tantivy}
 
@@ -235,11 +266,13 @@ def run_worker(args) -> None:
 def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path,
          save_scores: bool = False) -> dict | None:
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, __file__, "--worker", system, "--phase", phase, "--corpus", str(corpus),
+    worker = "ark" if system == BASELINE else system
+    cmd = [sys.executable, __file__, "--worker", worker, "--phase", phase, "--corpus", str(corpus),
            "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(args.docs[0]),
            "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
     cmd += ["--save-scores"] if save_scores else []
-    env = {**os.environ, "PYTHONPATH": str(REPO), **(SINGLE_THREAD if phase == "search" else {})}
+    source = args.baseline if system == BASELINE else REPO
+    env = {**os.environ, "PYTHONPATH": str(source), **(SINGLE_THREAD if phase == "search" else {})}
     proc = subprocess.run(cmd, env=env)
     if proc.returncode != 0:
         print(f"  {system} {phase} failed (exit {proc.returncode})", flush=True)
@@ -254,15 +287,28 @@ def _rotated(systems: list[str], rep: int) -> list[str]:
     return systems[rep % len(systems):] + systems[: rep % len(systems)]
 
 
-def bench_size(args, docs: int, systems: list[str]) -> dict:
-    """Build and search every system ``args.repeats`` times at ``docs`` documents; the per-repetition figures."""
-    corpus = args.workdir / f"corpus-{docs}-{args.vocab}-{args.doc_len}.txt"
-    query_file = corpus.with_suffix(f".q{args.queries}.json")
+def _corpus(args, docs: int) -> tuple[Path, int]:
+    """The corpus file (generated once into the work folder) and its number of documents."""
+    if args.mag_scale:
+        corpus = args.workdir / f"mag-{args.mag_scale}.txt"
+        count = corpus.with_suffix(".count")
+    else:
+        corpus = args.workdir / f"corpus-{docs}-{args.vocab}-{args.doc_len}.txt"
     if not corpus.exists():
         t = time.perf_counter()
         print(f"generating corpus {corpus} ...", flush=True)
-        make_corpus(corpus, docs, args.vocab, args.doc_len)
+        if args.mag_scale:
+            count.write_text(str(make_mag_corpus(corpus, args.mag_scale)))
+        else:
+            make_corpus(corpus, docs, args.vocab, args.doc_len)
         print(f"  done in {time.perf_counter() - t:.0f} s", flush=True)
+    return corpus, int(count.read_text()) if args.mag_scale else docs
+
+
+def bench_size(args, docs: int, systems: list[str]) -> dict:
+    """Build and search every system ``args.repeats`` times at ``docs`` documents; the per-repetition figures."""
+    corpus, docs = _corpus(args, docs)
+    query_file = corpus.with_suffix(f".q{args.queries}.json")
     if not query_file.exists():
         query_file.write_text(json.dumps(make_queries(corpus, args.queries, docs)))
     run_dir = Path(tempfile.mkdtemp(prefix=f"run-{docs}-", dir=args.workdir))
@@ -270,7 +316,7 @@ def bench_size(args, docs: int, systems: list[str]) -> dict:
     searches: dict[str, list[dict]] = {s: [] for s in systems}
     kept = {s: run_dir / f"{s}-index" for s in systems}
     try:
-        for rep in range(args.repeats):
+        for rep in range(args.build_repeats or args.repeats):
             for system in _rotated(systems, rep):
                 if system == "bm25s" and rep > 0:
                     continue  # built once, for its search and subset scoring; its build is not compared
@@ -326,7 +372,9 @@ def print_report(result: dict, systems: list[str], args) -> None:
             ("top-20 search p99, CPU (ms)", searches, "search_cpu_ms", p99, 2)]
     rows += [(f"score {s:,} nodes median (ms)", searches, f"subset{s}_ms", p50, 3) for s in SUBSET_SIZES]
     others = [s for s in systems if s != "ark"]
-    print(f"\n== {docs:,} docs, ~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,}; {args.queries} queries "
+    corpus = (f"synthetic MAG node documents (benchmarks/synthetic_mag.py, scale {args.mag_scale})" if args.mag_scale
+              else f"~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,}")
+    print(f"\n== {docs:,} docs, {corpus}; {args.queries} queries "
           f"of 2-5 words; {args.repeats} repetitions (bm25s built once); tantivy writer: {args.tantivy_threads} "
           f"threads, {args.tantivy_heap_mb} MB heap; search single-threaded; {result['load']} "
           f"({os.cpu_count()} cores)")
@@ -370,6 +418,10 @@ def main() -> None:
     parser.add_argument("--doc-len", type=int, default=50)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--build-repeats", type=int, help="builds per system (default: --repeats)")
+    parser.add_argument("--baseline", type=Path, help="a source folder of another ARK version, run as " + BASELINE)
+    parser.add_argument("--mag-scale", type=float, help="the corpus: the synthetic MAG graph's node documents at "
+                        "this scale (1 = 1.87M nodes) instead of the Zipf corpus (--docs ignored)")
     parser.add_argument("--skip-bm25s", action="store_true")
     parser.add_argument("--skip-tantivy", action="store_true")
     parser.add_argument("--tantivy-threads", type=int, default=2)
@@ -389,7 +441,10 @@ def main() -> None:
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    systems = ["ark"] + ([] if args.skip_tantivy else ["tantivy"]) + ([] if args.skip_bm25s else ["bm25s"])
+    if args.mag_scale:
+        args.docs = args.docs[:1]
+    systems = ["ark"] + ([BASELINE] if args.baseline else []) + ([] if args.skip_tantivy else ["tantivy"])
+    systems += [] if args.skip_bm25s else ["bm25s"]
     results = []
     for docs in args.docs:
         results.append(bench_size(args, docs, systems))

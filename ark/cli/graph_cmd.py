@@ -197,3 +197,12 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     console.print(schema)
     console.print(f"Text: {int(lengths.sum()):,} characters in all, mean {lengths.mean():.0f} per node, "
                   f"max {int(lengths.max()):,}")
+    if graph.path is not None and graph.metadata.get("graph_version") is not None:
+        from ..graph.versions import version_history
+        from .graph_update_cmd import history_table
+
+        console.print(f"Version {graph.metadata['graph_version']}")
+        console.print(history_table(version_history(graph.path)))
+
+
+from . import graph_update_cmd  # noqa: E402,F401 - registers ark graph update and compact

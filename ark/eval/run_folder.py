@@ -17,8 +17,10 @@ from typing import Any
 from ..storage.jsonl import write_json_atomic
 
 # Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
-RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "method", "method_options", "llm", "seed", "queries", "split", "human",
-                  "k", "candidate_types")
+# A graph that changed since (ark graph update) differs in its version and fingerprint: node indices in trajectories
+# would point at other nodes, so such a run is not resumed.
+RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "graph_version", "method", "method_options", "llm", "seed", "queries",
+                  "split", "human", "k", "candidate_types")
 
 
 class RunFolderError(ValueError):

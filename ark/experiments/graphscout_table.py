@@ -30,7 +30,8 @@ BACKBONES = ("GPT-4o", "GLM-4.6", "Qwen-Max", "DeepSeek-Chat")
 # GRBench domain folders (Graph-CoT's release) and the Table 1 column each one is.
 GRBENCH_DOMAINS = {"biomedical": "Healthcare", "healthcare": "Healthcare", "goodreads": "Literature",
                    "literature": "Literature", "dblp": "Academic", "academic": "Academic", "amazon": "E-Commerce",
-                   "e-commerce": "E-Commerce", "legal": "Legal"}
+                   "e-commerce": "E-Commerce", "legal": "Legal", "biology": "Academic", "chemistry": "Academic",
+                   "materials_science": "Academic", "medicine": "Academic", "physics": "Academic"}  # maple/<field>
 LEVELS = ("easy", "simple", "medium", "hard")  # GRBench: easy/medium/hard; our quizzer: simple/medium/hard
 
 # GraphScout Table 1 (Ying et al.): per backbone or variant, (QwenScore, F1) on Healthcare, Literature, Academic,

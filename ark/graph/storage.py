@@ -114,7 +114,17 @@ def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:
 
 
 def load_graph(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
-    """Load a graph directory; arrays are memory-mapped unless ``mmap=False``.
+    """Load a graph directory (its current version when it has been updated: :mod:`ark.graph.versions`); arrays
+    are memory-mapped unless ``mmap=False``."""
+    if (Path(path) / "versions.json").is_file():
+        from .versions import open_version
+
+        return open_version(path, mmap=mmap)
+    return load_graph_directory(path, mmap, rebuild_hint)
+
+
+def load_graph_directory(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
+    """Load the graph saved in directory ``path`` as it is (a base, without its updates).
 
     Raises :class:`~ark.storage.checksums.DamagedFileError` (naming the file, and ``rebuild_hint`` as the fix) when
     a file does not match its checksum or cannot be read.
@@ -167,7 +177,9 @@ def verify_graph(path: str | Path, rebuild_hint: str = REBUILD_HINT) -> int:
     path = Path(path)
     records = read_graph_meta(path, rebuild_hint).get("files") or {}
     check_files(path, records, rebuild_hint, full=True)
-    return len(records)
+    from .versions import verify_versions
+
+    return len(records) + verify_versions(path)
 
 
 def _load_array(file: Path, mmap: bool, rebuild_hint: str) -> np.ndarray:

@@ -97,27 +97,32 @@ def seek_block(block_last, terms, t, d, blk):
 
 
 @jit
-def seek(blob, block_last, terms, t, d, pos, cur, blk):
-    """Move term ``t``'s cursor to its first document >= ``d`` inside block ``blk[t]`` (already sought)."""
-    if cur[t] >= d:
-        return
-    if pos[t] // BLOCK < blk[t]:  # jump over whole blocks: their last documents are the skip list
-        pos[t] = blk[t] * BLOCK
-        cur[t] = block_last[terms[t, B0] + blk[t] - 1] + delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
-    while cur[t] < d:
-        pos[t] += 1
-        cur[t] += delta(blob, terms[t, START], terms[t, WIDTH], pos[t])
+def seek(blob, block_last, start, width, block, first_block, pos, cur, d):
+    """A term's cursor ``(pos, cur)`` moved to its first document >= ``d`` inside its block ``block`` (already
+    sought; ``first_block`` is the term's first block). Scalars in and out: numba reference-counts every array
+    argument of a call (~90 ns for a call with many), and this runs for most visited documents."""
+    if cur >= d:
+        return pos, cur
+    if pos // BLOCK < block:  # jump over whole blocks: their last documents are the skip list
+        pos = block * BLOCK
+        cur = block_last[first_block + block - 1] + delta(blob, start, width, pos)
+    while cur < d:
+        pos += 1
+        cur += delta(blob, start, width, pos)
+    return pos, cur
 
 
 @jit
-def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk):
+def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk, wb):
     """``(bound, end)``: every document from ``d`` to ``end`` (the first end of a block holding ``d``) scores at
-    most ``bound``, the sum of the bounds of each term's block holding ``d``."""
+    most ``bound``, the sum of the bounds of each term's block holding ``d``; ``wb[t]`` gets term ``t``'s bound."""
     bound, end = 0.0, END
     for t in range(len(terms)):
+        wb[t] = 0.0
         if seek_block(block_last, terms, t, d, blk):
             j = terms[t, B0] + blk[t]
-            bound += block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            wb[t] = block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            bound += wb[t]
             end = min(end, np.int64(block_last[j]))
     return bound, end
 
@@ -130,51 +135,39 @@ def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
         if cur[t] > end:
             continue
         if seek_block(block_last, terms, t, end + 1, blk):
-            seek(blob, block_last, terms, t, end + 1, pos, cur, blk)
+            pos[t], cur[t] = seek(blob, block_last, terms[t, START], terms[t, WIDTH], blk[t], terms[t, B0], pos[t],
+                                  cur[t], end + 1)
         else:
             pos[t], cur[t] = terms[t, DF], END
 
 
 @jit
-def non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack,
-                  order, prefix, essential, d, exact, theta, pos, cur, blk, wq):
-    """Complete document ``d``'s weights from the non-essential terms; False as soon as it cannot reach ``theta``."""
-    bound = exact * slack
-    for i in range(essential):
-        t = order[i]
-        if seek_block(block_last, terms, t, d, blk):
-            bound += block_bound(block_max_tf, block_min_dl, terms[t, B0] + blk[t], idf[t], count[t], model, slack)
-    if bound < theta:
-        return False
-    for i in range(essential - 1, -1, -1):
-        if exact * slack + prefix[i] < theta:
-            return False
-        t = order[i]
-        if blk[t] < terms[t, NB]:
-            seek(blob, block_last, terms, t, d, pos, cur, blk)
-            if cur[t] == d:
-                wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
-                exact += np.float64(wq[t])
-    return True
-
-
-@jit
-def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
-           skip, seed_scores, seed_docs):
-    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded."""
-    n = len(terms)
+def start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k, seed_scores, seed_docs):
+    """The walk's initial state: terms by bound (``order``) and their bounds' running sums (``prefix``), the heap
+    holding the seeds, and each term's cursor on its first document."""
     bounds = term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack)
     order = np.argsort(bounds)
     prefix = np.cumsum(bounds[order])
     hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
     for i in range(len(seed_docs)):
         size = push(hs, hd, size, k, seed_scores[i], seed_docs[i])
-    pos, blk, cur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.empty(n, np.int64)
-    for t in range(n):
+    cur = np.empty(len(terms), np.int64)
+    for t in range(len(terms)):
         cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
-    wq = np.zeros(n, np.float32)
-    n_skip, essential, theta = 0, 0, np.float64(-1.0)
-    window_bound, window_end = 0.0, np.int64(-1)
+    return order, prefix, hs, hd, size, cur
+
+
+@jit
+def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
+           skip, seed_scores, seed_docs):
+    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded.
+
+    One function for the per-document path: a call passing arrays costs numba ~90 ns of reference counting."""
+    n = len(terms)
+    order, prefix, hs, hd, size, cur = start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k,
+                                             seed_scores, seed_docs)
+    pos, blk, wq, wb = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.float32), np.zeros(n)
+    n_skip, essential, theta, window_bound, window_end = 0, 0, np.float64(-1.0), 0.0, np.int64(-1)
     while True:
         if size == k:
             theta = np.float64(hs[0])
@@ -188,7 +181,7 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
         if size == k:  # block-max skip, the window's bound computed once per window
             if d > window_end:
                 window_bound, window_end = block_window(block_last, block_max_tf, block_min_dl, terms, idf, count,
-                                                        model, slack, d, blk)
+                                                        model, slack, d, blk, wb)
             if window_bound < theta:
                 skip_past(blob, block_last, terms, order, essential, window_end, pos, cur, blk)
                 continue
@@ -206,10 +199,22 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             n_skip += 1
         if (len(mask) and not mask[d]) or (n_skip < len(skip) and skip[n_skip] == d):
             continue
-        if essential and not non_essential(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms,
-                                           idf, count, model, slack, order, prefix, essential, d, exact, theta, pos,
-                                           cur, blk, wq):
-            continue
+        if essential:  # the non-essential terms: their bounds on this window, then lookups, cheapest last
+            bound = exact * slack
+            for i in range(essential):
+                bound += wb[order[i]]
+            i = essential - 1 if bound >= theta else -2
+            while i >= 0 and exact * slack + prefix[i] >= theta:
+                t = order[i]
+                if blk[t] < terms[t, NB]:
+                    pos[t], cur[t] = seek(blob, block_last, terms[t, START], terms[t, WIDTH], blk[t], terms[t, B0],
+                                          pos[t], cur[t], d)
+                    if cur[t] == d:
+                        wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+                        exact += np.float64(wq[t])
+                i -= 1
+            if i != -1:  # the bound failed
+                continue
         s = np.float32(0)
         for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
             s = np.float32(s + wq[t])
@@ -217,3 +222,53 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             size = push(hs, hd, size, k, s, d)
     return hs[:size].copy(), hd[:size].copy()
 
+
+
+@jit
+def reaching_block(block_last, first_block, blocks, blk, d):
+    """The first of a term's blocks from ``blk`` on whose last document is >= ``d`` (``blocks`` when none):
+    galloping, then binary search, over the block skip list."""
+    step, lo = 1, blk
+    while lo + step < blocks and block_last[first_block + lo + step] < d:
+        lo += step
+        step *= 2
+    hi = min(lo + step, blocks)  # block_last[lo] < d (or lo == blk), block_last[hi] >= d or hi == blocks
+    if block_last[first_block + lo] >= d:
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if block_last[first_block + mid] < d:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+@jit
+def subset_scores(blob, tfs, doc_lengths, block_last, terms, idf, count, model, cands):
+    """float32 scores of the sorted distinct ``cands``, term by term in query order (the numpy path's sums): each
+    term's cursor moves forward through the candidates, whole blocks jumped through the skip list, so a term's
+    postings are decoded only in the blocks holding a candidate, and only up to it."""
+    acc = np.zeros(len(cands), np.float32)
+    for t in range(len(terms)):
+        if terms[t, DF] == 0:
+            continue
+        start, width, b0, nb = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB]
+        blk, pos, cur = 0, 0, terms[t, FIRST]
+        for i in range(len(cands)):
+            c = cands[i]
+            if c < cur:
+                continue
+            if block_last[b0 + blk] < c:
+                blk = reaching_block(block_last, b0, nb, blk, c)
+                if blk == nb:
+                    break
+                pos = blk * BLOCK
+                cur = block_last[b0 + blk - 1] + delta(blob, start, width, pos)
+            while cur < c:
+                pos += 1
+                cur += delta(blob, start, width, pos)
+            if cur == c:
+                w = weight(tfs, terms[t, P0] + pos, doc_lengths[c], idf[t], count[t], model)
+                acc[i] = np.float32(acc[i] + w)
+    return acc

@@ -59,6 +59,10 @@ DENSE_SCORING_FRACTION = 16
 SPARSE_SEARCH_FRACTION = 32
 # search() prunes (numba) from this many documents on; below, the exhaustive numpy pass is fast and starts at once.
 PRUNE_MIN_DOCS = 200_000
+# Pruned search first scores the documents of the query's rarest terms, up to this many postings (see
+# BM25Index._rare_term_docs): a rare word next to a very frequent one otherwise keeps the k-th best score low while
+# the frequent word's postings are walked (a 31-document word with a 980k-document one: 13 ms -> 0.1 ms).
+SEED_POSTINGS = 4096
 
 
 class BM25Index:
@@ -231,7 +235,7 @@ class BM25Index:
         if k <= 0 or (not terms and not len(named)):
             return EMPTY_IDS, EMPTY_SCORES
         if terms and self._prunes():
-            return self._pruned_search(query, terms, named, k, mask)
+            return self._pruned_search(terms, named, k, mask)
         scores = np.zeros(self.num_docs, dtype=np.float32)
         touched = []
         for tid, count in terms:
@@ -256,15 +260,34 @@ class BM25Index:
         """Whether queries go through the compiled kernels (a large index, numba installed)."""
         return self.num_docs >= PRUNE_MIN_DOCS and bm25_prune.available()
 
-    def _pruned_search(self, query: str, terms: list[tuple[int, int]], named: np.ndarray, k: int,
+    def _pruned_search(self, terms: list[tuple[int, int]], named: np.ndarray, k: int,
                        mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` by dynamic pruning; the exactly named documents are scored first and seed the result."""
-        named = sorted_unique(np.asarray(named, dtype=np.int64))
-        seeds = named if mask is None else named[mask[named]]
-        seed_scores = self.score(query, seeds) if len(seeds) else np.zeros(0, np.float32)
+        """:meth:`search` by dynamic pruning. The exactly named documents and every document of the query's rarest
+        terms are scored first (subset scoring) and seed the result; the walk passes over them, so it needs only
+        the other terms (a document it visits holds no rare term), and starts with a high k-th best score."""
+        rare, rare_docs = self._rare_terms(terms)
+        seeded = sorted_unique(np.concatenate([np.asarray(named, dtype=np.int64), rare_docs]))
+        seeds = seeded if mask is None else seeded[mask[seeded]]
+        seed_scores = self._sorted_scores(terms, named, seeds)
         keep = seed_scores > 0
-        return bm25_prune.pruned_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k, mask,
-                                       seeds[keep], seed_scores[keep], named)
+        seeds, seed_scores = seeds[keep], seed_scores[keep]
+        walk = [(tid, count) for tid, count in terms if tid not in rare]  # query order: the same float32 sums
+        if not walk:
+            return top_k(seeds, seed_scores, k)
+        return bm25_prune.pruned_top_k(self.postings, walk, self._idf, self.k1, self.b, self._avgdl, k, mask,
+                                       seeds, seed_scores, seeded)
+
+    def _rare_terms(self, terms: list[tuple[int, int]]) -> tuple[set[int], np.ndarray]:
+        """The query's rarest terms, with at most :data:`SEED_POSTINGS` documents in all (none when every term is
+        frequent), and those documents: the likeliest top documents, cheap to score exactly."""
+        rare, found, total = set(), [], 0
+        for df, tid in sorted((self.postings.df(tid), tid) for tid, _ in terms):
+            if total + df > SEED_POSTINGS:
+                break
+            rare.add(tid)
+            found.append(self.postings.docs(tid).astype(np.int64))
+            total += df
+        return rare, np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""
@@ -282,17 +305,29 @@ class BM25Index:
             return self._score_dense(query, cand)
         # Work on the sorted distinct candidates: numpy's searchsorted is much faster with sorted keys, and each
         # term's postings are sorted too, so the shorter side is binary-searched in the longer one.
-        unique = sorted_unique(cand)
-        terms = self._query_terms(query)
-        acc = self._subset_scores(terms, unique)
-        named = self._exactly_named(query)
-        if len(named):
-            acc[np.isin(unique, named)] += self._exact_boost(terms)
-        out = acc[np.searchsorted(unique, cand.ravel())]
+        # The candidates' sort order gives each one its slot among the distinct ones (no binary search back).
+        flat = cand.ravel()
+        order = np.argsort(flat, kind="stable")
+        ranked = flat[order]
+        first = np.empty(len(ranked), dtype=bool)
+        first[0] = True
+        np.not_equal(ranked[1:], ranked[:-1], out=first[1:])
+        acc = self._sorted_scores(self._query_terms(query), self._exactly_named(query), ranked[first])
+        out = np.empty(len(flat), dtype=np.float32)
+        out[order] = acc[np.cumsum(first) - 1]
         return out.reshape(cand.shape)
+
+    def _sorted_scores(self, terms: list[tuple[int, int]], named: np.ndarray, unique: np.ndarray) -> np.ndarray:
+        """float32 scores of sorted distinct documents, the exactly ``named`` ones boosted."""
+        acc = self._subset_scores(terms, unique)
+        if len(named) and len(unique):
+            acc[np.isin(unique, named)] += self._exact_boost(terms)
+        return acc
 
     def _subset_scores(self, terms: list[tuple[int, int]], unique: np.ndarray) -> np.ndarray:
         """float32 scores of sorted distinct candidates, term by term (binary search in decoded postings)."""
+        if terms and self._prunes():  # compiled: a term's postings decoded only where a candidate may be
+            return bm25_prune.subset_scores(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, unique)
         keys = unique.astype(np.int32)  # the postings' dtype: searchsorted would otherwise convert whole postings
         acc = np.zeros(len(unique), dtype=np.float32)
         for tid, count in terms:

@@ -15,7 +15,13 @@ holding that document must reach the k-th score, or the document is skipped with
 otherwise the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound
 fails. A document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
 bit-identical and the result (ties by lower id) equals the exhaustive one. Bounds are float64 and inflated by
-:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result.
+:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The caller may
+seed the heap with exactly scored documents (the exactly named ones, every document of the query's rarest terms);
+the walk passes over them, and terms all of whose documents are seeds are left out of it.
+
+Subset scoring (:func:`subset_scores`, a node's neighbours) is compiled too: per term, a cursor moves forward through
+the sorted candidates, jumping whole blocks by galloping over the block skip list and decoding deltas only from the
+start of a block holding a candidate up to it, instead of decoding every posting of a frequent term.
 """
 
 from __future__ import annotations
@@ -53,6 +59,20 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
         seed_scores.astype(np.float32), seed_docs.astype(np.int64))
     order = np.lexsort((docs, -scores))
     return docs[order], scores[order]
+
+
+def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
+                  candidates: np.ndarray) -> np.ndarray:
+    """float32 scores of sorted distinct ``candidates`` over ``terms`` ((term id, occurrences) in query order),
+    equal to the numpy path's: each term's postings are decoded only in the blocks holding a candidate."""
+    from ark.index import _prune_kernel as kernel
+
+    tids = np.array([t for t, _ in terms], dtype=np.int64)
+    blob, tfs, doc_lengths, block_last = _postings_arrays(postings)[:4]
+    return kernel.subset_scores(  # type: ignore[call-arg]
+        blob, tfs, doc_lengths, block_last, _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
+        candidates.astype(np.int64, copy=False))
 
 
 def _postings_arrays(postings) -> tuple[np.ndarray, ...]:

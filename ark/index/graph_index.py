@@ -199,8 +199,12 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
     graph_path = getattr(graph, "path", None)
     if graph_path is None or fingerprint is None:
         return GraphTextIndex(graph, build(None))
+    from .versioned import follows_updates, index_root, open_segmented
 
-    directory = Path(graph_path) / "index" / f"{kind}-{settings_hash(settings)}"
+    if follows_updates(graph, kind):  # a graph updated since its base: the base's segment + one per update
+        return GraphTextIndex(graph, open_segmented(graph, kind, spec, settings, fields, settings_hash(settings)))
+
+    directory = index_root(graph) / "index" / f"{kind}-{settings_hash(settings)}"
     index = open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build,
                         write=lambda built, folder: built.save(folder),
                         load=lambda folder: _load_current_format(spec, kind, folder), what=f"{kind} index")

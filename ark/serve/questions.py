@@ -6,6 +6,10 @@ recently used few: a method's indexes and clients are reused across questions. A
 every retriever is built with one ``MethodContext.on_step`` that forwards to the listener of the question whose
 agents made the step (a context variable set around the question, inherited by its agents' tasks).
 
+A graph that changes (``ark graph update``) is picked up between questions: each question checks the graph's
+version manifest when it is prepared, opens a newer version, and runs and is answered wholly on the version it
+started with (methods are cached per version; the answer names it as ``graph_version``).
+
 Bad input raises :class:`RequestError` with an HTTP status and a message naming the value and the valid choices;
 a method that fails (a model endpoint that keeps failing) raises it with status 502.
 """
@@ -72,6 +76,7 @@ class Prepared:
     options: Any
     retriever: Any
     llm_name: str | None
+    graph: Any = None
 
 
 class QuestionService:
@@ -87,6 +92,28 @@ class QuestionService:
         self._listener: ContextVar[StepListener | None] = ContextVar("ark_step_listener", default=None)
         self._in_flight = max_in_flight
         self._slots: asyncio.Semaphore | None = None
+        self._question_graph: ContextVar[KnowledgeGraph | None] = ContextVar("ark_question_graph", default=None)
+        self._manifest_stamp: tuple[int, int] | None = None
+
+    def current_graph(self) -> KnowledgeGraph:
+        """The graph's newest version: reopened when its version manifest changed since the last question."""
+        from pathlib import Path
+
+        from ark.graph.versions import MANIFEST, open_version, read_manifest
+
+        if self.graph.path is None:
+            return self.graph
+        try:
+            stat = (Path(self.graph.path) / MANIFEST).stat()
+        except FileNotFoundError:
+            return self.graph
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._manifest_stamp:
+            manifest = read_manifest(self.graph.path)
+            if manifest is not None and manifest["current"] != self.graph.metadata.get("graph_version", 0):
+                self.graph = open_version(self.graph.path)
+            self._manifest_stamp = stamp
+        return self.graph
 
     # ------------------------------------------------------------------ methods
     def method_summaries(self) -> dict[str, str]:
@@ -135,10 +162,11 @@ class QuestionService:
         except MethodError as exc:
             raise RequestError(str(exc), 422, "invalid_options") from None
         _check_work(method, chosen.model_dump())
-        types = self._candidate_types(candidate_types)
+        graph = await asyncio.to_thread(self.current_graph)
+        types = self._candidate_types(candidate_types, graph)
         settings = (model or ModelSettings()).over(self.defaults) if spec.uses_llm else None
-        retriever, llm_name = await self._retriever(method, chosen, settings, types)
-        return Prepared(question, method, chosen, retriever, llm_name)
+        retriever, llm_name = await self._retriever(method, chosen, settings, types, graph)
+        return Prepared(question, method, chosen, retriever, llm_name, graph)
 
     async def run(self, prepared: Prepared, top: int = 10, listener: StepListener | None = None) -> dict[str, Any]:
         """Answer a prepared question (at most ``max_in_flight`` at once); a failing method is a 502."""
@@ -147,6 +175,7 @@ class QuestionService:
         started = time.perf_counter()
         async with self._slots:
             token = self._listener.set(listener)
+            graph_token = self._question_graph.set(prepared.graph)
             try:
                 output = await prepared.retriever.aretrieve(prepared.question, max(top, 100))
             except RequestError:
@@ -156,23 +185,25 @@ class QuestionService:
                                    502, "method_failed") from None
             finally:
                 self._listener.reset(token)
+                self._question_graph.reset(graph_token)
         return self._answer(prepared.question, prepared.method, prepared.options, prepared.llm_name, output, top,
-                            time.perf_counter() - started)
+                            time.perf_counter() - started, prepared.graph or self.graph)
 
-    def _candidate_types(self, names: list[str] | None) -> tuple[str, ...] | None:
+    def _candidate_types(self, names: list[str] | None, graph: KnowledgeGraph) -> tuple[str, ...] | None:
         if not names:
             return None
         try:
-            return tuple(self.graph.resolve_node_type(name) for name in names)
+            return tuple(graph.resolve_node_type(name) for name in names)
         except ValueError as exc:
             raise RequestError(f"candidate_types: {exc}", 422, "unknown_type") from None
 
     async def _retriever(self, method: str, options: Any, settings: ModelSettings | None,
-                         types: tuple[str, ...] | None) -> tuple[Retriever, str | None]:
+                         types: tuple[str, ...] | None, graph: KnowledgeGraph) -> tuple[Retriever, str | None]:
         from ark.methods import MethodContext, MethodError
         from ark.methods.choice import MethodChoice
 
-        key = (method, json.dumps(options.model_dump(mode="json"), sort_keys=True), settings, types)
+        key = (method, json.dumps(options.model_dump(mode="json"), sort_keys=True), settings, types,
+               graph.metadata.get("fingerprint"))
         lock = self._building.setdefault(key, asyncio.Lock())
         async with lock:  # concurrent first questions build a method once
             if key not in self._retrievers:
@@ -181,7 +212,7 @@ class QuestionService:
                                         on_step=self._forward_step)
                 choice = MethodChoice(method, options, context)
                 try:
-                    retriever = await asyncio.to_thread(choice.build, self.graph)
+                    retriever = await asyncio.to_thread(choice.build, graph)
                 except MethodError as exc:
                     raise RequestError(str(exc), 400, "method_unavailable") from None
                 except (ValueError, FileNotFoundError) as exc:  # options the method refuses once it looks
@@ -233,7 +264,7 @@ class QuestionService:
         listener = self._listener.get()
         if listener is None:
             return
-        sent = listener(step_event(self.graph, trajectory, step))
+        sent = listener(step_event(self._question_graph.get() or self.graph, trajectory, step))
         if inspect.isawaitable(sent):
             await sent
 
@@ -245,11 +276,10 @@ class QuestionService:
 
     # ------------------------------------------------------------------ answers
     def _answer(self, question: str, method: str, options: Any, llm_name: str | None, output: Any, top: int,
-                wall_s: float) -> dict[str, Any]:
+                wall_s: float, g: KnowledgeGraph) -> dict[str, Any]:
         """``{question, method, options, llm, total, ranked: [{rank, index, id, name, type, score, votes,
         tie_group, evidence, snippet}], answer, agents, confidence, confidence_reason, evidence_graph, partial,
-        wall_s}`` (``evidence_graph``: :func:`evidence_drawing`)."""
-        g = self.graph
+        wall_s, graph_version}`` (``evidence_graph``: :func:`evidence_drawing`)."""
         record = output.record or {}
         votes = {int(n["index"]): n.get("votes") for n in record.get("ranked", []) if "votes" in n}
         ties = {int(n["index"]): n.get("tie_group") for n in record.get("ranked", []) if n.get("tie_group")}
@@ -274,7 +304,8 @@ class QuestionService:
                 "confidence": record.get("confidence"), "confidence_reason": record.get("confidence_reason"),
                 "evidence_graph": evidence_drawing(g, {"question": question, "ranked": record.get("ranked") or [
                     {"index": row["index"]} for row in ranked], "agents": output.trajectories or []}, top),
-                "partial": output.partial, "wall_s": round(wall_s, 4)}
+                "partial": output.partial, "wall_s": round(wall_s, 4),
+                "graph_version": g.metadata.get("graph_version", 0)}
 
 
 def evidence_drawing(graph: KnowledgeGraph, record: Mapping[str, Any], top: int = 10) -> dict[str, Any]:

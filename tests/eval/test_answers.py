@@ -144,7 +144,7 @@ def test_grbench_questions_are_scored_per_domain_and_level(tmp_path, monkeypatch
     shipped = json.loads(grbench.LEVELS_FILE.read_text())
     assert "Graph-CoT" in shipped["about"] and shipped["source"].startswith("https://github.com/PeterGriffinJin/")
     queries, _check = open_queries(FIXTURES / "biomedical", graph)
-    assert {q.template for q in queries} == {"biomedical/unlabelled"}  # no verified ranges: never a guessed level
+    assert {q.template for q in queries} == {"biomedical/easy"}  # qids 0-69: easy in the shipped table
 
     table = write(tmp_path / "levels.json", [])
     table.write_text(json.dumps({"levels": ["easy", "medium", "hard"],

@@ -14,19 +14,22 @@ from tests.index.test_bm25f import reference_bm25f
 bm25s = pytest.importorskip("bm25s")
 
 
-@pytest.fixture(params=["exhaustive", "pruned"])
+@pytest.fixture(params=["exhaustive", "pruned", "pruned-seeded"])
 def search_path(request, monkeypatch):
-    """Run a test with the exhaustive numpy pass, then with dynamic pruning (numba) on the same small corpora."""
+    """Run a test with the exhaustive numpy pass, then with dynamic pruning (numba) on the same small corpora:
+    the walk alone, and seeded by the documents of the query's rarest terms (up to 150 postings: some queries are
+    answered by the seeds alone, most walk their frequent terms after them)."""
     import ark.index.bm25 as bm25_module
     from ark.index import bm25_prune
 
-    if request.param == "pruned":
+    if request.param.startswith("pruned"):
         if not bm25_prune.available():
             pytest.skip("numba is not installed")
         calls = []
         real = bm25_prune.pruned_top_k
         monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a, **kw: calls.append(1) or real(*a, **kw))
         monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+        monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 150 if request.param == "pruned-seeded" else 0)
         yield request.param
         assert calls, "the pruned path was never taken"
     else:

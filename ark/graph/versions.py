@@ -1,0 +1,239 @@
+"""Graphs that change: an immutable base plus delta segments behind one versioned manifest.
+
+A graph directory that has been updated holds ``versions.json`` beside its files::
+
+    GRAPH/graph.json, nodes.arrow, ...   the first base (version 0), never modified
+    GRAPH/deltas/000001/                 one folder per update (:class:`~ark.graph.delta.GraphDelta` files)
+    GRAPH/bases/000007/                  a compacted base (the graph of version 7 saved whole)
+    GRAPH/versions.json                  {"current": 7, "base": {...}, "history": [...]} with each file's checksum
+
+An update writes its delta folder atomically, then replaces ``versions.json`` atomically (write to a temporary
+file, rename): a process killed at any point leaves the old version or the new one, never a mix; a delta folder
+the manifest does not list is ignored and overwritten by the next update. One updater at a time (a second is
+refused, :func:`~ark.storage.locks.output_lock`). A reader reads the manifest once and builds that version in memory
+(:func:`~ark.graph.delta.merge_version`), so it keeps one version for as long as it holds the graph; opening the
+graph again picks up a newer one. Compaction saves the current version as a new base and points the manifest at it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ..storage.atomic import atomic_directory, atomic_write_text
+from ..storage.checksums import DamagedFileError, check_files
+from ..storage.locks import output_lock
+from .delta import GraphDelta, edge_keys, merge_version
+from .errors import GraphValidationError, describe_values
+from .store import KnowledgeGraph
+
+MANIFEST = "versions.json"
+MANIFEST_FORMAT = 1
+FIX = "the graph's version files are damaged: rebuild or re-import the graph"
+
+
+def read_manifest(path: str | Path) -> dict[str, Any] | None:
+    """The parsed ``versions.json`` of graph directory ``path``, or None for a graph never updated."""
+    file = Path(path) / MANIFEST
+    if not file.is_file():
+        return None
+    try:
+        manifest = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DamagedFileError(file, f"not valid JSON: {exc}", FIX) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise GraphValidationError(f"{file}: manifest format {manifest.get('format')!r} is not supported "
+                                   f"(expected {MANIFEST_FORMAT})")
+    return manifest
+
+
+def _initial_manifest(path: Path) -> dict[str, Any]:
+    from .storage import read_graph_meta
+
+    meta = read_graph_meta(path)
+    fingerprint = (meta.get("metadata") or {}).get("fingerprint")
+    return {"format": MANIFEST_FORMAT, "current": 0, "base": {"version": 0, "path": "."},
+            "history": [{"version": 0, "kind": "base", "created": None, "counts": {"nodes": meta.get("num_nodes"),
+                         "edges": meta.get("num_edges")}, "fingerprint": fingerprint}]}
+
+
+def _deltas_of(manifest: dict[str, Any], version: int) -> list[dict[str, Any]]:
+    base = manifest["base"]["version"]
+    return [h for h in manifest["history"] if h["kind"] == "delta" and base < h["version"] <= version]
+
+
+def open_version(path: str | Path, version: int | None = None, mmap: bool = True) -> KnowledgeGraph:
+    """The graph of ``version`` (default: the current one) of the graph directory ``path``.
+
+    Versions from the current base on can be opened; an earlier one raises ``ValueError`` naming the range.
+    """
+    from .storage import load_graph_directory
+
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    current, base_version = int(manifest["current"]), int(manifest["base"]["version"])
+    version = current if version is None else int(version)
+    if not base_version <= version <= current:
+        raise ValueError(f"graph {path} has versions {base_version}..{current} (earlier ones were compacted); "
+                         f"got {version}")
+    base = load_graph_directory(path / manifest["base"]["path"], mmap=mmap)
+    entries = _deltas_of(manifest, version)
+    if not entries:
+        graph = base
+    else:
+        deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
+        metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
+        graph = merge_version(base, deltas, metadata)
+    return _attach(graph, path, manifest, version)
+
+
+def _attach(graph: KnowledgeGraph, path: Path, manifest: dict[str, Any], version: int) -> KnowledgeGraph:
+    """Mark ``graph`` as ``version`` of the graph at ``path``: what its indexes read to follow the updates."""
+    graph.path = path
+    graph.metadata["graph_version"] = version
+    graph.metadata["version_segments"] = {
+        "base": manifest["base"]["path"], "base_version": int(manifest["base"]["version"]),
+        "deltas": [{"version": e["version"], "delta": e["delta"], "fingerprint": e["fingerprint"]}
+                   for e in _deltas_of(manifest, version)]}
+    return graph
+
+
+def load_delta(path: str | Path, version: int) -> GraphDelta:
+    """The delta that made ``version`` of the graph at ``path`` (its files checked)."""
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    for entry in manifest["history"]:
+        if entry["kind"] == "delta" and entry["version"] == version:
+            return GraphDelta.load(path / entry["delta"], entry["files"], FIX)
+    raise ValueError(f"graph {path} has no update making version {version}")
+
+
+def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> KnowledgeGraph:
+    """``version`` of the graph at ``path`` built from ``previous`` (version - 1) and its delta: one merge instead
+    of replaying every delta since the base (for walking through versions in order)."""
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    metadata = {k: v for k, v in previous.metadata.items()
+                if k not in ("fingerprint", "graph_version", "version_segments")}
+    return _attach(merge_version(previous, [load_delta(path, version)], metadata), path, manifest, version)
+
+
+def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
+    """Refuse a delta that names absent nodes or edges, or edges whose endpoints would not exist (naming them)."""
+    delta.check_consistent()
+    missing = [x for x in delta.nodes_deleted.to_pylist() if not graph.has_node(x)]
+    if missing:
+        raise GraphValidationError("cannot delete unknown node id(s): " + describe_values(missing, len(missing)))
+    present = set(graph._ids) - set(delta.nodes_deleted.to_pylist()) | set(delta.nodes.column("id").to_pylist())
+    bad = [f"{s} -[{r}]-> {t}" for s, t, r in edge_keys(delta.edges_added) if s not in present or t not in present]
+    if bad:
+        raise GraphValidationError("edge(s) to or from unknown node ids: " + describe_values(bad, len(bad)))
+    removed = edge_keys(delta.edges_removed)
+    if removed:
+        existing = _existing_edges(graph)
+        absent = [f"{s} -[{r}]-> {t}" for s, t, r in removed if (s, t, r) not in existing]
+        if absent:
+            raise GraphValidationError("cannot delete edge(s) the graph does not have: "
+                                       + describe_values(absent, len(absent)))
+    empty_rows = [x for x, t in zip(delta.nodes.column("id").to_pylist(), delta.nodes.column("type").to_pylist(),
+                                    strict=True) if not x or not t]
+    if empty_rows:
+        raise GraphValidationError("node rows with an empty id or type: " + describe_values(empty_rows,
+                                                                                          len(empty_rows)))
+
+
+def _existing_edges(graph: KnowledgeGraph) -> set[tuple[str, str, str]]:
+    src, dst, rel = graph.edges()
+    ids, relations = graph._ids, graph.relation_types
+    return {(ids[s], ids[d], relations[r]) for s, d, r in zip(src.tolist(), dst.tolist(), rel.tolist(), strict=True)}
+
+
+def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
+                 current: KnowledgeGraph | None = None) -> KnowledgeGraph:
+    """Apply ``delta`` to the current version of the graph at ``path``; returns the new version's graph.
+
+    The delta is checked against the current version first (nothing is written when it is refused); the delta
+    folder is written atomically and the manifest swapped last (see the module doc). ``current``: the current
+    version, when the caller holds it open (used only if it is still the current one; else it is opened).
+    """
+    path = Path(path)
+    with output_lock(path / MANIFEST, what="graph"):
+        manifest = read_manifest(path) or _initial_manifest(path)
+        if not (current is not None and current.path is not None and Path(current.path) == path
+                and current.metadata.get("graph_version", 0) == manifest["current"]
+                and current.metadata.get("fingerprint") == manifest["history"][-1]["fingerprint"]):
+            current = open_version(path)
+        check_delta(current, delta)
+        if delta.is_empty():
+            raise GraphValidationError("the update changes nothing (no nodes, edges or deletions given)")
+        version = int(manifest["current"]) + 1
+        folder = f"deltas/{version:06d}"
+        (path / "deltas").mkdir(exist_ok=True)
+        with atomic_directory(path / folder) as tmp:
+            records = delta.save(tmp)
+        metadata = {k: v for k, v in current.metadata.items()
+                    if k not in ("fingerprint", "graph_version", "version_segments")}
+        graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
+        manifest["history"].append({"version": version, "kind": "delta", "delta": folder, "files": records,
+                                    "created": _now(), "counts": delta.counts(), "note": note,
+                                    "fingerprint": graph.metadata["fingerprint"]})
+        manifest["current"] = version
+        atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
+    return _attach(graph, path, manifest, version)
+
+
+def compact_graph(path: str | Path) -> int:
+    """Save the current version as a new base and point the manifest at it; returns the version compacted."""
+    from .storage import save_graph
+
+    path = Path(path)
+    with output_lock(path / MANIFEST, what="graph"):
+        manifest = read_manifest(path)
+        if manifest is None or int(manifest["current"]) == int(manifest["base"]["version"]):
+            raise GraphValidationError(f"{path}: nothing to compact (no update since the base)")
+        version = int(manifest["current"])
+        graph = open_version(path, version)
+        for key in ("graph_version", "version_segments"):
+            graph.metadata.pop(key, None)
+        folder = f"bases/{version:06d}"
+        (path / "bases").mkdir(exist_ok=True)
+        save_graph(graph, path / folder)
+        manifest["base"] = {"version": version, "path": folder}
+        manifest["history"].append({"version": version, "kind": "compaction", "created": _now(),
+                                    "counts": {"nodes": graph.num_nodes, "edges": graph.num_edges},
+                                    "fingerprint": graph.metadata["fingerprint"]})
+        atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
+    return version
+
+
+def verify_versions(path: str | Path) -> int:
+    """Hash every delta file of the current version in full (the base is checked as any graph); files checked."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    if manifest is None:
+        return 0
+    count = 0
+    if manifest["base"]["path"] != ".":
+        from .storage import read_graph_meta
+
+        base = path / manifest["base"]["path"]
+        records = read_graph_meta(base).get("files") or {}
+        check_files(base, records, FIX, full=True)
+        count += len(records)
+    for entry in _deltas_of(manifest, int(manifest["current"])):
+        check_files(path / entry["delta"], entry["files"], FIX, full=True)
+        count += len(entry["files"])
+    return count
+
+
+def version_history(path: str | Path) -> list[dict[str, Any]]:
+    """The manifest's history (version, kind, created, counts, note), oldest first; one base entry if never
+    updated."""
+    manifest = read_manifest(path)
+    return list(manifest["history"]) if manifest is not None else []
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

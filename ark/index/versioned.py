@@ -1,0 +1,165 @@
+"""Text indexes of a graph that changes: which segments a version's BM25 reads, where they are cached, and which
+nodes an update re-indexes (:mod:`ark.index.segments` holds the segments and the merged scoring).
+
+The base's segment is cached in ``<base>/index/segment-<kind>-<settings hash>/`` (built once per base, about as
+long as a BM25 build); an update's in ``<graph>/deltas/<version>/index/<kind>-<settings hash>/``, holding only the
+documents that update changed: the upserted nodes, and for ``bm25-rel`` (whose documents list neighbours' names)
+also every node with an edge added or removed and every neighbour, before or after, of a changed or deleted node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..graph.delta import GraphDelta
+from ..storage.cache_folder import open_cached
+from .segments import Segment, SegmentedBM25, build_segment, doc_maps
+from .tokenizer import Tokenizer
+
+SEGMENTED_KINDS = ("bm25", "bm25-rel")
+
+
+def index_root(graph: Any) -> Path:
+    """The folder whose ``index/`` caches a whole-graph index of ``graph``: the graph's, its current base's, or
+    for a version with updates (an index that cannot follow them by segments) its newest update's."""
+    root = Path(graph.path)
+    segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
+    if not segments:
+        return root
+    return root / (segments["deltas"][-1]["delta"] if segments["deltas"] else segments["base"])
+
+
+def follows_updates(graph: Any, kind: str) -> bool:
+    """Whether ``kind`` over ``graph`` is searched through segments (a version with updates since its base)."""
+    segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
+    return bool(segments and segments["deltas"]) and kind in SEGMENTED_KINDS and graph.path is not None
+
+
+def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None,
+                   settings_key: str) -> SegmentedBM25:
+    """The ``kind`` BM25 of a version with updates, its missing segments built and cached."""
+    from ..graph.storage import load_graph_directory, read_graph_meta
+
+    info = graph.metadata["version_segments"]
+    root = Path(graph.path)
+    base_dir = root / info["base"]
+    tokenizer = Tokenizer.from_config(settings["tokenizer"])
+    fielded = settings.get("scoring") == "fielded"
+
+    def make(source: Any, ids: Sequence[str], indices: np.ndarray) -> Segment:
+        docs = _subset_documents(source, indices, kind, spec, settings, fields)
+        return build_segment(ids, docs, tokenizer, fielded, bool(settings.get("exact")))
+
+    def base_segment(_work: Path | None) -> Segment:
+        base = load_graph_directory(base_dir)
+        return make(base, base.nodes.column("id").to_pylist(), np.arange(base.num_nodes))
+
+    base_fingerprint = (read_graph_meta(base_dir).get("metadata") or {}).get("fingerprint")
+    segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
+                        base_segment)]
+    opened = {graph.metadata.get("graph_version"): graph}  # versions built on the way, each from the one before
+    for entry in info["deltas"]:
+        def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
+            ids, cur = changed_documents(root, version, kind, opened)
+            return make(cur, ids, np.asarray([cur.index_of(x) for x in ids], dtype=np.int64))
+
+        segments.append(_cached(root / entry["delta"] / "index" / f"{kind}-{settings_key}", entry["fingerprint"],
+                                settings, delta_segment))
+    maps = doc_maps(segments, graph.nodes.column("id"))
+    bm25f = ({"names": ["names", "text"], "weights": [settings["name_weight"], 1.0], "b": [settings["name_b"],
+             settings["b"]]} if fielded else None)
+    return SegmentedBM25(segments, maps, graph.num_nodes, settings["k1"], settings["b"], tokenizer, bm25f)
+
+
+def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: Any) -> Segment:
+    segment: Segment = open_cached(directory, {"fingerprint": fingerprint, "settings": settings, "segment": 1},
+                                   build, write=lambda built, folder: built.save(folder), load=Segment.load,
+                                   what="BM25 segment")
+    return segment
+
+
+def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any]) -> tuple[list[str], Any]:
+    """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``: the
+    versions at hand by number, which gains those built here)."""
+    from ..graph.versions import load_delta
+
+    delta = load_delta(root, version)
+    cur = _version(root, version, opened)
+    upserted = delta.nodes.column("id").to_pylist()
+    if kind != "bm25-rel":
+        return upserted, cur
+    return dirty_relational(_version(root, version - 1, opened), cur, delta), cur
+
+
+def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
+    from ..graph.versions import next_version, open_version
+
+    if version not in opened:
+        previous = opened.get(version - 1)
+        opened[version] = (next_version(previous, root, version) if previous is not None else
+                           open_version(root, version))
+    return opened[version]
+
+
+def dirty_relational(prev: Any, cur: Any, delta: GraphDelta) -> list[str]:
+    """Nodes of ``cur`` whose relational document may differ from ``prev``'s (see the module doc), in ``cur``
+    order."""
+    touched = set(delta.nodes.column("id").to_pylist())
+    for table in (delta.edges_added, delta.edges_removed):
+        touched.update(table.column("source").to_pylist())
+        touched.update(table.column("target").to_pylist())
+    out = {x for x in touched if cur.has_node(x)}
+    for x in touched | set(delta.nodes_deleted.to_pylist()):
+        for graph in (prev, cur):
+            if graph.has_node(x):
+                out.update(graph.node_id(int(n)) for n in graph.neighbors(graph.index_of(x)).nodes)
+    return sorted((x for x in out if cur.has_node(x)), key=cur.index_of)
+
+
+class _Subset:
+    """Some nodes of a graph as a graph of their own (what the document functions read)."""
+
+    def __init__(self, graph: Any, indices: np.ndarray) -> None:
+        self.graph, self.indices = graph, np.asarray(indices, dtype=np.int64)
+        self.node_types = graph.node_types
+        self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
+        self.metadata = graph.metadata
+        self.num_nodes = len(self.indices)
+
+    def resolve_node_type(self, name: str) -> str:
+        return str(self.graph.resolve_node_type(name))
+
+    def text(self, i: int) -> str:
+        return str(self.graph.text(int(self.indices[i])))
+
+    def name(self, i: int) -> str:
+        return str(self.graph.name(int(self.indices[i])))
+
+    def node_id(self, i: int) -> str:
+        return str(self.graph.node_id(int(self.indices[i])))
+
+    def properties(self, i: int) -> dict[str, Any]:
+        return dict(self.graph.properties(int(self.indices[i])))
+
+
+def _subset_documents(graph: Any, indices: np.ndarray, kind: str, spec: Any, settings: dict[str, Any],
+                      fields: dict[str, list[str]] | None) -> Iterable[Any]:
+    """The ``kind`` documents of nodes ``indices`` of ``graph``, as a whole-graph build makes them."""
+    from .kinds import _with_names
+
+    view = _Subset(graph, indices)
+    if kind == "bm25-rel":
+        from ..loaders.documents import relational_document
+
+        limit = settings["max_neighbors_per_relation"]
+        texts = (relational_document(graph, int(i), limit) for i in indices)
+        return list(_with_names(view, settings, texts))
+    docs = spec.documents(view, settings, fields)
+    if isinstance(docs, pa.Array | pa.ChunkedArray):
+        return ["" if d is None else d for d in docs.to_pylist()]
+    return list(docs)

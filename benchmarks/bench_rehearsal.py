@@ -1,0 +1,268 @@
+"""A rehearsal at the benchmarks' sizes, in their released formats: STaRK PRIME and GRBench Amazon / Freelaw.
+
+    python benchmarks/bench_rehearsal.py [--runs prime:1,amazon:0.005,amazon:0.01,legal:0.002,legal:0.004]
+                                         [--workdir DIR] [--keep] [--calls 200] [--questions 20]
+
+Each run ``FORMAT:SCALE`` writes a synthetic graph in the released files' format at that fraction of the real node
+and edge counts (``benchmarks/synthetic_rehearsal.py``: the real files are not reachable here; random texts, our
+type mixes), then runs each stage as its own process: ``generate``; ``import`` (the real command: ``ark graph import
+stark prime`` / ``ark graph import grbench``); ``bm25`` (the index build, ``open_index``); ``cypher`` (the embedded
+ladybug export, skipped without the graphdb extra); ``search`` (``search_in_graph`` latency on node names and text
+passages, ``search_in_neighborhood`` on the largest hub); ``ark`` (offline ARK, the offline policy and not an LLM, on
+``--questions`` questions naming a node and asking for its neighbours). Per stage: wall and CPU seconds, the child's
+peak RSS (``wait4``), the disk it added and the load average before and after. The stages of a run print side by
+side, then, for every format run at two scales, the figures at scale 1 by a straight line through them (the
+extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy stages run at nice 10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_scale import _latency_row, _time_calls  # noqa: E402
+from benchmarks.synthetic_rehearsal import GRBENCH_SIZES, PRIME_EDGE_ROWS, PRIME_TYPES  # noqa: E402
+
+STAGES = ("generate", "import", "bm25", "cypher", "search", "ark")
+HEAVY = ("generate", "import", "bm25", "cypher")
+REAL = {"prime": (sum(PRIME_TYPES.values()), PRIME_EDGE_ROWS), **GRBENCH_SIZES}
+DISK_OF = {"generate": "src", "import": "graph", "bm25": "graph/index", "cypher": "graph/cypher"}
+
+
+def disk_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def stage_command(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> list[str]:
+    if stage == "import":
+        ark = Path(sys.executable).with_name("ark")
+        ark_cmd = str(ark) if ark.exists() else "ark"
+        if fmt == "prime":
+            return [ark_cmd, "graph", "import", "stark", "prime", "--root", str(folder / "src"), "--out",
+                    str(folder / "graph")]
+        return [ark_cmd, "graph", "import", "grbench", str(folder / "src"), "--out", str(folder / "graph")]
+    return [sys.executable, str(Path(__file__).resolve()), "--stage", stage, "--format", fmt, "--scale", str(scale),
+            "--workdir", str(folder), "--calls", str(args.calls), "--questions", str(args.questions)]
+
+
+def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> dict:
+    """One stage as a child process: wall, CPU, peak RSS, disk added, load before and after, its own figures."""
+    disk_path = folder / DISK_OF.get(stage, "none")  # the folder the stage writes (none for the latency stages)
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    niceness = args.heavy_nice if stage in HEAVY else 0
+    process = subprocess.Popen(stage_command(stage, fmt, scale, folder, args), stdout=subprocess.DEVNULL,
+                               preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{fmt}:{scale} stage {stage!r} failed (exit {os.waitstatus_to_exitcode(status)})")
+    figures_file = folder / f"{stage}.json"
+    figures = json.loads(figures_file.read_text()) if figures_file.is_file() else {}
+    disk = disk_bytes(disk_path)
+    return {"format": fmt, "scale": scale, "stage": stage, "wall_s": round(wall, 1),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_gb": round(usage.ru_maxrss / 2**20, 3),
+            "disk_gb": round(disk / 1e9, 3), "load": [round(os.getloadavg()[0], 1), round(load_before[0], 1)],
+            **figures}
+
+
+# ---------------------------------------------------------------------------------------------------- children
+def child_generate(folder: Path, args: argparse.Namespace) -> dict:
+    from benchmarks.synthetic_rehearsal import write_grbench, write_prime
+
+    shutil.rmtree(folder / "src", ignore_errors=True)
+    if args.format == "prime":
+        return write_prime(folder / "src", args.scale, seed=0)
+    return write_grbench(folder / "src", args.format, args.scale, seed=0)
+
+
+def _graph(folder: Path):
+    from ark.graph import KnowledgeGraph
+
+    return KnowledgeGraph.load(folder / "graph")
+
+
+def child_bm25(folder: Path, args: argparse.Namespace) -> dict:
+    from ark.index import open_index
+
+    graph = _graph(folder)
+    started = time.perf_counter()
+    index = open_index(graph, "bm25", progress=False)
+    return {"nodes": graph.num_nodes, "edges": graph.num_edges, "build_s": round(time.perf_counter() - started, 1),
+            "docs": index.index.num_docs}
+
+
+def child_cypher(folder: Path, args: argparse.Namespace) -> dict:
+    try:
+        from ark.graphdb.export import ladybug_database
+    except ImportError as error:
+        return {"skipped": f"graphdb extra missing ({error})"}
+    graph = _graph(folder)
+    started = time.perf_counter()
+    database = ladybug_database(graph)
+    return {"export_s": round(time.perf_counter() - started, 1), "database": str(database.path)}
+
+
+def child_search(folder: Path, args: argparse.Namespace) -> dict:
+    from ark.index import open_index
+    from ark.methods.ark.options import ToolConfig
+    from ark.methods.ark.tools import Toolbox
+
+    graph = _graph(folder)
+    box = Toolbox(graph, open_index(graph, "bm25", progress=False), ToolConfig())
+    rng = np.random.default_rng(0)
+    nodes = rng.integers(0, graph.num_nodes, args.calls)
+    passages = []
+    for i in nodes:
+        text = graph.text(int(i)).split()
+        start = int(rng.integers(0, max(len(text) - 12, 0) + 1))
+        passages.append(" ".join(text[start:start + 12]))
+    rows = [_latency_row("search_in_graph: a node's name, size 20", _time_calls(
+                box, "search_in_graph", [{"query": graph.name(int(i)), "size": 20} for i in nodes])),
+            _latency_row("search_in_graph: 12 words of a node's text, size 20", _time_calls(
+                box, "search_in_graph", [{"query": p, "size": 20} for p in passages]))]
+    degrees = np.diff(graph.indptr)
+    hub = int(np.argmax(degrees))
+    calls = [{"node_index": hub, "query": graph.name(int(i))} for i in nodes[: max(args.calls // 4, 10)]]
+    rows.append(_latency_row(f"search_in_neighborhood: the largest hub ({int(degrees[hub]):,} edges), query",
+                             _time_calls(box, "search_in_neighborhood", calls)))
+    return {"latency": rows}
+
+
+def child_ark(folder: Path, args: argparse.Namespace) -> dict:
+    from ark.index import open_index
+    from ark.methods.ark.api import ARK
+    from ark.methods.ark.offline import OfflinePolicy
+    from ark.metrics.ranking import mean_metrics, query_metrics
+
+    graph = _graph(folder)
+    ark = ARK(graph, llm=OfflinePolicy(graph), index=open_index(graph, "bm25", progress=False))  # no LLM
+    rng = np.random.default_rng(1)
+    degrees = np.diff(graph.indptr)
+    cap = max(20, int(np.median(degrees)))
+    anchors = [int(i) for i in rng.permutation(np.flatnonzero((degrees > 0) & (degrees <= cap)))[: args.questions]]
+    seconds, per_query = [], []
+    for anchor in anchors:
+        found = graph.neighbors(anchor)
+        relation = graph.relation_types[int(found.relations[0])]
+        answers = sorted({graph.node_id(int(n)) for n, r in zip(found.nodes, found.relations, strict=True)
+                          if graph.relation_types[int(r)] == relation})
+        started = time.perf_counter()
+        retrieval = ark.retrieve(f"Which nodes are linked to {graph.name(anchor)} by {relation}?")
+        seconds.append(time.perf_counter() - started)
+        per_query.append(query_metrics([n.node_id for n in retrieval.ranked], answers))
+    metrics = {k: round(v * 100, 2) for k, v in mean_metrics(per_query).items()} if per_query else {}
+    return {"questions": len(anchors), "question_s_median": round(float(np.median(seconds)), 3) if seconds else None,
+            "metrics_offline_policy": metrics}
+
+
+CHILDREN = {"generate": child_generate, "bm25": child_bm25, "cypher": child_cypher, "search": child_search,
+            "ark": child_ark}
+
+
+# ---------------------------------------------------------------------------------------------------- report
+def print_table(results: list[dict]) -> None:
+    print("\n== stages side by side (load = 1-minute load average after <- before; 2-core machine) ==")
+    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8}  load")
+    for r in results:
+        print(f"{r['format'] + ':' + str(r['scale']):<16} {r['stage']:<9} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
+              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f}  {r['load'][0]} <- {r['load'][1]}"
+              + (f"  ({r['skipped']})" if "skipped" in r else ""))
+    for r in results:
+        for row in r.get("latency", []):
+            print(f"  {r['format']}:{r['scale']} {row['call']:<70} median {row['median_ms']:7.2f} ms  p99 "
+                  f"{row['p99_ms']:8.2f} ms  (CPU median {row['cpu_median_ms']:.2f}, p99 {row['cpu_p99_ms']:.2f})")
+        if r["stage"] == "ark":
+            print(f"  {r['format']}:{r['scale']} offline ARK (offline policy, not an LLM): {r['questions']} "
+                  f"questions, median {r['question_s_median']} s a question, {r['metrics_offline_policy']}")
+
+
+def extrapolate(results: list[dict]) -> list[dict]:
+    """Per format run at two or more scales and stage: the figures at scale 1 by a least-squares line."""
+    rows = []
+    for fmt in dict.fromkeys(r["format"] for r in results):
+        scales = sorted({r["scale"] for r in results if r["format"] == fmt})
+        if len(scales) < 2:
+            continue
+        for stage in STAGES:
+            points = [r for r in results if r["format"] == fmt and r["stage"] == stage]
+            if len(points) < 2:
+                continue
+            x = np.array([p["scale"] for p in points])
+            row = {"format": fmt, "stage": stage, "from_scales": scales}
+            for key in ("wall_s", "cpu_s", "peak_rss_gb", "disk_gb"):
+                slope, intercept = np.polyfit(x, [p[key] for p in points], 1)
+                row[key] = round(float(slope + intercept), 2)
+            rows.append(row)
+    return rows
+
+
+def print_extrapolation(rows: list[dict]) -> None:
+    if not rows:
+        return
+    print("\n== EXTRAPOLATED to the real size (scale 1): a straight line through the measured scales, not measured ==")
+    print(f"{'format':<8} {'nodes':>12} {'edges':>13} {'stage':<9} {'wall h':>8} {'CPU h':>8} {'peak RSS GB':>11} "
+          f"{'disk GB':>8}")
+    for r in rows:
+        nodes, edges = REAL[r["format"]]
+        print(f"{r['format']:<8} {nodes:>12,} {edges:>13,} {r['stage']:<9} {r['wall_s'] / 3600:>8.2f} "
+              f"{r['cpu_s'] / 3600:>8.2f} {r['peak_rss_gb']:>11.1f} {r['disk_gb']:>8.1f}")
+
+
+# ---------------------------------------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", default="prime:1,amazon:0.005,amazon:0.01,legal:0.002,legal:0.004",
+                        help="comma-separated FORMAT:SCALE (formats: prime, amazon, legal; scale 1 = real size)")
+    parser.add_argument("--stages", default=",".join(STAGES), help=f"subset of {', '.join(STAGES)}")
+    parser.add_argument("--calls", type=int, default=200, help="timed calls per search kind")
+    parser.add_argument("--questions", type=int, default=20, help="offline ARK questions")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--heavy-nice", type=int, default=10)
+    parser.add_argument("--stage", choices=tuple(CHILDREN), help=argparse.SUPPRESS)
+    parser.add_argument("--format", help=argparse.SUPPRESS)
+    parser.add_argument("--scale", type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.stage:
+        figures = CHILDREN[args.stage](args.workdir, args)
+        (args.workdir / f"{args.stage}.json").write_text(json.dumps(figures, indent=1))
+        return
+    runs = [(part.split(":")[0], float(part.split(":")[1])) for part in args.runs.split(",") if part.strip()]
+    bad = [fmt for fmt, _ in runs if fmt not in REAL]
+    stages = [s for s in args.stages.split(",") if s]
+    if bad or set(stages) - set(STAGES):
+        parser.error(f"formats must be among {', '.join(REAL)} and stages among {', '.join(STAGES)}")
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ark-rehearsal-"))
+    print(f"data in {workdir}; {os.cpu_count()} CPUs; load average {os.getloadavg()}; "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
+    results = []
+    try:
+        for fmt, scale in runs:
+            folder = workdir / f"{fmt}-{scale}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for stage in stages:
+                results.append(run_stage(stage, fmt, scale, folder, args))
+                print(json.dumps({k: v for k, v in results[-1].items() if k != "latency"}), flush=True)
+        print_table(results)
+        rows = extrapolate(results)
+        print_extrapolation(rows)
+        (workdir / "summary.json").write_text(json.dumps({"runs": results, "extrapolated": rows}, indent=1))
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
