@@ -42,6 +42,8 @@ def ask(
     = False,
     trajectories: Annotated[Path | None, typer.Option(
         help="Append the run's record to this JSONL file (packed; `ark trajectory show/export` read it).")] = None,
+    svg: Annotated[Path | None, typer.Option(
+        "--svg", help="Write the evidence drawing (anchors, followed edges, answers) to this SVG file.")] = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -54,6 +56,8 @@ def ask(
         fail("the question is empty")
     if trajectories is not None:
         check_writable(trajectories, "cannot write --trajectories")
+    if svg is not None:
+        check_writable(svg, "cannot write --svg")
     graph = load_graph(graph_name, quiet=as_json)
     choice = resolve_choice(selection, graph)
     retriever = build_retriever(choice, graph)
@@ -70,6 +74,8 @@ def ask(
         except OSError as exc:
             fail(f"cannot write --trajectories {trajectories}: {exc}")
     _check_agents(output.trajectories or [])
+    if svg is not None:
+        _write_svg(svg, record, graph, top)
     if as_json:
         print(json_terminal_safe(json.dumps(record, ensure_ascii=False)))
         return
@@ -102,6 +108,20 @@ def question_record(question: str, method: str, output: Any, graph: Any) -> dict
     if output.trajectories is not None:
         record["agents"] = output.trajectories
     return record
+
+
+def _write_svg(path: Path, record: dict[str, Any], graph: Any, top: int) -> None:
+    """The evidence drawing of ``record`` as a standalone SVG file (written whole)."""
+    from ..runtime.evidence_graph import evidence_graph
+    from ..runtime.evidence_svg import render_svg
+    from ..storage.atomic import atomic_write_text
+
+    drawing = evidence_graph(record, graph, top=top)
+    try:
+        atomic_write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + render_svg(drawing))
+    except OSError as exc:
+        fail(f"cannot write --svg {path}: {exc}")
+    err_console.print(Text(f"Evidence drawing ({len(drawing.nodes)} node(s), {len(drawing.edges)} edge(s)): {path}"))
 
 
 def _check_agents(trajectories: list[dict]) -> None:

@@ -479,6 +479,7 @@ class GraphTools:
             lines.append(f"    Text: {clean_inline(g.text(row['index']), 200)}")
             entries.append(lines)
         footer = [capped] if capped else []
+        answered.pop("evidence_graph", None)  # the page's drawing: not for a model
         if not entries:
             return ToolResult(f"{args.method} found no node for: {args.question!r}", data={**answered, "answer": None})
         text, shown = self._fit(header, entries, footer)

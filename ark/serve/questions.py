@@ -278,8 +278,11 @@ class QuestionService:
     def _answer(self, question: str, method: str, options: Any, llm_name: str | None, output: Any, top: int,
                 wall_s: float, g: KnowledgeGraph) -> dict[str, Any]:
         """``{question, method, options, llm, total, ranked: [{rank, index, id, name, type, score, votes,
-        evidence, snippet}], answer, agents, partial, wall_s, graph_version}``."""
-        votes = {int(n["index"]): n.get("votes") for n in (output.record or {}).get("ranked", []) if "votes" in n}
+        tie_group, evidence, snippet}], answer, agents, confidence, confidence_reason, evidence_graph, partial,
+        wall_s, graph_version}`` (``evidence_graph``: :func:`evidence_drawing`)."""
+        record = output.record or {}
+        votes = {int(n["index"]): n.get("votes") for n in record.get("ranked", []) if "votes" in n}
+        ties = {int(n["index"]): n.get("tie_group") for n in record.get("ranked", []) if n.get("tie_group")}
         reasons: dict[int, list[str]] = {}
         for trajectory in output.trajectories or []:
             for index, reason in (trajectory.get("reasoning") or {}).items():
@@ -290,15 +293,29 @@ class QuestionService:
             index = int(index)
             ranked.append({"rank": rank, "index": index, "id": g.node_id(index), "name": g.name(index),
                            "type": g.node_type(index), "score": round(float(score), 6), "votes": votes.get(index),
-                           "evidence": reasons.get(index, []), "snippet": clean_inline(g.text(index) or "", 240)})
+                           "tie_group": ties.get(index), "evidence": reasons.get(index, []),
+                           "snippet": clean_inline(g.text(index) or "", 240)})
         agents = [{"agent": t.get("agent_index", k), "steps": len(t.get("steps", [])),
                    "stop_reason": t.get("stop_reason"), "error": t.get("error"), "answer": len(t.get("answer", []))}
                   for k, t in enumerate(output.trajectories or [])]
         return {"question": question, "method": method, "options": options.model_dump(mode="json"), "llm": llm_name,
                 "total": len(output.indices), "ranked": ranked,
                 "answer": output.answer.to_dict() if output.answer is not None else None, "agents": agents,
+                "confidence": record.get("confidence"), "confidence_reason": record.get("confidence_reason"),
+                "evidence_graph": evidence_drawing(g, {"question": question, "ranked": record.get("ranked") or [
+                    {"index": row["index"]} for row in ranked], "agents": output.trajectories or []}, top),
                 "partial": output.partial, "wall_s": round(wall_s, 4),
                 "graph_version": g.metadata.get("graph_version", 0)}
+
+
+def evidence_drawing(graph: KnowledgeGraph, record: Mapping[str, Any], top: int = 10) -> dict[str, Any]:
+    """The evidence drawing of a question's record (:mod:`ark.runtime.evidence_graph`) for a page: its nodes and
+    edges, and ``svg``, each node a link to its node page (``#/node/INDEX``)."""
+    from ark.runtime.evidence_graph import evidence_graph
+    from ark.runtime.evidence_svg import render_svg
+
+    drawing = evidence_graph(record, graph, top=top)
+    return {**drawing.to_dict(), "svg": render_svg(drawing, node_href=lambda index: f"#/node/{index}")}
 
 
 def _check_work(method: str, options: Mapping[str, Any], prefix: str = "") -> None:

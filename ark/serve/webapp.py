@@ -7,7 +7,9 @@ off) and the page on top of it (``static/``, no outside assets).
   ``answer`` or ``error``.
 - ``GET /api/nodes/{ref}``: a node's text, properties and typed neighbours. ``POST /api/tools/{name}``: any graph
   tool of ``ark mcp``. ``GET /api/graph``, ``GET /api/methods``.
-- ``GET /api/runs...``: the run browser (:mod:`ark.serve.runs`).
+- ``GET /api/runs...``: the run browser (:mod:`ark.serve.runs`); ``.../trajectories/{position}/evidence``: the
+  evidence drawing of a run's question (:mod:`ark.runtime.evidence_graph`), as an answer carries it.
+- ``GET /``: the page, its method list written in by the server (never empty while the page loads).
 
 Every error is JSON ``{"error": message, "kind": ...}`` with a 4xx status naming the bad value; an unexpected failure
 is a 500 with one line, its traceback only in the server's log. Bodies over :data:`MAX_BODY_BYTES` get 413.
@@ -16,6 +18,7 @@ is a 500 with one line, its traceback only in the server's log. Bodies over :dat
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -32,7 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
 
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
-from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError
+from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError, evidence_drawing
 from .runs import RunBrowser, RunNotFound
 
 log = logging.getLogger(__name__)
@@ -258,18 +261,13 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     async def run_trajectory(name: str, position: int) -> dict[str, Any]:
         return await asyncio.to_thread(browser.trajectory, name, position)
 
+    _add_evidence_route(app, graph, browser)
+
     @app.get("/api/runs/{name}/charts/{chart}", summary="A chart of a run (PNG)")
     async def run_chart(name: str, chart: str) -> FileResponse:
         return FileResponse(browser.chart(name, chart), media_type="image/png")
 
-    # ------------------------------------------------------------------ the page and the API's reference
-    _add_docs_route(app)
-
-    @app.get("/", include_in_schema=False)
-    async def page() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
-
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    _add_page_routes(app, questions.method_summaries())
     app.add_middleware(BodyLimit)
     return app
 
@@ -297,14 +295,49 @@ def _add_tool_route(app: Any, tools: GraphTools) -> None:
         return JSONResponse(payload, status_code=200 if result.ok else 422)
 
 
-def _add_docs_route(app: Any) -> None:
-    """``GET /docs``: the API reference rendered here from the OpenAPI schema (nothing loaded from outside)."""
+def _add_evidence_route(app: Any, graph: Any, browser: RunBrowser) -> None:
+    """``GET /api/runs/{name}/trajectories/{position}/evidence``: the evidence drawing of a run's question, as the
+    page draws it after asking (refused for a run of another graph: its node indices would name other nodes)."""
+
+    @app.get("/api/runs/{name}/trajectories/{position}/evidence",
+             summary="The evidence drawing of one of a run's questions (nodes, edges, SVG)")
+    async def run_evidence(name: str, position: int, top: int = Query(default=10, ge=1, le=100)) -> Any:
+        record = await asyncio.to_thread(browser.trajectory, name, position)
+        for entry in record.get("ranked") or []:
+            index, node_id = entry.get("index"), entry.get("node_id")
+            if not (isinstance(index, int) and graph.is_valid_index(index)) or (
+                    node_id is not None and graph.node_id(index) != node_id):
+                return _error(409, f"run {name!r} was made on another graph than this server's "
+                                   f"({graph.metadata.get('name', 'graph')!r}): node {node_id or index!r} is not "
+                                   "in it", "other_graph")
+        return await asyncio.to_thread(evidence_drawing, graph, record, top)
+
+
+def _add_page_routes(app: Any, methods: dict[str, str]) -> None:
+    """The page (``/``, its method list filled in here, so it is never empty while the page loads), its static
+    assets, and ``GET /docs``: the API reference rendered from the OpenAPI schema (nothing loaded from outside)."""
+    page_html = render_page(methods)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(page_html)
 
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
         from .api_docs import render_docs
 
         return HTMLResponse(render_docs(app.openapi()))
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+
+def render_page(methods: dict[str, str], default: str = "ark") -> str:
+    """``static/index.html`` with the method list's options (name, summary as its tooltip; ``default`` chosen)."""
+    chosen = default if default in methods else next(iter(methods), "")
+    options = "".join(f'<option value="{html.escape(name)}" title="{html.escape(summary)}"'
+                      f'{" selected" if name == chosen else ""}>{html.escape(name)}</option>'
+                      for name, summary in methods.items())
+    return (STATIC / "index.html").read_text(encoding="utf-8").replace("<!-- methods -->", options)
 
 
 def _jsonable(value: Any) -> Any:

@@ -26,7 +26,7 @@ from ark.serve.binding import LoopbackHostMiddleware, TokenMiddleware, check_bin
 from ark.serve.graph_tools import GraphTools  # noqa: E402
 from ark.serve.questions import ModelSettings, QuestionService  # noqa: E402
 from ark.serve.webapp import MAX_BODY_BYTES, create_app  # noqa: E402
-from tests.support.graphs import ONE_HOP, build_index  # noqa: E402
+from tests.support.graphs import ONE_HOP, SHARED_FINDINGS, build_index, build_small_graph  # noqa: E402
 
 from .conftest import WRONG_QUESTION, announced_url  # noqa: E402
 
@@ -252,3 +252,34 @@ def test_ark_serve_refuses_a_public_address_without_a_token(clinical_dir):
     done = subprocess.run([sys.executable, "-m", "ark.cli.main", "serve", str(clinical_dir), "--host", "0.0.0.0"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "refusing to listen on 0.0.0.0" in done.stderr
+
+
+def test_answer_carries_ties_confidence_and_the_evidence_drawing(client):
+    answer = client.post("/api/ask", json={"question": SHARED_FINDINGS[0]}).json()
+    assert [row["tie_group"] for row in answer["ranked"]] == [1, 2, 2]
+    assert answer["confidence"] == "medium" and "not understood" in answer["confidence_reason"]
+    drawing = answer["evidence_graph"]
+    roles = {node["index"]: node["role"] for node in drawing["nodes"]}
+    assert {row["index"] for row in answer["ranked"]} == {i for i, role in roles.items() if role == "answer"}
+    assert sum(role == "anchor" for role in roles.values()) == 4 and len(drawing["edges"]) == 8
+    assert all(edge["uses"] and edge["relation"] == "has_phenotype" for edge in drawing["edges"])
+    assert drawing["svg"].startswith("<svg") and f'href="#/node/{answer["ranked"][0]["index"]}"' in drawing["svg"]
+
+
+def test_page_lists_the_methods_before_any_script_runs(client):
+    page = client.get("/").text
+    options = re.findall(r'<option value="([^"]+)"[^>]*>', page)
+    assert "ark" in options and "bm25" in options and '<option value="ark" title="' in page
+    assert re.search(r'<option value="ark"[^>]* selected>', page)
+
+
+def test_run_browser_draws_a_runs_question_and_refuses_a_run_of_another_graph(client, run_root):
+    [run] = client.get("/api/runs").json()
+    drawing = client.get(f"/api/runs/{run['name']}/trajectories/0/evidence").json()
+    names = {node["name"]: node["role"] for node in drawing["nodes"]}
+    assert names == {"Marfan syndrome": "anchor", "FBN1": "answer"} and len(drawing["edges"]) == 1
+    assert "<svg" in drawing["svg"]
+    other = build_small_graph()
+    tools = GraphTools(other, build_index(other), questions=QuestionService(other, ModelSettings(offline=True)))
+    refused = TestClient(create_app(tools, runs=[run_root])).get(f"/api/runs/{run['name']}/trajectories/0/evidence")
+    assert refused.status_code == 409 and "another graph" in refused.json()["error"]

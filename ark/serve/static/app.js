@@ -40,20 +40,48 @@ function show(view) {
 let methods = [];
 
 async function loadMethods() {
-  methods = await api("/api/methods");
+  // The server writes the method list into the page; this fills it only where it came without one.
   const select = $("#method");
+  if (select.options.length) return;
+  methods = await api("/api/methods");
   select.replaceChildren(...methods.map((m) => el("option", { value: m.name, title: m.summary }, m.name)));
   select.value = methods.some((m) => m.name === "ark") ? "ark" : methods[0].name;
 }
 
+// Each agent's steps, collapsed (a <details> per agent; its summary counts the steps as they come).
 function agentBox(agent) {
   let box = document.getElementById(`agent-${agent}`);
   if (!box) {
-    box = el("div", { class: "agent", id: `agent-${agent}` }, el("h3", {}, `Agent ${agent}`));
+    box = el("details", { class: "agent", id: `agent-${agent}` }, el("summary", {}, `Agent ${agent}`));
     const boxes = [...$("#agents").children, box].sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
     $("#agents").replaceChildren(...boxes);
+    $("#traces").hidden = false;
   }
   return box;
+}
+
+// The evidence drawing, made by the server (every graph string escaped there), parsed as SVG, never as HTML.
+function drawing(evidence) {
+  if (!evidence || !(evidence.edges.length || evidence.nodes.some((n) => n.anchor))) {
+    return el("p", { class: "muted" }, "Nothing to draw: no exploration from an anchor was recorded.");
+  }
+  const parsed = new DOMParser().parseFromString(evidence.svg, "image/svg+xml").documentElement;
+  if (parsed.nodeName !== "svg") return el("p", { class: "error" }, "The evidence drawing could not be read.");
+  return document.importNode(parsed, true);
+}
+
+function evidencePanel(evidence) {
+  const drawn = drawing(evidence);
+  return [el("h2", {}, "Evidence"), drawn, drawn.nodeName === "svg"
+    ? el("p", { class: "muted" }, "Anchors left, answers right; hover an edge for its relation and the steps that followed it, click a node to open it.")
+    : null];
+}
+
+// Competition ranks of tie groups: "1=", "1=", "3" (the graph does not tell tied answers apart).
+function tieLabels(ranked) {
+  const first = {}, size = {};
+  for (const row of ranked) if (row.tie_group) { first[row.tie_group] ??= row.rank; size[row.tie_group] = (size[row.tie_group] || 0) + 1; }
+  return (row) => (row.tie_group ? `${first[row.tie_group]}${size[row.tie_group] > 1 ? "=" : ""}` : String(row.rank));
 }
 
 function showStep(step) {
@@ -64,18 +92,25 @@ function showStep(step) {
     call.nodes.length ? el("div", {}, "→ ", ...call.nodes.slice(0, 5).flatMap((n, i) =>
       [i ? ", " : "", nodeLink(n.index, `${n.name} (${n.type})`)]),
       call.node_count > 5 ? ` … ${call.node_count} nodes` : "") : null));
-  agentBox(step.agent).append(el("div", { class: "step", "data-step": step.step },
+  const box = agentBox(step.agent);
+  box.append(el("div", { class: "step", "data-step": step.step },
     el("strong", {}, `Step ${step.step}`), el("span", { class: "muted" }, ` ${fmt(step.wall_s)} s`), ...calls,
     step.content ? el("div", { class: "muted" }, step.content) : null));
+  const steps = box.querySelectorAll(".step").length;
+  box.querySelector("summary").textContent = `Agent ${step.agent} · ${steps} step${steps === 1 ? "" : "s"}`;
 }
 
 function showAnswer(answer) {
-  const rows = answer.ranked.map((row) => el("tr", {},
-    el("td", { class: "num" }, row.rank),
-    el("td", {}, nodeLink(row.index, row.name)),
-    el("td", {}, row.type), el("td", {}, row.id),
-    el("td", { class: "num" }, row.votes ?? fmt(row.score)),
-    el("td", { class: "evidence" }, row.evidence.length ? row.evidence.join(" · ") : row.snippet)));
+  const rank = tieLabels(answer.ranked);
+  const rows = answer.ranked.map((row) => {
+    const evidence = row.evidence.length ? row.evidence.join(" · ") : row.snippet;
+    return el("tr", {},
+      el("td", { class: "num" }, rank(row)),
+      el("td", {}, nodeLink(row.index, row.name)),
+      el("td", {}, row.type), el("td", {}, row.id),
+      el("td", { class: "num" }, row.votes ?? fmt(row.score)),
+      el("td", { class: "evidence", title: evidence }, el("div", { class: "clamp" }, evidence)));
+  });
   const table = el("table", { id: "answer-table" },
     el("thead", {}, el("tr", {}, ...["#", "name", "type", "id", answer.ranked.some((r) => r.votes !== null) ? "votes" : "score", "evidence"].map((h) => el("th", {}, h)))),
     el("tbody", {}, rows));
@@ -83,7 +118,12 @@ function showAnswer(answer) {
   if (answer.answer) parts.push(el("p", {}, `Answer (${answer.answer.type}): ${answer.answer.text}`));
   if (answer.partial) parts.push(el("p", { class: "error" }, "Partial: some agents failed."));
   parts.push(answer.ranked.length ? table : el("p", { id: "answer-table" }, "No node was found."));
+  if (answer.ranked.some((row) => rank(row).endsWith("="))) parts.push(el("p", { class: "muted" }, "n= : tied answers (the graph does not tell them apart)"));
+  if (answer.confidence) parts.push(el("p", { id: "confidence" }, el("strong", {}, "Confidence: "),
+    el("span", { class: `confidence-${answer.confidence}` }, answer.confidence),
+    answer.confidence_reason ? ` — ${answer.confidence_reason}` : ""));
   put($("#answer"), parts);
+  put($("#evidence"), evidencePanel(answer.evidence_graph));
 }
 
 function readEvents(buffer, handle) {
@@ -118,7 +158,9 @@ async function ask(event) {
              temperature: temperature === "" ? null : Number(temperature), offline: $("#offline").checked },
   };
   $("#agents").replaceChildren();
+  $("#traces").hidden = true;
   $("#answer").replaceChildren();
+  $("#evidence").replaceChildren();
   $("#status").textContent = "Asking …";
   $("#ask-button").disabled = true;
   try {
@@ -224,14 +266,17 @@ async function showTrajectory(name, position) {
   show("runs");
   const view = $("#view-runs");
   try {
-    const record = await api(`/api/runs/${encodeURIComponent(name)}/trajectories/${position}`);
+    const base = `/api/runs/${encodeURIComponent(name)}/trajectories/${position}`;
+    const record = await api(base);
+    const evidence = await api(`${base}/evidence`).then(evidencePanel, (error) => el("p", { class: "error" }, error.message));
     const agents = record.trajectories || record.agents || [];
     put(view, 
       el("p", {}, el("a", { href: `#/runs/${encodeURIComponent(name)}` }, `← run ${name}`)),
       el("h2", { id: "trajectory-title" }, `${record.id ?? position}: ${record.question}`),
       el("p", {}, "Fused: ", (record.ranked || []).slice(0, 10).map((r, i) => [i ? ", " : "", nodeLink(r.index, r.name || r.node_id)]).flat()),
-      agents.map((agent, k) => el("div", { class: "agent trajectory" },
-        el("h3", {}, `Agent ${agent.agent_index ?? k} · ${agent.steps.length} steps · ${agent.stop_reason}${agent.error ? ` (${agent.error})` : ""}`),
+      el("div", { class: "evidence-panel" }, evidence),
+      agents.map((agent, k) => el("details", { class: "agent trajectory" },
+        el("summary", {}, `Agent ${agent.agent_index ?? k} · ${agent.steps.length} steps · ${agent.stop_reason}${agent.error ? ` (${agent.error})` : ""}`),
         agent.steps.map((step) => el("div", { class: "step" }, el("strong", {}, `Step ${step.index + 1}`),
           (step.tool_calls || []).map((call, i) => el("div", {},
             el("div", { class: "call" }, `${call.name}(${call.arguments})`),
