@@ -34,6 +34,7 @@ def test_high_confidence_is_right_on_a_seeded_quiz_subset(hpo_home, monkeypatch)
     row = calibrate("quiz", run_offline(graph, sample(load_set("quiz", graph), 100, seed=0)))
     assert row.total == 100
     assert row.hit_at_1("high") >= 90.0, table([row])
-    # Issue 28 asks for "high" on half of the questions; a first rank group of several answers is never "high", and
-    # the quiz's many-answer questions tie there: 48 of these 100 (45.8% of the whole split) on 26 November 2026.
-    assert row.share("high") >= 40.0, table([row])
+    # Issue 28 asks for "high" on half of the questions; a first rank group of several answers is never "high" (the
+    # quiz's many-answer questions often tie there): 55 of these 100 (52.0% of the whole split) on 26 November 2026,
+    # since answers two hops away are weighed by the nodes in between (48 before).
+    assert row.share("high") >= 50.0, table([row])

@@ -17,6 +17,7 @@ from ark.storage.jsonl import append_jsonl
 
 from .fusion import fuse
 from .loop import run_agent
+from .offline.evidence_rank import doubted
 from .options import ArkOptions, ToolConfig
 from .tools import Toolbox
 
@@ -38,6 +39,7 @@ def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: b
 
 
 _LEVELS = ("low", "medium", "high")
+EVIDENCE_STEPS = 2  # the offline steps that read a question's anchors for a model's answers: anchor, expand
 
 
 def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str | None, str | None]:
@@ -87,6 +89,7 @@ class ARK:
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.allow_partial = allow_partial
         self.on_step = on_step
+        self._evidence_reader: Any = None  # the offline policy reading a model's answers' evidence (see _evidence)
 
     def toolbox(self) -> Toolbox:
         """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
@@ -98,7 +101,7 @@ class ARK:
         started = time.perf_counter()
         trajectories = await self._run_agents(question)
         fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed,
-                     evidence=self._evidence(trajectories))
+                     evidence=await self._evidence(question, trajectories))
         g = self.graph
         ranked = [RankedNode(f.index, g.node_id(f.index), g.name(f.index), g.node_type(f.index), f.votes,
                              round(f.score, 6), f.first_position, f.tie_group) for f in fused]
@@ -106,17 +109,22 @@ class ARK:
                               policy=getattr(self.llm, "name", ""), wall_s=time.perf_counter() - started,
                               graph=str(g.metadata.get("name", "")))
         retrieval.confidence, retrieval.confidence_reason = overall_confidence(trajectories, bool(ranked))
+        tied = sum(1 for node in ranked if node.tie_group == 1)
+        if retrieval.confidence and tied > 1:  # a tie at the top is said, never passed off as a confident order
+            retrieval.confidence, retrieval.confidence_reason = doubted(
+                retrieval.confidence, retrieval.confidence_reason or "", tied=tied, unread=[], profile=False)
         if self.trajectory_path is not None:
             # One synchronous write of whole lines: records of concurrent questions never interleave.
             append_jsonl(self.trajectory_path, [pack_record(retrieval.to_dict())])
         return retrieval
 
-    def _evidence(self, trajectories: Sequence[Trajectory]) -> dict[int, tuple[int, ...]]:
-        """The graph evidence of each answered node, where the policy can state it (the offline policy does; a
-        model does not): the strongest key any agent found."""
+    async def _evidence(self, question: str, trajectories: Sequence[Trajectory]) -> dict[int, tuple[int, ...]]:
+        """The graph evidence of each answered node (see offline/evidence_rank): where the policy states it (the
+        offline policy does), the strongest key any agent found; for a model's answers, read from the graph
+        around the question's anchors (:meth:`_graph_evidence`)."""
         keys_of = getattr(self.llm, "evidence_keys", None)
         if keys_of is None:
-            return {}
+            return await self._graph_evidence(question, trajectories)
         merged: dict[int, tuple[int, ...]] = {}
         for t in trajectories:
             if t.error:
@@ -124,6 +132,23 @@ class ARK:
             for node, key in keys_of(t.messages, t.tools, agent_index=t.agent_index).items():
                 merged[node] = max(merged.get(node, key), key)
         return merged
+
+    async def _graph_evidence(self, question: str, trajectories: Sequence[Trajectory]
+                              ) -> dict[int, tuple[int, ...]]:
+        """A model states no evidence keys: the offline policy reads the question's anchors with ARK's own tools
+        (its first steps: search each entity, explore the anchors; no model call), then each answered node's key
+        is read from the graph's edges to those anchors. Only ties within a vote group are broken by it."""
+        answered = [node for t in trajectories if not t.error for node in t.answer]
+        if not answered or self.config.fusion != "votes":
+            return {}
+        from .offline import OfflinePolicy
+
+        if self._evidence_reader is None:
+            self._evidence_reader = OfflinePolicy(self.graph)
+        reader = self._evidence_reader
+        config = self.config.model_copy(update={"max_steps": EVIDENCE_STEPS, "system_prompt": None})
+        anchoring = await run_agent(question, self.toolbox, reader, agent_index=0, config=config)
+        return reader.graph_evidence_keys(anchoring.messages, anchoring.tools, answered)
 
     async def _run_agents(self, question: str) -> list[Trajectory]:
         """The n trajectories; without ``allow_partial`` the first failed agent stops the others and raises."""

@@ -64,7 +64,8 @@ def _fuse_with_evidence(unique: list[int], votes: dict[int, int], first: dict[in
     def strength(n: int) -> tuple[int, ...]:
         return tuple(-v for v in evidence.get(n, ()))
 
-    unique = sorted(unique, key=lambda n: (-votes[n], strength(n), first[n]))
+    # A node whose evidence is unknown comes after those with evidence stated, however weak, in its vote group.
+    unique = sorted(unique, key=lambda n: (-votes[n], n not in evidence, strength(n), first[n]))
     count = len(unique) + 1
     fused = [FusedNode(n, votes[n], first[n], votes[n] - rank / count) for rank, n in enumerate(unique)]
     group, grouped = 0, []

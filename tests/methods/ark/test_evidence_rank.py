@@ -92,3 +92,25 @@ def test_evidence_breaks_ties_only_within_a_vote_group():
     assert all(f.votes - 1 < f.score <= f.votes for f in fused)
     tied = fuse([[1, 2], [2, 1]], evidence={1: (1, 1), 2: (1, 1)})
     assert [f.tie_group for f in tied] == [1, 1]
+
+
+def test_an_answer_two_hops_away_is_weighed_by_the_nodes_in_between_that_link_it():
+    # A gene of two of the diseases showing the finding asked about before a gene of one (no direct support).
+    two = evidence_key(named=False, conditions_met=0, says_quoted=False, support={}, paths=2)
+    one = evidence_key(named=False, conditions_met=0, says_quoted=False, support={}, paths=1)
+    direct = evidence_key(named=False, conditions_met=0, says_quoted=False, support={1: {"r"}})
+    assert order_by_evidence([30, 20, 10], {10: direct, 20: two, 30: one}.__getitem__) == [10, 20, 30]
+    answers = tie_groups([20, 30], {20: two, 30: one})
+    assert top_tie(answers) == 1
+    assert explain("Linked to X.", answers[0]) == "Linked to X. Evidence: linked through 2 of the nodes in between."
+
+
+def test_a_quoted_phrase_the_first_answer_does_not_say_is_never_high():
+    level, reason = doubted("high", "Answers are linked to X.", tied=1, unread=[], profile=False,
+                            unsaid=["chloride"])
+    assert level == "medium" and reason == "Answers are linked to X; the first answer's text does not say 'chloride'."
+
+
+def test_a_node_whose_evidence_is_unknown_follows_those_with_evidence_in_its_vote_group():
+    fused = fuse([[1, 2, 3], [1, 2, 3]], evidence={2: (0, 0), 3: (0, 1)})
+    assert [f.index for f in fused] == [3, 2, 1]

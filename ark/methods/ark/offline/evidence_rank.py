@@ -29,17 +29,18 @@ class RankedAnswer:
 
 
 def evidence_key(*, named: bool, conditions_met: int, says_quoted: bool, support: Mapping[int, set[str]],
-                 principal: Mapping[int, str | None] | None = None) -> EvidenceKey:
+                 principal: Mapping[int, str | None] | None = None, paths: int = 0) -> EvidenceKey:
     """A candidate's key: bears the name asked about, says the quoted text (a condition on the answer's own text),
     conditions met, anchor nodes supporting it through the principal relation between their types (``principal``:
     anchor -> the relation of the schema linking most pairs of the two types, e.g. ``has_phenotype`` rather than
     ``has_inheritance`` between a disease and a phenotype), anchor nodes supporting it at all (``support``: anchor ->
-    the relations seen linking them), edges to them."""
+    the relations seen linking them), edges to them, and the nodes in between through which it is linked to them
+    (``paths``: an answer two hops away, e.g. a gene of two of the diseases showing the finding asked about)."""
     principal = principal or {}
     edges = sum(max(len(relations), 1) for relations in support.values())
     main = sum(1 for anchor, relations in support.items()
                if not relations or principal.get(anchor) is None or principal[anchor] in relations)
-    return (int(named), int(says_quoted), conditions_met, main, len(support), edges)
+    return (int(named), int(says_quoted), conditions_met, main, len(support), edges, paths)
 
 
 def order_by_evidence(candidates: Sequence[int], key: Callable[[int], EvidenceKey]) -> list[int]:
@@ -79,10 +80,15 @@ def tie_note(group_size: int) -> str:
 
 def support_note(key: EvidenceKey) -> str:
     """A short account of an evidence key: how many of the question's nodes and edges support the answer (said
-    when more than one does; one node is what the reason names already)."""
-    if len(key) < 6 or key[-2] < 2:
+    when more than one does; one node is what the reason names already), or through how many nodes in between
+    a two-hop answer is linked to them."""
+    if len(key) < 7:
         return ""
-    anchors, edges = key[-2], key[-1]
+    anchors, edges, paths = key[4:7]
+    if paths >= 2:
+        return f"Evidence: linked through {paths} of the nodes in between."
+    if anchors < 2:
+        return ""
     return f"Evidence: {anchors} of the question's nodes, {edges} edge{'s' if edges != 1 else ''}."
 
 
@@ -92,14 +98,20 @@ def explain(reason: str, answer: RankedAnswer) -> str:
     return " ".join(p for p in (reason, support_note(answer.key), tie_note(answer.group_size)) if p)
 
 
-def doubted(level: str, reason: str, *, tied: int, unread: Sequence[str], profile: bool) -> tuple[str, str]:
+def doubted(level: str, reason: str, *, tied: int, unread: Sequence[str], profile: bool,
+            unsaid: Sequence[str] = ()) -> tuple[str, str]:
     """A confidence lowered by what the answer cannot vouch for: parts of the question not understood (high →
-    medium; medium → low unless the question is a long profile of findings, where some always go unmatched) and
-    a first rank group of more than one (never high: the graph does not say which comes first)."""
+    medium; medium → low unless the question is a long profile of findings, where some always go unmatched),
+    quoted phrases the first answer's text does not say (``unsaid``: never high) and a first rank group of more
+    than one (never high: the graph does not say which comes first)."""
     if unread:
         level = {"high": "medium", "medium": "medium" if profile else "low"}.get(level, level)
         shown = "; ".join(f"'{u}'" for u in unread[:3]) + (" and more" if len(unread) > 3 else "")
         reason = f"{reason.rstrip('.')}; not understood, so not used: {shown}."
+    if level == "high" and unsaid:
+        level = "medium"
+        shown = ", ".join(f"'{q}'" for q in unsaid)
+        reason = f"{reason.rstrip('.')}; the first answer's text does not say {shown}."
     if level == "high" and tied > 1:
         level = "medium"
         reason = f"{reason.rstrip('.')}; the first {tied} answers are tied: the graph does not distinguish them."

@@ -428,7 +428,10 @@ class OfflinePolicy(EvidenceAnswers):
     def _confidence(self, ev: Evidence) -> tuple[str, str]:
         """How sure the answer is and why, in one line: the evidence's level, lowered by doubts (see doubted)."""
         level, reason = self._evidence_confidence(ev)
-        return doubted(level, reason, tied=top_tie(self._answers(ev)), unread=ev.unread,
+        answers = self._answers(ev)
+        first = answers[0].index if answers else None
+        unsaid = list(ev.analysis.quoted) if first is not None and not self._says_quoted(ev, [first]).get(first) else []
+        return doubted(level, reason, tied=top_tie(answers), unread=ev.unread, unsaid=unsaid,
                        profile=len(self._positive_conditions(ev)) > MAX_CONJUNCTION)
 
     def _evidence_confidence(self, ev: Evidence) -> tuple[str, str]:
