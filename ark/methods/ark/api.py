@@ -139,8 +139,8 @@ class ARK:
         (its first steps: search each entity, explore the anchors; no model call), then each answered node's key
         is read from the graph's edges to those anchors. Only ties within a vote group are broken by it."""
         answered = [node for t in trajectories if not t.error for node in t.answer]
-        if not answered or self.config.fusion != "votes":
-            return {}
+        if not answered or self.config.fusion != "votes" or sum(1 for t in trajectories if not t.error) < 2:
+            return {}  # one agent's list is a ranking, not a fusion: its own order stands
         from .offline import OfflinePolicy
 
         if self._evidence_reader is None:

@@ -53,6 +53,15 @@ def test_graph_evidence_orders_nodes_with_equal_votes_and_votes_still_come_first
     assert openai_server.request_count == 6  # reading the evidence asked the model nothing
 
 
+def test_a_single_agents_own_order_stands(openai_server, clinical, tmp_path):
+    graph, index = clinical
+    openai_server.responder = agents_adding(graph, ["Homocystinuria", "Marfan syndrome"])
+    result = ARK(graph, llm=model(openai_server, tmp_path), index=index, n_agents=1).retrieve(QUESTION)
+    # Nothing is fused, so nothing is tied: the graph would put Marfan syndrome first, the model's order stands.
+    assert [(n.name, n.tie_group) for n in result.ranked] == [("Homocystinuria", 1), ("Marfan syndrome", 2)]
+    assert openai_server.request_count == 2
+
+
 def test_answers_the_graph_does_not_distinguish_share_a_group_and_the_top_is_not_high(openai_server, clinical,
                                                                                        tmp_path):
     graph, index = clinical
