@@ -63,9 +63,8 @@ UNWRAPPED_WIDTH = 100_000  # the width of a console that is not a terminal: line
 
 class LineWidthConsole(Console):
     """A console whose width is ``line_width`` when set (``--width N``); otherwise the terminal's width on a
-    terminal, and on a pipe or file (not a terminal, and no ``COLUMNS`` in the environment) no width at all: a
-    line is as long as its text, never wrapped at rich's default 80 columns (so ``grep`` and ``less -S`` see
-    whole lines)."""
+    terminal (or ``COLUMNS``, or Jupyter's), and on a pipe or file no width at all: a line is as long as its text,
+    never wrapped at rich's default 80 columns (so ``grep`` and ``less -S`` see whole lines)."""
 
     line_width: int | None = None
 
@@ -74,7 +73,7 @@ class LineWidthConsole(Console):
         size = super().size
         if self.line_width is not None:
             return ConsoleDimensions(self.line_width, size.height)
-        if not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        if not (self.is_terminal or self.is_jupyter or os.environ.get("COLUMNS", "").isdigit()):
             return ConsoleDimensions(UNWRAPPED_WIDTH, size.height)
         return size
 

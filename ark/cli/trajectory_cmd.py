@@ -47,12 +47,13 @@ def show(
     top: Annotated[int, typer.Option(min=1, help="How many fused nodes to show.")] = 20,
     width: WidthOption = None,
 ) -> None:
-    """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
+    """Show one record: per agent its steps numbered as `ark ask` numbers them (a step's calls lettered), each call
+    with a short observation, then the ranking."""
+    set_line_width(width)
     records = _read_records(file)
     if not 0 <= index < len(records):
         fail(f"--index {index} is out of range: {file} holds {len(records)} record(s) (0..{len(records) - 1})")
     record = _checked(file, records, index)
-    set_line_width(width)
     render(record, observation_chars, top)
 
 
