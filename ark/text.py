@@ -19,6 +19,8 @@ import logging
 import re
 import sys
 import unicodedata
+import warnings
+from collections.abc import Callable
 
 WORD = re.compile(r"\w+")
 LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")  # words without the underscore
@@ -116,11 +118,26 @@ class TerminalSafeStderrHandler(logging.Handler):
             self.handleError(record)
 
 
+def terminal_safe_formatwarning(inner: Callable[..., str]) -> Callable[..., str]:
+    """``warnings.formatwarning`` whose text (message and source line) passes :func:`terminal_safe`. Python's own
+    ``showwarning`` and logging's captured warnings (``logging.captureWarnings``) both format through it."""
+
+    def formatwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+        return terminal_safe(inner(message, category, filename, lineno, line))
+
+    formatwarning.terminal_safe = True  # type: ignore[attr-defined]
+    return formatwarning
+
+
 def escape_log_output(*logger_names: str) -> None:
-    """Escape everything logging prints to a terminal: the fallback for loggers without handlers, and the handlers
-    already set on ``logger_names`` (a server's own loggers)."""
+    """Escape everything logging and Python's warnings print to a terminal: the fallback for loggers without
+    handlers, warnings (shown directly or captured by logging), and the handlers already set on ``logger_names`` (a
+    server's own loggers)."""
     if not isinstance(logging.lastResort, TerminalSafeStderrHandler):
         logging.lastResort = TerminalSafeStderrHandler()
+    if not getattr(warnings.formatwarning, "terminal_safe", False):
+        warnings.formatwarning = terminal_safe_formatwarning(warnings.formatwarning)
     for name in logger_names:
         for handler in logging.getLogger(name).handlers:
             if not isinstance(handler.formatter, TerminalSafeFormatter):

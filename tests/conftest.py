@@ -95,10 +95,24 @@ def openai_server() -> Iterator[ScriptedOpenAIServer]:
         yield server
 
 
+def isolate_user_env(monkeypatch: pytest.MonkeyPatch, home: Path, columns: int = 200) -> None:
+    """A fresh ``ARK_HOME`` at ``home``, none of the user's LLM variables (:data:`USER_ENV_KEYS`) and a terminal
+    ``columns`` wide (rich wraps at the terminal width: keep lines whole)."""
+    monkeypatch.setenv("ARK_HOME", str(home))
+    for name in USER_ENV_KEYS:
+        if name != "ARK_HOME":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", str(columns))
+
+
+@pytest.fixture
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """This test's own ARK_HOME, no LLM variables, a 250-column terminal (a module that wants it for every test
+    says ``pytestmark = pytest.mark.usefixtures("isolated_env")``)."""
+    isolate_user_env(monkeypatch, tmp_path / "ark-home", columns=250)
+
+
 @pytest.fixture
 def no_llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No chat model configured anywhere (a fresh ARK_HOME, no OpenAI variables) and a wide terminal."""
-    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "200")
+    isolate_user_env(monkeypatch, tmp_path / "ark-home")

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..text import clean_inline, json_terminal_safe
 from .common import (
+    WidthOption,
     check_writable,
     console,
     err_console,
@@ -21,12 +22,13 @@ from .common import (
     guarded,
     load_graph,
     one_line,
+    set_line_width,
     spinner,
 )
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+from .trace_view import print_trajectory
 
 DEFAULT_METHOD = "ark"
-CODE_OUTPUT_LINES = 12  # lines of a code call's output shown under it
 
 
 def register(app: typer.Typer) -> None:
@@ -44,6 +46,7 @@ def ask(
         help="Append the run's record to this JSONL file (packed; `ark trajectory show/export` read it).")] = None,
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Write the evidence drawing (anchors, followed edges, answers) to this SVG file.")] = None,
+    width: WidthOption = None,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -52,6 +55,7 @@ def ask(
     from ..runtime.trajectory_file import pack_record
     from ..storage.jsonl import append_jsonl
 
+    set_line_width(width)
     if not question.strip():
         fail("the question is empty")
     if trajectories is not None:
@@ -79,7 +83,8 @@ def ask(
     if as_json:
         print(json_terminal_safe(json.dumps(record, ensure_ascii=False)))
         return
-    _print_trace(output.trajectories or [], graph)
+    for trajectory in output.trajectories or []:
+        print_trajectory(console, trajectory, graph)
     _print_ranking(question, output, record, graph, top)
     if record.get("confidence"):
         colour = {"high": "green", "medium": "yellow", "low": "red"}.get(record["confidence"], "white")
@@ -147,7 +152,8 @@ def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: An
         for index, reason in (trajectory.get("reasoning") or {}).items():
             reasons.setdefault(int(index), reason)
     title = f"Nodes touched while answering: {question}" if output.answer is not None else f"Answer to: {question}"
-    table = Table(title=Text(title), title_justify="left")
+    console.print(Text(title, style="italic"))  # its own line: a table wraps its title at the table's width
+    table = Table()
     columns = ("#", "id", "name", "type", "votes" if votes else "score", "evidence")
     for column in columns:
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes", "score") else "left")
@@ -177,63 +183,3 @@ def tied_ranks(indices: list[int], ranked: list[dict[str, Any]]) -> dict[int, st
             first.setdefault(g, rank)
             size[g] = size.get(g, 0) + 1
     return {i: f"{first[g]}{'=' if size[g] > 1 else ''}" for i, g in group.items() if g in first}
-
-
-def _print_trace(trajectories: list[dict], graph: Any) -> None:
-    for trajectory in trajectories:
-        status = trajectory.get("stop_reason", "") + (f" ({trajectory['error']})" if trajectory.get("error") else "")
-        steps = trajectory.get("steps", [])
-        console.print(f"[bold]Agent {trajectory.get('agent_index', 0)}[/] · {len(steps)} steps · {escape(status)}",
-                      highlight=False)
-        for step in steps:
-            observations = step.get("observations") or []
-            for position, call in enumerate(step.get("tool_calls", [])):
-                nodes = call.get("node_indices") or []
-                found = f" → {len(nodes)} node(s)" if nodes else ""
-                mark = "" if call.get("ok", True) else " [red](error)[/]"
-                code = _code_argument(call.get("arguments", ""))
-                shown = "code below" if code is not None else _short_args(call.get("arguments", ""), graph)
-                line = escape(f"{call.get('name', '')}({shown})")
-                console.print(f"  {step.get('index', 0) + 1:>2}. {line}{found}{mark}", highlight=False)
-                if code is not None:  # code-running tools: the code in full, then what it printed
-                    _print_block(code, "      │ ")
-                    if position < len(observations):
-                        _print_block(observations[position], "      → ", max_lines=CODE_OUTPUT_LINES)
-
-
-def _code_argument(raw: str) -> str | None:
-    """The ``code`` argument of a call, when it has one (code interpreters)."""
-    try:
-        args = json.loads(raw)
-    except (json.JSONDecodeError, TypeError):
-        return None
-    code = args.get("code") if isinstance(args, dict) else None
-    return code if isinstance(code, str) else None
-
-
-def _print_block(text: str, prefix: str, max_lines: int | None = None) -> None:
-    lines = str(text).rstrip("\n").splitlines() or [""]
-    if max_lines is not None and len(lines) > max_lines:
-        lines = [*lines[:max_lines], f"... ({len(lines) - max_lines} more lines)"]
-    for line in lines:
-        console.print(Text(prefix + line, style="dim" if prefix.strip() == "→" else ""), soft_wrap=True)
-
-
-def _short_args(raw: str, graph: Any, limit: int = 90) -> str:
-    """The arguments of a call in one short plain-text line (node indices shown with the node's name)."""
-    try:
-        args = json.loads(raw)
-    except json.JSONDecodeError:
-        return raw[:limit]
-    if not isinstance(args, dict):
-        return raw[:limit]
-    if "answer_nodes" in args and isinstance(args["answer_nodes"], list):
-        return f"{len(args['answer_nodes'])} node(s)"
-    parts = []
-    for key, value in args.items():
-        if key == "node_index" and isinstance(value, int) and graph.is_valid_index(value):
-            value = f"{value}: {graph.name(value)}"
-        text = str(value)
-        parts.append(f"{key}={text[:50] + '...' if len(text) > 50 else text}")
-    joined = ", ".join(parts)
-    return joined if len(joined) <= limit else joined[: limit - 3] + "..."

@@ -6,14 +6,23 @@ from __future__ import annotations
 import errno
 import functools
 import gc
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
+from rich.console import (
+    Console,
+    ConsoleDimensions,
+    ConsoleOptions,
+    ConsoleRenderable,
+    RenderableType,
+    RenderHook,
+    RenderResult,
+)
 from rich.markup import escape
 from rich.segment import Segment
 
@@ -49,8 +58,42 @@ class TerminalSafeHook(RenderHook):
         return [_TerminalSafe(renderable) for renderable in renderables]
 
 
-console = Console()
-err_console = Console(stderr=True)
+UNWRAPPED_WIDTH = 100_000  # the width of a console that is not a terminal: lines are never wrapped
+
+
+class LineWidthConsole(Console):
+    """A console whose width is ``line_width`` when set (``--width N``); otherwise the terminal's width on a
+    terminal (or ``COLUMNS``, or Jupyter's), and on a pipe or file no width at all: a line is as long as its text,
+    never wrapped at rich's default 80 columns (so ``grep`` and ``less -S`` see whole lines)."""
+
+    line_width: int | None = None
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.line_width is not None:
+            return ConsoleDimensions(self.line_width, size.height)
+        if not (self.is_terminal or self.is_jupyter or os.environ.get("COLUMNS", "").isdigit()):
+            return ConsoleDimensions(UNWRAPPED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+WidthOption = Annotated[int | None, typer.Option(
+    min=20, help="Wrap output at N columns (default: the terminal's width; no wrapping when piped or redirected).")]
+
+
+def set_line_width(width: int | None) -> None:
+    """Both consoles at ``width`` columns until the command ends (:func:`guarded` restores them; None: as
+    :class:`LineWidthConsole` chooses)."""
+    console.line_width = err_console.line_width = width
+
+
+console = LineWidthConsole()
+err_console = LineWidthConsole(stderr=True)
 for _console in (console, err_console):
     _console.push_render_hook(TerminalSafeHook())
 escape_log_output()  # log lines (a failed request's path, an exception about a model's text) print escaped too
@@ -103,6 +146,7 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        widths = console.line_width, err_console.line_width
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt:
@@ -111,6 +155,8 @@ def guarded(command: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except OSError as exc:
             fail(describe_os_error(exc))
+        finally:
+            console.line_width, err_console.line_width = widths  # a --width holds for its own command only
 
     return wrapper
 

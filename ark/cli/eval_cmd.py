@@ -149,6 +149,8 @@ def retrieve(
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
     from ..eval.ray_runs import RayRunError
+    from ..eval.run_folder import record_embedding_usage, results_config_path
+    from ..index.embedding_usage import EMBEDDING_USAGE
     from ..storage.locks import OutputLocked, output_lock
 
     if out.is_dir():
@@ -166,6 +168,7 @@ def retrieve(
                 prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
             except RunFolderError as exc:
                 fail(str(exc))
+            embedded_before = EMBEDDING_USAGE.snapshot()
             retriever = build_retriever(choice, graph)  # with --ray too: indexes are built once, here
             try:
                 stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
@@ -173,6 +176,8 @@ def retrieve(
                                       executor=executor)
             except (ValueError, RayRunError) as exc:
                 fail(str(exc))
+            finally:
+                record_embedding_usage(results_config_path(out), embedded_before)
     except OutputLocked as exc:
         fail(str(exc), code=1)
     _report_stats(stats, out)
@@ -245,11 +250,11 @@ def evaluate(
     selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
     grader = _make_judge(judge_model) if judge else None
     executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)
-    retriever = build_retriever(choice, graph)  # indexes are built before the progress bar starts (and Ray)
+    retriever, embedded_before = _built(choice, graph)  # indexes are built before the progress bar starts (and Ray)
     try:
-        outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human,
-                           k=k, truncate=truncate, concurrency=concurrency, charts=charts, progress=progress,
-                           console=err_console, retriever=retriever, judge=grader, executor=executor)
+        outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human, k=k,
+                           truncate=truncate, concurrency=concurrency, charts=charts, progress=progress, judge=grader,
+                           console=err_console, retriever=retriever, executor=executor, embedding_since=embedded_before)
     except OutputLocked as exc:
         fail(str(exc), code=1)
     except (RunFolderError, ValueError, RayRunError) as exc:
@@ -265,6 +270,14 @@ def evaluate(
     for path in outcome.charts:
         err_console.print(f"[dim]chart: {path}[/]")
     console.print(f"[dim]Run folder: {outcome.folder.path}[/]")
+
+
+def _built(choice: Any, graph: Any) -> tuple[Any, dict[str, Any]]:
+    """The method built, and the embedding counts from before (so that the run counts the index builds' tokens)."""
+    from ..index.embedding_usage import EMBEDDING_USAGE
+
+    before = EMBEDDING_USAGE.snapshot()
+    return build_retriever(choice, graph), before
 
 
 def _make_judge(model: str | None):

@@ -144,12 +144,14 @@ def verify(
     hint = rebuild_command(graph_name) if graph_name in BUILDERS else REBUILD_HINT
     try:
         count = verify_graph(path, hint)
-        console.print(f"{path}: {count} graph files intact" if count else
-                      f"{path}: no checksums (saved before they were added; rebuild the graph to add them)")
+        # Paths are data, not markup (a folder may be named "[bold]..."): plain Text.
+        console.print(Text(f"{path}: {count} graph files intact" if count else
+                           f"{path}: no checksums (saved before they were added; rebuild the graph to add them)"))
         for folder in sorted(p for p in (path / "index").glob("*") if p.is_dir() and not p.name.startswith(".")):
             checked = verify_folder(folder)
-            console.print(f"{folder.name}: {checked} files intact" if checked is not None else
-                          f"{folder.name}: no checksums (written before they were added; the next rebuild adds them)")
+            console.print(Text(f"{folder.name}: {checked} files intact" if checked is not None else
+                               f"{folder.name}: no checksums (written before they were added; the next rebuild adds "
+                               "them)"))
     except DamagedFileError as exc:
         fail(str(exc), code=1)
     console.print("ok: every checksum matches")

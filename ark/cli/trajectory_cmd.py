@@ -10,8 +10,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ..text import clean_inline
-from .common import check_writable, console, fail, guarded
+from .common import WidthOption, check_writable, console, fail, guarded, set_line_width
+from .trace_view import print_trajectory
 
 trajectory_app = typer.Typer(help="Inspect recorded agent trajectories (JSONL files).", no_args_is_help=True)
 
@@ -45,8 +45,11 @@ def show(
     index: Annotated[int, typer.Option("--index", "-n", min=0, help="Which record of the file (0-based).")] = 0,
     observation_chars: Annotated[int, typer.Option(min=20, help="Characters of each observation to show.")] = 160,
     top: Annotated[int, typer.Option(min=1, help="How many fused nodes to show.")] = 20,
+    width: WidthOption = None,
 ) -> None:
-    """Show one record: per agent a numbered list of tool calls with short observations, then the ranking."""
+    """Show one record: per agent its steps numbered as `ark ask` numbers them (a step's calls lettered), each call
+    with a short observation, then the ranking."""
+    set_line_width(width)
     records = _read_records(file)
     if not 0 <= index < len(records):
         fail(f"--index {index} is out of range: {file} holds {len(records)} record(s) (0..{len(records) - 1})")
@@ -136,23 +139,7 @@ def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
                   f"{agents} agent(s) · max {config.get('max_steps', '?')} steps · "
                   f"fusion {config.get('fusion', '?')} · {record.get('wall_s', 0):.2f} s[/]")
     for agent in agents_list:
-        status = agent.get("stop_reason", "") + (f": {agent['error']}" if agent.get("error") else "")
-        usage = agent.get("usage", {}).get("total_tokens", 0)
-        console.rule(f"Agent {agent.get('agent_index', '?')} · {len(agent.get('steps', []))} steps · "
-                     f"{escape(status)} · {usage:,} tokens")
-        number = 0
-        for step in agent.get("steps", []):
-            if step.get("corrective"):
-                number += 1
-                content = escape(clean_inline(step.get("content") or "", 100))
-                console.print(f"{number:>3}. [yellow](no tool call)[/] {content}")
-            for call, observation in zip(step.get("tool_calls", []), step.get("observations", []), strict=False):
-                number += 1
-                mark = "" if call.get("ok", True) else " [red]✗[/]"
-                arguments = escape(clean_inline(call.get("arguments", ""), 100))
-                console.print(f"{number:>3}. [cyan]{escape(call.get('name', ''))}[/]({arguments}){mark}"
-                              f"  [dim]{step.get('wall_s', 0):.2f}s[/]")
-                console.print(f"     [dim]{escape(clean_inline(observation, observation_chars))}[/]")
+        print_trajectory(console, agent, observation_chars=observation_chars)
         answer = agent.get("answer", [])
         ids = agent.get("answer_ids", [])
         added = ", ".join(escape(f"[{i}] {n}") for i, n in zip(answer, ids, strict=False))

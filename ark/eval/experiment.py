@@ -17,7 +17,7 @@ from ..runtime.trajectory_file import TrajectoryRecords
 from ..storage.atomic import atomic_write_text
 from ..storage.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from ..storage.locks import output_lock
-from .run_folder import RunFolder, RunFolderError, prepare_run_folder
+from .run_folder import RunFolder, RunFolderError, prepare_run_folder, record_embedding_usage
 from .runner import QueryExecutor, RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
 
@@ -77,6 +77,7 @@ def run_eval(
     retriever: Retriever | None = None,
     judge: Any = None,
     executor: QueryExecutor | None = None,
+    embedding_since: dict[str, Any] | None = None,
 ) -> EvalOutcome:
     """Retrieve for every query into ``run_dir`` (continuing a previous attempt there), then score it.
 
@@ -86,7 +87,13 @@ def run_eval(
     (its outcome has an empty summary): a rerun retries them first. One process at a time uses a run folder
     (:class:`~ark.storage.locks.OutputLocked` for a second). ``executor`` runs the queries elsewhere (e.g. a
     :class:`~ark.eval.ray_runs.RayExecutor`, which builds the method on its workers); the run folder is the same.
+    The texts and tokens embedded since ``embedding_since`` (a snapshot of
+    :data:`~ark.index.embedding_usage.EMBEDDING_USAGE` taken before ``retriever`` was built; default: now) are added
+    to ``config.json``'s ``embedding_usage``.
     """
+    from ..index.embedding_usage import EMBEDDING_USAGE
+
+    embedding_since = EMBEDDING_USAGE.snapshot() if embedding_since is None else embedding_since
     config = run_config(graph, choice, queries_source, split, human, k, truncate)
     if Path(run_dir).exists() and not Path(run_dir).is_dir():
         raise RunFolderError(f"--run-dir {run_dir} is a file; give a folder path")
@@ -94,9 +101,12 @@ def run_eval(
         folder, _ = prepare_run_folder(run_dir, config)
         if retriever is None and executor is None:
             retriever = choice.build(graph)
-        stats = run_retrieval(retriever, queries, graph, folder.results, k=k, trajectories_path=folder.trajectories,
-                              concurrency=concurrency, progress=progress, console=console, lock=False,
-                              executor=executor)
+        try:
+            stats = run_retrieval(retriever, queries, graph, folder.results, k=k,
+                                  trajectories_path=folder.trajectories, concurrency=concurrency, progress=progress,
+                                  console=console, lock=False, executor=executor)
+        finally:  # tokens were spent even by a run that failed or was interrupted
+            record_embedding_usage(folder.config, embedding_since)
         if stats.failed or stats.stopped:
             return EvalOutcome(folder=folder, stats=stats, summary={})
         return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
@@ -123,6 +133,8 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     config = folder.read_config()
     summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options",
                                                        "llm")}
+    if config.get("embedding_usage"):
+        summary["run"]["embedding_usage"] = config["embedding_usage"]
     write_jsonl_atomic(folder.per_query, rows)
     title = f"{config.get('graph')} · {config.get('method')} · {Path(str(config.get('queries'))).name}"
     markdown = markdown_table(summary, title=title)

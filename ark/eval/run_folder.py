@@ -2,7 +2,8 @@
 
 Layout: ``config.json`` (what was run), ``results.jsonl`` (one line per query), ``trajectories.jsonl`` (methods that
 record trajectories), ``per_query.jsonl`` (metrics per query), ``summary.json``, ``summary.md``, ``tool_use.json`` and
-``charts/*.png`` (methods with trajectories and a run analysis, such as ``ark``).
+``charts/*.png`` (methods with trajectories and a run analysis, such as ``ark``). ``config.json`` also counts the texts
+and tokens each embedder embedded for the run (``embedding_usage``, added after each attempt).
 """
 
 from __future__ import annotations
@@ -139,3 +140,19 @@ def prepare_results_file(results: str | Path, config: dict[str, Any]) -> bool:
         config = {**previous, **config, "created": previous.get("created", config.get("created"))}
     write_json_atomic(sidecar, config)
     return resumed
+
+
+def record_embedding_usage(config_path: str | Path, since: dict[str, Any]) -> dict[str, Any]:
+    """Add what was embedded after the snapshot ``since`` (see :mod:`ark.index.embedding_usage`) to the
+    ``embedding_usage`` of the run's settings file (kept over resumed attempts, like the results); returns the
+    run's total."""
+    from ..index.embedding_usage import EMBEDDING_USAGE, add_counts
+
+    fresh = EMBEDDING_USAGE.since(since)
+    path = Path(config_path)
+    if not fresh or not path.is_file():
+        return {}
+    config = json.loads(path.read_text(encoding="utf-8"))
+    config["embedding_usage"] = add_counts(config.get("embedding_usage") or {}, fresh)
+    write_json_atomic(path, config)
+    return config["embedding_usage"]

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ark.index._progress import progress_bar
+from ark.index.embedding_usage import count_local
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 from ark.storage.atomic import atomic_directory, atomic_write_text
 
@@ -126,6 +127,7 @@ def embed_texts(
         for start in range(done, n, block):
             batch = [t or "" for t in texts[start : start + block]]
             vectors = encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+            count_local(model, encoder, batch)
             out[start : start + len(batch)] = vectors.astype(np.float32)
             if state_path is not None and isinstance(out, np.memmap):
                 out.flush()
@@ -183,6 +185,7 @@ class DenseIndex:
             if self._encoder is None:
                 self._encoder = load_encoder(self.model)
             cached = self._encoder.encode([query], normalize_embeddings=True, convert_to_numpy=True)[0]
+            count_local(self.model, self._encoder, [query])
             cached = cached.astype(np.float32)
             if len(self._query_cache) > 4096:
                 self._query_cache.clear()

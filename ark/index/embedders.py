@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
+from ark.index.embedding_usage import EMBEDDING_USAGE, ENDPOINT, count_local
 from ark.index.graph_index import (
     GraphTextIndex,
     _graph_fingerprint,
@@ -113,8 +114,9 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.encoder.encode([t or "" for t in texts], batch_size=batch_size, normalize_embeddings=True,
-                                      convert_to_numpy=True)
+        batch = [t or "" for t in texts]
+        vectors = self.encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
+        count_local(self.spec, self.encoder, batch)
         return np.asarray(vectors, dtype=np.float32)
 
     def __repr__(self) -> str:
@@ -169,8 +171,10 @@ class OpenAIEmbedder:
             except openai.OpenAIError as exc:
                 raise EmbeddingError(f"embedding endpoint {self.base_url} failed for model {self.model!r}: "
                                      f"{exc}") from exc
-            usage = getattr(reply, "usage", None)
-            self.tokens += int(getattr(usage, "total_tokens", 0) or 0)
+            reported = _reported_tokens(getattr(reply, "usage", None))
+            self.tokens += reported or 0
+            EMBEDDING_USAGE.add(self.spec, len(batch), reported or 0, ENDPOINT,
+                                texts_without_usage=0 if reported is not None else len(batch))
             items = sorted(reply.data, key=lambda item: item.index)
             if len(items) != len(batch):
                 raise EmbeddingError(f"embedding endpoint {self.base_url} returned {len(items)} vectors for "
@@ -188,6 +192,16 @@ class OpenAIEmbedder:
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
+
+
+def _reported_tokens(usage: Any) -> int | None:
+    """The tokens an embeddings reply's ``usage`` reports (``prompt_tokens``, else ``total_tokens``), or None when
+    it reports none (some local servers send no usage)."""
+    for key in ("prompt_tokens", "total_tokens"):
+        value = getattr(usage, key, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
 
 
 def open_embedder(spec: str | Path | None = None, *, base_url: str | None = None, api_key: str | None = None,

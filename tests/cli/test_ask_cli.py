@@ -35,12 +35,7 @@ def graph_dir(tmp_path_factory) -> Path:
     return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "200")  # rich wraps at the terminal width: keep lines whole
+pytestmark = pytest.mark.usefixtures("isolated_env")  # tests/conftest.py: own ARK_HOME, no LLM variables
 
 
 def ask(*args: object):
@@ -68,7 +63,7 @@ def test_ask_offline_prints_notice_traces_and_the_answer_table(graph_dir):
         assert re.search(rf"^Agent {agent} · \d+ steps · finish$", result.stdout, re.MULTILINE)
     assert "Agent 3" not in result.stdout
     assert "search_in_neighborhood(node_index=19: Marfan syndrome" in result.stdout
-    assert re.search(r"\d+\. add_to_answer\(\d+ node\(s\)\) → \d+ node\(s\)", result.stdout)
+    assert re.search(r"\d+[a-z]*\. add_to_answer\(\d+ nodes?\) → \d+ nodes?", result.stdout)
     rows = table_rows(result.stdout)
     assert rows[0][:5] == ["1", FBN1, "FBN1", "gene", "3"]
     assert "Linked to Marfan syndrome" in rows[0][5]

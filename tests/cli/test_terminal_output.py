@@ -28,12 +28,7 @@ def run(*args: object):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "250")
+pytestmark = pytest.mark.usefixtures("isolated_env")  # tests/conftest.py: own ARK_HOME, no LLM variables
 
 
 @pytest.fixture
@@ -143,3 +138,35 @@ def test_log_lines_and_tracebacks_print_escaped():
     assert "GET /api/nodes/" in done.stderr and "Traceback" in done.stderr and "graph name FBN1" in done.stderr
     assert not RAW.search(done.stderr), repr(done.stderr[-600:])
     assert "\\x1b]52" in done.stderr
+
+
+def test_graph_verify_prints_paths_as_text(tmp_path):
+    from tests.support.graphs import save_clinical_graph
+
+    folder = save_clinical_graph(tmp_path / "[bold]graphs[/bold] [red]x" / "clinical")
+    done = run("graph", "verify", folder)
+    assert done.exit_code == 0, done.output
+    assert f"{folder}: 5 graph files intact" in " ".join(done.output.split())  # the brackets shown, not applied
+
+
+WARNED = """
+import logging, warnings
+import ark.cli.main  # the command line as it starts
+warnings.warn({hostile!r}, RuntimeWarning)
+logging.basicConfig()
+logging.captureWarnings(True)
+warnings.warn({captured!r}, UserWarning)
+"""
+
+
+def test_python_warnings_print_escaped():
+    """A warning whose message carries a node name or a path (shown directly, or captured by logging): escaped."""
+    import subprocess
+    import sys
+
+    code = WARNED.format(hostile="graph name " + HOSTILE["gene"], captured="captured " + CLIPBOARD)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "RuntimeWarning: graph name FBN1 \\x1b[2J" in done.stderr
+    assert "UserWarning: captured \\x1b]52" in done.stderr and "py.warnings" in done.stderr
+    assert not RAW.search(done.stderr), repr(done.stderr[-600:])

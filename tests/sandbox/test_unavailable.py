@@ -21,12 +21,7 @@ def graph_dir(tmp_path_factory):
     return save_clinical_graph(tmp_path_factory.mktemp("graphs") / "clinical")
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("ARK_HOME", str(tmp_path / "ark-home"))
-    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COLUMNS", "400")
+pytestmark = pytest.mark.usefixtures("isolated_env")  # tests/conftest.py: own ARK_HOME, no LLM variables
 
 
 @pytest.fixture

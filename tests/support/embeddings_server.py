@@ -4,7 +4,8 @@ A real HTTP server (stdlib ``ThreadingHTTPServer``, 127.0.0.1, ephemeral port) s
 so the real ``openai`` SDK (and :class:`ark.index.embedders.OpenAIEmbedder`) talks to it. Its vectors are a
 deterministic function of the text: a bag of hashed words (:func:`keyword_vector`), so texts sharing words are
 similar, which is enough for retrieval tests. It honours ``dimensions`` (truncation), records every request body
-in ``server.requests``, answers unknown models with 404, and fails the next ``server.fail_next`` requests, or every
+in ``server.requests``, reports ``usage`` (:func:`token_count` tokens a text; ``report_usage = False``: none),
+answers unknown models with 404, and fails the next ``server.fail_next`` requests, or every
 request once ``server.fail_after`` have been answered, with HTTP 500 (to exercise errors and resumption).
 
     with EmbeddingsServer() as server:
@@ -44,6 +45,11 @@ def keyword_vector(text: str, dimension: int = DIMENSION) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
+def token_count(text: str) -> int:
+    """The tokens the server reports for a text: its words and one more (a start token)."""
+    return len(_WORD.findall(text.lower())) + 1
+
+
 class KeywordEmbedder:
     """The same vectors in-process, as an :class:`ark.index.embedders.Embedder` (for tests of code that only needs
     some embedder with controllable similarities)."""
@@ -72,6 +78,7 @@ class EmbeddingsServer:
         self.requests: list[dict] = []
         self.fail_next = 0
         self.fail_after: int | None = None
+        self.report_usage = True  # False: replies carry no usage (as some local servers send)
         self._answered = 0
         self._embedded = 0
         self._lock = threading.Lock()
@@ -116,8 +123,11 @@ class EmbeddingsServer:
         data.reverse()  # servers need not answer in order: clients must sort by index
         with self._lock:
             self._embedded += len(texts)
-        return 200, {"object": "list", "data": data, "model": body["model"],
-                     "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)}}
+        reply: dict[str, Any] = {"object": "list", "data": data, "model": body["model"]}
+        if self.report_usage:
+            tokens = sum(token_count(t) for t in texts)
+            reply["usage"] = {"prompt_tokens": tokens, "total_tokens": tokens}
+        return 200, reply
 
 
 def _make_handler(server: EmbeddingsServer) -> type[BaseHTTPRequestHandler]:
