@@ -117,3 +117,81 @@ def avatar(
     console.print(f"Stopped after {body['rounds']} rounds ({body['stop']}); instructions of round "
                   f"{body['chosen_round']}, evaluation MRR {body['evaluation']['mrr']:.3f}.")
     console.print(f"Use them: ark ask {graph} \"...\" --method avatar --model {model or 'M'} --set model={out}")
+
+
+def mor(
+    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    queries: Path | None = typer.Option(None, "--queries", "-q", help="Training questions (JSONL: query, "
+                                        "answer_ids); optional on hpo (the HPO quiz's train split)."),
+    val: Path | None = typer.Option(None, "--val", help="Validation questions choosing the epoch (default on hpo: "
+                                    "the quiz's validation split); never a test split."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Model folder (default ARK_HOME/models/mor-GRAPH); "
+                                    "an interrupted run resumes from its checkpoint there."),
+    sets: list[str] = typer.Option([], "--set", "-s", help="A setting, KEY=VALUE: epochs, batch_size, "
+                                   "learning_rate, negatives, width, buckets, pool, text_k, anchors, max_frontier."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of initialisation and negative sampling."),
+    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads."),
+    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
+) -> None:
+    """MoR: plan and traverse the training questions offline, then train the structure-aware reranker (CPU)."""
+    try:
+        import torch
+    except ImportError:
+        fail("ark train mor needs torch: pip install 'ark-kg[mor]'")
+    from ..methods.mor.spec import MoRSettings
+    from ..methods.mor.training import MODEL_FILE, MoRTrainingError, train_mor
+
+    settings = _settings(MoRSettings, sets, seed)
+    out = _check_inputs(graph, queries, val, out, "mor")
+    if (out / MODEL_FILE).is_file() and not force:
+        fail(f"{out} already holds a trained MoR model; pass --force to retrain it or choose another --out")
+    torch.set_num_threads(threads)
+    kg = load_graph(graph)
+    train_path, val_path = _splits(graph, kg, queries, val, out)
+    try:
+        train, validation = _query_rows(train_path), _query_rows(val_path) if val_path else []
+        with _progress_bar(progress) as report:
+            body = train_mor(kg, train, validation, out, settings, _log, report)
+    except (MoRTrainingError, ValueError) as exc:
+        fail(str(exc), code=1)
+    console.print(f"Trained on {body['trained_on']:,} of {body['train_questions']:,} questions (the rest had no "
+                  f"answer among their candidates); best epoch {body['best_epoch']} of {body['epochs']}, validation "
+                  f"MRR {body['val_mrr']:.3f}; {body['parameters']:,} parameters; {body['seconds_total']:.0f} s "
+                  f"({body['seconds_planning']:.0f} s planning).")
+    console.print(f"Model: {out}; use it with --method mor --set model={out}")
+
+
+def _query_rows(path: Path) -> list[Any]:
+    from ..loaders.queries import read_query_jsonl
+
+    rows = read_query_jsonl(path)
+    if not rows:
+        fail(f"{path} holds no questions", code=1)
+    return rows
+
+
+def _progress_bar(show: bool) -> Any:
+    """A context giving ``report(label, done, total)``: a rich progress bar on a terminal, else nothing."""
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextlib.contextmanager
+    def bar() -> Any:
+        if not show:
+            yield lambda label, done, total: None
+            return
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err_console, transient=True) as bars:
+            tasks: dict[str, Any] = {}
+
+            def report(label: str, done: int, total: int) -> None:
+                key = label.split(" ")[0] if label.startswith("planning") else "epochs"
+                if key not in tasks:
+                    tasks[key] = bars.add_task(label, total=total)
+                bars.update(tasks[key], completed=done, description=label)
+
+            yield report
+
+    return bar()

@@ -1,0 +1,122 @@
+"""MoR on the HPO quiz (recipe ``hpo``): trained on the train split with several seeds (validation split choosing
+the epoch), scored on the test split beside ``bm25``, ``bm25-rel`` and ``dense``; training time and model size.
+
+    python benchmarks/bench_mor_hpo.py [--work DIR] [--seeds 0 1 2] [--threads 1] [--skip-dense]
+
+Prints one table (Hit@1, Hit@5, R@20, MRR in %; MoR as mean ± standard deviation over the seeds), whether MoR's mean
+MRR and R@20 exceed each baseline's by more than one standard deviation, each seed's training time (planning the
+training and validation questions included) and the model folder's size and parameter count, and the machine's load
+average before and after (the machine is shared: times depend on it). Everything runs offline (the offline
+planner); every method is scored on its whole ranking of 100 nodes, as ``ark eval`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _threads(argv: list[str]) -> int:
+    threads = int(argv[argv.index("--threads") + 1]) if "--threads" in argv else 1
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, str(threads))
+    return threads
+
+
+THREADS = _threads(sys.argv)
+
+import numpy as np  # noqa: E402  (after the thread variables)
+
+METRICS = ("hit@1", "hit@5", "recall@20", "mrr")
+
+
+def splits(graph, work: Path) -> Path:
+    from ark.quiz import generate_quiz
+    from ark.quiz.output import write_splits
+    from ark.quiz.recipes import recipe
+
+    folder = work / "quiz"
+    if not (folder / "test.jsonl").is_file():
+        write_splits(generate_quiz(graph, recipe("hpo")).questions, folder)
+    return folder
+
+
+def score(retriever, graph, questions) -> dict[str, float]:
+    from ark.metrics.ranking import mean_metrics, query_metrics
+
+    rows = []
+    for q in questions:
+        output = retriever.retrieve(q.query, 100)
+        rows.append(query_metrics([graph.node_id(i) for i in output.indices], q.answer_ids))
+    means = mean_metrics(rows)
+    return {m: 100 * means[m] for m in METRICS}
+
+
+def train_seed(graph, folder: Path, work: Path, seed: int) -> tuple[dict, float, int, Path]:
+    import shutil
+
+    from ark.loaders.queries import read_query_jsonl
+    from ark.methods.mor.spec import MoRSettings
+    from ark.methods.mor.training import train_mor
+
+    out = work / f"mor-seed{seed}"
+    shutil.rmtree(out, ignore_errors=True)
+    started = time.perf_counter()
+    body = train_mor(graph, read_query_jsonl(folder / "train.jsonl"), read_query_jsonl(folder / "val.jsonl"), out,
+                     MoRSettings(seed=seed), lambda message: None, lambda label, done, total: None)
+    seconds = time.perf_counter() - started
+    size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    return body, seconds, size, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("benchmarks/out/mor_hpo"))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--skip-dense", action="store_true", help="leave out dense (embeds the graph once)")
+    args = parser.parse_args()
+    import torch
+
+    from ark.loaders.queries import read_query_jsonl
+    from ark.loaders.registry import open_graph
+    from ark.methods import build_method
+
+    torch.set_num_threads(THREADS)
+    load_before = os.getloadavg()
+    graph = open_graph("hpo")
+    folder = splits(graph, args.work)
+    test = read_query_jsonl(folder / "test.jsonl")
+    rows: dict[str, dict[str, float]] = {}
+    for name in ("bm25", "bm25-rel", *(() if args.skip_dense else ("dense",))):
+        rows[name] = score(build_method(name, graph), graph, test)
+    per_seed, facts = [], []
+    for seed in args.seeds:
+        body, seconds, size, out = train_seed(graph, folder, args.work, seed)
+        per_seed.append(score(build_method("mor", graph, {"model": str(out), "planner": "offline"}), graph, test))
+        facts.append((seed, seconds, size, body))
+    table = np.array([[s[m] for m in METRICS] for s in per_seed])
+    mean, std = table.mean(axis=0), table.std(axis=0, ddof=1) if len(per_seed) > 1 else np.zeros(len(METRICS))
+    print(f"HPO quiz test split: {len(test)} questions; threads {THREADS}; load average before "
+          f"{load_before[0]:.1f}, after {os.getloadavg()[0]:.1f} (2 cores, shared)")
+    print(f"{'method':<22}" + "".join(f"{m:>18}" for m in ("Hit@1", "Hit@5", "R@20", "MRR")))
+    for name, values in rows.items():
+        print(f"{name:<22}" + "".join(f"{values[m]:>18.2f}" for m in METRICS))
+    print(f"{'mor (' + str(len(per_seed)) + ' seeds)':<22}" + "".join(f"{f'{a:.2f} ± {b:.2f}':>18}"
+                                                                       for a, b in zip(mean, std, strict=True)))
+    for name, values in rows.items():
+        for metric, index in (("MRR", 3), ("R@20", 2)):
+            margin = mean[index] - values[METRICS[index]]
+            print(f"mor − {name} on {metric}: {margin:+.2f} (std {std[index]:.2f}): "
+                  f"{'above by more than one std' if margin > std[index] else 'NOT above by one std'}")
+    for seed, seconds, size, body in facts:
+        print(f"seed {seed}: trained in {seconds:.0f} s ({body['seconds_planning']:.0f} s planning), best epoch "
+              f"{body['best_epoch']}/{body['epochs']}, validation MRR {body['val_mrr']:.3f}; model folder "
+              f"{size / 1e3:.0f} kB, {body['parameters']:,} parameters")
+
+
+if __name__ == "__main__":
+    main()
