@@ -40,7 +40,9 @@ class MoRRetriever(Retriever):
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         from .reranker import scores
 
-        plan, failures, calls = None, [], []
+        plan: Any = None
+        failures: list[str] = []
+        calls: list[dict[str, Any]] = []
         targets = self.pipeline.planner.plan(query, self.context.candidate_types).targets
         if self.llm is not None:
             session = PromptSession(self.llm, "mor")

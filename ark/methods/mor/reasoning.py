@@ -46,6 +46,11 @@ class Trace:
     best: Route | None = None
 
 
+def signature(trace: Trace | None) -> str:
+    """The best route's signature of a candidate, or ``text`` for one only text retrieval found."""
+    return trace.best.signature if trace is not None and trace.best is not None else "text"
+
+
 class Reasoner:
     """Walks plans over one graph with a text index of node documents."""
 
@@ -102,7 +107,7 @@ class Reasoner:
             nodes += [n for n, _ in fill if allowed[n] and n not in set(nodes)][:self.pool - len(nodes)]
         nodes = list(dict.fromkeys(int(n) for n in nodes))
         features = self.features(nodes, traces, plan, question)
-        signatures = [traces[n].best.signature if n in traces and traces[n].best else "text" for n in nodes]
+        signatures = [signature(traces.get(n)) for n in nodes]
         return Pool(nodes, features, signatures, plan, reached=len(structural),
                     routes=[r.signature for r in plan.routes])
 

@@ -11,6 +11,7 @@ reranker on the training pools (selecting the epoch by validation MRR) and write
 
 from __future__ import annotations
 
+import functools
 import io
 import shutil
 import time
@@ -86,7 +87,7 @@ class Pipeline:
 def save_pools(path: Path, groups: dict[str, list[Labelled]]) -> None:
     from ark.storage.atomic import atomic_write_bytes
 
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}
     for name, items in groups.items():
         arrays[f"{name}_offsets"] = np.cumsum([0] + [len(i.nodes) for i in items])
         for key in ("features", "buckets", "hops", "answers"):
@@ -117,8 +118,8 @@ def validation_mrr(model: Any, items: list[Labelled], mean: np.ndarray, spread: 
     if not items:
         return 0.0
     examples = [i.example for i in items]
-    scored = scores(model, *(np.concatenate([getattr(e, key) for e in examples]) for key in
-                             ("features", "buckets", "hops")), mean, spread)
+    joined = {key: np.concatenate([getattr(e, key) for e in examples]) for key in ("features", "buckets", "hops")}
+    scored = scores(model, joined["features"], joined["buckets"], joined["hops"], mean, spread)
     total, start = 0.0, 0
     for e in examples:
         part = scored[start:start + len(e.answers)]
@@ -142,7 +143,7 @@ def train_mor(graph: Any, train: list[Any], validation: list[Any], out: Path, se
         groups = load_pools(pools_path, ("train", "val"))
         log(f"resuming: planned pools read from {pools_path}")
     else:
-        groups = {name: pipeline.labelled(questions, lambda i, n, name=name: progress(f"planning {name}", i, n))
+        groups = {name: pipeline.labelled(questions, functools.partial(progress, f"planning {name}"))
                   for name, questions in (("train", train), ("val", validation))}
         save_pools(pools_path, groups)
     planned_s = time.perf_counter() - started
