@@ -120,6 +120,8 @@ def test_an_interrupted_training_resumes_to_the_same_model(trained, clinical, sp
     result, out = trained("resumed")
     assert result.exit_code == 0 and "resuming after epoch 2" in result.text
     assert (out / "weights.pt").read_bytes() == (whole / "weights.pt").read_bytes()
+    history = [json.loads((folder / "mor.json").read_text())["history"] for folder in (out, whole)]
+    assert history[0] == history[1] and len(history[0]) == 4  # epochs 3 and 4 as if never interrupted
 
 
 def test_ark_eval_offline_retrieves_the_held_out_answer(trained, eval_run):
