@@ -154,3 +154,10 @@ def test_without_a_model_folder_or_a_chat_model_one_line_says_what_to_do(cli, cl
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     result = cli("eval", clinical_dir, "-m", "avatar", "-q", queries, "--run-dir", tmp_path / "r2", "--no-progress")
     assert result.exit_code != 0 and "prompts a chat model" in result.text
+
+
+def test_training_without_a_chat_model_is_one_line(train_cli, clinical_dir, no_llm, tmp_path):
+    queries = write_questions(tmp_path / "q.jsonl", TRAIN)
+    result = train_cli("train", "avatar", clinical_dir, "-q", queries, "--out", tmp_path / "out")
+    assert result.exit_code == 2 and "ark train avatar prompts a chat model" in result.text
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
