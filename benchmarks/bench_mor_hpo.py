@@ -100,6 +100,18 @@ def train_and_score(work: Path, folder: Path, pools: Path, seed: int) -> tuple[d
     return metrics, body, seconds, size
 
 
+def scored_folder(graph, test, folder: Path) -> tuple[dict, dict, float, int]:
+    """A trained folder's test metrics, its mor.json, training seconds and size."""
+    import json
+
+    from ark.methods import build_method
+
+    body = json.loads((folder / "mor.json").read_text())
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+    metrics = score(build_method("mor", graph, {"model": str(folder), "planner": "offline"}), graph, test)
+    return metrics, body, body["seconds_total"], size
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("benchmarks/out/mor_hpo"))
@@ -107,6 +119,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once, one process each")
     parser.add_argument("--skip-dense", action="store_true", help="leave out dense (embeds the graph once)")
+    parser.add_argument("--models", type=Path, nargs="+", help="score these trained folders (of `ark train mor "
+                        "hpo`, seeds in --seeds order) instead of training; their mor.json gives the times")
     args = parser.parse_args()
     from concurrent.futures import ProcessPoolExecutor
 
@@ -119,13 +133,17 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     folder = splits(graph, args.work)
     test = read_query_jsonl(folder / "test.jsonl")
-    pools, planning_s = plan_pools(graph, folder, args.work)
-    with ProcessPoolExecutor(max_workers=args.jobs) as workers:
-        running = [workers.submit(train_and_score, args.work, folder, pools, seed) for seed in args.seeds]
-        rows: dict[str, dict[str, float]] = {}
-        for name in ("bm25", "bm25-rel", *(() if args.skip_dense else ("dense",))):
-            rows[name] = score(build_method(name, graph), graph, test)
-        results = [job.result() for job in running]
+    rows: dict[str, dict[str, float]] = {}
+    if args.models:
+        planning_s = float("nan")
+        results = [scored_folder(graph, test, folder) for folder in args.models]
+    else:
+        pools, planning_s = plan_pools(graph, folder, args.work)
+        with ProcessPoolExecutor(max_workers=args.jobs) as workers:
+            running = [workers.submit(train_and_score, args.work, folder, pools, seed) for seed in args.seeds]
+            results = [job.result() for job in running]
+    for name in ("bm25", "bm25-rel", *(() if args.skip_dense else ("dense",))):
+        rows[name] = score(build_method(name, graph), graph, test)
     per_seed = [metrics for metrics, _, _, _ in results]
     table = np.array([[s[m] for m in METRICS] for s in per_seed])
     mean, std = table.mean(axis=0), table.std(axis=0, ddof=1) if len(per_seed) > 1 else np.zeros(len(METRICS))
@@ -141,7 +159,8 @@ def main() -> None:
             margin = mean[index] - values[METRICS[index]]
             print(f"mor − {name} on {metric}: {margin:+.2f} (std {std[index]:.2f}): "
                   f"{'above by more than one std' if margin > std[index] else 'NOT above by one std'}")
-    print(f"planning the training and validation questions (once, shared by the seeds): {planning_s:.0f} s")
+    if not args.models:
+        print(f"planning the training and validation questions (once, shared by the seeds): {planning_s:.0f} s")
     for seed, (metrics, body, seconds, size) in zip(args.seeds, results, strict=True):
         print(f"seed {seed}: test MRR {metrics['mrr']:.2f}; trained in {seconds:.0f} s (+ planning), best epoch "
               f"{body['best_epoch']}/{body['epochs']}, validation MRR {body['val_mrr']:.3f}; model folder "

@@ -102,14 +102,15 @@ def save_pools(path: Path, groups: dict[str, list[Labelled]]) -> None:
 
 def load_pools(path: Path, names: tuple[str, ...]) -> dict[str, list[Labelled]]:
     with np.load(path, allow_pickle=True) as saved:
-        groups = {}
-        for name in names:
-            offsets, items = saved[f"{name}_offsets"], []
-            for i, gold in enumerate(saved[f"{name}_gold"]):
-                a, b = int(offsets[i]), int(offsets[i + 1])
-                example = Example(*(saved[f"{name}_{key}"][a:b] for key in ("features", "buckets", "hops", "answers")))
-                items.append(Labelled(saved[f"{name}_nodes"][a:b], example, str(gold).split("\t") if gold else []))
-            groups[name] = items
+        arrays = {key: saved[key] for key in saved.files}  # each read of an npz key decompresses it again: once
+    groups = {}
+    for name in names:
+        offsets, items = arrays[f"{name}_offsets"], []
+        for i, gold in enumerate(arrays[f"{name}_gold"]):
+            a, b = int(offsets[i]), int(offsets[i + 1])
+            example = Example(*(arrays[f"{name}_{key}"][a:b] for key in ("features", "buckets", "hops", "answers")))
+            items.append(Labelled(arrays[f"{name}_nodes"][a:b], example, str(gold).split("\t") if gold else []))
+        groups[name] = items
     return groups
 
 
