@@ -107,8 +107,11 @@ def _missing_extras() -> list[str]:
 
 def register(app: typer.Typer) -> None:
     """Add the ``train`` command group to the ``ark`` app."""
+    from .train_baselines_cmd import avatar, mor
     from .train_seeder_cmd import seeder
 
     train_app.command("graphscout")(guarded(graphscout))
     train_app.command("seeder")(guarded(seeder))
+    train_app.command("avatar")(guarded(avatar))
+    train_app.command("mor")(guarded(mor))
     app.add_typer(train_app, name="train")

@@ -13,7 +13,7 @@ from ark.methods import MethodError, method_specs
 from .conftest import build
 
 BASELINES = ["base-llm", "text-rag", "graph-rag", "cypher", "graph-cot", "polyg", "graph-counselor", "tog",
-             "kar"]
+             "kar", "avatar"]
 REPO = Path(__file__).parents[3]
 
 
