@@ -6,9 +6,9 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ..base import MethodOptions, embedder_base_url_field, embedder_field
 
@@ -84,6 +84,15 @@ class ArkOptions(MethodOptions):
     system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
                                       "the graph's schema)")
     tools: ToolConfig = Field(default_factory=ToolConfig)
+
+    @model_serializer(mode="wrap")
+    def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The options as recorded in run configs and trajectories: ``fusion_ties`` only when it is not the
+        default, so that run folders made before the option existed resume and compare equal."""
+        values: dict[str, Any] = handler(self)
+        if values.get("fusion_ties") == "concatenated":
+            del values["fusion_ties"]
+        return values
 
     @field_validator("fusion")
     @classmethod
