@@ -5,12 +5,15 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import console, err_console, fail, load_graph, make_policy
 from .method_options import MethodSelection, method_options, resolve_choice
+
+if TYPE_CHECKING:
+    from ..llm import ChatPolicy
 
 
 def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
@@ -113,8 +116,8 @@ def experiment(
     except ImportError as exc:
         fail(f"a configuration needs an optional dependency: {exc} (the dense relevance needs pip install "
              "'ark-kg[dense]')")
-    for table in report.tables:
-        console.print(table.markdown())
+    for shown in report.tables:
+        console.print(shown.markdown())
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
@@ -213,7 +216,7 @@ def _retrieval_table(graph_name: str, queries: Path, paper: str, number: int, ou
     console.print(f"Report (with the paper's full table): {target / 'report.md'}")
 
 
-def _table_policy(selection: MethodSelection) -> object | None:
+def _table_policy(selection: MethodSelection) -> ChatPolicy | None:
     """The chat model the paper-table rows use (None: offline)."""
     if selection.offline:
         return None
