@@ -5,12 +5,15 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .common import console, err_console, fail, load_graph, make_policy
 from .method_options import MethodSelection, method_options, resolve_choice
+
+if TYPE_CHECKING:
+    from ..llm import ChatPolicy
 
 
 def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
@@ -27,8 +30,12 @@ def _ints(text: str | None, flag: str) -> tuple[int, ...] | None:
 
 EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4), budget (Figure 2), agents-vs-steps "
                     "(Table 8), tool-use (Figure 3, Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
-                    "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers).")
-PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout).")]
+                    "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers), "
+                    "ark --table 1 (STaRK retrievers and agents) or seeder --table 1|3 (graph heuristics; LLM "
+                    "agents), every row kept: measured beside the paper's numbers, or marked why not.")
+PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout, ark, seeder).")]
+TableOption = Annotated[int, typer.Option("--table", min=1, help="paper-table: the table's number (ark: 1; seeder: "
+                                          "1 or 3; graphscout: 1).")]
 JudgeOption = Annotated[bool, typer.Option("--judge", help="paper-table: also grade answers with the LLM judge "
                                            "(model-graded, labelled; --judge-model or the [llm] settings).")]
 JudgeModelOption = Annotated[str | None, typer.Option(help="paper-table: the judge's chat model.")]
@@ -66,6 +73,7 @@ def experiment(
     paper: PaperOption = None,
     judge: JudgeOption = False,
     judge_model: JudgeModelOption = None,
+    table: TableOption = 1,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -80,6 +88,9 @@ def experiment(
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
+    if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
+        return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,
+                                progress, selection)
     if name == "paper-table" or paper or judge or judge_model:
         return _paper_table(name, graph_name, queries, paper, out, runs, split, human, limit, k, concurrency,
                             progress, judge, judge_model, selection)
@@ -105,8 +116,8 @@ def experiment(
     except ImportError as exc:
         fail(f"a configuration needs an optional dependency: {exc} (the dense relevance needs pip install "
              "'ark-kg[dense]')")
-    for table in report.tables:
-        console.print(table.markdown())
+    for shown in report.tables:
+        console.print(shown.markdown())
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
@@ -146,7 +157,7 @@ def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, o
     from .eval_cmd import _make_judge, _open_queries
 
     if paper not in PAPERS:
-        fail(f"paper-table needs --paper, one of: {', '.join(PAPERS)} (got {paper!r})")
+        fail(f"paper-table needs --paper, one of: {', '.join((*PAPERS, 'ark', 'seeder'))} (got {paper!r})")
     if selection.method != "ark" or selection.sets:
         fail("paper-table runs every row's method: leave out --method and --set (--config FILE.toml sets a "
              "method's options in a table named after it, e.g. [text-rag])")
@@ -155,10 +166,7 @@ def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, o
     except MethodError as exc:
         fail(str(exc))
     graph = load_graph(graph_name)
-    llm = None
-    if not selection.offline:
-        llm = make_policy(model=selection.model, base_url=selection.base_url, adapter=selection.adapter,
-                          temperature=selection.temperature, max_tokens=selection.max_tokens, announce_offline=False)
+    llm = _table_policy(selection)
     grader = _make_judge(judge_model) if judge else None
     selected = _open_queries(graph, queries, split, human, limit, False)
     source = _query_source(queries, split, human, limit)
@@ -172,6 +180,48 @@ def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, o
     for table in report.tables[:-1]:
         console.print(table.markdown())
     console.print(f"Report (with the paper's full Table 1): {target / 'report.md'}")
+
+
+def _retrieval_table(graph_name: str, queries: Path, paper: str, number: int, out: Path | None, runs: Path,
+                     split: str | None, human: bool, limit: int | None, k: int, concurrency: int, progress: bool,
+                     selection: MethodSelection) -> None:
+    """``ark experiment paper-table GRAPH --paper ark|seeder --table N``: every row of that retrieval table."""
+    from ..experiments.paper_tables import paper_table
+    from ..experiments.retrieval_table import build_report, run_table, table_options
+    from ..methods import MethodContext, MethodError
+    from .eval_cmd import _open_queries
+
+    try:
+        table = paper_table(paper, number)
+    except ValueError as exc:
+        fail(str(exc))
+    if selection.method != "ark" or selection.sets:
+        fail("paper-table runs every row's method: leave out --method and --set (--config FILE.toml sets a "
+             "method's options in a table named after it, e.g. [seeder] model = \"DIR\")")
+    try:
+        options = table_options(table, _toml_tables(selection.config)) if selection.config else {}
+    except MethodError as exc:
+        fail(str(exc))
+    graph = load_graph(graph_name)
+    llm = _table_policy(selection)
+    selected = _open_queries(graph, queries, split, human, limit, False)
+    source = _query_source(queries, split, human, limit)
+    results = run_table(table, graph, MethodContext(llm=llm, seed=selection.seed), selected, source, runs, k=k,
+                        concurrency=concurrency, progress=progress, console=err_console, options=options)
+    command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
+    report = build_report(table, results, graph, source, len(selected), command)
+    target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{number}-{Path(str(queries)).stem}"
+    report.write(target)
+    console.print(report.tables[0].markdown())
+    console.print(f"Report (with the paper's full table): {target / 'report.md'}")
+
+
+def _table_policy(selection: MethodSelection) -> ChatPolicy | None:
+    """The chat model the paper-table rows use (None: offline)."""
+    if selection.offline:
+        return None
+    return make_policy(model=selection.model, base_url=selection.base_url, adapter=selection.adapter,
+                       temperature=selection.temperature, max_tokens=selection.max_tokens, announce_offline=False)
 
 
 def _toml_tables(path: Path) -> dict:

@@ -66,8 +66,8 @@ COMMANDS: dict[str, Listed] = {
     "eval": Listed("eval_cmd", "Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` "
                                "compares."),
     "trajectory": Listed("trajectory_cmd", "Inspect recorded agent trajectories (JSONL files)."),
-    "train": Listed("train_cmd", "Train a method's model: seeder (needs the seeder extra), graphscout (train, "
-                                 "graphdb)."),
+    "train": Listed("train_cmd", "Train a method's model: seeder (needs the seeder extra), mfar (dense), "
+                                 "graphscout (train, graphdb)."),
     "distill": Listed("distill_cmd", "Distil an agent's tool use into a small local model: export teacher "
                                      "trajectories, train a student, compare the two."),
 }

@@ -9,7 +9,8 @@ import typer
 
 from .common import console, fail, guarded, load_graph
 
-train_app = typer.Typer(help="Train a method's model: seeder (needs the seeder extra), graphscout (train, graphdb).",
+train_app = typer.Typer(help="Train a method's model: seeder (needs the seeder extra), mfar (dense), graphscout "
+                        "(train, graphdb).",
                         no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 PRESETS = ("paper", "tiny-cpu")
@@ -108,10 +109,12 @@ def _missing_extras() -> list[str]:
 def register(app: typer.Typer) -> None:
     """Add the ``train`` command group to the ``ark`` app."""
     from .train_baselines_cmd import avatar, mor
+    from .train_mfar_cmd import mfar
     from .train_seeder_cmd import seeder
 
     train_app.command("graphscout")(guarded(graphscout))
     train_app.command("seeder")(guarded(seeder))
     train_app.command("avatar")(guarded(avatar))
     train_app.command("mor")(guarded(mor))
+    train_app.command("mfar")(guarded(mfar))
     app.add_typer(train_app, name="train")

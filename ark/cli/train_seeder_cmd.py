@@ -126,4 +126,9 @@ def _print_report(report: dict[str, Any], out: Path) -> None:
                   + (f", validation {metrics}" if metrics else ""))
     console.print(f"Seconds: embeddings {report['seconds_embeddings']:.0f}, "
                   f"subgraphs {report['seconds_subgraphs']:.0f}, training {report['seconds_training']:.0f}.")
+    if "parameters" in report:
+        from ..methods.seeder.model import PAPER_PARAMETERS
+
+        console.print(f"Network ({report.get('architecture', 'ours')}): {report['parameters']:,} trainable parameters "
+                      f"(the paper: {PAPER_PARAMETERS / 1e6:.1f}M on STaRK-PRIME, Section 5)")
     console.print(f"Model: {out} ({report['model_bytes'] / 1e6:.2f} MB); use it with --method seeder --set model={out}")

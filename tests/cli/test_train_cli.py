@@ -142,3 +142,18 @@ def test_builtin_graph_without_a_model_says_which_command_makes_one(tmp_path, mo
     (default_model_dir("hpo") / "model.json").write_text("{}")
     assert resolve_model_dir(None, Graph()) == Path(tmp_path) / "models" / "seeder-hpo"
     assert resolve_model_dir("~/elsewhere", Graph()) == Path("~/elsewhere").expanduser()
+
+
+def test_paper_architecture_trains_and_reports_its_parameter_count(cli, setup):
+    root, train, val = setup
+    out = root / "model-paper"
+    result = cli("train", "seeder", root / "graph", "--queries", train, "--val", val, "--out", out, "--seed", "3",
+                 "--no-progress", *_sets([*TINY, "architecture=paper"]))
+    assert result.exit_code == 0, result.output
+    arch = json.loads((out / "model.json").read_text())["architecture"]
+    assert not any(arch[k] for k in ("role_embeddings", "type_embeddings", "query_edges", "similarity_bias",
+                                     "self_loops", "extra_residual"))
+    import re
+
+    count = re.search(r"Network \(paper\): ([\d,]+) trainable parameters \(the paper: 1\.1M", result.text)
+    assert count and int(count.group(1).replace(",", "")) > 0, result.text

@@ -101,7 +101,7 @@ class ARK:
         started = time.perf_counter()
         trajectories = await self._run_agents(question)
         fused = fuse([t.answer for t in trajectories], self.config.fusion, seed=self.config.fusion_seed,
-                     evidence=await self._evidence(question, trajectories))
+                     evidence=await self._evidence(question, trajectories), ties=self.config.fusion_ties)
         g = self.graph
         ranked = [RankedNode(f.index, g.node_id(f.index), g.name(f.index), g.node_type(f.index), f.votes,
                              round(f.score, 6), f.first_position, f.tie_group) for f in fused]

@@ -5,6 +5,10 @@
   the earliest position in the concatenation. When the agents' graph evidence is known (``evidence``: a key per
   node, larger is stronger), it breaks ties within a vote group before the position does, and nodes with equal
   votes and equal evidence share a ``tie_group``: the graph does not distinguish them.
+  The paper's rule (Section 3.2, Appendix A.2) reads "ties broken by the earliest position at which the node
+  appears in any agent's list"; ``ties`` picks the reading: ``concatenated`` (default, ours: the position in the
+  concatenation of the lists in agent order, so agent 1's whole list precedes agent 2's) or ``any_list`` (the
+  smallest rank the node has within any single agent's list, the concatenated position after that).
 - ``ordering``: concatenate in agent order and keep each node's first appearance.
 - ``random``: a seeded random permutation of the union of the lists.
 """
@@ -15,7 +19,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from .options import FUSIONS
+from .options import FUSION_TIES, FUSIONS
 
 
 @dataclass(frozen=True)
@@ -31,11 +35,14 @@ class FusedNode:
 
 
 def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0,
-         evidence: Mapping[int, tuple[int, ...]] | None = None) -> list[FusedNode]:
+         evidence: Mapping[int, tuple[int, ...]] | None = None, ties: str = "concatenated") -> list[FusedNode]:
     """Fuse per-agent ordered answer lists with ``method`` (one of :data:`FUSIONS`); ``evidence`` (votes only)
-    breaks ties within a vote group and groups the nodes it cannot tell apart."""
+    breaks ties within a vote group and groups the nodes it cannot tell apart; ``ties`` (votes only, one of
+    :data:`FUSION_TIES`) is the reading of "earliest position" (module docstring)."""
     if method not in FUSIONS:
         raise ValueError(f"unknown fusion {method!r}; valid: {', '.join(FUSIONS)}")
+    if ties not in FUSION_TIES:
+        raise ValueError(f"unknown fusion tie-break {ties!r}; valid: {', '.join(FUSION_TIES)}")
     concatenated = [int(node) for answer in answers for node in dict.fromkeys(answer)]
     votes: dict[int, int] = {}
     first: dict[int, int] = {}
@@ -43,8 +50,9 @@ def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0,
         votes[node] = votes.get(node, 0) + 1
         first.setdefault(node, position)
     unique = list(first)  # order of first appearance = the "ordering" fusion
-    if method == "votes" and evidence:
-        return _fuse_with_evidence(unique, votes, first, evidence)
+    if method == "votes" and (evidence or ties == "any_list"):
+        order = _earliest_in_any_list(answers, first) if ties == "any_list" else first
+        return _fuse_with_evidence(unique, votes, first, evidence or {}, order)
     if method == "votes":
         unique.sort(key=lambda n: (-votes[n], first[n]))
         length = max(len(concatenated), 1)
@@ -56,16 +64,26 @@ def fuse(answers: Sequence[Sequence[int]], method: str = "votes", seed: int = 0,
     return [FusedNode(n, votes[n], first[n], (count - rank) / count) for rank, n in enumerate(unique)]
 
 
+def _earliest_in_any_list(answers: Sequence[Sequence[int]], first: dict[int, int]) -> dict[int, int]:
+    """A sort position per node: its smallest rank within any one agent's list, then its concatenated position."""
+    best: dict[int, int] = {}
+    for answer in answers:
+        for rank, node in enumerate(dict.fromkeys(int(n) for n in answer)):
+            best[node] = min(best.get(node, rank), rank)
+    span = len(first) + 1
+    return {node: best[node] * span + position for node, position in first.items()}
+
+
 def _fuse_with_evidence(unique: list[int], votes: dict[int, int], first: dict[int, int],
-                        evidence: Mapping[int, tuple[int, ...]]) -> list[FusedNode]:
-    """Votes first, then the graph's evidence, then the first position; ``score`` stays below the vote count and
-    decreases strictly (``votes - rank / (n + 1)``)."""
+                        evidence: Mapping[int, tuple[int, ...]], order: Mapping[int, int]) -> list[FusedNode]:
+    """Votes first, then the graph's evidence, then the position ``order`` gives; ``score`` stays below the vote
+    count and decreases strictly (``votes - rank / (n + 1)``)."""
 
     def strength(n: int) -> tuple[int, ...]:
         return tuple(-v for v in evidence.get(n, ()))
 
     # A node whose evidence is unknown comes after those with evidence stated, however weak, in its vote group.
-    unique = sorted(unique, key=lambda n: (-votes[n], n not in evidence, strength(n), first[n]))
+    unique = sorted(unique, key=lambda n: (-votes[n], n not in evidence, strength(n), order[n]))
     count = len(unique) + 1
     fused = [FusedNode(n, votes[n], first[n], votes[n] - rank / count) for rank, n in enumerate(unique)]
     group, grouped = 0, []

@@ -6,13 +6,16 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ..base import MethodOptions, embedder_base_url_field, embedder_field
 
 FUSIONS = ("votes", "ordering", "random")
+# Readings of the vote fusion's tie-break "earliest position at which the node appears in any agent's list"
+# (fusion.py): the concatenated lists' order (ours, the default) or the smallest rank within any one list.
+FUSION_TIES = ("concatenated", "any_list")
 ABLATIONS = ("full", "no_neighbors", "neighbors_no_query", "neighbors_no_filters")
 RELEVANCES = ("bm25", "dense")
 SCORINGS = ("fielded", "plain")
@@ -66,6 +69,9 @@ class ArkOptions(MethodOptions):
     max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")
     fusion: str = Field(default="votes", description=f"fusion of the agents' lists: {', '.join(FUSIONS)} (Table 3)")
     fusion_seed: int = Field(default=0, description="seed of the random fusion")
+    fusion_ties: Literal["concatenated", "any_list"] = Field(
+        default="concatenated", description="votes' tie-break: concatenated = earliest position in the agents' "
+        "lists concatenated in agent order (ours); any_list = smallest rank within any one agent's list")
     relevance: Literal["bm25", "dense"] = Field(
         default="bm25", description="the relevance function rel(q, d) ranking global search and neighbourhoods: "
         "bm25 (Section 3.1) or dense embeddings by `embedder` (Table 4: MiniLM; needs the dense extra)")
@@ -78,6 +84,15 @@ class ArkOptions(MethodOptions):
     system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
                                       "the graph's schema)")
     tools: ToolConfig = Field(default_factory=ToolConfig)
+
+    @model_serializer(mode="wrap")
+    def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The options as recorded in run configs and trajectories: ``fusion_ties`` only when it is not the
+        default, so that run folders made before the option existed resume and compare equal."""
+        values: dict[str, Any] = handler(self)
+        if values.get("fusion_ties") == "concatenated":
+            del values["fusion_ties"]
+        return values
 
     @field_validator("fusion")
     @classmethod

@@ -50,6 +50,10 @@ class SearchSettings(BaseModel):
         return len(self.sizes)
 
 
+NETWORK_SWITCHES = ("role_embeddings", "type_embeddings", "query_edges", "similarity_bias", "self_loops",
+                    "extra_residual")
+
+
 class TrainSettings(BaseModel):
     """Everything ``ark train seeder`` reads (defaults: Table 7's STaRK-PRIME column)."""
 
@@ -61,6 +65,15 @@ class TrainSettings(BaseModel):
     heads: int = Field(1, ge=1, description="Attention heads (ours; the paper does not say).")
     dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout (Table 7).")
     injection: Literal["concat", "add"] = Field("concat", description="Query injection (Appendix D.1).")
+    architecture: Literal["ours", "paper"] = Field(
+        "ours", description="'paper': Appendix D.2's network exactly (every switch below off unless set); 'ours': "
+                            "with our additions (every switch on unless set).")
+    role_embeddings: bool | None = Field(None, description="Role embedding (seed/selected/candidate; ours).")
+    type_embeddings: bool | None = Field(None, description="Node-type embedding (ours).")
+    query_edges: bool | None = Field(None, description="Query-conditioned edge network (ours).")
+    similarity_bias: bool | None = Field(None, description="Query-relation similarity bias on attention (ours).")
+    self_loops: bool | None = Field(None, description="Self-loop messages (ours).")
+    extra_residual: bool | None = Field(None, description="Residual around the FFN (ours).")
     batch_size: int = Field(16, ge=1, description="Questions per minibatch (Table 7: 16).")
     lr: float = Field(1e-3, gt=0, description="AdamW learning rate (Table 7).")
     weight_decay: float = Field(1e-5, ge=0, description="AdamW weight decay (Table 7).")
@@ -95,6 +108,12 @@ class TrainSettings(BaseModel):
         if self.select_metric not in METRIC_NAMES:
             raise ValueError(f"unknown select_metric {self.select_metric!r}; valid: {', '.join(METRIC_NAMES)}")
         return self
+
+    def network_switches(self) -> dict[str, bool]:
+        """Each of our network additions on or off: as set, else as ``architecture`` says (on for 'ours')."""
+        default = self.architecture == "ours"
+        return {name: default if getattr(self, name) is None else bool(getattr(self, name))
+                for name in NETWORK_SWITCHES}
 
 
 PRESETS: dict[str, dict[str, Any]] = {

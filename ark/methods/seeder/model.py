@@ -16,6 +16,11 @@ sim(q, r) enters as a learned per-head bias on the attention logit.
 Input: query injection ``concat`` ([z_v ‖ W_q z_q ‖ cos(q, v)] then a projection) or ``add`` (z_v + W_q z_q then a
 projection), plus two small embeddings of our own: the node's *role* (seed, selected at step t, or candidate at
 step t: the state the policy acts on) and its node type.
+
+Each addition of ours is a switch (all on by default; ``architecture=paper`` in the training settings turns them all
+off, giving Appendix D.2's network exactly): ``role_embeddings``, ``type_embeddings``, ``query_edges``,
+``similarity_bias`` (the w·sim(q, r) term), ``self_loops`` (each node also attends to itself through a learned
+self-loop code) and ``extra_residual`` (the x + FFN(x) form; off: h' = FFN(Norm(h + h̄)) as the paper writes it).
 """
 
 from __future__ import annotations
@@ -45,6 +50,12 @@ class Architecture(BaseModel):
     horizon: int = Field(2, ge=0, description="Expansion steps T (roles: seed, selected at / candidate at step t).")
     edge_dim: int = Field(16, gt=0, description="Size of the learned relation/direction embedding.")
     query_edges: bool = Field(True, description="Condition the edge MLP on the query as well (ours).")
+    role_embeddings: bool = Field(True, description="Add a learned embedding of the node's role (ours).")
+    type_embeddings: bool = Field(True, description="Add a learned embedding of the node's type (ours).")
+    similarity_bias: bool = Field(True, description="Per-head bias w·sim(q, r) on the attention logit (ours).")
+    self_loops: bool = Field(True, description="Self-loop messages with their own edge code (ours).")
+    extra_residual: bool = Field(True, description="FFN(x) = x + W2·GELU(W1·x) (ours); off: the paper's "
+                                 "h' = FFN(Norm(h + h̄)) without the residual around the FFN.")
 
 
 def segment_softmax(scores: torch.Tensor, index: torch.Tensor, size: int) -> torch.Tensor:
@@ -61,14 +72,16 @@ def segment_softmax(scores: torch.Tensor, index: torch.Tensor, size: int) -> tor
 class EdgeModulatedAttention(nn.Module):
     """One sparse transformer layer with edge-type modulation of keys and values."""
 
-    def __init__(self, hidden: int, heads: int, edge_in: int, dropout: float) -> None:
+    def __init__(self, hidden: int, heads: int, edge_in: int, dropout: float, *, similarity_bias: bool = True,
+                 extra_residual: bool = True) -> None:
         super().__init__()
+        self.extra_residual = extra_residual
         if hidden % heads:
             raise ValueError(f"hidden ({hidden}) must be divisible by heads ({heads})")
         self.heads, self.head_dim = heads, hidden // heads
         self.qkv = nn.Linear(hidden, 3 * hidden)
         self.edge = nn.Sequential(nn.Linear(edge_in, hidden), nn.GELU(), nn.Linear(hidden, 2 * hidden))
-        self.relation_bias = nn.Parameter(torch.zeros(heads))
+        self.relation_bias = nn.Parameter(torch.zeros(heads)) if similarity_bias else None
         self.norm = nn.LayerNorm(hidden)
         self.ffn = nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.GELU(), nn.Dropout(dropout),
                                  nn.Linear(2 * hidden, hidden))
@@ -83,12 +96,14 @@ class EdgeModulatedAttention(nn.Module):
         q = q[dst].view(shape)
         k = (k[src] * edge_key[rows]).view(shape)
         v = (v[src] + edge_value[rows]).view(shape)
-        logits = (q * k).sum(-1) / math.sqrt(self.head_dim) + edge_sims.unsqueeze(-1) * self.relation_bias
+        logits = (q * k).sum(-1) / math.sqrt(self.head_dim)
+        if self.relation_bias is not None:
+            logits = logits + edge_sims.unsqueeze(-1) * self.relation_bias
         alpha = segment_softmax(logits, dst, n)
         messages = (alpha.unsqueeze(-1) * v).reshape(len(src), -1)
         aggregated = torch.zeros_like(h).index_add_(0, dst, messages)
         x = self.norm(h + self.dropout(aggregated))
-        return x + self.dropout(self.ffn(x))
+        return x + self.dropout(self.ffn(x)) if self.extra_residual else self.dropout(self.ffn(x))
 
 
 class SeederNetwork(nn.Module):
@@ -101,13 +116,15 @@ class SeederNetwork(nn.Module):
         self.query_map = nn.Linear(arch.query_dim, arch.node_dim, bias=False)  # W_q
         width = 2 * arch.node_dim + 1 if arch.injection == "concat" else arch.node_dim
         self.input = nn.Sequential(nn.Linear(width, d), nn.GELU(), nn.Linear(d, d))
-        self.roles = nn.Embedding(2 * arch.horizon + 2, d)
-        self.types = nn.Embedding(arch.num_node_types, d)
+        self.roles = nn.Embedding(2 * arch.horizon + 2, d) if arch.role_embeddings else None
+        self.types = nn.Embedding(arch.num_node_types, d) if arch.type_embeddings else None
         self.self_loop_code = arch.num_relation_codes
-        self.edge_codes = nn.Embedding(arch.num_relation_codes + 1, arch.edge_dim)
+        self.edge_codes = nn.Embedding(arch.num_relation_codes + int(arch.self_loops), arch.edge_dim)
         self.edge_query = nn.Linear(arch.query_dim, arch.edge_dim) if arch.query_edges else None
         edge_in = 2 * arch.edge_dim if arch.query_edges else arch.edge_dim
-        self.layers = nn.ModuleList(EdgeModulatedAttention(d, arch.heads, edge_in, arch.dropout)
+        self.layers = nn.ModuleList(EdgeModulatedAttention(d, arch.heads, edge_in, arch.dropout,
+                                                           similarity_bias=arch.similarity_bias,
+                                                           extra_residual=arch.extra_residual)
                                     for _ in range(arch.layers))
         self.head_query = nn.Linear(arch.query_dim, d)
         self.expand_head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, 1))
@@ -127,17 +144,21 @@ class SeederNetwork(nn.Module):
             h = self.input(torch.cat([x, injected, sims.unsqueeze(-1)], dim=-1))
         else:
             h = self.input(x + injected)
-        h = h + self.roles(roles) + self.types(node_types)
-        n = x.shape[0]
-        loops = torch.arange(n, device=x.device)
-        src = torch.cat([src, loops])
-        dst = torch.cat([dst, loops])
-        codes = torch.cat([codes, torch.full((n,), self.self_loop_code, dtype=codes.dtype, device=x.device)])
-        edge_sims = torch.cat([edge_sims, torch.zeros(n, dtype=edge_sims.dtype, device=x.device)])
+        if self.roles is not None:
+            h = h + self.roles(roles)
+        if self.types is not None:
+            h = h + self.types(node_types)
+        if self.arch.self_loops:
+            n = x.shape[0]
+            loops = torch.arange(n, device=x.device)
+            src = torch.cat([src, loops])
+            dst = torch.cat([dst, loops])
+            codes = torch.cat([codes, torch.full((n,), self.self_loop_code, dtype=codes.dtype, device=x.device)])
+            edge_sims = torch.cat([edge_sims, torch.zeros(n, dtype=edge_sims.dtype, device=x.device)])
         if self.edge_query is None:
             rows, table = codes, self.edge_codes.weight
         else:  # one row per (graph, code) pair that occurs
-            num_codes = self.arch.num_relation_codes + 1
+            num_codes = self.arch.num_relation_codes + int(self.arch.self_loops)
             pairs, rows = torch.unique(graph[dst] * num_codes + codes, return_inverse=True)
             table = torch.cat([self.edge_codes(pairs % num_codes), self.edge_query(queries)[pairs // num_codes]], -1)
         for layer in self.layers:
@@ -154,5 +175,10 @@ class SeederNetwork(nn.Module):
         return logits[:, 1] - logits[:, 0]
 
 
+# Section 5 (Latency and Memory): "SeedER ... using only 1.1M trainable parameters" (STaRK-PRIME, Table 7's shape).
+PAPER_PARAMETERS = 1_100_000
+
+
 def count_parameters(module: nn.Module) -> int:
+    """Trainable parameters of ``module``."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -119,6 +119,7 @@ def train_seeder(graph: Any, train: Sequence[Question], out_dir: str | Path, set
     none, :class:`~.trainer.SeederTrainingError` says so. Validation questions are all kept (unreachable ones
     score zero, as at test time).
     """
+    from .model import count_parameters
     from .store import CHECKPOINTS, directory_size, save_model
     from .trainer import PolicyTrainer, SeederTrainingError
 
@@ -165,6 +166,7 @@ def train_seeder(graph: Any, train: Sequence[Question], out_dir: str | Path, set
         "seconds_training": round(outcome.seconds, 2), "best_epoch": outcome.best_epoch,
         "select_metric": settings.select_metric, "best_metric": outcome.best_metric, "validation": best_val,
         "epochs": outcome.history.epochs, "seed": settings.seed,
+        "architecture": settings.architecture, "parameters": count_parameters(outcome.network),
     }
     save_model(out_dir, outcome.network, settings, graph,
                {"spec": spec, "identity": embedder.identity, "dimension": embeddings.dimension,

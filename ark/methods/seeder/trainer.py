@@ -92,7 +92,7 @@ def architecture_for(settings: TrainSettings, node_dim: int, query_dim: int, num
     return Architecture(node_dim=node_dim, query_dim=query_dim, hidden=settings.hidden, layers=settings.layers,
                         heads=settings.heads, dropout=settings.dropout, injection=settings.injection,
                         num_relation_codes=num_relation_codes, num_node_types=num_node_types,
-                        horizon=settings.search.horizon)
+                        horizon=settings.search.horizon, **settings.network_switches())
 
 
 class PolicyTrainer:

@@ -21,6 +21,27 @@ def test_votes_rank_by_count_then_earliest_position():
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
 
 
+def test_the_two_readings_of_earliest_position_differ_where_a_later_agent_ranks_a_node_higher():
+    # One vote each. Concatenated: 1@0, 2@1, 3@2, 4@3, 5@4. Within any one list: 1, 4 rank 0; 2, 5 rank 1; 3 rank 2.
+    lists = [[1, 2, 3], [4, 5]]
+    assert [f.index for f in fuse(lists)] == [1, 2, 3, 4, 5]
+    assert [f.index for f in fuse(lists, ties="concatenated")] == [1, 2, 3, 4, 5]
+    fused = fuse(lists, ties="any_list")
+    assert [f.index for f in fused] == [1, 4, 2, 5, 3]
+    assert [f.first_position for f in fused] == [0, 3, 1, 4, 2]  # still the concatenated position
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+    # Votes still come first under either reading; evidence still comes before the position.
+    assert [f.index for f in fuse([[1, 2], [3, 2]], ties="any_list")] == [2, 1, 3]
+    evidence = {1: (0,), 2: (0,), 3: (0,), 4: (1,), 5: (2,)}
+    assert [f.index for f in fuse(lists, ties="any_list", evidence=evidence)] == [5, 4, 1, 2, 3]
+
+
+def test_an_unknown_tie_break_names_the_choices():
+    with pytest.raises(ValueError, match="unknown fusion tie-break 'first'; valid: concatenated, any_list"):
+        fuse([[1]], ties="first")
+
+
 def test_votes_ignore_duplicates_within_one_agent():
     assert [f.index for f in fuse([[7, 7, 8], [8]])] == [8, 7]
 

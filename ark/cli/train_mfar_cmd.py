@@ -1,0 +1,80 @@
+"""``ark train mfar GRAPH --queries TRAIN``: train mFAR's query-conditioned field weights (registered by
+:mod:`ark.cli.train_cmd`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from .common import check_writable, console, err_console, fail, load_graph
+
+
+def mfar(
+    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    queries: Path = typer.Option(..., "--queries", "-q", help="Training questions (our JSONL: id, query, "
+                                 "answer_ids), e.g. the HPO quiz's train split (benchmarks/recipes/hpo_quiz.sh)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Model folder (default: ARK_HOME/models/mfar-GRAPH, "
+                                    "which --method mfar uses when no model= is set). An interrupted run resumes "
+                                    "from its checkpoints."),
+    set_values: list[str] = typer.Option([], "--set", "-s", help="A training setting, KEY=VALUE: epochs, "
+                                         "batch_size, lr, weight_decay, candidates."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the initialisation and the shuffling."),
+    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads."),
+    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress lines (questions, epochs)."),
+) -> None:
+    """Train mFAR's field weights on a graph's questions and write a model folder for ``--method mfar``."""
+    from pydantic import ValidationError
+
+    from ..methods.mfar.method import default_model_dir
+    from ..methods.mfar.model import MODEL_FILE, MfarModelError, MfarSettings
+    from ..methods.options import parse_set_values
+    from ..methods.registry import MethodError
+
+    if not queries.is_file():
+        fail(f"--queries {queries}: no such file")
+    out = out or default_model_dir(Path(graph).name)
+    if (out / MODEL_FILE).is_file() and not force:
+        fail(f"{out} already holds a trained mFAR model; pass --force to retrain it or choose another --out")
+    check_writable(out / MODEL_FILE, "cannot write --out")
+    try:
+        settings = MfarSettings(**{**parse_set_values(set_values), "seed": seed})
+    except (ValidationError, MethodError) as exc:
+        fail(f"invalid mFAR settings: {' '.join(str(exc).split())}")
+    try:
+        import torch
+    except ImportError:
+        fail("training mFAR needs torch: pip install 'ark-kg[dense]'")
+    torch.set_num_threads(threads)
+    kg = load_graph(graph)
+    questions = _questions(queries, kg)
+    from ..methods.mfar.training import train_mfar
+
+    started = time.perf_counter()
+    try:
+        report = train_mfar(kg, questions, out, settings, lambda m: err_console.print(m, highlight=False), progress)
+    except MfarModelError as exc:
+        fail(str(exc), code=1)
+    console.print(f"Trained mFAR on {len(questions):,} questions ({len(report['fields'])} fields × BM25 and dense, "
+                  f"{report['parameters']:,} trained parameters) in {time.perf_counter() - started:.0f} s "
+                  f"(field indexes {report['seconds_fields']:.0f} s, pools {report['seconds_pools']:.0f} s, "
+                  f"training {report['seconds_training']:.0f} s)")
+    console.print(f"Model: {out} ({report['model_bytes'] / 1e3:.1f} kB); use it with --method mfar --set model={out}")
+
+
+def _questions(path: Path, graph: object) -> list[tuple[str, list[int]]]:
+    from ..loaders.queries import read_query_jsonl
+
+    try:
+        queries = read_query_jsonl(path)
+    except ValueError as exc:
+        fail(f"--queries {path}: {exc}")
+    found = [(q.query, [graph.index_of(a) for a in q.answer_ids if graph.has_node(a)])  # type: ignore[attr-defined]
+             for q in queries]
+    found = [(q, answers) for q, answers in found if answers]
+    if not found:
+        fail(f"--queries {path} holds no question with an answer in this graph (one JSON object a line: "
+             "{\"id\", \"query\", \"answer_ids\"})")
+    return found
