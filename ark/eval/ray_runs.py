@@ -217,6 +217,12 @@ class QueryWorker:
         return {"pid": os.getpid(), "host": socket.gethostname(), "error": self.error,
                 "concurrent": bool(self.method is not None and self.method.concurrent)}
 
+    def embedding_usage(self) -> dict[str, dict[str, Any]]:
+        """What this worker's process embedded (its method's build included), for the driver's run config."""
+        from ..index.embedding_usage import EMBEDDING_USAGE
+
+        return EMBEDDING_USAGE.snapshot()
+
     async def run(self, text: str, k: int) -> tuple[Any, float]:
         """One query: the method's output and the seconds it took (an exception is the query's outcome)."""
         if self.method is None:
@@ -377,6 +383,7 @@ class RayExecutor:
                            f"each{shared}")
                 self._dispatch(ray, pool, budget, num_cpus, todo, k, record)
             finally:
+                _count_worker_embeddings(ray, pool)
                 if budget is not None:
                     with contextlib.suppress(Exception):
                         self.budget_peaks = ray.get(budget.peak_in_flight.remote(), timeout=10)
@@ -448,6 +455,18 @@ class RayExecutor:
                    f"go to another worker{wait}")
         with contextlib.suppress(Exception):
             ray.kill(worker.handle)
+
+
+def _count_worker_embeddings(ray: Any, pool: Sequence[_Worker]) -> None:
+    """Add what each worker embedded to this process's tally, which the run's config records (a worker that died
+    took its count with it)."""
+    from ..index.embedding_usage import EMBEDDING_USAGE
+
+    for worker in pool:
+        with contextlib.suppress(Exception):
+            for spec, entry in ray.get(worker.handle.embedding_usage.remote(), timeout=10).items():
+                EMBEDDING_USAGE.add(spec, entry["texts"], entry["tokens"], entry["counted_by"],
+                                    entry.get("texts_without_usage", 0))
 
 
 def _cause(exc: BaseException) -> BaseException:

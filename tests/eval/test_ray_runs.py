@@ -254,3 +254,23 @@ def test_a_graph_that_differs_on_a_worker_is_refused_with_one_line(cluster, grap
                            workers=1)
     with pytest.raises(RayRunError, match="fingerprint"):
         run_eval(graph, executor.choice, make_queries(1), tmp_path / "run", progress=False, executor=executor)
+
+
+def test_what_ray_workers_embed_is_counted_in_the_run_config(cluster, graph_dir, tmp_path):
+    from tests.support.embeddings_server import EmbeddingsServer, token_count
+
+    REMOTE = "openai:test-embedder"  # the model the loopback embeddings server serves
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": q.id, "query": q.query, "answer_ids": q.answer_ids}) + "\n"
+                               for q in make_queries(copies=1)))
+    with EmbeddingsServer() as server:
+        spread = CliRunner().invoke(app, ["eval", str(graph_dir), "-m", "dense", "--set", f"embedder={REMOTE}",
+                                          "--set", f"embedder_base_url={server.base_url}", "-q", str(queries),
+                                          "--no-progress", "--run-dir", str(tmp_path / "ray"), "--ray", "local",
+                                          "--ray-workers", "2"])
+        sent = [text for request in server.requests for text in request["input"]]
+    assert spread.exit_code == 0, spread.output
+    assert {text for text, _ in QUESTIONS} <= set(sent)  # the workers embedded the questions
+    config = json.loads((tmp_path / "ray" / "config.json").read_text())
+    assert config["embedding_usage"] == {REMOTE: {"texts": len(sent), "tokens": sum(map(token_count, sent)),
+                                                  "counted_by": "endpoint"}}
