@@ -33,7 +33,7 @@ def _updater(folder: Path, seed: int, marks: int) -> None:
     for step in range(10_000):
         graph = KnowledgeGraph.load(folder)
         os.write(marks, b"u")
-        graph = update_graph(folder, random_delta(ContentModel(graph), rng, step), current=graph)
+        graph = update_graph(folder, random_delta(ContentModel(graph), rng, 1000 * seed + step), current=graph)
         open_index(graph, "bm25", progress=False)
         os.write(marks, b"U")
         if rng.random() < 0.5:
@@ -51,8 +51,12 @@ def _kill_once(folder: Path, seed: int, target: bytes, fraction: float, took: di
         os.close(read_end)
         try:
             _updater(folder, seed, write_end)
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
         finally:
-            os._exit(0)
+            os._exit(1)  # only a kill should end it
     os.close(write_end)
     started: dict[bytes, float] = {}
     try:
@@ -66,7 +70,8 @@ def _kill_once(folder: Path, seed: int, target: bytes, fraction: float, took: di
                     break
             else:
                 took[mark.lower()].append(now - started[mark.lower()])
-        os.waitpid(pid, 0)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, "the updater failed (see stderr)"
         return target.upper() not in os.read(read_end, 64)
     finally:
         os.close(read_end)
