@@ -81,17 +81,25 @@ def _torch_threads(threads: int) -> None:
 
 
 def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
-    """The HPO quiz (recipe ``hpo``, fixed seed) beside the model; its train and validation splits."""
+    """The HPO quiz (recipe ``hpo``, fixed seed) beside the model; its train and validation splits. Kept for the
+    graph version it was made from (``quiz/graph.json``): a graph updated since gets a new quiz."""
+    import json
+
     from ..quiz import generate_quiz
     from ..quiz.output import write_splits
     from ..quiz.recipes import recipe
+    from ..storage.atomic import atomic_write_text
 
     splits = out / "quiz"
-    if not (splits / "train.jsonl").is_file() or not (splits / "val.jsonl").is_file():
+    made_from = {"fingerprint": kg.metadata.get("fingerprint"), "graph_version": kg.metadata.get("graph_version")}
+    stamp = splits / "graph.json"
+    same = stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")) == made_from
+    if not (same and (splits / "train.jsonl").is_file() and (splits / "val.jsonl").is_file()):
         started = time.perf_counter()
         with err_console.status("Generating the HPO quiz (recipe hpo) for training questions ..."):
             result = generate_quiz(kg, recipe("hpo"))
         write_splits(result.questions, splits)
+        atomic_write_text(stamp, json.dumps(made_from))
         err_console.print(f"HPO quiz: {len(result.questions):,} questions in {time.perf_counter() - started:.0f} s; "
                           f"training on {splits / 'train.jsonl'}, validating on {splits / 'val.jsonl'} "
                           "(the test split is not used)")

@@ -192,10 +192,13 @@ def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> Any:
 def _string_buffers(column: pa.ChunkedArray) -> Iterator:
     """The buffers of ``column`` as one array would have them, without copying the text: a column of several
     chunks (a loader's batches) hashes like its ``combine_chunks()``, so the fingerprint does not depend on how the
-    rows were batched. One chunk yields its own buffers, as fingerprints have always been computed."""
+    rows were batched. A chunk laid out as a fresh array (offsets from 0, no validity bitmap, no bytes after the
+    last string: every graph read from disk) hashes as its own buffers always did; a sliced, filtered or
+    concatenated one (the merge of a graph's updates) hashes like that fresh layout, so equal content gives equal
+    fingerprints whatever built the column."""
     chunks = column.chunks
     kind = column.type
-    if len(chunks) == 1 or column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+    if column.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         for chunk in chunks if len(chunks) == 1 else [column.combine_chunks()]:
             yield from (buffer for buffer in chunk.buffers() if buffer is not None)
         return

@@ -134,7 +134,10 @@ def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: dict
     n = table.num_rows
     if n == 0:
         raise GraphValidationError("the update would leave the graph without nodes")
-    node_types, type_codes = _codes(base.node_types, table.column("type"))
+    known = list(base.node_types)
+    for delta in deltas:  # type names numbered as applying the deltas one by one would (the fingerprint reads them)
+        known = _codes(known, _last_rows(delta.nodes).column("type"))[0]
+    node_types, type_codes = _codes(known, table.column("type"))
     relation_types = list(base.relation_types)
     for delta in deltas:
         for relation in delta.edges_added.column("relation").to_pylist():
@@ -142,6 +145,13 @@ def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: dict
                 relation_types.append(relation)
     src, dst, rel = _live_edges(base, deltas, final_ids, last_delete, relation_types, n)
     return build_graph_from_arrays(table, type_codes, node_types, src, dst, rel, relation_types, metadata=metadata)
+
+
+def _last_rows(nodes: pa.Table) -> pa.Table:
+    """The rows of ``nodes`` that are the last for their id (an id given twice in one update keeps its last row)."""
+    ids = nodes.column("id").to_pylist()
+    last = {node_id: k for k, node_id in enumerate(ids)}
+    return nodes.filter(pa.array([last[x] == k for k, x in enumerate(ids)], pa.bool_()))
 
 
 def _codes(known: list[str], column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:

@@ -237,3 +237,25 @@ def version_history(path: str | Path) -> list[dict[str, Any]]:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class VersionFollower:
+    """Follows the graph at ``path`` for a long-lived reader (a server): :meth:`latest` returns the graph it is
+    given while the version manifest is unchanged (one ``stat``), else the newest version, opened."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._stamp: tuple[int, int] | None = None
+
+    def latest(self, graph: KnowledgeGraph) -> KnowledgeGraph:
+        try:
+            stat = (self.path / MANIFEST).stat()
+        except FileNotFoundError:
+            return graph
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            manifest = read_manifest(self.path)
+            if manifest is not None and manifest["current"] != graph.metadata.get("graph_version", 0):
+                graph = open_version(self.path)
+            self._stamp = stamp
+        return graph

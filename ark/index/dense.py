@@ -156,6 +156,7 @@ class DenseIndex:
         self._encoder = encoder
         self._query_cache: dict[str, np.ndarray] = {}
         self._approximate = None
+        self.doc_keys: np.ndarray | None = None  # per document, its node id + text digest (ark.index.reuse)
 
     @classmethod
     def build(
@@ -238,6 +239,8 @@ class DenseIndex:
         """Write embeddings and settings atomically, with the IVF index when global search will use one."""
         with atomic_directory(directory) as tmp:
             np.save(tmp / "embeddings.npy", np.ascontiguousarray(self.embeddings))
+            if self.doc_keys is not None:  # what a later version of the graph reuses rows by
+                np.save(tmp / "doc_keys.npy", self.doc_keys)
             (tmp / "meta.json").write_text(json.dumps({"model": self.model, "num_docs": self.num_docs}))
             if self.uses_approximate_search():
                 self.approximate_index().save(tmp)

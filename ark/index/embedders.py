@@ -238,9 +238,11 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
                     block: int = 512) -> np.ndarray:
     """Every node document's embedding, shape ``(graph.num_nodes, embedder.dimension)``, row ``i`` = node ``i``.
 
-    Cached in ``<graph.path>/index/embed-<hash of the identity>/`` with the graph's fingerprint, and rebuilt only
-    when either changes; an interrupted build resumes at the first unfinished block of ``block`` texts. Graphs
-    without a folder (or fingerprint), or whose folder is read-only, are embedded in memory. For a graph on disk the
+    Cached in ``<graph.path>/index/embed-<hash of the identity>/`` (for an updated graph, in its newest update's
+    folder) with the graph's fingerprint, and rebuilt only when either changes, reusing the rows of earlier versions
+    whose node and document are unchanged (:mod:`ark.index.reuse`); an interrupted build resumes at the first
+    unfinished block of ``block`` texts. Graphs without a folder (or fingerprint), or whose folder is read-only, are
+    embedded in memory. For a graph on disk the
     packaged default embedder reads (or builds) the ``dense`` text index instead, which holds the same vectors.
     """
     fingerprint = _graph_fingerprint(graph)
@@ -248,23 +250,32 @@ def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch
     if _is_packaged_default(embedder) and graph_path is not None and fingerprint is not None:
         return np.asarray(open_index(graph, "dense", progress=progress).index.embeddings)
 
+    from ark.index.reuse import KEYS_FILE, embed_following_updates
+    from ark.index.versioned import index_root
+
     settings = {"kind": "embeddings", "identity": embedder.identity, "documents": "node_documents"}
     adapter = _EncoderAdapter(embedder, batch_size)
+    name = f"embed-{settings_hash(settings)}"
+    directory = None if graph_path is None or fingerprint is None else index_root(graph) / "index" / name
+    keys: list[np.ndarray] = []
+
+    def embed(texts: Sequence[str], work: Path | None) -> np.ndarray:
+        return embed_texts(texts, embedder.identity, cache_dir=work, progress=progress, block=block, encoder=adapter)
 
     def build(cache_dir: Path | None) -> np.ndarray:
-        docs = list(node_documents(graph))
-        return np.ascontiguousarray(embed_texts(docs, embedder.identity, cache_dir=cache_dir, progress=progress,
-                                                block=block, encoder=adapter))
+        vectors, doc_keys = embed_following_updates(graph, list(node_documents(graph)), name, settings, directory,
+                                                    embed, cache_dir)
+        keys.append(doc_keys)
+        return np.ascontiguousarray(vectors)
 
-    if graph_path is None or fingerprint is None:
+    def save(vectors: np.ndarray, folder: Path) -> None:
+        np.save(folder / "embeddings.npy", vectors)
+        np.save(folder / KEYS_FILE, keys[-1])  # what a later version of the graph reuses rows by
+
+    if directory is None:
         return build(None)
-    directory = Path(graph_path) / "index" / f"embed-{settings_hash(settings)}"
-    return open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build, write=_save_vectors,
+    return open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build, write=save,
                        load=_load_vectors, what="node embeddings")
-
-
-def _save_vectors(vectors: np.ndarray, folder: Path) -> None:
-    np.save(folder / "embeddings.npy", vectors)
 
 
 def _load_vectors(folder: Path) -> np.ndarray:

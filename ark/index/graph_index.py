@@ -150,7 +150,10 @@ class IndexKind:
     cache manifest (a change rebuilds); ``documents(graph, settings, fields)`` yields one document per node;
     ``build(docs, settings, num_docs, cache_dir, progress)`` and ``load(directory)`` make the index object.
     ``graph_defaults(graph, params)``, when given, fills parameters whose defaults depend on the graph (such as
-    which attributes name a node) before ``settings`` records them.
+    which attributes name a node) before ``settings`` records them. ``build_graph(graph, docs, settings, cache_dir,
+    progress, directory)``, when given, builds instead of ``build`` with the graph at hand and the cache folder
+    (``directory``, None in memory): how the ``dense`` kind reuses earlier versions' vectors
+    (:mod:`ark.index.reuse`).
     """
 
     name: str
@@ -159,6 +162,7 @@ class IndexKind:
     build: Callable[[Iterable[Any], dict[str, Any], int, Path | None, bool], Any]
     load: Callable[[Path], Any]
     graph_defaults: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
+    build_graph: Callable[[Any, Iterable[Any], dict[str, Any], Path | None, bool, Path | None], Any] | None = None
 
 
 INDEX_KINDS: dict[str, IndexKind] = {}
@@ -192,11 +196,16 @@ def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | No
         params = spec.graph_defaults(graph, dict(params))
     settings = spec.settings(params, fields)
 
-    def build(cache_dir: Path | None) -> Any:
-        return spec.build(spec.documents(graph, settings, fields), settings, graph.num_nodes, cache_dir, progress)
-
     fingerprint = _graph_fingerprint(graph)
     graph_path = getattr(graph, "path", None)
+    directory: Path | None = None
+
+    def build(cache_dir: Path | None) -> Any:
+        docs = spec.documents(graph, settings, fields)
+        if spec.build_graph is not None:
+            return spec.build_graph(graph, docs, settings, cache_dir, progress, directory)
+        return spec.build(docs, settings, graph.num_nodes, cache_dir, progress)
+
     if graph_path is None or fingerprint is None:
         return GraphTextIndex(graph, build(None))
     from .versioned import follows_updates, index_root, open_segmented

@@ -120,6 +120,28 @@ def _build_dense(docs: Iterable[str], settings: dict[str, Any], num_docs: int, c
     return DenseIndex.build(list(docs), model=settings["model"], cache_dir=cache_dir, progress=progress)
 
 
+def _build_dense_reusing(graph: Any, docs: Iterable[str], settings: dict[str, Any], cache_dir: Path | None,
+                         progress: bool, directory: Path | None) -> Any:
+    """The dense index of ``graph``, reusing the vectors of nodes whose document an earlier version of the graph
+    already embedded (:mod:`ark.index.reuse`)."""
+    from . import dense
+    from .reuse import embed_following_updates
+
+    model = settings["model"]
+    encoder: list[Any] = []  # loaded on the first text that needs embedding
+
+    def embed(texts: Any, work: Path | None) -> Any:
+        if not encoder:
+            encoder.append(dense.load_encoder(model))
+        return dense.embed_texts(texts, model, cache_dir=work, progress=progress, encoder=encoder[0])
+
+    name = directory.name if directory is not None else ""
+    vectors, keys = embed_following_updates(graph, list(docs), name, settings, directory, embed, cache_dir)
+    index = dense.DenseIndex(vectors, model, encoder[0] if encoder else None)
+    index.doc_keys = keys
+    return index
+
+
 def _load_dense(directory: Path) -> Any:
     from .dense import DenseIndex
 
@@ -145,4 +167,5 @@ register_index_kind(IndexKind("bm25", _bm25_settings("bm25"), _node_documents, _
                               _bm25_graph_defaults))
 register_index_kind(IndexKind("bm25-rel", _bm25_settings("bm25-rel"), _relational_documents, _build_bm25,
                               BM25Index.load, _bm25_graph_defaults))
-register_index_kind(IndexKind("dense", _dense_settings, _plain_documents, _build_dense, _load_dense))
+register_index_kind(IndexKind("dense", _dense_settings, _plain_documents, _build_dense, _load_dense,
+                              build_graph=_build_dense_reusing))

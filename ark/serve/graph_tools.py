@@ -32,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ark.runtime.tools import INVALID_ARGUMENTS, BoundTool, ToolResult, ToolSet, ToolSpec
 from ark.text import clean_inline
 
+from .tool_state import GraphState
+
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
 
@@ -163,11 +165,9 @@ class GraphTools:
                  questions: QuestionService | None = None) -> None:
         from ark.methods.ark.options import ToolConfig
 
-        self.graph = graph
-        self.index = index
-        self.limits = limits or ResultLimits()
+        self.state = GraphState(graph, index, questions)  # follows the graph's versions
+        self.limits = lim = limits or ResultLimits()
         self.questions = questions
-        lim = self.limits
         self.tool_config = ToolConfig(max_observation_chars=lim.max_chars,
                                       max_global_size=min(ToolConfig().max_global_size, lim.max_rows),
                                       neighborhood_budget=min(ToolConfig().neighborhood_budget, lim.max_rows))
@@ -178,6 +178,14 @@ class GraphTools:
             own.append(BoundTool(spec, lambda args: ToolResult("", {"args": args})))
         self.own = ToolSet(own)
         self.exploration = [name for name in self._toolbox().tools.names if name not in AGENT_STATE_TOOLS]
+
+    @property
+    def graph(self) -> KnowledgeGraph:  # the call's version (one per call), else the newest
+        return self.state.graph
+
+    @property
+    def index(self) -> Any:
+        return self.state.index
 
     def _toolbox(self):
         from ark.methods.ark.tools import Toolbox
@@ -198,13 +206,15 @@ class GraphTools:
         """Run a synchronous tool (every tool but ``retrieve``); bad calls become explanatory results."""
         raw = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
         if name in self.exploration:
-            return self._toolbox().execute(name, raw)
+            with self.state.one_version():  # the whole call sees one version
+                return self._toolbox().execute(name, raw)
         if name == RETRIEVE:
             return ToolResult.failure("retrieve runs asynchronously: call aexecute", INVALID_ARGUMENTS)
         if name not in self.own.tools:
             return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(self.names)}.",
                                       "unknown_tool", tool=name)
-        return self.own.execute(name, raw)
+        with self.state.one_version():
+            return self.own.execute(name, raw)
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run any tool; ``retrieve`` awaits the method, the others run in a worker thread."""
@@ -216,8 +226,8 @@ class GraphTools:
         checked = self.own.execute(name, raw)
         if not checked.ok:
             return checked
-        args: RetrieveArgs = checked.data["args"]
-        return await self.retrieve(args)
+        with self.state.one_version():
+            return await self.retrieve(checked.data["args"])
 
     # ------------------------------------------------------------------ helpers
     def _node(self, ref: NodeRef) -> int | ToolResult:
@@ -467,7 +477,9 @@ class GraphTools:
             answered = await self.questions.ask(args.question, args.method, args.options, top=rows)
         except RequestError as exc:
             return ToolResult.failure(str(exc), exc.kind)
-        g = self.graph
+        g = self.graph  # the call's version: the answer's, unless an update landed while it ran
+        if g.metadata.get("graph_version", 0) != answered.get("graph_version", 0):
+            return ToolResult.failure("the graph changed while the question ran: ask again", "graph_changed")
         who = answered["llm"] or args.method
         header = [f"{args.method} ({who}) ranked {answered['total']} node(s) for: {args.question!r} "
                   f"({answered['wall_s']:.2f} s):", ""]

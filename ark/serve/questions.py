@@ -93,26 +93,17 @@ class QuestionService:
         self._in_flight = max_in_flight
         self._slots: asyncio.Semaphore | None = None
         self._question_graph: ContextVar[KnowledgeGraph | None] = ContextVar("ark_question_graph", default=None)
-        self._manifest_stamp: tuple[int, int] | None = None
+        self._follower: Any = None  # ark.graph.versions.VersionFollower, made on the first question
 
     def current_graph(self) -> KnowledgeGraph:
         """The graph's newest version: reopened when its version manifest changed since the last question."""
-        from pathlib import Path
-
-        from ark.graph.versions import MANIFEST, open_version, read_manifest
+        from ark.graph.versions import VersionFollower
 
         if self.graph.path is None:
             return self.graph
-        try:
-            stat = (Path(self.graph.path) / MANIFEST).stat()
-        except FileNotFoundError:
-            return self.graph
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        if stamp != self._manifest_stamp:
-            manifest = read_manifest(self.graph.path)
-            if manifest is not None and manifest["current"] != self.graph.metadata.get("graph_version", 0):
-                self.graph = open_version(self.graph.path)
-            self._manifest_stamp = stamp
+        if self._follower is None:
+            self._follower = VersionFollower(self.graph.path)
+        self.graph = self._follower.latest(self.graph)
         return self.graph
 
     # ------------------------------------------------------------------ methods

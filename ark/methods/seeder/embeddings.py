@@ -20,6 +20,7 @@ import numpy as np
 from ark.index.embedders import Embedder, node_embeddings, normalise_rows, open_embedder
 from ark.index.graph_index import _graph_fingerprint, settings_hash
 from ark.index.topk import top_k
+from ark.index.versioned import index_root
 from ark.storage.cache_folder import publish, valid_manifest, writable
 from ark.storage.locks import build_lock
 
@@ -178,7 +179,7 @@ def open_node_features(graph: Any, embeddings: GraphEmbeddings, dim: int = DEFAU
     fingerprint = _graph_fingerprint(graph)
     graph_path = getattr(graph, "path", None)
     directory = None if graph_path is None or fingerprint is None else \
-        Path(graph_path) / "index" / f"seeder-features-{settings_hash(settings)}"
+        index_root(graph) / "index" / f"seeder-features-{settings_hash(settings)}"
     identity = {"fingerprint": fingerprint, "settings": settings}
     if directory is not None:
         cached = _cached_features(directory, identity, pca)

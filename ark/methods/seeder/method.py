@@ -16,7 +16,7 @@ from ark.index.embedders import open_embedder
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
 from .embeddings import open_graph_embeddings, open_node_features
 from .options import SeederOptions
-from .store import load_model, read_model, resolve_model_dir
+from .store import code_maps, load_model, read_model, resolve_model_dir
 
 
 class SeederMethod(Retriever):
@@ -46,6 +46,9 @@ class SeederMethod(Retriever):
         self.features = open_node_features(graph, self.embeddings, self.settings.search.pca_dim, pca=self.record.pca)
         self.node_features = np.asarray(self.features.nodes)
         self.node_types = np.asarray(graph.node_type_codes)
+        self.codes = code_maps(self.record, graph)  # a graph updated since training numbers types otherwise
+        if self.codes is not None:
+            self.node_types = self.codes[0][self.node_types]
         self.builder = SubgraphBuilder(graph, self.embeddings, self.features, self.settings.search)
         self.mask = type_mask(graph, context.candidate_types)
         self.device = options.device
@@ -62,6 +65,9 @@ class SeederMethod(Retriever):
         if k <= 0 or not query.strip():
             return MethodOutput([], [])
         subgraph, _ = self.builder.build(self.embeddings.query(query))
+        if self.codes is not None:  # relation codes as the model numbers them (direction kept in the low bit)
+            code = subgraph.edge_code
+            subgraph.edge_code = 2 * self.codes[1][code >> 1] + (code & 1)
         with torch.no_grad():
             batch = collate([subgraph], self.node_features, self.node_types, 1, self.device)
             if self.settings.policy == "rerank":

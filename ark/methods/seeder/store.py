@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ class ModelRecord:
     settings: TrainSettings
     pca: PCA | None
     network: Any = None  # SeederNetwork, set by load_model
+    note: str | None = None  # set by load_model for a model trained on an earlier version of the graph
 
     @property
     def embedder(self) -> dict[str, Any]:
@@ -156,10 +158,67 @@ def read_model(directory: str | Path) -> ModelRecord:
     return ModelRecord(directory, meta, TrainSettings(**meta["settings"]), pca)
 
 
-def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> None:
-    """Refuse a model made for another graph (by fingerprint) or another embedder (by identity)."""
+def _trained_version(graph: Any, fingerprint: Any) -> int | None:
+    """The version of ``graph`` (a graph that changes, :mod:`ark.graph.versions`) whose fingerprint is
+    ``fingerprint``, or None when no version of it has that fingerprint."""
+    from ark.graph.versions import version_history
+
+    if getattr(graph, "path", None) is None or fingerprint is None:
+        return None
+    found = [h["version"] for h in version_history(graph.path) if h.get("fingerprint") == fingerprint]
+    return int(found[-1]) if found else None
+
+
+def _live_types(graph: Any) -> tuple[set[str], set[str]]:
+    """The node types that some node has and the relations that some edge has."""
+    counts = np.bincount(np.asarray(graph.node_type_codes, np.int64), minlength=len(graph.node_types))
+    relations = np.bincount(np.asarray(graph.edges()[2], np.int64), minlength=len(graph.relation_types))
+    return ({t for t, c in zip(graph.node_types, counts, strict=False) if c},
+            {r for r, c in zip(graph.relation_types, relations, strict=False) if c})
+
+
+def check_version(record: ModelRecord, graph: Any, trained_version: int) -> str:
+    """The note for a model trained on an earlier version of ``graph``, or :class:`SeederModelError` naming the
+    node types and relations it was trained on that no longer exist, or that it never saw."""
+    here = graph.metadata.get("graph_version", 0)
+    versions = f"trained on version {trained_version} of graph {record.graph.get('name')!r}, this is version {here}"
+    node_types, relations = _live_types(graph)
+    trained_types, trained_relations = record.graph["node_types"], record.graph["relation_types"]
+    problems = [f"{what} {', '.join(map(repr, names))} {verb}" for what, names, verb in (
+        ("node type(s)", [t for t in trained_types if t not in node_types], "no longer exist"),
+        ("relation(s)", [r for r in trained_relations if r not in relations], "no longer exist"),
+        ("node type(s)", sorted(node_types - set(trained_types)), "are new (the model never saw them)"),
+        ("relation(s)", sorted(relations - set(trained_relations)), "are new (the model never saw them)")) if names]
+    if problems:
+        raise SeederModelError(f"the SeedER model in {record.directory} was {versions}: {'; '.join(problems)}; "
+                               "retrain it on this version")
+    return (f"note: the SeedER model in {record.directory} was {versions} (its node types and relations all "
+            "still exist)")
+
+
+def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a graph whose node types or relations are numbered otherwise than at training (an updated graph):
+    arrays turning the graph's type and relation codes into the model's (unknown names to 0: checked to have no
+    nodes or edges by :func:`check_version`); None when the numbering is the model's."""
+    trained_types, trained_relations = record.graph["node_types"], record.graph["relation_types"]
+    if list(graph.node_types) == trained_types and list(graph.relation_types) == trained_relations:
+        return None
+    types = {name: code for code, name in enumerate(trained_types)}
+    relations = {name: code for code, name in enumerate(trained_relations)}
+    return (np.asarray([types.get(t, 0) for t in graph.node_types], np.int64),
+            np.asarray([relations.get(r, 0) for r in graph.relation_types], np.int64))
+
+
+def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> str | None:
+    """Refuse a model made for another graph (by fingerprint) or another embedder (by identity); for a model
+    trained on an earlier version of this graph, the note :func:`check_version` gives (None when nothing to say)."""
     trained, here = record.graph, graph_identity(graph)
+    note = None
     if trained.get("fingerprint") != here["fingerprint"]:
+        earlier = _trained_version(graph, trained.get("fingerprint"))
+        if earlier is not None:
+            note = check_version(record, graph, earlier)
+    if note is None and trained.get("fingerprint") != here["fingerprint"]:
         raise SeederModelError(
             f"the SeedER model in {record.directory} was trained on graph {trained.get('name')!r} "
             f"(fingerprint {trained.get('fingerprint')}, {trained.get('num_nodes'):,} nodes), not on this graph "
@@ -170,6 +229,7 @@ def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | N
         raise SeederModelError(
             f"the SeedER model in {record.directory} expects node embeddings from {expected!r}, but the embedder "
             f"given is {embedder_identity!r}; use the model's embedder ({record.embedder.get('spec')!r}) or retrain")
+    return note
 
 
 def load_model(directory: str | Path, graph: Any, embedder_identity: str | None = None, device: str = "cpu"
@@ -180,7 +240,9 @@ def load_model(directory: str | Path, graph: Any, embedder_identity: str | None 
     from .model import Architecture, SeederNetwork
 
     record = read_model(directory)
-    check_compatible(record, graph, embedder_identity)
+    record.note = check_compatible(record, graph, embedder_identity)
+    if record.note:
+        print(record.note, file=sys.stderr)
     network = SeederNetwork(Architecture(**record.meta["architecture"]))
     state = torch.load(record.directory / WEIGHTS_FILE, map_location="cpu", weights_only=True)
     try:
