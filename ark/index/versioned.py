@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from ..graph.delta import GraphDelta
 from ..storage.cache_folder import open_cached
 from .segments import Segment, SegmentedBM25, build_segment, doc_maps
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # graph.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated
+    from ..graph.delta import GraphDelta  # does not
 
 SEGMENTED_KINDS = ("bm25", "bm25-rel")
 

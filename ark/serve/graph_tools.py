@@ -30,9 +30,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ark.runtime.tools import INVALID_ARGUMENTS, BoundTool, ToolResult, ToolSet, ToolSpec
+from ark.serve.tool_state import GraphState
 from ark.text import clean_inline
-
-from .tool_state import GraphState
 
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
