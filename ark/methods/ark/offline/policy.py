@@ -59,6 +59,11 @@ PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be i
 FAMILY_SIZE = 10  # nodes kept when a mention names a family of nodes rather than one
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
 SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
+# The tool loop runs at most a policy's ``max_tool_calls_per_turn`` calls of one reply: a guard against a model's
+# runaway reply (32 by default). This policy is no model: each step's calls are bounded by its own constants
+# (MAX_MENTIONS, verify, PAGE_LIMIT, FAMILY_SIZE) and its replay reads every one of them as evidence (the verify
+# step checks 40 to 60 candidates per anchor type), so the loop runs them all: the most the [llm] setting allows.
+PLANNED_CALLS_PER_STEP = 10_000
 PHASES = ("anchor", "expand", "page", "second_hop", "verify", "answer", "finish")
 
 
@@ -124,6 +129,7 @@ class OfflinePolicy(EvidenceAnswers):
     """
 
     name = "offline"
+    max_tool_calls_per_turn = PLANNED_CALLS_PER_STEP  # read by the tool loop (see PLANNED_CALLS_PER_STEP)
 
     def __init__(self, graph: KnowledgeGraph, verify: int = 40, max_answers: int = 20) -> None:
         self.graph = graph
