@@ -152,7 +152,7 @@ def _existing_edges(graph: KnowledgeGraph, sources: set[str]) -> set[tuple[str, 
     """The graph's edges leaving the nodes ``sources`` (those present), as (source, target, relation) ids: read
     from their rows of the adjacency, not from all edges (a large graph has millions)."""
     ids, relations = graph._ids, graph.relation_types
-    found = set()
+    found: set[tuple[str, str, str]] = set()
     for source in sources:
         if graph.has_node(source):
             out = graph.neighbors(graph.index_of(source), direction="out")
