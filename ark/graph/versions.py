@@ -126,13 +126,17 @@ def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
     missing = [x for x in delta.nodes_deleted.to_pylist() if not graph.has_node(x)]
     if missing:
         raise GraphValidationError("cannot delete unknown node id(s): " + describe_values(missing, len(missing)))
-    present = set(graph._ids) - set(delta.nodes_deleted.to_pylist()) | set(delta.nodes.column("id").to_pylist())
-    bad = [f"{s} -[{r}]-> {t}" for s, t, r in edge_keys(delta.edges_added) if s not in present or t not in present]
+    deleted, upserted = set(delta.nodes_deleted.to_pylist()), set(delta.nodes.column("id").to_pylist())
+
+    def present(x: str) -> bool:
+        return x in upserted or (x not in deleted and graph.has_node(x))
+
+    bad = [f"{s} -[{r}]-> {t}" for s, t, r in edge_keys(delta.edges_added) if not (present(s) and present(t))]
     if bad:
         raise GraphValidationError("edge(s) to or from unknown node ids: " + describe_values(bad, len(bad)))
     removed = edge_keys(delta.edges_removed)
     if removed:
-        existing = _existing_edges(graph)
+        existing = _existing_edges(graph, {s for s, _, _ in removed})
         absent = [f"{s} -[{r}]-> {t}" for s, t, r in removed if (s, t, r) not in existing]
         if absent:
             raise GraphValidationError("cannot delete edge(s) the graph does not have: "
@@ -144,10 +148,17 @@ def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
                                                                                           len(empty_rows)))
 
 
-def _existing_edges(graph: KnowledgeGraph) -> set[tuple[str, str, str]]:
-    src, dst, rel = graph.edges()
+def _existing_edges(graph: KnowledgeGraph, sources: set[str]) -> set[tuple[str, str, str]]:
+    """The graph's edges leaving the nodes ``sources`` (those present), as (source, target, relation) ids: read
+    from their rows of the adjacency, not from all edges (a large graph has millions)."""
     ids, relations = graph._ids, graph.relation_types
-    return {(ids[s], ids[d], relations[r]) for s, d, r in zip(src.tolist(), dst.tolist(), rel.tolist(), strict=True)}
+    found: set[tuple[str, str, str]] = set()
+    for source in sources:
+        if graph.has_node(source):
+            out = graph.neighbors(graph.index_of(source), direction="out")
+            found.update((source, ids[d], relations[r]) for d, r in zip(out.nodes.tolist(), out.relations.tolist(),
+                                                                        strict=True))
+    return found
 
 
 def update_graph(path: str | Path, delta: GraphDelta, note: str = "",

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..arrays import sorted_unique
 from .exact import ExactNames
 from .postings import bm25_weights
 from .tokenizer import Tokenizer
@@ -91,7 +92,7 @@ def build_segment(node_ids: Sequence[str], docs: Iterable[Any], tokenizer: Token
         term_of_doc, doc_of = _field_terms(texts, tokenizer, vocabulary)
         lengths.append(np.bincount(doc_of, minlength=n).astype(np.int32))
         keys.append(term_of_doc.astype(np.int64) * max(n, 1) + doc_of)
-    unique = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    unique = sorted_unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
     tf = np.zeros((len(fields), len(unique)), np.float32)
     for f, field_keys in enumerate(keys):
         values, counts = np.unique(field_keys, return_counts=True)
