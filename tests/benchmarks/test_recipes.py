@@ -22,6 +22,7 @@ def recipe(name: str, *args: str | Path, env: dict[str, str] | None = None) -> s
 
 
 def test_grbench_recipe_prints_the_table_per_graph_and_resumes(tmp_path):
+    pytest.importorskip("ijson", reason="the streaming GRBench import needs ijson (the 'grbench' extra)")
     root = tmp_path / "processed_data"
     shutil.copytree(GRBENCH_FIXTURES, root)  # biomedical: graph.json + data.json; academic: graph.json only
     out = tmp_path / "out"
