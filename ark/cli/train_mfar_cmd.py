@@ -39,14 +39,14 @@ def mfar(
     """Train mFAR's field weights on a graph's questions and write a model folder for ``--method mfar``."""
     from pydantic import ValidationError
 
-    from ..methods.mfar.method import default_model_dir
     from ..methods.mfar.model import MODEL_FILE, MfarModelError, MfarSettings
+    from ..methods.model_folder import default_model_dir
     from ..methods.options import parse_set_values
     from ..methods.registry import MethodError
 
     if not queries.is_file():
         fail(f"--queries {queries}: no such file")
-    out = out or default_model_dir(Path(graph).name)
+    out = out or default_model_dir("mfar", Path(graph).name)
     if (out / MODEL_FILE).is_file() and not force:
         fail(f"{out} already holds a trained mFAR model; pass --force to retrain it or choose another --out")
     check_writable(out / MODEL_FILE, "cannot write --out")
