@@ -264,7 +264,8 @@ def make_policy(
         fail(str(exc))
     if settings.model and settings.model.startswith(LOCAL_PREFIX):
         local = _local_model(settings, adapter)
-        local.max_tool_calls_per_turn = settings.max_tool_calls_per_turn  # type: ignore[attr-defined]  # the loop reads it
+        if max_tool_calls_per_turn is not None:  # the flag wins over the cap a student's training data raised
+            local.max_tool_calls_per_turn = max_tool_calls_per_turn  # type: ignore[attr-defined]  # the loop reads it
         return local
     if adapter is not None:
         fail(f"--adapter {adapter} needs a local model (--model hf:PATH), not {settings.model or 'no model'!r}")

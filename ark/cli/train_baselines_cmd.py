@@ -7,16 +7,28 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .common import check_writable, console, err_console, fail, load_graph, make_policy
+from .train_options import (
+    ForceOption,
+    GraphArgument,
+    ThreadsOption,
+    out_option,
+    progress_option,
+    seed_option,
+    set_option,
+    set_torch_threads,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 BUILTIN_QUIZ = ("hpo",)
+QueriesOption = Annotated[Path | None, typer.Option("--queries", "-q", help="Training questions (JSONL: query, "
+                                                    "answer_ids); optional on hpo (the HPO quiz's train split).")]
 
 
 def _log(message: str) -> None:
@@ -74,18 +86,18 @@ def _settings(model: type[BaseModel], sets: list[str], seed: int) -> Any:
 
 
 def avatar(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
-    queries: Path | None = typer.Option(None, "--queries", "-q", help="Training questions (JSONL: query, "
-                                        "answer_ids); optional on hpo (the HPO quiz's train split)."),
+    graph: GraphArgument,
+    queries: QueriesOption = None,
     val: Path | None = typer.Option(None, "--val", help="Evaluation questions scoring each instruction set "
                                     "(default: a seeded sample of the training questions)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Model folder (default ARK_HOME/models/avatar-GRAPH); "
-                                    "an interrupted run resumes from its state there."),
+    out: Annotated[Path | None, out_option("Model folder (default ARK_HOME/models/avatar-GRAPH); an interrupted run "
+                                           "resumes from its state there.")] = None,
     model: str | None = typer.Option(None, "--model", "-m", help="Chat model of the actor and the comparator."),
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="A setting, KEY=VALUE: rounds, batch_size, threshold, "
-                                   "max_positives, max_negatives, eval_questions, patience, max_steps, call_chars."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the batches and the evaluation sample."),
+    sets: Annotated[list[str] | None, set_option("A setting, KEY=VALUE: rounds, batch_size, threshold, "
+                                                 "max_positives, max_negatives, eval_questions, patience, "
+                                                 "max_steps, call_chars.")] = None,
+    seed: Annotated[int, seed_option("Seed of the batches and the evaluation sample.")] = 0,
 ) -> None:
     """AvaTaR: optimise the actor's instructions with a comparator over positive and negative training questions."""
     from ..methods.avatar.training import (
@@ -98,7 +110,7 @@ def avatar(
     from ..methods.base import MethodContext
     from ..methods.registry import MethodError, needs_model_message
 
-    settings = _settings(AvatarSettings, sets, seed)
+    settings = _settings(AvatarSettings, sets or [], seed)
     out = _check_inputs(graph, queries, val, out, "avatar")
     llm = make_policy(model=model, base_url=base_url, announce_offline=False)
     if llm is None:
@@ -120,33 +132,29 @@ def avatar(
 
 
 def mor(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
-    queries: Path | None = typer.Option(None, "--queries", "-q", help="Training questions (JSONL: query, "
-                                        "answer_ids); optional on hpo (the HPO quiz's train split)."),
+    graph: GraphArgument,
+    queries: QueriesOption = None,
     val: Path | None = typer.Option(None, "--val", help="Validation questions choosing the epoch (default on hpo: "
                                     "the quiz's validation split); never a test split."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Model folder (default ARK_HOME/models/mor-GRAPH); "
-                                    "an interrupted run resumes from its checkpoint there."),
-    sets: list[str] = typer.Option([], "--set", "-s", help="A setting, KEY=VALUE: epochs, batch_size, "
-                                   "learning_rate, negatives, width, buckets, pool, text_k, anchors, max_frontier."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of initialisation and negative sampling."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads."),
-    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars."),
+    out: Annotated[Path | None, out_option("Model folder (default ARK_HOME/models/mor-GRAPH); an interrupted run "
+                                           "resumes from its checkpoint there.")] = None,
+    sets: Annotated[list[str] | None, set_option("A setting, KEY=VALUE: epochs, batch_size, learning_rate, "
+                                                 "negatives, width, buckets, pool, text_k, anchors, "
+                                                 "max_frontier.")] = None,
+    seed: Annotated[int, seed_option("Seed of initialisation and negative sampling.")] = 0,
+    threads: ThreadsOption = 1,
+    force: ForceOption = False,
+    progress: Annotated[bool, progress_option("Progress bars.")] = True,
 ) -> None:
     """MoR: plan and traverse the training questions offline, then train the structure-aware reranker (CPU)."""
-    try:
-        import torch
-    except ImportError:
-        fail("ark train mor needs torch: pip install 'ark-kg[mor]'")
+    set_torch_threads(threads, "ark train mor needs torch: pip install 'ark-kg[mor]'")
     from ..methods.mor.spec import MoRSettings
     from ..methods.mor.training import MODEL_FILE, MoRTrainingError, train_mor
 
-    settings = _settings(MoRSettings, sets, seed)
+    settings = _settings(MoRSettings, sets or [], seed)
     out = _check_inputs(graph, queries, val, out, "mor")
     if (out / MODEL_FILE).is_file() and not force:
         fail(f"{out} already holds a trained MoR model; pass --force to retrain it or choose another --out")
-    torch.set_num_threads(threads)
     kg = load_graph(graph)
     train_path, val_path = _splits(graph, kg, queries, val, out)
     try:

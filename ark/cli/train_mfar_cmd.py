@@ -5,49 +5,56 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from .common import check_writable, console, err_console, fail, load_graph
+from .train_options import (
+    ForceOption,
+    GraphArgument,
+    ThreadsOption,
+    out_option,
+    progress_option,
+    seed_option,
+    set_option,
+    set_torch_threads,
+)
 
 
 def mfar(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    graph: GraphArgument,
     queries: Path = typer.Option(..., "--queries", "-q", help="Training questions (our JSONL: id, query, "
                                  "answer_ids), e.g. the HPO quiz's train split (benchmarks/recipes/hpo_quiz.sh)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Model folder (default: ARK_HOME/models/mfar-GRAPH, "
-                                    "which --method mfar uses when no model= is set). An interrupted run resumes "
-                                    "from its checkpoints."),
-    set_values: list[str] = typer.Option([], "--set", "-s", help="A training setting, KEY=VALUE: epochs, "
-                                         "batch_size, lr, weight_decay, candidates."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the initialisation and the shuffling."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads."),
-    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress lines (questions, epochs)."),
+    out: Annotated[Path | None, out_option("Model folder (default: ARK_HOME/models/mfar-GRAPH, which --method mfar "
+                                           "uses when no model= is set). An interrupted run resumes from its "
+                                           "checkpoints.")] = None,
+    set_values: Annotated[list[str] | None, set_option("A training setting, KEY=VALUE: epochs, batch_size, lr, "
+                                                "weight_decay, candidates.")] = None,
+    seed: Annotated[int, seed_option("Seed of the initialisation and the shuffling.")] = 0,
+    threads: ThreadsOption = 1,
+    force: ForceOption = False,
+    progress: Annotated[bool, progress_option("Progress lines (questions, epochs).")] = True,
 ) -> None:
     """Train mFAR's field weights on a graph's questions and write a model folder for ``--method mfar``."""
     from pydantic import ValidationError
 
-    from ..methods.mfar.method import default_model_dir
     from ..methods.mfar.model import MODEL_FILE, MfarModelError, MfarSettings
+    from ..methods.model_folder import default_model_dir
     from ..methods.options import parse_set_values
     from ..methods.registry import MethodError
 
     if not queries.is_file():
         fail(f"--queries {queries}: no such file")
-    out = out or default_model_dir(Path(graph).name)
+    out = out or default_model_dir("mfar", Path(graph).name)
     if (out / MODEL_FILE).is_file() and not force:
         fail(f"{out} already holds a trained mFAR model; pass --force to retrain it or choose another --out")
     check_writable(out / MODEL_FILE, "cannot write --out")
     try:
-        settings = MfarSettings(**{**parse_set_values(set_values), "seed": seed})
+        settings = MfarSettings(**{**parse_set_values(set_values or []), "seed": seed})
     except (ValidationError, MethodError) as exc:
         fail(f"invalid mFAR settings: {' '.join(str(exc).split())}")
-    try:
-        import torch
-    except ImportError:
-        fail("training mFAR needs torch: pip install 'ark-kg[dense]'")
-    torch.set_num_threads(threads)
+    set_torch_threads(threads, "training mFAR needs torch: pip install 'ark-kg[dense]'")
     kg = load_graph(graph)
     questions = _questions(queries, kg)
     from ..methods.mfar.training import train_mfar

@@ -4,38 +4,49 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from .common import check_writable, console, err_console, fail, load_graph
+from .train_options import (
+    ForceOption,
+    GraphArgument,
+    out_option,
+    progress_option,
+    seed_option,
+    set_option,
+    set_torch_threads,
+    threads_option,
+)
 
 
 def seeder(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    graph: GraphArgument,
     queries: Path | None = typer.Option(None, "--queries", "-q", help="Training questions (our JSONL: query, "
                                         "answer_ids). Optional on the built-in hpo graph: the HPO quiz's train "
                                         "split is generated (benchmarks/recipes/hpo_quiz.sh's recipe)."),
     val: Path | None = typer.Option(None, "--val", help="Validation questions (model selection by validation "
                                     "recall); never a test split."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Model directory to write (default for a built-in "
-                                    "graph: ARK_HOME/models/seeder-GRAPH, which --method seeder uses when no "
-                                    "model= is set). An interrupted run resumes from its checkpoints."),
+    out: Annotated[Path | None, out_option("Model directory to write (default for a built-in graph: "
+                                           "ARK_HOME/models/seeder-GRAPH, which --method seeder uses when no model= "
+                                           "is set). An interrupted run resumes from its checkpoints.")] = None,
     preset: str | None = typer.Option(None, "--preset", help="Hyper-parameters: prime, mag, amazon (the paper's "
                                       "Table 7) or hpo (ours; the default on hpo, prime elsewhere)."),
     ablation: str | None = typer.Option(None, "--ablation", help="A Table 2b ablation: no-bpr, single-trajectory, "
                                         "no-baseline, greedy-baseline, rerank."),
-    set_values: list[str] = typer.Option([], "--set", "-s", help="Override a setting, KEY=VALUE (dotted keys for "
-                                         "search settings, e.g. --set epochs=4 --set search.budget=200)."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Random seed (parameters, shuffling, sampling)."),
+    set_values: Annotated[list[str] | None, set_option("Override a setting, KEY=VALUE (dotted keys for search "
+                                                       "settings, e.g. --set epochs=4 --set search.budget=200).")]
+    = None,
+    seed: Annotated[int, seed_option("Random seed (parameters, shuffling, sampling).")] = 0,
     embedder: str | None = typer.Option(None, "--embedder", help="Node/query embedder: all-MiniLM-L6-v2 "
                                         "(packaged, the default), a sentence-transformers directory, or "
                                         "openai:MODEL (an OpenAI-compatible /v1/embeddings endpoint)."),
     device: str = typer.Option("cpu", "--device", help="Torch device: cpu, cuda or cuda:N."),
-    threads: int = typer.Option(1, "--threads", min=1, help="Torch CPU threads (1 is fastest for these small "
-                                "graphs on shared cores)."),
-    force: bool = typer.Option(False, "--force", help="Retrain even if --out already holds a trained model."),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Progress bars (running reward)."),
+    threads: Annotated[int, threads_option("Torch CPU threads (1 is fastest for these small graphs on shared "
+                                           "cores).")] = 1,
+    force: ForceOption = False,
+    progress: Annotated[bool, progress_option("Progress bars (running reward).")] = True,
 ) -> None:
     """Train SeedER's expansion policy on a graph and write a model directory for ``--method seeder``."""
     from ..methods.options import parse_set_values
@@ -59,25 +70,17 @@ def seeder(
         fail(f"{out} already holds a trained SeedER model; pass --force to retrain it or choose another --out")
     check_writable(out / MODEL_FILE, "cannot write --out")
     try:
-        overrides = parse_set_values(set_values)
+        overrides = parse_set_values(set_values or [])
         settings = train_settings(preset or ("hpo" if graph == "hpo" else "prime"), ablation,
                                   {**overrides, "seed": seed})
     except (ValueError, MethodError) as exc:
         fail(str(exc))
-    _torch_threads(threads)
+    set_torch_threads(threads, "training SeedER needs torch: pip install 'ark-kg[seeder]'")
     kg = load_graph(graph)
     if queries is None:
         queries, val = _builtin_quiz(kg, out)
     report = _train(kg, queries, val, out, settings, embedder, device, progress)
     _print_report(report, out)
-
-
-def _torch_threads(threads: int) -> None:
-    try:
-        import torch
-    except ImportError:
-        fail("training SeedER needs torch: pip install 'ark-kg[seeder]'")
-    torch.set_num_threads(threads)
 
 
 def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:

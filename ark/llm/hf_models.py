@@ -11,6 +11,10 @@ from typing import Any
 
 # Written beside every adapter this package trains: which base it was made for (path, id and fingerprint).
 ADAPTER_META = "ark_adapter.json"
+# Written into every student this package trains (adapter, full model, merged export): what its run needs of the
+# tool loop, read from its training data. A teacher step of 40 to 60 tool calls (the offline policy's verify step)
+# taught the student to write such replies; a run capped below that would cut them where the teacher did not.
+STUDENT_META = "ark_student.json"
 # Config keys that change with where and how a model is saved or loaded, not with what it is.
 _VOLATILE_CONFIG_KEYS = {"_name_or_path", "transformers_version", "dtype", "torch_dtype", "use_cache",
                          "architectures", "_attn_implementation_autoset", "output_attentions",
@@ -70,6 +74,24 @@ def read_adapter_meta(adapter_dir: str | Path) -> dict[str, Any] | None:
     """The base-model record written beside an adapter by :func:`ark.training.sft.train_sft`, if any."""
     path = Path(adapter_dir) / ADAPTER_META
     return json.loads(path.read_text()) if path.is_file() else None
+
+
+def most_tool_calls_per_turn(samples: Any) -> int:
+    """The most tool calls one assistant message of the chat ``samples`` holds (0 for none)."""
+    return max((len(message.get("tool_calls") or []) for sample in samples for message in sample["messages"]
+                if message.get("role") == "assistant"), default=0)
+
+
+def trained_tool_calls_per_turn(*folders: str | Path | None) -> int | None:
+    """The most tool calls per turn the student's training data held, from the first of ``folders`` (an adapter,
+    then its model) that records it; None when none does (a model not trained here)."""
+    for folder in folders:
+        path = Path(folder) / STUDENT_META if folder else None
+        if path is not None and path.is_file():
+            value = json.loads(path.read_text()).get("max_tool_calls_per_turn")
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
 
 
 _PROBE_TOOL, _PROBE_CALL, _PROBE_VALUE, _PROBE_RESULT = ("probe_schema_q7x", "probe_call_k2w", "probe_value_m5z",

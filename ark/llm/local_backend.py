@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, LLMError, PolicyReply, Usage, protocol_message
 from ark.llm.settings import LOCAL_PREFIX
 
 from .hf_models import (
@@ -30,6 +30,7 @@ from .hf_models import (
     pick_device,
     pick_dtype,
     read_adapter_meta,
+    trained_tool_calls_per_turn,
 )
 from .tool_calls import parse_tool_calls
 
@@ -68,6 +69,10 @@ class LocalChatClient:
         self.usage_total = Usage()
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.tokenizer, self.model = self._load()
+        # A student trained here records the most tool calls one turn of its data held (the offline teacher's
+        # verify step: 40 to 60); the tool loop runs that many of its replies' calls, not fewer.
+        self.trained_tool_calls_per_turn = trained_tool_calls_per_turn(self.adapter, self.model_path)
+        self.max_tool_calls_per_turn = max(DEFAULT_MAX_TOOL_CALLS_PER_TURN, self.trained_tool_calls_per_turn or 0)
         self._weights_id = self._weights_identity()
         self._stop_ids = self._stop_token_ids()
         self._rng_lock = threading.Lock()  # sampling seeds torch's global RNG: one sampled generation at a time
@@ -273,7 +278,11 @@ def make_chat_client(model_spec: str | None = None, settings: Any = None, *, ada
             options.update(temperature=settings.temperature, seed=settings.seed, cache_dir=settings.cache_dir)
             if settings.max_tokens is not None:
                 options["max_new_tokens"] = settings.max_tokens
-        return LocalChatClient(path, **options)
+        client = LocalChatClient(path, **options)
+        if settings is not None:  # the configured cap, raised to what the student's training data held
+            client.max_tool_calls_per_turn = max(settings.max_tool_calls_per_turn,
+                                                 client.trained_tool_calls_per_turn or 0)
+        return client
     if adapter is not None:
         raise LLMError(f"an adapter needs a local model (--model hf:PATH), not {model_spec!r}")
     if settings is None:

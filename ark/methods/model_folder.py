@@ -33,6 +33,15 @@ def default_model_dir(method: str, graph_name: str) -> Path:
     return ark_home() / "models" / f"{method}-{graph_name}"
 
 
+def model_folder_field(method: str) -> Any:
+    """The ``model`` option of a trained baseline: the folder ``ark train METHOD`` wrote (default
+    :func:`default_model_dir`)."""
+    from pydantic import Field
+
+    return Field(default=None, description=f"model folder written by `ark train {method}` (default: "
+                                           f"ARK_HOME/models/{method}-GRAPH)")
+
+
 def library_versions() -> dict[str, str]:
     """Versions of the libraries a trained baseline's results depend on (recorded in its model file)."""
     from importlib.metadata import PackageNotFoundError, version

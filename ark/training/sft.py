@@ -29,9 +29,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm.hf_models import (
     ADAPTER_META,
+    STUDENT_META,
     check_tool_chat_template,
     load_trainable_base,
     model_fingerprint,
+    most_tool_calls_per_turn,
     pick_device,
     read_adapter_meta,
 )
@@ -303,12 +305,9 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     finally:
         torch.set_num_threads(threads)
 
-    weights = out / ("adapter" if settings.lora else "model")
-    with atomic_directory(weights) as staging:
-        trainer.model.save_pretrained(str(staging))
-        tokenizer.save_pretrained(str(staging))
-        if settings.lora:
-            _write_json(staging / ADAPTER_META, {"base": str(base), "base_fingerprint": fingerprint})
+    tool_calls = most_tool_calls_per_turn([*train_samples, *validation])
+    weights = _save_student(out, trainer.model, tokenizer, settings.lora, {"base": str(base),
+                                                                          "base_fingerprint": fingerprint}, tool_calls)
     history = list(trainer.state.log_history)
     eval_losses = [entry["eval_loss"] for entry in history if "eval_loss" in entry]
     result = SFTResult(
@@ -326,9 +325,25 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
                         "samples": len(validation)} if validation_path is not None else None),
         "truncated_samples": truncated, "max_tokens": longest, "updates": total_updates, "eval_steps": eval_steps,
         "tokens_per_epoch": lengths.tokens, "trained_tokens_per_epoch": lengths.trained_tokens,
+        "max_tool_calls_per_turn": tool_calls,
     })
     _write_json(out / RESULT_FILE, result.to_dict())
     return result
+
+
+def _save_student(out: Path, model: Any, tokenizer: Any, lora: bool, base: dict[str, str], tool_calls: int
+                  ) -> Path:
+    """Write the trained weights (``adapter/`` or ``model/``) with the tokenizer, the adapter's base record and the
+    student's record (:data:`STUDENT_META`: the most tool calls one turn of its data held); return the folder."""
+    weights = out / ("adapter" if lora else "model")
+    with atomic_directory(weights) as staging:
+        model.save_pretrained(str(staging))
+        tokenizer.save_pretrained(str(staging))
+        if lora:
+            _write_json(staging / ADAPTER_META, base)
+        _write_json(staging / STUDENT_META, {"max_tool_calls_per_turn": tool_calls, "source": "the most tool "
+                                             "calls of one assistant turn in the training and validation data"})
+    return weights
 
 
 def export_merged(adapter_dir: str | Path, out_dir: str | Path, base: str | Path | None = None) -> Path:
@@ -353,6 +368,8 @@ def export_merged(adapter_dir: str | Path, out_dir: str | Path, base: str | Path
     with atomic_directory(out) as staging:
         merged.save_pretrained(str(staging))
         tokenizer.save_pretrained(str(staging))
+        if (adapter / STUDENT_META).is_file():  # the merged student runs with the loop its data needs, too
+            (staging / STUDENT_META).write_bytes((adapter / STUDENT_META).read_bytes())
     return out
 
 

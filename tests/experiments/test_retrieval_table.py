@@ -1,11 +1,15 @@
 """``ark experiment paper-table GRAPH --paper ark|seeder --table 1|3``: the ARK and SeedER retrieval tables as a
 command. Offline on HPO every row is kept: lexical and offline-policy rows run, LLM rows say ``needs --model``,
 GraphFlow/SFT/PRM say ``not run: needs LLM fine-tuning``, unregistered methods ``not available``; on a small
-graph with a tiny trained SeedER model (``--config`` names it) SeedER's rows run beside the paper's numbers."""
+graph with a tiny trained SeedER model (``--config`` names it) SeedER's rows run beside the paper's numbers; with
+``--model`` on the scripted loopback server the LLM rows (ARK, KAR, Think-on-Graph plain and reranked) are measured
+through the real chat client and labelled with that model."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +134,88 @@ def test_seeder_tables_with_a_tiny_trained_model(cli, tmp_path, monkeypatch, num
     assert 0.0 <= float(seeder[5]) <= 1.0 and seeder[9] == ("0.199" if number == 1 else "0.310")
     if number == 1:
         assert rows["Dense Retriever"][3] == "ran" and rows["K-HOP-W-FILTER"][3] == "ran"
+
+
+class ScriptedModel:
+    """A responder playing a chat model for the LLM rows of ARK's Table 1 and SeedER's Table 3, by the system
+    prompt each protocol sends, always thinking of Marfan syndrome: ARK's agent searches it, adds the nodes it found
+    and finishes; KAR names it as the question's entity and expands it; Think-on-Graph keeps ``has_phenotype``,
+    scores candidates evenly, stops at once and puts the second document first when reranking."""
+
+    def __call__(self, body: dict):
+        from ark.methods.kar.method import ENTITY_SYSTEM, EXPAND_SYSTEM
+        from ark.methods.tog import prompts as tog
+        from tests.support.openai_server import text_reply, tool_reply
+
+        system = body["messages"][0]["content"]
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if body.get("tools"):
+            results = [m["content"] for m in body["messages"] if m["role"] == "tool"]
+            if not results:
+                return tool_reply(("search_in_graph", {"query": "Marfan syndrome"}))
+            found = re.findall(r"^\[(\d+)\]", results[0], re.MULTILINE)
+            if len(results) == 1 and found:
+                return tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": int(index), "reasoning": "found"}
+                                                                      for index in found]}))
+            return tool_reply(("finish", {}))
+        if system == ENTITY_SYSTEM:
+            return text_reply("Marfan syndrome")
+        if system == EXPAND_SYSTEM:
+            return text_reply(json.dumps({"expansion": "Marfan syndrome FBN1 fibrillin", "constraints": []}))
+        if system.startswith(tog.RELATION_SYSTEM.split("{")[0]) and "Relations:" in question:
+            return text_reply("{has_phenotype (Score: 1.0)}: findings")
+        if system == tog.CHECK_SYSTEM:
+            return text_reply("{Yes}. Enough.")
+        if system == tog.RERANK_SYSTEM:
+            return text_reply("2, 1")
+        return text_reply("Score: 0.5, 0.5")
+
+
+def test_ark_table_1_with_a_scripted_model_measures_the_llm_rows_through_the_client(cli, hpo_questions, tmp_path,
+                                                                                       openai_server):
+    openai_server.responder = ScriptedModel()
+    config = tmp_path / "rows.toml"  # ToG's seeds from BM25: embedding all of HPO with MiniLM takes minutes
+    config.write_text('[tog]\nseed_index = "bm25"\n')
+    out = tmp_path / "report"
+    result = cli("experiment", "paper-table", "hpo", "--paper", "ark", "--table", "1", "--queries", hpo_questions,
+                 "--out", out, "--runs", tmp_path / "runs", "--no-progress", "--model", "scripted-model",
+                 "--base-url", openai_server.base_url, "--config", config)
+    assert result.exit_code == 0, result.output
+    _, rows = _rows(out)
+    for label in ("ARK", "KAR", "Think-on-Graph + GPT-4o", "Think-on-Graph + LLaMA3"):
+        assert rows[label][2] == "openai:scripted-model" and rows[label][3] == "ran", rows[label]
+        assert rows[label][4] == "2" and 0.0 <= float(rows[label][5]) <= 100.0
+    assert float(rows["ARK"][6]) > 0 and float(rows["KAR"][6]) > 0  # rankings that came through the client
+    assert rows["ARK"][8:11] == ["48.20", "69.46", "57.68"]  # beside the paper's PRIME numbers
+    assert rows["AvaTaR"][3].startswith("not run:") and "ark train avatar" in rows["AvaTaR"][3]
+    assert rows["BM25"][2] == "no model (learned or lexical)"
+    assert {body["model"] for body in openai_server.requests} == {"scripted-model"}
+    assert "openai:scripted-model" in result.text
+
+
+def test_seeder_table_3_with_a_scripted_model_runs_the_tog_rows_plain_and_reranked(cli, hpo_questions, tmp_path,
+                                                                                    openai_server):
+    openai_server.responder = ScriptedModel()
+    config = tmp_path / "rows.toml"
+    config.write_text('[tog]\nseed_index = "bm25"\n')
+    out = tmp_path / "report"
+    result = cli("experiment", "paper-table", "hpo", "--paper", "seeder", "--table", "3", "--queries",
+                 hpo_questions, "--out", out, "--runs", tmp_path / "runs", "--no-progress", "--model",
+                 "scripted-model", "--base-url", openai_server.base_url, "--config", config)
+    assert result.exit_code == 0, result.output
+    report, rows = _rows(out)
+    for label in ("ToG + LLaMA3", "ToG + GPT-4o", "ToG + LLaMA3 (reranked)", "ToG + GPT-4o (reranked)"):
+        assert rows[label][2] == "openai:scripted-model" and rows[label][3] == "ran" and rows[label][4] == "2"
+    assert rows["ToG + GPT-4o (reranked)"][9] == "0.533"  # the paper's PRIME H@1 beside ours
+    folders = {run["label"]: run["folder"] for run in report["runs"]}
+    assert folders["ToG + GPT-4o"] != folders["ToG + GPT-4o (reranked)"]  # the rerank is its own configuration
+    reranks = [body for body in openai_server.requests if body["messages"][0]["content"].startswith("You rank")]
+    assert len(reranks) == 2  # one per question, in the reranked configuration only
+
+    def first_two(label):
+        lines = (Path(folders[label]) / "results.jsonl").read_text().splitlines()
+        return {row["id"]: row["ranked"][:2] for row in map(json.loads, lines)}
+
+    plain, reranked = first_two("ToG + GPT-4o"), first_two("ToG + GPT-4o (reranked)")
+    assert all(reranked[q] == plain[q][::-1] for q in plain)  # the model's "2, 1" put the second first
+    assert rows["GraphFlow"][3] == "not run: needs LLM fine-tuning (LoRA on LLaMA3-8B)"

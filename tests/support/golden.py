@@ -26,6 +26,7 @@ SHARED_DATA = Path(os.environ.get("ARK_SHARED", REPO.parent / "shared")) / "data
 PHENOPACKETS = SHARED_DATA / "phenopackets-dev.jsonl"
 SAMPLE, SEED, DEPTH = 100, 0, 20
 METHODS = ("ark", "bm25", "graphscout")
+GOLDEN_BLAS_THREADS = 2  # numpy BLAS threads of the SeedER golden (see seeder_goldens)
 # Keys whose values are clocks, not behaviour: removed before digesting a run's files.
 TIMING_KEYS = frozenset({"wall_s", "elapsed_s", "llm_s", "ms", "latency_s", "duration_s", "started_at", "finished_at",
                          "created_at", "time", "timestamp"})
@@ -101,15 +102,25 @@ def hpo_goldens(work: Path) -> dict[str, dict[str, Any]]:
 def seeder_goldens(work: Path) -> dict[str, Any]:
     """A tiny SeedER model trained on the connector fixture (MiniLM seeds), and its rankings of every question."""
     import torch
+    from threadpoolctl import threadpool_limits  # installed with sentence-transformers (through scikit-learn)
 
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    # numpy's BLAS thread count (OpenBLAS: the machine's cores unless OPENBLAS_NUM_THREADS says) changes the last
+    # bits of the node features' PCA (components differ by ~7e-9 between 1 and 2 threads), which four epochs of
+    # training amplify into other scores (with 1 thread every score moved, e.g. 0.73964 to 0.73223): pinned to
+    # the 2 threads the golden was written with, whatever the machine.
+    with threadpool_limits(limits=GOLDEN_BLAS_THREADS, user_api="blas"):
+        return _seeder_rankings(work)
+
+
+def _seeder_rankings(work: Path) -> dict[str, Any]:
     from ark.methods.seeder.config import train_settings
     from ark.methods.seeder.method import SeederMethod
     from ark.methods.seeder.options import SeederOptions
     from ark.methods.seeder.pipeline import Question, train_seeder
     from tests.support.seeder_fixture import build_connector_graph
 
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
     tiny = {"search": {"seeds": 3, "hop_budgets": [20, 40], "budget": 60, "sizes": [2, 2], "caps": [20, 20]},
             "hidden": 16, "layers": 2, "batch_size": 8, "epochs": 4, "warmup_epochs": 1, "lr": 3e-3, "dropout": 0.0,
             "seed": 0}

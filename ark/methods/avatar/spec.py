@@ -4,6 +4,7 @@ optimised by contrasting training queries it answered well with those it answere
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD, MethodOptions
+from ..model_folder import model_folder_field
 from ..prompting import prompting_spec
 
 
@@ -12,8 +13,7 @@ class AvatarOptions(MethodOptions):
 
     model_config = DEFERRED_BUILD
 
-    model: str | None = Field(default=None, description="model folder written by `ark train avatar` (default: "
-                                                        "ARK_HOME/models/avatar-GRAPH)")
+    model: str | None = model_folder_field("avatar")
     max_steps: int | None = Field(default=None, ge=1, description="actor steps per question (default: the number "
                                                                   "the instructions were optimised with)")
 

@@ -11,16 +11,10 @@ from typing import Any
 import numpy as np
 
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
+from ..model_folder import default_model_dir
 from .fields import open_field_scorers
 from .model import MfarModelError, load_model, mix
 from .options import MfarOptions
-
-
-def default_model_dir(graph_name: str) -> Path:
-    """Where ``ark train mfar NAME`` (no ``--out``) writes the model of a named graph: ``ARK_HOME/models``."""
-    from ark.config import ark_home
-
-    return ark_home() / "models" / f"mfar-{graph_name}"
 
 
 def resolve_model_dir(model: str | None, graph: Any) -> Path:
@@ -29,10 +23,10 @@ def resolve_model_dir(model: str | None, graph: Any) -> Path:
     if model:
         return Path(model).expanduser()
     name = graph.metadata.get("name")
-    if not name or not default_model_dir(str(name)).is_dir():
+    if not name or not default_model_dir("mfar", str(name)).is_dir():
         raise MfarModelError(f"no mFAR model for graph {name!r}: make one with `ark train mfar GRAPH --queries "
                              "TRAIN` or pass --set model=DIR")
-    return default_model_dir(str(name))
+    return default_model_dir("mfar", str(name))
 
 
 class MfarRetriever(Retriever):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..base import MethodOptions
+from ..model_folder import model_folder_field
 
 
 class MfarOptions(MethodOptions):
     """Which trained model to use and how many candidates each field contributes."""
 
-    model: str | None = Field(default=None, description="model folder from `ark train mfar` (default for a built-in "
-                                                         "graph: ARK_HOME/models/mfar-GRAPH)")
+    model: str | None = model_folder_field("mfar")
     candidates: int = Field(default=100, ge=1, le=2000, description="top nodes each field's scorer contributes to "
                                                                     "the candidate pool that the weights rank")

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..base import DEFERRED_BUILD, MethodOptions
+from ..model_folder import model_folder_field
 from ..registry import MethodSpec
 
 
@@ -15,8 +16,7 @@ class MoROptions(MethodOptions):
 
     model_config = DEFERRED_BUILD
 
-    model: str | None = Field(default=None, description="model folder written by `ark train mor` (default: "
-                                                        "ARK_HOME/models/mor-GRAPH)")
+    model: str | None = model_folder_field("mor")
     planner: Literal["auto", "offline", "llm"] = Field(
         default="auto", description="planning graph from: llm (the chat model), offline (ARK's question analysis) "
                                     "or auto (the chat model when one is configured, else offline)")
