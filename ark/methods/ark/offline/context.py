@@ -1,0 +1,147 @@
+"""What the offline policy knows before any question: the graph, its schema's routes between types, the question
+reader and its words, and the nodes of the tool results read so far. Built once per policy, shared by its phases."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from ....graph import KnowledgeGraph, normalize_name
+from ....question import QUESTION_WORDS, TAXONOMY_RELATIONS, QuestionAnalysis, QuestionReader, name_tokens
+from .evidence import Anchor, Evidence, SeenNode
+from .spans import word_at
+
+SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
+_RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
+
+
+class PolicyContext:
+    """The graph-level state of an offline policy: never changed by a question."""
+
+    def __init__(self, graph: KnowledgeGraph, verify: int = 40, max_answers: int = 20) -> None:
+        self.graph = graph
+        self.verify = verify
+        self.max_answers = max_answers
+        self._seen_results: dict[int, tuple[dict[str, Any], list[SeenNode]]] = {}  # see nodes
+        self.tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
+        self.reader = QuestionReader(graph)
+        # The reading of a question: every step of every agent replays it; an analysis is never modified.
+        self.analysis = functools.lru_cache(maxsize=SEEN_RESULTS_KEPT)(self.reader.read)
+        # Words that say what is asked rather than name an entity: interrogatives, auxiliaries, type names.
+        self.question_words = frozenset({"what", "which", "who", "are", "is", "was", "were", "do", "does", "can",
+                                         "associated", "linked", "related", "have", "has", "show", "shows",
+                                         "present", "presents", "list", "name", "find", "give", "all"}
+                                        | set().union(*self.reader.type_words.values()))
+        # Words that say how a question asks, not what the answers must meet (see anchoring.note_unread).
+        relation_words = set().union(*self.reader.relation_words.values(), *self.reader.relation_vocabulary.values())
+        self.ignorable = self.question_words | QUESTION_WORDS | self.reader.frame_words | relation_words
+        self.type_sizes = graph.type_counts()
+        self.links = {(t.source_type, t.target_type) for t in graph.schema}
+        self.links |= {(b, a) for a, b in self.links}
+        # The relation that links most pairs of two types (per source type, towards the wanted type at use).
+        counts: dict[tuple[str, str], tuple[int, str]] = {}
+        for t in graph.schema:
+            for pair in ((t.source_type, t.target_type), (t.target_type, t.source_type)):
+                counts[pair] = max(counts.get(pair, (0, "")), (t.count, t.relation))
+        self.main_relations = {pair: relation for pair, (_, relation) in counts.items()}
+        self.relations_between: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for t in graph.schema:
+            self.relations_between[(t.source_type, t.target_type)].add(t.relation)
+            self.relations_between[(t.target_type, t.source_type)].add(t.relation)
+
+    def nodes(self, data: dict[str, Any]) -> list[SeenNode]:
+        """The nodes a tool call returned, in its order, from its structured result. Each step replays the whole
+        history, so a result is read once and kept (by identity: the history holds the same result objects) for
+        the replays of the steps after it."""
+        key = id(data)
+        seen = self._seen_results.get(key)
+        if seen is not None and seen[0] is data:
+            return list(seen[1])
+        g = self.graph
+        nodes = [SeenNode(r["index"], g.name(r["index"]), g.node_type(r["index"]), tuple(r.get("out", ())),
+                          tuple(r.get("in", ())))
+                 for r in data.get("results", ()) if g.is_valid_index(r.get("index", -1))]
+        if len(self._seen_results) >= SEEN_RESULTS_KEPT:
+            self._seen_results.clear()
+        self._seen_results[key] = (data, nodes)
+        return list(nodes)
+
+    def text_of(self, index: int) -> str:
+        """A node's text, or nothing for an index the graph does not hold."""
+        return self.graph.text(index) if self.graph.is_valid_index(index) else ""
+
+    # ---------------------------------------------------------------- the schema's routes
+    def self_linked(self, node_type: str | None) -> bool:
+        """Whether the schema relates nodes of this type to each other (e.g. an is-a hierarchy of terms)."""
+        return node_type is not None and (node_type, node_type) in self.links
+
+    def related_to_named(self, ev: Evidence, target: str | None) -> bool:
+        """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
+        relate to each other (an is-a hierarchy), or when the question names another type to go through."""
+        if self.self_linked(target):
+            return True
+        mentions = ev.analysis.type_mentions
+        first = next((pos for pos, t in mentions if t == target), None)
+        return first is not None and any(pos > first and t != target for pos, t in mentions)
+
+    def hop_type(self, anchor_type: str, ev: Evidence) -> tuple[str | None, bool]:
+        """The type to explore from an anchor, and whether it is an intermediate stop: a type the question names
+        between the wanted type and the anchor ("genes linked to *diseases* that have phenotype X"), else the wanted
+        type if the schema links it directly, else a type that links both."""
+        target = ev.target
+        if target is None:
+            return None, False
+        middle = self.named_intermediate(ev)
+        if middle and (anchor_type, middle) in self.links and (middle, target) in self.links:
+            return middle, True
+        if (anchor_type, target) in self.links:
+            return target, False
+        middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
+        return (middles[0] if middles else target), False
+
+    def named_intermediate(self, ev: Evidence) -> str | None:
+        """A node type mentioned after the wanted type that does not label an anchor ("the phenotype X")."""
+        a = ev.analysis
+        lower = a.question.lower()
+        anchor_starts = [lower.find(anchor.name.lower()) for anchor in ev.anchors]
+        mentions = a.type_mentions
+        target_at = next((pos for pos, t in mentions if t == a.target_types[0]), None)
+        if target_at is None:
+            return None
+        for pos, node_type in mentions:
+            if pos <= target_at:
+                continue
+            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
+            # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
+            # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
+            opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(word_at(lower, pos)))
+            if not labels_anchor and opens_clause:
+                return node_type
+        return None
+
+    def hierarchy(self, a: QuestionAnalysis, anchors: Sequence[Anchor]) -> str | None:
+        """The way along the hierarchy the question looks, unless the words that said so lie inside the name of a
+        node it names ("bilateral tonic-clonic seizure with *generalized* onset" asks for nothing broader)."""
+        if not a.hierarchy:
+            return None
+        said = set(name_tokens(a.hierarchy_phrase))
+        return None if any(said <= self.tokens(anchor.name) for anchor in anchors) else a.hierarchy
+
+    def relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis,
+                      exclude: tuple[str, str] | None = None, anchors: Sequence[Anchor] = ()) -> str | None:
+        """The relation to filter a neighbourhood by: a taxonomy relation when the question looks along the
+        hierarchy, else the one relation between the two types the question names (when there are several)."""
+        if other is None:
+            return None
+        between = self.relations_between.get((anchor_type, other), set())
+        if exclude is not None:
+            between = between - self.relations_between.get(exclude, set())
+        if self.hierarchy(a, anchors):
+            taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
+            if len(taxonomy) == 1:
+                return taxonomy[0]
+        hinted = [r for r in a.relation_hints if r in between]
+        return hinted[0] if len(hinted) == 1 and len(between) > 1 else None

@@ -1,0 +1,94 @@
+"""The offline policy's records: what a tool call showed (``SeenNode``), an entity the question names (``Anchor``),
+a condition the answers must meet (``Condition``) and what the agent has learnt so far (``Evidence``).
+
+Evidence is rebuilt from the conversation at every step; only the phases' ``absorb`` writes it. Planning reads it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ....question import Mention, QuestionAnalysis
+
+
+@dataclass(frozen=True)
+class SeenNode:
+    """A node a tool call returned, with the relations that link it to the call's centre (neighbourhoods)."""
+
+    index: int
+    name: str
+    type: str
+    out_relations: tuple[str, ...] = ()
+    in_relations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A node the question names, found by a search: a starting point of the neighbourhood searches.
+    ``negated`` when the question says it is absent (a finding the patient does not show)."""
+
+    index: int
+    name: str
+    type: str
+    negated: bool = False
+
+
+@dataclass
+class Condition:
+    """One thing the answers must satisfy: a node the question names (``named``), a family of nodes whose names
+    all contain the question's words when none bears them alone (``family``), or a node whose text the question
+    paraphrases (``described``, e.g. a finding given by its definition)."""
+
+    label: str
+    members: list[int]
+    kind: str = "named"
+    negated: bool = False
+
+
+@dataclass
+class Evidence:
+    """What the agent has learnt so far, rebuilt from the observations in the conversation. ``seed`` seeds the
+    agent's own choices (a fresh generator per choice, so that planning draws nothing from the evidence)."""
+
+    analysis: QuestionAnalysis
+    seed: int
+    agent_index: int = 0
+    anchors: list[Anchor] = field(default_factory=list)
+    broad: list[SeenNode] = field(default_factory=list)
+    candidate_score: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    candidate_hits: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    candidate_names: dict[int, str] = field(default_factory=dict)
+    intermediates: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    verified: dict[int, float] = field(default_factory=dict)
+    anchor_weight: dict[int, float] = field(default_factory=dict)
+    via_middle: set[int] = field(default_factory=set)  # anchors explored towards a named intermediate type
+    intermediate_types: dict[int, str] = field(default_factory=dict)
+    conditions: list[Condition] = field(default_factory=list)
+    condition_of: dict[int, int] = field(default_factory=dict)  # anchor index -> position in ``conditions``
+    satisfied: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))  # candidate -> conditions
+    checked: set[int] = field(default_factory=set)  # candidates whose own neighbourhood was looked at
+    expansion_total: dict[int, int] = field(default_factory=dict)  # anchor -> neighbours of the wanted type
+    anchor_relations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
+    expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
+    named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
+    # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
+    support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+    filtered_out: list[dict] = field(default_factory=list)  # expansions a relation filter left empty
+    unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
+
+    @property
+    def target(self) -> str | None:
+        """The wanted node type, if the question says one."""
+        return self.analysis.target_types[0] if self.analysis.target_types else None
+
+    def positive_anchors(self) -> list[Anchor]:
+        """The anchors the answers should be linked to (not the findings said to be absent)."""
+        return [a for a in self.anchors if not a.negated]
+
+    def anchor_indices(self) -> set[int]:
+        return {a.index for a in self.anchors}
+
+    def record_support(self, candidate: int, anchor: int, relations: tuple[str, ...]) -> None:
+        """Note that ``anchor`` supports ``candidate`` through ``relations`` (the edges a tool listing showed)."""
+        self.support[candidate].setdefault(anchor, set()).update(relations)

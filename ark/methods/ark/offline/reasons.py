@@ -1,0 +1,93 @@
+"""What the offline policy says about its answer: each answer's reason and the answer's confidence, in one line,
+from what the tools returned. Pure reads of the evidence."""
+
+from __future__ import annotations
+
+from .conditions import MAX_CONJUNCTION, conjunctive, positive_conditions, satisfied, says_quoted
+from .context import PolicyContext
+from .evidence import Evidence
+from .evidence_answers import answers
+from .evidence_rank import doubted, top_tie
+
+
+def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
+    """Why ``index`` answers the question, in one sentence."""
+    a = ev.analysis
+    if index in ev.named:
+        return f"Bears the name the question asks about, '{a.named_phrase or a.question}' (its name or a synonym)."
+    if a.unsupported:
+        return f"Named in the question; the graph has no relation for '{a.unsupported}'."
+    positive = positive_conditions(ctx, ev)
+    if conjunctive(ctx, ev):
+        have = satisfied(ctx, ev, index)
+        yes = [ev.conditions[k].label for k in positive if k in have]
+        no = [ev.conditions[k].label for k in positive if k not in have]
+        if not no:
+            return f"Satisfies all {len(yes)} conditions: " + "; ".join(yes) + "."
+        return (f"Partial match: {'; '.join(yes) or 'none'}; not found: " + "; ".join(no) + ".")
+    anchors = {anchor.index: anchor.name for anchor in ev.anchors}
+    hits = sorted(ev.candidate_hits.get(index, ()))
+    for condition in ev.conditions:
+        if condition.kind == "family" and not condition.negated:
+            reached = [anchors[h] for h in hits if h in condition.members]
+            if reached:
+                return (f"Linked to {len(reached)} of the {len(condition.members)} nodes named like "
+                        f"'{condition.label}' (no node bears that name): " + "; ".join(reached[:3])
+                        + (" and more." if len(reached) > 3 else "."))
+    via = [anchors[h] for h in hits if h in anchors]
+    if via:
+        return "Linked to " + ", ".join(via[:5]) + (" and more" if len(via) > 5 else "") + "."
+    return "Best match of the question's text."
+
+
+def confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
+    """How sure the answer is and why, in one line: the evidence's level, lowered by doubts (see doubted)."""
+    level, why = evidence_confidence(ctx, ev)
+    ranked = answers(ctx, ev)
+    first = ranked[0].index if ranked else None
+    unsaid = (list(ev.analysis.quoted) if first is not None and not says_quoted(ctx, ev, [first]).get(first)
+              else [])
+    return doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
+                   profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
+
+
+def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
+    """How sure the answer is and why, in one line, from what the tools returned."""
+    a = ev.analysis
+    g = ctx.graph
+    if ev.named:
+        names = "; ".join(g.name(i) for i in ev.named[:3])
+        return "high", f"'{a.named_phrase or a.question}' is a name or synonym of {names}."
+    if a.unsupported:
+        relations = ", ".join(g.relation_types)
+        return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
+                       f"{', '.join(g.node_types)}, linked by {relations}).")
+    positive = positive_conditions(ctx, ev)
+    target = ev.target
+    ranked = [answer.index for answer in answers(ctx, ev)]
+    if not ranked:
+        wanted = f" of type {target}" if target else ""
+        return "low", f"No node{wanted} was found for the question's entities."
+    if not positive:
+        return "low", "No entity of the question was found by name; the answers are the closest text matches."
+    labels = [ev.conditions[k].label for k in positive]
+    if len(positive) > MAX_CONJUNCTION:
+        return "medium", (f"Ranked by how strongly the {len(positive)} stated findings point at each answer; "
+                          "no answer is expected to have them all.")
+    if conjunctive(ctx, ev):
+        best = satisfied(ctx, ev, ranked[0])
+        if len(best & set(positive)) < len(positive):
+            return "medium", ("No answer was found to satisfy every condition ("
+                              + "; ".join(labels) + "); the best partial matches are shown.")
+    inexact = [ev.conditions[k] for k in positive if ev.conditions[k].kind != "named"]
+    if inexact:
+        notes = []
+        for c in inexact:
+            if c.kind == "family":
+                notes.append(f"no node is named '{c.label}'; used the {len(c.members)} nodes whose names "
+                             f"contain it")
+            else:
+                notes.append(f"'{c.label}' was found by its description")
+        line = "; ".join(notes)
+        return "medium", line[:1].upper() + line[1:] + "."
+    return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
