@@ -82,7 +82,7 @@ def ask(
             fail(f"cannot write --trajectories {trajectories}: {exc}")
     _check_agents(output)
     if svg is not None:
-        _write_svg(svg, record, graph, top)
+        _write_svg(svg, question, output, graph, top)
     if as_json:
         print(json_terminal_safe(json.dumps(record, ensure_ascii=False)))
         return
@@ -121,13 +121,15 @@ def question_record(question: str, method: str, output: MethodOutput, graph: Any
     return record
 
 
-def _write_svg(path: Path, record: dict[str, Any], graph: Any, top: int) -> None:
-    """The evidence drawing of ``record`` as a standalone SVG file (written whole)."""
-    from ..runtime.evidence_graph import evidence_graph
+def _write_svg(path: Path, question: str, output: MethodOutput, graph: Any, top: int) -> None:
+    """The evidence drawing of the answer as a standalone SVG file (written whole)."""
+    from ..runtime.evidence_graph import AnswerMark, evidence_graph_of
     from ..runtime.evidence_svg import render_svg
     from ..storage.atomic import atomic_write_text
 
-    drawing = evidence_graph(record, graph, top=top)
+    votes, ties = output.votes(), output.tie_groups()
+    answers = [AnswerMark(index, votes.get(index), ties.get(index)) for index in output.indices]
+    drawing = evidence_graph_of(question, output.trajectories or [], answers, graph, top=top)
     try:
         atomic_write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + render_svg(drawing))
     except OSError as exc:

@@ -121,22 +121,15 @@ class AnswerMark:
     tie_group: int | None = None
 
 
-def agent_records(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The trajectories of a question's record (``agents`` in ``ark ask --json``, ``trajectories`` in run files)."""
-    found = record.get("agents") or record.get("trajectories") or []
-    return [t for t in found if isinstance(t, Mapping)]
-
-
 def evidence_graph(record: Mapping[str, Any], labels: NodeLabels, top: int = 10) -> EvidenceGraph:
     """The evidence drawing of a question's JSON record (a run file's line, ``ark ask --json``), read into typed
     trajectories and answer marks (see :func:`evidence_graph_of`)."""
-    from .records import Trajectory
+    from .trajectory_file import record_trajectories
 
     marks = [AnswerMark(int(entry["index"]), entry.get("votes"), entry.get("tie_group"))
              for entry in record.get("ranked") or [] if isinstance(entry, Mapping) and _is_node(entry.get("index"),
                                                                                                    labels)]
-    trajectories = [Trajectory.from_dict({"agent_index": k, **t}) for k, t in enumerate(agent_records(record))]
-    return evidence_graph_of(str(record.get("question") or ""), trajectories, marks, labels, top)
+    return evidence_graph_of(str(record.get("question") or ""), record_trajectories(record), marks, labels, top)
 
 
 def evidence_graph_of(question: str, trajectories: Sequence[Trajectory], ranked: Sequence[AnswerMark],

@@ -39,7 +39,8 @@ def test_text_rag_puts_the_top_chunks_by_dense_similarity_in_the_prompt(openai_s
     prompt = user_text(openai_server.requests[0])
     assert prompt.count("Passage ") == 2 and "Hemophilia A [disease, id OMIM:306700]" in prompt
     assert "(Hemophilia A, associated_gene, F8)" in prompt  # the chunk carries the node's edges
-    assert output.record.details["retrieved"][0] == "OMIM:306700" and output.indices[0] == clinical.index_of("OMIM:306700")
+    assert output.record.details["retrieved"][0] == "OMIM:306700"
+    assert output.indices[0] == clinical.index_of("OMIM:306700")
     assert len(openai_server.requests) == 1
 
 
