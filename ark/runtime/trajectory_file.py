@@ -113,7 +113,7 @@ def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
     from .records import Trajectory
 
     record = unpack_record(dict(record))
-    agents = next((record[key] for key in AGENT_FIELDS if record.get(key)), [])
+    agents: list[Any] = next((record[key] for key in AGENT_FIELDS if record.get(key)), [])
     return [Trajectory.from_dict({"agent_index": k, **agent}) for k, agent in enumerate(agents)
             if isinstance(agent, Mapping)]
 
