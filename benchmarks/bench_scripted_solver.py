@@ -36,7 +36,7 @@ async def solve_all(method, questions):
         for question in questions:
             started = time.perf_counter()
             output = await method.aretrieve(question.question, 100)
-            stop = output.trajectories[0]["stop_reason"] if output.trajectories else ""
+            stop = output.trajectories[0].stop_reason if output.trajectories else ""
             out.append((output.answer.text if output.answer else None, time.perf_counter() - started, stop))
     finally:
         await method.aclose()

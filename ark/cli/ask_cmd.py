@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -27,6 +27,9 @@ from .common import (
 )
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 from .trace_view import print_trajectory
+
+if TYPE_CHECKING:
+    from ..methods.base import MethodOutput
 
 DEFAULT_METHOD = "ark"
 
@@ -77,51 +80,56 @@ def ask(
             append_jsonl(trajectories, [pack_record(record)])
         except OSError as exc:
             fail(f"cannot write --trajectories {trajectories}: {exc}")
-    _check_agents(output.trajectories or [])
+    _check_agents(output)
     if svg is not None:
-        _write_svg(svg, record, graph, top)
+        _write_svg(svg, question, output, graph, top)
     if as_json:
         print(json_terminal_safe(json.dumps(record, ensure_ascii=False)))
         return
     for trajectory in output.trajectories or []:
         print_trajectory(console, trajectory, graph)
-    _print_ranking(question, output, record, graph, top)
-    if record.get("confidence"):
-        colour = {"high": "green", "medium": "yellow", "low": "red"}.get(record["confidence"], "white")
-        console.print(Text.assemble(("Confidence: ", "bold"), (record["confidence"], colour),
-                                    f" — {record['confidence_reason']}" if record.get("confidence_reason") else ""))
+    _print_ranking(question, output, graph, top)
+    typed = output.record
+    if typed is not None and typed.confidence:
+        colour = {"high": "green", "medium": "yellow", "low": "red"}.get(typed.confidence, "white")
+        console.print(Text.assemble(("Confidence: ", "bold"), (typed.confidence, colour),
+                                    f" — {typed.confidence_reason}" if typed.confidence_reason else ""))
     if output.answer is not None:
         console.print(Text(f"Answer ({output.answer.type}): {output.answer.text}"))
-    usage = record.get("usage", {}).get("total_tokens", 0)
-    who = record.get("policy") or choice.name
+    usage = typed.total_tokens() if typed is not None else 0
+    who = (typed.policy if typed is not None else "") or choice.name
     agents = f" · {len(output.trajectories)} agent(s)" if output.trajectories else ""
-    console.print(f"[dim]{escape(who)}{agents} · {record.get('wall_s', 0):.2f} s"
+    wall_s = typed.wall_s if typed is not None else 0.0
+    console.print(f"[dim]{escape(who)}{agents} · {wall_s:.2f} s"
                   + (f" · {usage:,} tokens" if usage else "") + "[/]", highlight=False)
 
 
-def question_record(question: str, method: str, output: Any, graph: Any) -> dict[str, Any]:
-    """The JSON record of one answered question: the method's own record (``ark``: the retrieval with its fused
-    ranking) plus its trajectories under ``agents``; for other methods the ranking with ids, names and types."""
-    if output.record is not None:
-        record = dict(output.record)
-    else:
+def question_record(question: str, method: str, output: MethodOutput, graph: Any) -> dict[str, Any]:
+    """The JSON record of one answered question (for ``--json``, ``--trajectories`` and ``--svg``): the method's
+    own record (``ark``: the retrieval with its fused ranking) plus its trajectories under ``agents``; for methods
+    without a record the ranking with ids, names and types."""
+    record = output.record_dict()
+    if record is None:
         record = {"question": question, "method": method, "ranked": [
             {"index": i, "node_id": graph.node_id(i), "name": graph.name(i), "type": graph.node_type(i),
              "score": round(float(s), 6)} for i, s in zip(output.indices, output.scores, strict=False)]}
     if output.answer is not None:
         record["answer"] = output.answer.to_dict()
-    if output.trajectories is not None:
-        record["agents"] = output.trajectories
+    agents = output.trajectory_dicts()
+    if agents is not None:
+        record["agents"] = agents
     return record
 
 
-def _write_svg(path: Path, record: dict[str, Any], graph: Any, top: int) -> None:
-    """The evidence drawing of ``record`` as a standalone SVG file (written whole)."""
-    from ..runtime.evidence_graph import evidence_graph
+def _write_svg(path: Path, question: str, output: MethodOutput, graph: Any, top: int) -> None:
+    """The evidence drawing of the answer as a standalone SVG file (written whole)."""
+    from ..runtime.evidence_graph import AnswerMark, evidence_graph_of
     from ..runtime.evidence_svg import render_svg
     from ..storage.atomic import atomic_write_text
 
-    drawing = evidence_graph(record, graph, top=top)
+    votes, ties = output.votes(), output.tie_groups()
+    answers = [AnswerMark(index, votes.get(index), ties.get(index)) for index in output.indices]
+    drawing = evidence_graph_of(question, output.trajectories or [], answers, graph, top=top)
     try:
         atomic_write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + render_svg(drawing))
     except OSError as exc:
@@ -129,37 +137,33 @@ def _write_svg(path: Path, record: dict[str, Any], graph: Any, top: int) -> None
     err_console.print(Text(f"Evidence drawing ({len(drawing.nodes)} node(s), {len(drawing.edges)} edge(s)): {path}"))
 
 
-def _check_agents(trajectories: list[dict]) -> None:
+def _check_agents(output: MethodOutput) -> None:
     """Exit with the first error when every agent failed; warn that the answer is partial when some did (a method
     fails the question itself unless --allow-partial, so this sees failed agents only in a partial result)."""
-    failed = [t for t in trajectories if t.get("error")]
-    if failed and len(failed) == len(trajectories):
-        fail(f"every agent failed; first error: {failed[0]['error']}", code=1)
+    failed, total = output.failed_agents(), len(output.trajectories or [])
+    if failed and len(failed) == total:
+        fail(f"every agent failed; first error: {failed[0].error}", code=1)
     if failed:
         err_console.print(f"[yellow]warning:[/] partial answer (--allow-partial): {len(failed)} of "
-                          f"{len(trajectories)} agent(s) failed; first error: {escape(one_line(failed[0]['error']))}",
+                          f"{total} agent(s) failed; first error: {escape(one_line(str(failed[0].error)))}",
                           highlight=False, soft_wrap=True)
 
 
-def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: Any, top: int) -> None:
+def _print_ranking(question: str, output: MethodOutput, graph: Any, top: int) -> None:
     # Names, questions and model-written reasoning are data, not rich markup: cells are plain Text.
     if not output.indices:
         console.print("[yellow]No node was added to the answer.[/]")
         return
-    votes = {int(node["index"]): node.get("votes") for node in record.get("ranked", []) if "votes" in node}
-    reasons: dict[int, str] = {}
-    for trajectory in output.trajectories or []:
-        for index, reason in (trajectory.get("reasoning") or {}).items():
-            reasons.setdefault(int(index), reason)
+    votes = output.votes()
     title = f"Nodes touched while answering: {question}" if output.answer is not None else f"Answer to: {question}"
     console.print(Text(title, style="italic"))  # its own line: a table wraps its title at the table's width
     table = Table()
     columns = ("#", "id", "name", "type", "votes" if votes else "score", "evidence")
     for column in columns:
         table.add_column(column, overflow="fold", justify="right" if column in ("#", "votes", "score") else "left")
-    ranks = tied_ranks(output.indices, record.get("ranked", []))
+    ranks = tied_ranks(output.indices, output.tie_groups())
     for rank, (index, score) in enumerate(zip(output.indices[:top], output.scores[:top], strict=False), start=1):
-        evidence = reasons.get(index) or clean_inline(graph.text(index), 80)
+        evidence = next(iter(output.evidence(index)), None) or clean_inline(graph.text(index), 80)
         weight = str(votes.get(index, "")) if votes else f"{score:.3f}"
         table.add_row(*(Text(cell) for cell in (ranks.get(index, str(rank)), graph.node_id(index), graph.name(index),
                                                  graph.node_type(index), weight, evidence)))
@@ -169,10 +173,9 @@ def _print_ranking(question: str, output: Any, record: dict[str, Any], graph: An
                       highlight=False)
 
 
-def tied_ranks(indices: list[int], ranked: list[dict[str, Any]]) -> dict[int, str]:
-    """Each shown node's rank as a competition rank of its tie group ("1=", "1=", "3"), from the record's
-    ``tie_group``; empty where the method records no groups."""
-    group = {int(node["index"]): node.get("tie_group") for node in ranked if node.get("tie_group")}
+def tied_ranks(indices: list[int], group: dict[int, int]) -> dict[int, str]:
+    """Each shown node's rank as a competition rank of its tie group ("1=", "1=", "3"), from the record's tie
+    groups (:meth:`MethodOutput.tie_groups`); empty where the method records no groups."""
     if not group:
         return {}
     first: dict[int, int] = {}

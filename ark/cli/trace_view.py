@@ -9,7 +9,7 @@ is printed as plain :class:`~rich.text.Text` or escaped markup (the console then
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,23 +17,25 @@ from rich.text import Text
 
 from ..text import clean_inline
 
+if TYPE_CHECKING:
+    from ..runtime.records import StepRecord, ToolCallRecord, Trajectory
+
 CODE_OUTPUT_LINES = 12  # lines of a code call's output shown under it
 ARGUMENT_CHARS = 90  # a call's arguments, shown on its line
 # Keys of a call's structured result that list the nodes it looked for (searches, code touching nodes, answers).
 NODE_LISTS = ("results", "touched", "added")
 
 
-def print_trajectory(console: Console, trajectory: dict[str, Any], graph: Any = None,
+def print_trajectory(console: Console, trajectory: Trajectory, graph: Any = None,
                      observation_chars: int | None = None) -> None:
     """Print one agent's header line and its numbered steps. ``graph`` (optional) names the nodes that calls'
     arguments give by index; ``observation_chars`` (optional) shows each call's observation cut to that length,
     and each step's wall time."""
-    steps = trajectory.get("steps") or []
-    status = str(trajectory.get("stop_reason", "")) + (f" ({trajectory['error']})" if trajectory.get("error")
-                                                       else "")
-    usage = (trajectory.get("usage") or {}).get("total_tokens", 0)
+    steps = trajectory.steps
+    status = trajectory.stop_reason + (f" ({trajectory.error})" if trajectory.error else "")
+    usage = trajectory.usage.total_tokens
     tokens = f" · {usage:,} tokens" if usage else ""
-    console.print(f"[bold]Agent {trajectory.get('agent_index', 0)}[/] · {len(steps)} steps · {escape(status)}"
+    console.print(f"[bold]Agent {trajectory.agent_index}[/] · {len(steps)} steps · {escape(status)}"
                   f"{tokens}", highlight=False)
     for number, step in enumerate(steps, start=1):
         _print_step(console, number, step, graph, observation_chars)
@@ -57,21 +59,20 @@ def _letters(position: int) -> str:
     return out
 
 
-def _print_step(console: Console, number: int, step: dict[str, Any], graph: Any,
+def _print_step(console: Console, number: int, step: StepRecord, graph: Any,
                 observation_chars: int | None) -> None:
-    calls = step.get("tool_calls") or []
-    observations = step.get("observations") or []
-    timing = f"  [dim]step {step.get('wall_s') or 0:.2f} s[/]" if observation_chars is not None else ""
+    calls, observations = step.tool_calls, step.observations
+    timing = f"  [dim]step {step.wall_s or 0:.2f} s[/]" if observation_chars is not None else ""
     if not calls:
-        kind = "no tool call" if step.get("corrective") else "answer"
-        content = escape(clean_inline(step.get("content") or "", ARGUMENT_CHARS))
+        kind = "no tool call" if step.corrective else "answer"
+        content = escape(clean_inline(step.content or "", ARGUMENT_CHARS))
         console.print(f"{_label(str(number))}[yellow]({kind})[/] {content}{timing}", highlight=False)
         return
     for position, (label, call) in enumerate(zip(step_labels(number, len(calls)), calls, strict=True)):
         observation = str(observations[position]) if position < len(observations) else ""
-        code = _code_argument(call.get("arguments", ""))
-        shown = "code below" if code is not None else short_arguments(call.get("arguments", ""), graph)
-        console.print(f"{_label(label)}[cyan]{escape(str(call.get('name', '')))}[/]({escape(shown)})"
+        code = _code_argument(call.arguments)
+        shown = "code below" if code is not None else short_arguments(call.arguments, graph)
+        console.print(f"{_label(label)}[cyan]{escape(call.name)}[/]({escape(shown)})"
                       f"{_outcome(call)}{timing if position == 0 else ''}", highlight=False)
         if code is not None:  # code-running tools: the code in full, then what it printed
             _print_block(console, code, "       │ ")
@@ -86,19 +87,18 @@ def _label(label: str) -> str:
     return f"{label + '.':>6} "
 
 
-def _outcome(call: dict[str, Any]) -> str:
+def _outcome(call: ToolCallRecord) -> str:
     """`` → N nodes`` for a call that looked for nodes, `` (error: kind)`` for a failed call, else nothing."""
-    if not call.get("ok", True):
-        return f" [red](error{': ' + escape(str(call['error'])) if call.get('error') else ''})[/]"
+    if not call.ok:
+        return f" [red](error{': ' + escape(str(call.error)) if call.error else ''})[/]"
     count = node_count(call)
     return "" if count is None else f" → {count_of(count)}"
 
 
-def node_count(call: dict[str, Any]) -> int | None:
+def node_count(call: ToolCallRecord) -> int | None:
     """How many nodes a call found, or None for a call that does not look for nodes (``finish``). A record from
     before calls kept their structured result counts only the nodes it names."""
-    nodes = call.get("node_indices") or []
-    result = call.get("result")
+    nodes, result = call.node_indices or [], call.result
     if nodes or (isinstance(result, dict) and any(isinstance(result.get(k), list) for k in NODE_LISTS)):
         return len(nodes)
     return None

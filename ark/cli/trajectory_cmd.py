@@ -128,8 +128,10 @@ def retrieval_record_problem(record: object) -> str | None:
 def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
     """Print one retrieval record: ``Retrieval.to_dict()`` (``ark ask``) or a line of an eval run's
     ``trajectories.jsonl`` (the same record with its agents under ``trajectories``)."""
-    agents_list = record.get("agents") or record.get("trajectories") or []
-    question = record.get("question") or (agents_list[0].get("question", "") if agents_list else "")
+    from ..runtime.records import Trajectory
+
+    agents_list = [Trajectory.from_dict(a) for a in record.get("agents") or record.get("trajectories") or []]
+    question = record.get("question") or (agents_list[0].question if agents_list else "")
     console.print(f"[bold]Question:[/] {escape(str(question))}" + (f"  [dim]({escape(str(record['id']))})[/]"
                                                                  if "id" in record else ""))
     config = record.get("config", {})
@@ -140,9 +142,7 @@ def render(record: dict, observation_chars: int = 160, top: int = 20) -> None:
                   f"fusion {config.get('fusion', '?')} · {record.get('wall_s', 0):.2f} s[/]")
     for agent in agents_list:
         print_trajectory(console, agent, observation_chars=observation_chars)
-        answer = agent.get("answer", [])
-        ids = agent.get("answer_ids", [])
-        added = ", ".join(escape(f"[{i}] {n}") for i, n in zip(answer, ids, strict=False))
+        added = ", ".join(escape(f"[{i}] {n}") for i, n in zip(agent.answer, agent.answer_ids, strict=False))
         console.print(f"[bold]Added:[/] {added or 'nothing'}", highlight=False)
     ranked = record.get("ranked", [])
     if not ranked:

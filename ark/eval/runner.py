@@ -203,8 +203,8 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
                     if traj_path is not None and output.trajectories is not None:
                         trajectories = trajectories or JsonlAppender(traj_path)
                         # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.
-                        trajectories.append(pack_record({"id": query.id, **(output.record or {}),
-                                                         "trajectories": output.trajectories}))
+                        trajectories.append(pack_record({"id": query.id, **(output.record_dict() or {}),
+                                                         "trajectories": output.trajectory_dicts()}))
                     results.append(_result_record(query, output, graph, wall_s))
                     stats.completed += 1
                     if output.partial:

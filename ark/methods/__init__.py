@@ -7,14 +7,17 @@ described by a ``spec.py`` so the registry can list and validate methods without
 """
 
 from .base import ANSWER_TYPES, Answer, MethodContext, MethodOptions, MethodOutput, NoOptions, Retriever
+from .records import DetailsRecord, MethodRecord
 from .registry import MethodError, MethodSpec, build_method, get_method_spec, method_specs, register_method
 
 __all__ = [
     "ANSWER_TYPES",
     "Answer",
+    "DetailsRecord",
     "MethodContext",
     "MethodError",
     "MethodOptions",
+    "MethodRecord",
     "MethodOutput",
     "MethodSpec",
     "NoOptions",

@@ -2,7 +2,8 @@
 
 A method is built by its factory as ``factory(graph, options, context)`` and answers ``retrieve(query, k)`` (or
 ``async aretrieve``) with a :class:`MethodOutput`: node indices best first, their scores and, where the method has
-them, trajectories, a per-question record and a typed :class:`Answer` (question-answering methods). Subclass
+them, its agents' :class:`~ark.runtime.records.Trajectory` records, a typed per-question record
+(:class:`~ark.methods.records.MethodRecord`) and a typed :class:`Answer` (question-answering methods). Subclass
 :class:`Retriever` and implement one of the two; the other is derived.
 """
 
@@ -14,10 +15,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .records import MethodRecord, adapt_legacy_output
+
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..llm import ChatPolicy
     from ..runtime.loop import StepCallback
+    from ..runtime.records import Trajectory
 
 ANSWER_TYPES = ("entity", "set", "number", "boolean")
 AnswerType = Literal["entity", "set", "number", "boolean"]
@@ -36,14 +40,50 @@ class Answer:
 
 @dataclass
 class MethodOutput:
-    """One query's retrieval: node indices best first, their scores, and what else the method produced."""
+    """One query's retrieval: node indices best first, their scores, and what else the method produced.
+
+    ``trajectories`` and ``record`` are typed; their JSON forms (:meth:`trajectory_dicts`, :meth:`record_dict`)
+    are for where the output leaves the process. A method that still returns dicts there is adapted (with a
+    :class:`DeprecationWarning`, once per process)."""
 
     indices: list[int]
     scores: list[float]
-    trajectories: list[dict[str, Any]] | None = None  # agent methods: one record per trajectory
-    record: dict[str, Any] | None = None  # agent methods: the per-question record (question, config, ranking)
+    trajectories: list[Trajectory] | None = None  # agent methods: one per agent ([]: a method without agents)
+    record: MethodRecord | None = None  # the per-question record (question, config, ranking, the method's details)
     answer: Answer | None = None  # question-answering methods
     partial: str | None = None  # why the output is partial (e.g. some agents failed, under allow_partial)
+
+    def __post_init__(self) -> None:
+        self.trajectories, self.record = adapt_legacy_output(self.trajectories, self.record, stacklevel=3)
+
+    def votes(self) -> dict[int, int]:
+        """Agent votes per node index (empty for methods that do not vote)."""
+        return self.record.votes() if self.record is not None else {}
+
+    def tie_groups(self) -> dict[int, int]:
+        """The tie group of each ranked node the method grouped (nodes sharing one are tied)."""
+        return self.record.tie_groups() if self.record is not None else {}
+
+    def evidence(self, index: int) -> list[str]:
+        """The agents' stated reasons for answering node ``index``, once each, in agent order."""
+        reasons: list[str] = []
+        for trajectory in self.trajectories or []:
+            reason = trajectory.reasoning.get(index)
+            if reason and reason not in reasons:
+                reasons.append(reason)
+        return reasons
+
+    def failed_agents(self) -> list[Trajectory]:
+        """The trajectories whose agent failed (their ``error`` is set)."""
+        return [t for t in self.trajectories or [] if t.error]
+
+    def trajectory_dicts(self) -> list[dict[str, Any]] | None:
+        """The trajectories as JSON (files, HTTP, MCP); None for a method without trajectories."""
+        return None if self.trajectories is None else [t.to_dict() for t in self.trajectories]
+
+    def record_dict(self) -> dict[str, Any] | None:
+        """The per-question record as JSON (files, HTTP, MCP); None for a method without one."""
+        return None if self.record is None else self.record.to_record()
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from .base import Answer, EmbedderChoice, MethodContext, MethodOptions, MethodOutput, type_mask
+from .records import DetailsRecord
 from .registry import MethodError, MethodSpec, needs_model_message
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def answer_output(graph: KnowledgeGraph, session: PromptSession, question: str, 
     # No agent trajectories (an empty list), so that the runner keeps the record, calls and failures included, in
     # the run's trajectories.jsonl.
     return MethodOutput(indices=ranked, scores=[1.0 / (rank + 1) for rank in range(len(ranked))], trajectories=[],
-                        record=record, answer=Answer(text, kind))  # type: ignore[arg-type]
+                        record=DetailsRecord(record), answer=Answer(text, kind))  # type: ignore[arg-type]
 
 
 def _total_usage(calls: list[dict[str, Any]]) -> dict[str, int]:

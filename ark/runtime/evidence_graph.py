@@ -26,7 +26,10 @@ import math
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .records import Trajectory
 
 # Tableau 10: distinct, readable on white; a type's colour is fixed by its position in the graph's type list.
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
@@ -109,16 +112,31 @@ class _Reading:
     agents_of: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
 
 
-def agent_records(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The trajectories of a question's record (``agents`` in ``ark ask --json``, ``trajectories`` in run files)."""
-    found = record.get("agents") or record.get("trajectories") or []
-    return [t for t in found if isinstance(t, Mapping)]
+@dataclass(frozen=True)
+class AnswerMark:
+    """One node of the fused ranking as the drawing marks it: its votes and tie group, where the method has them."""
+
+    index: int
+    votes: int | None = None
+    tie_group: int | None = None
 
 
 def evidence_graph(record: Mapping[str, Any], labels: NodeLabels, top: int = 10) -> EvidenceGraph:
-    """The evidence drawing of ``record`` (see the module doc): typed nodes and edges with their layout."""
-    reading = _read(agent_records(record), labels)
-    answers = _answers(record.get("ranked") or [], labels, top)
+    """The evidence drawing of a question's JSON record (a run file's line, ``ark ask --json``), read into typed
+    trajectories and answer marks (see :func:`evidence_graph_of`)."""
+    from .trajectory_file import record_trajectories
+
+    marks = [AnswerMark(int(entry["index"]), entry.get("votes"), entry.get("tie_group"))
+             for entry in record.get("ranked") or [] if isinstance(entry, Mapping) and _is_node(entry.get("index"),
+                                                                                                   labels)]
+    return evidence_graph_of(str(record.get("question") or ""), record_trajectories(record), marks, labels, top)
+
+
+def evidence_graph_of(question: str, trajectories: Sequence[Trajectory], ranked: Sequence[AnswerMark],
+                      labels: NodeLabels, top: int = 10) -> EvidenceGraph:
+    """The evidence drawing of a question (see the module doc): typed nodes and edges with their layout."""
+    reading = _read(trajectories, labels)
+    answers = _answers(ranked, labels, top)
     travels = _leading(reading.travels, set(reading.anchors), set(answers))
     kept = {edge for travel in travels for edge in reading.travels[travel]}
     kept, omitted = _cap_vias(kept, set(reading.anchors) | set(answers))
@@ -129,18 +147,18 @@ def evidence_graph(record: Mapping[str, Any], labels: NodeLabels, top: int = 10)
         roles.setdefault(s, "via")
         roles.setdefault(t, "via")
     columns = _columns(roles, kept, reading.anchors, answers)
-    return _placed(roles, columns, _bent(edges), reading, answers, labels, omitted, str(record.get("question") or ""))
+    return _placed(roles, columns, _bent(edges), reading, answers, labels, omitted, question)
 
 
-def _read(trajectories: Sequence[Mapping[str, Any]], labels: NodeLabels) -> _Reading:
+def _read(trajectories: Sequence[Trajectory], labels: NodeLabels) -> _Reading:
     reading = _Reading()
-    for position, trajectory in enumerate(trajectories):
-        agent = _int(trajectory.get("agent_index"), position)
+    for trajectory in trajectories:
+        agent = trajectory.agent_index
         reached: set[int] = set()
-        for step_position, step in enumerate(trajectory.get("steps") or []):
-            use = EdgeUse(agent, _int(step.get("index"), step_position) + 1)
-            for call in step.get("tool_calls") or []:
-                result = call.get("result") if call.get("ok", True) else None
+        for step in trajectory.steps:
+            use = EdgeUse(agent, step.index + 1)
+            for call in step.tool_calls:
+                result = call.result if call.ok else None
                 if not isinstance(result, Mapping) or not _is_node(result.get("center"), labels):
                     continue
                 centre = int(result["center"])
@@ -167,14 +185,14 @@ def _shown_edges(centre: int, shown: Iterable[Any], labels: NodeLabels) -> Itera
             yield neighbour, str(relation), centre
 
 
-def _answers(ranked: Sequence[Any], labels: NodeLabels, top: int) -> dict[int, dict[str, Any]]:
+def _answers(ranked: Sequence[AnswerMark], labels: NodeLabels, top: int) -> dict[int, dict[str, Any]]:
     answers: dict[int, dict[str, Any]] = {}
-    for entry in ranked:
+    for mark in ranked:
         if len(answers) >= top:
             break
-        if isinstance(entry, Mapping) and _is_node(entry.get("index"), labels):
-            answers.setdefault(int(entry["index"]), {"rank": len(answers) + 1, "votes": entry.get("votes"),
-                                                     "tie_group": entry.get("tie_group")})
+        if _is_node(mark.index, labels):
+            answers.setdefault(mark.index, {"rank": len(answers) + 1, "votes": mark.votes,
+                                            "tie_group": mark.tie_group})
     return answers
 
 

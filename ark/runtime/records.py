@@ -10,7 +10,7 @@ travel beside tool messages in memory (key ``data``) are kept once, in each :cla
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 from ark.llm.policy import Usage, protocol_message
@@ -75,11 +75,17 @@ class StepRecord:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StepRecord:
-        values = dict(data)
-        values["tool_calls"] = [ToolCallRecord(**c) for c in data.get("tool_calls", [])]
-        values["usage"] = Usage(**data.get("usage", {}))
+    def from_dict(cls, data: dict[str, Any], position: int = 0) -> StepRecord:
+        """A step of :meth:`to_dict` from any version of the files; a hand-written step may leave out what it
+        does not use (its index defaults to ``position``, times to 0)."""
+        values = {"index": position, "observations": [], "wall_s": 0.0, "llm_s": 0.0, **data}
+        values["tool_calls"] = [_call_from_dict(c) for c in data.get("tool_calls") or []]
+        values["usage"] = Usage(**data.get("usage") or {})
         return cls(**values)
+
+
+def _call_from_dict(data: dict[str, Any]) -> ToolCallRecord:
+    return ToolCallRecord(**{"id": "", "name": "", "arguments": "", "parsed_ok": True, **data})
 
 
 @dataclass
@@ -103,6 +109,11 @@ class Trajectory:
     wall_s: float = 0.0
     confidence: str | None = None  # high | medium | low, as the agent's finish call stated it (None: not stated)
     confidence_reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of a plugin's dict trajectory, written back as given
+
+    def tool_calls(self) -> list[ToolCallRecord]:
+        """Every tool call of the trajectory, in order."""
+        return [call for step in self.steps for call in step.tool_calls]
 
     @property
     def step_times(self) -> list[float]:
@@ -122,15 +133,19 @@ class Trajectory:
             "telemetry": self.telemetry, "usage": self.usage.to_dict(), "wall_s": self.wall_s,
             "confidence": self.confidence, "confidence_reason": self.confidence_reason,
             "steps": [s.to_dict() for s in self.steps], "messages": [protocol_message(m) for m in self.messages],
-            "tools": self.tools,
+            "tools": self.tools, **self.extra,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
-        values = dict(data)
-        values["steps"] = [StepRecord.from_dict(s) for s in data.get("steps", [])]
-        values["usage"] = Usage(**data.get("usage", {}))
-        values["reasoning"] = {int(k): v for k, v in data.get("reasoning", {}).items()}
+        """A trajectory of :meth:`to_dict` from any version of the files; keys it does not know go to ``extra``."""
+        known = {f.name for f in fields(cls)} - {"extra"}
+        values = {key: value for key, value in data.items() if key in known}
+        values["extra"] = {key: value for key, value in data.items() if key not in known}
+        values.setdefault("question", "")
+        values["steps"] = [StepRecord.from_dict(s, k) for k, s in enumerate(data.get("steps") or [])]
+        values["usage"] = Usage(**data.get("usage") or {})
+        values["reasoning"] = {int(k): v for k, v in (data.get("reasoning") or {}).items()}
         return cls(**values)
 
     def to_sft_sample(self, include_system: bool = False) -> dict[str, str | list[dict]]:
@@ -172,6 +187,21 @@ class Retrieval:
     def fused_ids(self) -> list[int]:
         """Node indices of the fused ranking, best first."""
         return [node.index for node in self.ranked]
+
+    def votes(self) -> dict[int, int]:
+        """Agent votes per ranked node index."""
+        return {node.index: node.votes for node in self.ranked}
+
+    def tie_groups(self) -> dict[int, int]:
+        """The 1-based tie group of each ranked node that has one."""
+        return {node.index: node.tie_group for node in self.ranked if node.tie_group}
+
+    def total_tokens(self) -> int:
+        return self.usage.total_tokens
+
+    def to_record(self) -> dict[str, Any]:
+        """The question's record without its agents (they travel apart, as ``MethodOutput.trajectories``)."""
+        return self.to_dict(agents=False)
 
     @property
     def usage(self) -> Usage:

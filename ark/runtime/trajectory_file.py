@@ -29,11 +29,14 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..storage.jsonl import read_jsonl
+
+if TYPE_CHECKING:
+    from .records import Trajectory
 
 FORMAT_VERSION = 2
 AGENT_FIELDS = ("agents", "trajectories")
@@ -101,6 +104,18 @@ def unpack_record(record: dict[str, Any]) -> dict[str, Any]:
     out = {key: value for key, value in record.items() if key not in ("format", "packed")}
     out[packed["field"]] = [expand_agent(a) for a in agents]
     return out
+
+
+def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
+    """The typed agent trajectories of a retrieval record read from a file or JSON, packed or not: its ``agents``
+    (``ark ask``) or ``trajectories`` (run files), through :meth:`Trajectory.from_dict` so every format it reads
+    works here (an agent's index defaults to its position; entries that are not objects are skipped)."""
+    from .records import Trajectory
+
+    record = unpack_record(dict(record))
+    agents: list[Any] = next((record[key] for key in AGENT_FIELDS if record.get(key)), [])
+    return [Trajectory.from_dict({"agent_index": k, **agent}) for k, agent in enumerate(agents)
+            if isinstance(agent, Mapping)]
 
 
 def read_trajectory_file(path: str | Path, repair: bool = False) -> list[dict[str, Any]]:

@@ -30,7 +30,8 @@ from ark.text import clean_inline
 
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
-    from ark.methods.base import Retriever
+    from ark.methods.base import MethodOutput, Retriever
+    from ark.runtime.evidence_graph import EvidenceGraph
     from ark.runtime.records import StepRecord, Trajectory
 
 MAX_QUESTION_CHARS = 2000
@@ -266,35 +267,31 @@ class QuestionService:
             await retriever.aclose()
 
     # ------------------------------------------------------------------ answers
-    def _answer(self, question: str, method: str, options: Any, llm_name: str | None, output: Any, top: int,
+    def _answer(self, question: str, method: str, options: Any, llm_name: str | None, output: MethodOutput, top: int,
                 wall_s: float, g: KnowledgeGraph) -> dict[str, Any]:
         """``{question, method, options, llm, total, ranked: [{rank, index, id, name, type, score, votes,
         tie_group, evidence, snippet}], answer, agents, confidence, confidence_reason, evidence_graph, partial,
         wall_s, graph_version}`` (``evidence_graph``: :func:`evidence_drawing`)."""
-        record = output.record or {}
-        votes = {int(n["index"]): n.get("votes") for n in record.get("ranked", []) if "votes" in n}
-        ties = {int(n["index"]): n.get("tie_group") for n in record.get("ranked", []) if n.get("tie_group")}
-        reasons: dict[int, list[str]] = {}
-        for trajectory in output.trajectories or []:
-            for index, reason in (trajectory.get("reasoning") or {}).items():
-                if reason and reason not in reasons.setdefault(int(index), []):
-                    reasons[int(index)].append(reason)
+        from ark.runtime.evidence_graph import AnswerMark, evidence_graph_of
+
+        votes, ties, record = output.votes(), output.tie_groups(), output.record
         ranked = []
         for rank, (index, score) in enumerate(zip(output.indices[:top], output.scores[:top], strict=False), start=1):
             index = int(index)
             ranked.append({"rank": rank, "index": index, "id": g.node_id(index), "name": g.name(index),
                            "type": g.node_type(index), "score": round(float(score), 6), "votes": votes.get(index),
-                           "tie_group": ties.get(index), "evidence": reasons.get(index, []),
+                           "tie_group": ties.get(index), "evidence": output.evidence(index),
                            "snippet": clean_inline(g.text(index) or "", 240)})
-        agents = [{"agent": t.get("agent_index", k), "steps": len(t.get("steps", [])),
-                   "stop_reason": t.get("stop_reason"), "error": t.get("error"), "answer": len(t.get("answer", []))}
-                  for k, t in enumerate(output.trajectories or [])]
+        agents = [{"agent": t.agent_index, "steps": len(t.steps), "stop_reason": t.stop_reason, "error": t.error,
+                   "answer": len(t.answer)} for t in output.trajectories or []]
+        answers = [AnswerMark(index, votes.get(index), ties.get(index)) for index in output.indices]
         return {"question": question, "method": method, "options": options.model_dump(mode="json"), "llm": llm_name,
                 "total": len(output.indices), "ranked": ranked,
                 "answer": output.answer.to_dict() if output.answer is not None else None, "agents": agents,
-                "confidence": record.get("confidence"), "confidence_reason": record.get("confidence_reason"),
-                "evidence_graph": evidence_drawing(g, {"question": question, "ranked": record.get("ranked") or [
-                    {"index": row["index"]} for row in ranked], "agents": output.trajectories or []}, top),
+                "confidence": record.confidence if record is not None else None,
+                "confidence_reason": record.confidence_reason if record is not None else None,
+                "evidence_graph": drawing_dict(g, evidence_graph_of(question, output.trajectories or [], answers, g,
+                                                                    top)),
                 "partial": output.partial, "wall_s": round(wall_s, 4),
                 "graph_version": g.metadata.get("graph_version", 0)}
 
@@ -303,9 +300,15 @@ def evidence_drawing(graph: KnowledgeGraph, record: Mapping[str, Any], top: int 
     """The evidence drawing of a question's record (:mod:`ark.runtime.evidence_graph`) for a page: its nodes and
     edges, and ``svg``, each node a link to its node page (``#/node/INDEX``)."""
     from ark.runtime.evidence_graph import evidence_graph
+
+    return drawing_dict(graph, evidence_graph(record, graph, top=top))
+
+
+def drawing_dict(graph: KnowledgeGraph, drawing: EvidenceGraph) -> dict[str, Any]:
+    """An evidence drawing as the page's JSON: its nodes and edges, and ``svg``, each node a link to its node page
+    (``#/node/INDEX``)."""
     from ark.runtime.evidence_svg import render_svg
 
-    drawing = evidence_graph(record, graph, top=top)
     return {**drawing.to_dict(), "svg": render_svg(drawing, node_href=lambda index: f"#/node/{index}")}
 
 

@@ -157,15 +157,17 @@ class RunBrowser:
 
     def trajectories(self, name: str, offset: int = 0, limit: int = 50) -> dict[str, Any]:
         """One page of the run's questions: id, question, agents, steps, the top of the fused ranking."""
+        from ark.runtime.trajectory_file import record_trajectories
+
         records = self._records(self._run(name))
         limit = max(1, min(limit, MAX_LISTED_TRAJECTORIES))
         items = []
         for position, record in enumerate(records[offset:offset + limit], start=offset):
-            agents = record.get("trajectories") or record.get("agents") or []
+            agents = record_trajectories(record)
             ranked = record.get("ranked") or []
             items.append({"position": position, "id": record.get("id"), "question": record.get("question"),
-                          "agents": len(agents), "steps": sum(len(a.get("steps", [])) for a in agents),
-                          "errors": sum(1 for a in agents if a.get("error")),
+                          "agents": len(agents), "steps": sum(len(a.steps) for a in agents),
+                          "errors": sum(1 for a in agents if a.error),
                           "top": [r.get("node_id", r.get("id")) for r in ranked[:3] if isinstance(r, dict)]})
         return {"total": len(records), "items": items}
 

@@ -95,12 +95,9 @@ def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
     """The agent trajectories of one retrieval record: a line of ``ark ask --trajectories`` / ``ARK(trajectory_path=)``
     (agents under ``agents``) or of an eval run's ``trajectories.jsonl`` (under ``trajectories``), loaded through
     :meth:`Trajectory.from_dict` so every record format it reads works here."""
-    from ..runtime.records import Trajectory
-    from ..runtime.trajectory_file import unpack_record
+    from ..runtime.trajectory_file import record_trajectories as typed_trajectories
 
-    record = unpack_record(dict(record))  # packed (format 2) lines of a run's trajectories.jsonl too
-    agents = record.get("agents", record.get("trajectories", []))
-    return [Trajectory.from_dict(agent) for agent in agents]
+    return typed_trajectories(record)
 
 
 def record_sft_samples(record: Mapping[str, Any], include_system: bool = True) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from ark.eval.runner import run_retrieval
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.loaders.queries import Query
 from ark.methods.base import MethodOutput, Retriever
+from ark.runtime.records import Trajectory
 from ark.storage.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,7 +142,7 @@ class AsyncAgent(Retriever):
         await asyncio.sleep(0.01)
         self.running -= 1
         i = int(query.split()[-1])
-        return MethodOutput([i], [1.0], trajectories=[{"steps": [], "telemetry": {}}])
+        return MethodOutput([i], [1.0], trajectories=[Trajectory(query)])
 
 
 def test_async_methods_run_concurrently_and_keep_trajectories_in_step(tmp_path):

@@ -144,4 +144,4 @@ def test_build_method_from_python_answers_through_the_contract():
     retriever = build_method("ark", graph, {"n_agents": 1})
     output = retriever.retrieve(ONE_HOP[0], k=10)
     assert graph.node_id(output.indices[0]) == ONE_HOP[1] and len(output.trajectories) == 1
-    assert output.record["config"]["n_agents"] == 1
+    assert output.record.config["n_agents"] == 1

@@ -25,8 +25,8 @@ class ArkRetriever(Retriever):
         return MethodOutput(
             indices=[int(node.index) for node in ranked],
             scores=[float(node.score) for node in ranked],
-            trajectories=[t.to_dict() for t in retrieval.trajectories],
-            record=retrieval.to_dict(agents=False),
+            trajectories=retrieval.trajectories,
+            record=retrieval,
             partial=retrieval.partial_note(),
         )
 

@@ -3,8 +3,9 @@
 The run analysis of the ``ark`` method: :func:`analyze`, :func:`summary_rows`, :func:`markdown`, :func:`write_charts`
 (the interface the evaluation harness calls for any method's trajectories).
 
-Input: ``trajectories.jsonl`` records ``{"id", "trajectories": [Trajectory.to_dict(), ...]}`` and the run's
-per-query rows (their answers and wall time). Output: one plain dict of figures, saved as ``tool_use.json``.
+Input: ``trajectories.jsonl`` records ``{"id", "trajectories": [Trajectory.to_dict(), ...]}``, read as typed
+trajectories (:func:`ark.runtime.trajectory_file.record_trajectories`), and the run's per-query rows (their answers
+and wall time). Output: one plain dict of figures, saved as ``tool_use.json``.
 
 A trajectory is *successful* when its own answer list has an answer among its first 5 nodes (Hit@5 of that
 trajectory, as the paper's Figure 5 and Tables 9-10 define it); ``query_success`` is Hit@5 of the fused ranking.
@@ -14,17 +15,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...runtime.trajectory_file import record_trajectories
 from .tools import SEARCH_IN_GRAPH as GLOBAL_TOOL
 from .tools import SEARCH_IN_NEIGHBORHOOD as NEIGHBORHOOD_TOOL
 
+if TYPE_CHECKING:
+    from ...runtime.records import Trajectory
 
-def step_tool_names(trajectory: Mapping[str, Any]) -> list[list[str]]:
+
+def step_tool_names(trajectory: Trajectory) -> list[list[str]]:
     """The names of the tools called at each step of one trajectory."""
-    return [[call.get("name", "") for call in step.get("tool_calls", [])] for step in trajectory.get("steps", [])]
+    return [[call.name for call in step.tool_calls] for step in trajectory.steps]
 
 
 def _stats(values: Sequence[float]) -> dict[str, float]:
@@ -51,11 +56,11 @@ def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Ma
         qid = str(record["id"])
         query = rows_by_id.get(qid, {})
         gold = set(query.get("answer_ids") or ())
-        for trajectory in record.get("trajectories", []):
+        for trajectory in record_trajectories(record):
             names = step_tool_names(trajectory)
             flat = [n for step in names for n in step]
-            telemetry = trajectory.get("telemetry", {})
-            answer = list(dict.fromkeys(trajectory.get("answer_ids") or ()))
+            telemetry = trajectory.telemetry
+            answer = list(dict.fromkeys(trajectory.answer_ids))
             rows.append({
                 "id": qid,
                 "success": any(node in gold for node in answer[:SUCCESS_AT]),
@@ -68,8 +73,8 @@ def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Ma
                 "repeated_calls": int(telemetry.get("repeated_calls", 0)),
                 "invalid_calls": int(telemetry.get("invalid_calls", 0)),
                 "total_calls": len(flat),
-                "tokens": int(trajectory.get("usage", {}).get("total_tokens", 0)),
-                "stop_reason": trajectory.get("stop_reason", ""),
+                "tokens": trajectory.usage.total_tokens,
+                "stop_reason": trajectory.stop_reason,
                 "step_tools": names,
             })
     return rows

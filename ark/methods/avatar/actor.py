@@ -58,12 +58,8 @@ class Actor:
 
 def tool_calls(output: MethodOutput, chars: int) -> list[str]:
     """The actor's tool calls as ``name(arguments)`` lines, arguments clipped to ``chars``."""
-    lines = []
-    for trajectory in output.trajectories or []:
-        for step in trajectory.get("steps", []):
-            for call in step.get("tool_calls", []):
-                lines.append(f"{call.get('name')}({clip(call.get('arguments') or '', chars)})")
-    return lines
+    return [f"{call.name}({clip(call.arguments or '', chars)})"
+            for trajectory in output.trajectories or [] for call in trajectory.tool_calls()]
 
 
 def example_block(attempt: Attempt, number: int) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from ..base import MethodContext, MethodOutput, Retriever
 from ..model_folder import read_model_file, resolve_model_dir
 from ..prompting import require_model
+from ..records import DetailsRecord, ExtendedRecord
 from .actor import Actor
 from .spec import AvatarOptions
 from .training import FORMAT, MODEL_FILE, VERSION
@@ -27,8 +28,8 @@ class AvatarRetriever(Retriever):
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         output = await self.actor.answer(query, k)
-        record = dict(output.record or {})
-        record.update(method="avatar", instructions_round=self.meta.get("chosen_round"))
+        added = {"method": "avatar", "instructions_round": self.meta.get("chosen_round")}
+        record = ExtendedRecord(output.record, added) if output.record is not None else DetailsRecord(added)
         return MethodOutput(indices=output.indices[:k], scores=output.scores[:k], trajectories=output.trajectories,
                             record=record, partial=output.partial)
 

@@ -30,8 +30,8 @@ class GraphScoutRetriever(Retriever):
         return MethodOutput(
             indices=[node.index for node in ranked],
             scores=[1.0 if node.in_answer else 0.5 for node in ranked],
-            trajectories=[solution.trajectory.to_dict()],
-            record=solution.record(),
+            trajectories=[solution.trajectory],
+            record=solution,
             answer=solution.answer,
         )
 

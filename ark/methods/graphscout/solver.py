@@ -61,8 +61,25 @@ class Solution:
     def indices(self) -> list[int]:
         return [node.index for node in self.ranked]
 
-    def record(self) -> dict[str, Any]:
-        """The per-question record (trajectories are kept apart, as for ARK)."""
+    @property
+    def confidence(self) -> str | None:
+        return None  # the solver states none
+
+    @property
+    def confidence_reason(self) -> str | None:
+        return None
+
+    def votes(self) -> dict[int, int]:
+        return {}  # one solver: no votes
+
+    def tie_groups(self) -> dict[int, int]:
+        return {}
+
+    def total_tokens(self) -> int:
+        return self.trajectory.usage.total_tokens
+
+    def to_record(self) -> dict[str, Any]:
+        """The per-question record as JSON (trajectories are kept apart, as for ARK)."""
         return {"question": self.question, "graph": self.graph, "policy": self.policy, "config": self.config,
                 "wall_s": self.wall_s, "usage": self.trajectory.usage.to_dict(),
                 "answer": self.answer.to_dict() if self.answer is not None else None,
@@ -70,7 +87,7 @@ class Solution:
                 "ranked": [vars(node) for node in self.ranked]}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.record(), "agents": [self.trajectory.to_dict()]}
+        return {**self.to_record(), "agents": [self.trajectory.to_dict()]}
 
 
 class GraphScout:

@@ -19,6 +19,7 @@ from ark.graph import KnowledgeGraph
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
 from ..graph_text import clip, incident_triples, node_line, triple_line
 from ..prompting import PromptSession, require_model
+from ..records import DetailsRecord
 from .spec import KAROptions
 
 ENTITY_SYSTEM = """List the entities a question mentions (for example diseases, genes, findings, drugs, products,
@@ -88,7 +89,7 @@ class KnowledgeAwareRetrieval(Retriever):
                                                           for e, r, _ in constraints],
                   "met": [met[n] for n in ranked], "calls": session.calls, "failures": session.failures}
         return MethodOutput(indices=ranked, scores=[1.0 / (r + 1) for r in range(len(ranked))], trajectories=[],
-                            record=record)
+                            record=DetailsRecord(record))
 
     def apply_constraints(self, expanded: str, ranked: list[int],
                           constraints: list[tuple[int, str, set[int]]]) -> list[int]:

@@ -12,6 +12,7 @@ from ..base import MethodContext, MethodOutput, Retriever
 from ..graph_text import schema_lines
 from ..model_folder import read_model_file, resolve_model_dir
 from ..prompting import PromptSession
+from ..records import DetailsRecord
 from ..registry import MethodError
 from .planner import PLANNER_SYSTEM, read_llm_plan
 from .spec import MoROptions, MoRSettings
@@ -62,7 +63,7 @@ class MoRRetriever(Retriever):
                   "restriction": pool.plan.restriction, "reached": pool.reached, "calls": calls,
                   "failures": failures}
         return MethodOutput(indices=[pool.nodes[i] for i in order], scores=[float(scored[i]) for i in order],
-                            trajectories=[], record=record)
+                            trajectories=[], record=DetailsRecord(record))
 
     async def aclose(self) -> None:
         if self.llm is not None:

@@ -20,6 +20,7 @@ from ark.graph import KnowledgeGraph
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
 from ..graph_text import Triple, incident_triples, node_line, triple_line
 from ..prompting import PromptSession, require_model
+from ..records import DetailsRecord
 from . import prompts
 from .spec import ToGOptions
 
@@ -105,7 +106,7 @@ class ThinkOnGraph(Retriever):
                   "failures": session.failures, "paths": [[triple_line(graph, t) for t in c.path]
                                                           for c in beams[-1]]}
         return MethodOutput(indices=ranking, scores=[1.0 / (r + 1) for r in range(len(ranking))], trajectories=[],
-                            record=record)
+                            record=DetailsRecord(record))
 
     async def expand(self, session: PromptSession, query: str, beam: list[Candidate], space: set[int],
                      seen: set[int]) -> list[Candidate]:

@@ -33,7 +33,7 @@ def test_candidates_and_schema_go_in_then_the_rows_come_back(openai_server, meth
     assert '{"gene": "FBN1", "id": "NCBIGene:2200"}' in user_text(second)  # the query's rows
     assert "WHERE d.id = 'OMIM:154700'" in user_text(second)
     assert output.answer.text == "FBN1" and output.indices[0] == clinical.index_of("NCBIGene:2200")
-    assert output.record["failures"] == [] and output.record["cypher"].startswith("MATCH")
+    assert output.record.details["failures"] == [] and output.record.details["cypher"].startswith("MATCH")
 
 
 @pytest.mark.parametrize(("reply", "carried", "failure"), [
@@ -46,7 +46,7 @@ def test_a_bad_or_missing_query_is_reported_to_the_model_and_recorded(reply, car
     openai_server.enqueue(text_reply(reply), text_reply("Answer: unknown"))
     output = method.retrieve(QUESTION, 10)
     assert len(openai_server.requests) == 2 and carried in user_text(openai_server.requests[1])
-    assert output.record["failures"][0].startswith(failure) and output.answer.text == "unknown"
+    assert output.record.details["failures"][0].startswith(failure) and output.answer.text == "unknown"
 
 
 def test_ark_eval_scores_a_right_answer(eval_run, openai_server):

@@ -36,15 +36,15 @@ def test_each_observation_answers_the_previous_action_until_finish(openai_server
     assert "no node with id 'NO:SUCH'" in observations[5]
     assert [r["messages"][-2]["content"] for r in requests[1:]] == SCRIPT[:-1]  # the model's turns stay in history
     assert output.answer.text == "FBN1" and output.indices[0] == clinical.index_of("NCBIGene:2200")
-    assert [s["valid"] for s in output.record["steps"]] == [True, True, False, True, True, False, True]
-    assert output.record["failures"] == []
+    assert [s["valid"] for s in output.record.details["steps"]] == [True, True, False, True, True, False, True]
+    assert output.record.details["failures"] == []
 
 
 def test_the_step_cap_stops_a_run_without_an_answer(openai_server, chat, clinical):
     openai_server.enqueue(*[text_reply("Action: RetrieveNode[seizure]")] * 3)
     output = build("graph-cot", clinical, chat, max_steps=3).retrieve(QUESTION, 10)
     assert len(openai_server.requests) == 3 and output.answer.text == ""
-    assert output.record["failures"] == ["no Finish action within max_steps=3"]
+    assert output.record.details["failures"] == ["no Finish action within max_steps=3"]
 
 
 def test_unknown_relations_and_features_are_observations_naming_the_valid_ones(clinical):

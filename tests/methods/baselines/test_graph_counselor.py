@@ -30,23 +30,23 @@ def test_plan_execute_reflect_revise_accept(openai_server, chat, clinical):
     assert "Feedback on your previous answer: the evidence names FBN1, not TGFBR1" in requests[4]
     assert "NCBIGene:2200 (FBN1)" in requests[4]  # the memory is kept across rounds
     assert output.answer.text == "FBN1" and output.indices[0] == clinical.index_of("NCBIGene:2200")
-    assert [r["draft"] for r in output.record["rounds"]] == ["TGFBR1", "FBN1"]
-    assert output.record["failures"] == []
+    assert [r["draft"] for r in output.record.details["rounds"]] == ["TGFBR1", "FBN1"]
+    assert output.record.details["failures"] == []
 
 
 def test_the_step_budget_ends_a_round_without_a_draft(openai_server, chat, clinical):
     openai_server.enqueue(text_reply("Need: something"), text_reply("I would rather not call anything."))
     output = build("graph-counselor", clinical, chat, max_steps=1).retrieve(QUESTION, 10)
     assert len(openai_server.requests) == 2 and output.answer.text == ""
-    assert output.record["memory"] == ["[something] no graph function was called"]
-    assert output.record["failures"] == ["round 0: no draft answer within max_steps=1"]
+    assert output.record.details["memory"] == ["[something] no graph function was called"]
+    assert output.record.details["failures"] == ["round 0: no draft answer within max_steps=1"]
 
 
 def test_an_unreadable_verdict_keeps_the_draft_and_is_recorded(openai_server, chat, clinical):
     openai_server.enqueue(text_reply("Answer: FBN1"), text_reply("Looks fine to me."))
     output = build("graph-counselor", clinical, chat).retrieve(QUESTION, 10)
     assert len(openai_server.requests) == 2 and output.answer.text == "FBN1"
-    assert output.record["failures"] == ["reflect 0: no readable verdict; the draft answer stands"]
+    assert output.record.details["failures"] == ["reflect 0: no readable verdict; the draft answer stands"]
 
 
 def test_without_reflections_the_first_draft_is_the_answer(openai_server, chat, clinical):

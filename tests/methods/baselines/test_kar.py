@@ -27,7 +27,7 @@ def test_the_expansion_prompt_carries_the_linked_entities_and_their_most_relevan
     assert "- Marfan syndrome [disease, id OMIM:154700]" in prompt
     assert "(Marfan syndrome, has_phenotype, Ectopia lentis)" in prompt  # its document: lens dislocation
     assert prompt.count("(Marfan syndrome, ") == 2 and "Tall stature" not in prompt  # the `triples` most relevant
-    assert output.record["linked"] == ["OMIM:154700"] and output.record["failures"] == []
+    assert output.record.details["linked"] == ["OMIM:154700"] and output.record.details["failures"] == []
 
 
 def test_relation_type_constraints_put_the_nodes_meeting_them_first(openai_server, chat, clinical):
@@ -37,15 +37,15 @@ def test_relation_type_constraints_put_the_nodes_meeting_them_first(openai_serve
     unconstrained = build("kar", clinical, chat, constraints=False).retrieve(QUESTION, 10)
     marfan, fbn1 = clinical.index_of("OMIM:154700"), clinical.index_of("NCBIGene:2200")
     assert unconstrained.indices[0] == marfan and fbn1 in unconstrained.indices[1:]
-    assert constrained.indices[0] == fbn1 and constrained.record["met"][:2] == [1, 0]
-    assert constrained.record["constraints"] == GENE_OF_MARFAN
+    assert constrained.indices[0] == fbn1 and constrained.record.details["met"][:2] == [1, 0]
+    assert constrained.record.details["constraints"] == GENE_OF_MARFAN
 
 
 def test_the_expanded_query_is_what_retrieval_runs(openai_server, chat, clinical):
     openai_server.enqueue(text_reply("none"), expansion("spider fingers"))
     output = build("kar", clinical, chat).retrieve("What is this finding called?", 5)
     assert output.indices[0] == clinical.index_of("HP:0001166")  # Arachnodactyly: only the expansion names it
-    assert output.record["failures"] == ["entities: the reply named none; linked the whole question"]
+    assert output.record.details["failures"] == ["entities: the reply named none; linked the whole question"]
 
 
 def test_unreadable_replies_and_unknown_constraints_are_recorded_fallbacks(openai_server, chat, clinical):
@@ -53,15 +53,15 @@ def test_unreadable_replies_and_unknown_constraints_are_recorded_fallbacks(opena
                           expansion("fibrillin", [{"entity": "OMIM:154700", "relation": "treats"},
                                                   {"entity": "F8", "relation": "associated_gene"}, "gene"]))
     output = build("kar", clinical, chat).retrieve(QUESTION, 5)
-    failures = output.record["failures"]
+    failures = output.record.details["failures"]
     assert len(failures) == 3 and all(f.startswith("constraint ") and "entities are OMIM:154700" in f
                                       for f in failures)
     assert f"relations are {', '.join(clinical.relation_types)}" in failures[0]  # the valid choices named
-    assert output.record["constraints"] == [] and output.indices  # retrieval went on
+    assert output.record.details["constraints"] == [] and output.indices  # retrieval went on
     openai_server.enqueue(text_reply("Marfan syndrome"), text_reply("FBN1 fibrillin gene, no JSON here"))
     output = build("kar", clinical, chat).retrieve(QUESTION, 5)
-    assert output.record["failures"][0].startswith("expansion: no JSON object")
-    assert output.record["expansion"] == "FBN1 fibrillin gene, no JSON here"
+    assert output.record.details["failures"][0].startswith("expansion: no JSON object")
+    assert output.record.details["expansion"] == "FBN1 fibrillin gene, no JSON here"
     assert output.indices[0] == clinical.index_of("NCBIGene:2200")
 
 

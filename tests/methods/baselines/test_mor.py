@@ -144,7 +144,8 @@ def test_a_chat_models_plan_is_used_and_a_bad_one_falls_back(trained, eval_run, 
 
     method = build_method("mor", clinical, {"model": str(out)}, MethodContext(llm=chat))
     output = method.retrieve(TWO_HOP, 5)
-    assert output.record["planner"] == "offline" and output.record["failures"][0].startswith("planner: no JSON")
+    details = output.record.details
+    assert details["planner"] == "offline" and details["failures"][0].startswith("planner: no JSON")
     assert output.indices[0] == clinical.index_of("NCBIGene:6323")
 
 

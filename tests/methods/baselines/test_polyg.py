@@ -36,7 +36,7 @@ def test_a_relation_chain_follows_each_relation_in_turn(openai_server, chat, cli
     assert "(Dravet syndrome, has_phenotype, Febrile seizure)" in facts
     assert "(Dravet syndrome, associated_gene, SCN1A)" in facts
     assert "Seizure)" not in facts  # only the named relations are followed
-    assert output.record["pattern"]["pattern"] == "hr_" and output.record["facts"] == 2
+    assert output.record.details["pattern"]["pattern"] == "hr_" and output.record.details["facts"] == 2
 
 
 def test_a_connection_question_gets_the_shortest_paths(openai_server, chat, clinical):
@@ -53,14 +53,14 @@ def test_a_connection_question_gets_the_shortest_paths(openai_server, chat, clin
 ])
 def test_an_empty_traversal_widens_to_the_neighbourhood(classification, note, openai_server, chat, clinical):
     output, facts = run(openai_server, chat, clinical, classification)
-    assert any(n.startswith(note) for n in output.record["adaptations"])
+    assert any(n.startswith(note) for n in output.record.details["adaptations"])
     assert "(Marfan syndrome, associated_gene, FBN1)" in facts  # the head's neighbourhood
 
 
 def test_an_unreadable_classification_is_recorded_and_the_question_grounded(openai_server, chat, clinical):
     output, facts = run(openai_server, chat, clinical, text_reply("It asks about {genes"),
                         question="Marfan syndrome genes")
-    assert output.record["failures"][0].startswith("the classification could not be read")
+    assert output.record.details["failures"][0].startswith("the classification could not be read")
     assert "(Marfan syndrome, associated_gene, FBN1)" in facts
 
 

@@ -19,7 +19,7 @@ def test_base_llm_sends_the_question_alone_and_reads_the_answer_line(openai_serv
     (request,) = openai_server.requests
     assert "tools" not in request and request["messages"][-1]["content"] == f"Question: {MARFAN_GENES}"
     assert "Marfan syndrome [disease" not in user_text(request)  # no graph evidence at all
-    assert output.answer.text == "FBN1" and output.indices == [] and output.record["failures"] == []
+    assert output.answer.text == "FBN1" and output.indices == [] and output.record.details["failures"] == []
 
 
 def test_a_reply_without_an_answer_line_is_a_recorded_failure_not_a_crash(openai_server, chat, clinical):
@@ -27,7 +27,7 @@ def test_a_reply_without_an_answer_line_is_a_recorded_failure_not_a_crash(openai
     method = build("base-llm", clinical, chat)
     for _ in range(2):
         output = method.retrieve(MARFAN_GENES, 10)
-        assert output.answer.text == "" and "no `Answer:` line" in output.record["failures"][-1]
+        assert output.answer.text == "" and "no `Answer:` line" in output.record.details["failures"][-1]
 
 
 def test_text_rag_puts_the_top_chunks_by_dense_similarity_in_the_prompt(openai_server, chat, clinical):
@@ -39,7 +39,8 @@ def test_text_rag_puts_the_top_chunks_by_dense_similarity_in_the_prompt(openai_s
     prompt = user_text(openai_server.requests[0])
     assert prompt.count("Passage ") == 2 and "Hemophilia A [disease, id OMIM:306700]" in prompt
     assert "(Hemophilia A, associated_gene, F8)" in prompt  # the chunk carries the node's edges
-    assert output.record["retrieved"][0] == "OMIM:306700" and output.indices[0] == clinical.index_of("OMIM:306700")
+    assert output.record.details["retrieved"][0] == "OMIM:306700"
+    assert output.indices[0] == clinical.index_of("OMIM:306700")
     assert len(openai_server.requests) == 1
 
 
@@ -51,7 +52,7 @@ def test_graph_rag_linearises_the_two_hop_subgraph_of_the_core_entities(openai_s
     assert "(Dravet syndrome, has_phenotype, Febrile seizure)" in prompt  # hop 1
     assert "(Dravet syndrome, associated_gene, SCN1A)" in prompt  # hop 2
     assert output.answer.text == "SCN1A" and output.indices[0] == clinical.index_of("NCBIGene:6323")
-    assert output.record["core_entities"] == ["HP:0002373"]
+    assert output.record.details["core_entities"] == ["HP:0002373"]
 
 
 @pytest.mark.parametrize(("name", "reply", "sets"), [

@@ -30,15 +30,15 @@ def test_relation_then_entity_pruning_then_the_check_that_stops_the_search(opena
     assert "Relation: has_phenotype" in entity_prompt and "1. Ectopia lentis [phenotype, id HP:0001083]: Ectopia" \
         in entity_prompt and "6. " in entity_prompt
     assert "(Marfan syndrome, associated_gene, FBN1)" in user_text(requests[2])  # the beam's paths
-    assert output.record["seeds"] == ["OMIM:154700"] and output.record["stop"] == "sufficient"
+    assert output.record.details["seeds"] == ["OMIM:154700"] and output.record.details["stop"] == "sufficient"
     second = entity_prompt.split("2. ")[1].split(" [")[0]  # the candidate scored 0.3
     second_id = next(clinical.node_id(i) for i in range(clinical.num_nodes) if clinical.name(i) == second)
-    step = output.record["steps"][0]
+    step = output.record.details["steps"][0]
     assert step["beam"] == ["NCBIGene:2200", "HP:0001083", second_id]
     assert step["scores"] == [0.9, 0.05, 0.03]  # relation score times entity score
     assert output.indices[:4] == [clinical.index_of(n) for n in step["beam"] + ["OMIM:154700"]]
     assert len(output.indices) == 8  # then the four phenotypes pruning dropped
-    assert output.record["failures"] == []
+    assert output.record.details["failures"] == []
 
 
 def test_the_beam_goes_deeper_until_the_depth_cap_inside_the_two_hop_space(openai_server, chat, clinical):
@@ -50,7 +50,7 @@ def test_the_beam_goes_deeper_until_the_depth_cap_inside_the_two_hop_space(opena
     openai_server.responder = respond
     output = build("tog", clinical, chat, seed_index="bm25", seeds=1, depth=2, width=2).retrieve(
         "Dravet syndrome epileptic encephalopathy", 50)
-    record = output.record
+    record = output.record.details
     assert record["seeds"] == ["OMIM:607208"] and len(record["steps"]) == 2 and record["stop"] == "depth"
     assert all(s["sufficient"] is False for s in record["steps"]) and all(len(s["beam"]) == 2 for s in record["steps"])
     space = record["search_space"]
@@ -76,7 +76,7 @@ def test_the_seeds_come_from_dense_retrieval_by_default(openai_server, chat, cli
                        embedder_base_url=embeddings.base_url)
         output = method.retrieve("Marfan syndrome: a connective tissue disorder of eyes, skeleton and heart", 5)
         assert embeddings.input_count > clinical.num_nodes  # every node document embedded, then the question
-    assert output.record["seeds"] == ["OMIM:154700"]
+    assert output.record.details["seeds"] == ["OMIM:154700"]
     assert output.indices[0] == clinical.index_of("NCBIGene:2200")
 
 
@@ -94,7 +94,7 @@ def test_an_unreadable_rerank_keeps_the_search_order(openai_server, chat, clinic
                           text_reply("I cannot rank these."))
     output = tog(chat, clinical, rerank=True).retrieve(QUESTION, 4)
     assert output.indices[0] == clinical.index_of("NCBIGene:2200")
-    assert output.record["failures"] == ["rerank: no document numbers in the reply; kept the search order"]
+    assert output.record.details["failures"] == ["rerank: no document numbers in the reply; kept the search order"]
 
 
 def test_a_fanning_relation_offers_a_seeded_sample_of_candidates(openai_server, chat, clinical):

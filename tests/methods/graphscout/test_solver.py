@@ -172,8 +172,9 @@ def test_registered_method_returns_answer_trajectory_and_touched_ranking(clinica
     assert output.answer == Answer("TGFBR1, TGFBR2", "set")
     assert [clinical.node_id(i) for i in output.indices] == ["NCBIGene:7046", "NCBIGene:7048"]  # cut to k
     assert output.scores == [1.0, 1.0]
-    assert len(output.trajectories) == 1 and output.trajectories[0]["stop_reason"] == "answer"
-    assert output.record["answer"]["text"] == "TGFBR1, TGFBR2" and output.record["config"]["max_turns"] == 5
+    assert len(output.trajectories) == 1 and output.trajectories[0].stop_reason == "answer"
+    assert output.record.answer.text == "TGFBR1, TGFBR2" and output.record.config["max_turns"] == 5
+    assert output.record_dict()["answer"] == {"text": "TGFBR1, TGFBR2", "type": "set"}
 
 
 @pytest.mark.slow
