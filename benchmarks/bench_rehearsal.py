@@ -10,7 +10,8 @@ stark prime`` / ``ark graph import grbench``); ``bm25`` (the index build, ``open
 ladybug export, skipped without the graphdb extra); ``search`` (``search_in_graph`` latency on node names and text
 passages, ``search_in_neighborhood`` on the largest hub); ``ark`` (offline ARK, the offline policy and not an LLM, on
 ``--questions`` questions naming a node and asking for its neighbours). Per stage: wall and CPU seconds, the child's
-peak RSS (``wait4``), the disk it added and the load average before and after. The stages of a run print side by
+peak RSS (``wait4``), the disk its folder holds after it and the most it added while running (scratch files
+included, sampled every 2 s), and the load average before and after. The stages of a run print side by
 side, then, for every format run at two scales, the figures at scale 1 by a straight line through them (the
 extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy stages run at nice 10.
 """
@@ -18,12 +19,14 @@ extrapolation, labelled so). ``summary.json`` in the work folder keeps everythin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +45,18 @@ DISK_OF = {"generate": "src", "import": "graph", "bm25": "graph/index", "cypher"
 
 def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def work_bytes(folder: Path) -> int:
+    """Bytes in a run folder but its source files: what the stages wrote, temporaries included."""
+    return sum(disk_bytes(p) if p.is_dir() else p.stat().st_size for p in folder.iterdir() if p.name != "src")
+
+
+def _sample_disk(folder: Path, done: threading.Event, peak: list[int]) -> None:
+    """Largest :func:`work_bytes` seen until ``done`` (every 2 s): a stage's scratch files count too."""
+    while not done.wait(2):
+        with contextlib.suppress(OSError):  # a file removed while it was being listed
+            peak[0] = max(peak[0], work_bytes(folder))
 
 
 def stage_command(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> list[str]:
@@ -64,8 +79,14 @@ def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.N
     niceness = args.heavy_nice if stage in HEAVY else 0
     process = subprocess.Popen(stage_command(stage, fmt, scale, folder, args), stdout=subprocess.DEVNULL,
                                preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
+    before, peak_disk, done = work_bytes(folder), [0], threading.Event()
+    sampler = threading.Thread(target=_sample_disk, args=(folder, done, peak_disk), daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    peak_disk[0] = max(peak_disk[0], work_bytes(folder))  # a stage shorter than one sample
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{fmt}:{scale} stage {stage!r} failed (exit {os.waitstatus_to_exitcode(status)})")
     figures_file = folder / f"{stage}.json"
@@ -73,7 +94,8 @@ def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.N
     disk = disk_bytes(disk_path)
     return {"format": fmt, "scale": scale, "stage": stage, "wall_s": round(wall, 1),
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_gb": round(usage.ru_maxrss / 2**20, 3),
-            "disk_gb": round(disk / 1e9, 3), "load": [round(os.getloadavg()[0], 1), round(load_before[0], 1)],
+            "disk_gb": round(disk / 1e9, 3), "peak_added_disk_gb": round(max(peak_disk[0] - before, 0) / 1e9, 3),
+            "load": [round(os.getloadavg()[0], 1), round(load_before[0], 1)],
             **figures}
 
 
@@ -174,10 +196,12 @@ CHILDREN = {"generate": child_generate, "bm25": child_bm25, "cypher": child_cyph
 # ---------------------------------------------------------------------------------------------------- report
 def print_table(results: list[dict]) -> None:
     print("\n== stages side by side (load = 1-minute load average after <- before; 2-core machine) ==")
-    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8}  load")
+    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8} "
+          f"{'peak +disk GB':>13}  load")
     for r in results:
         print(f"{r['format'] + ':' + str(r['scale']):<16} {r['stage']:<9} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
-              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f}  {r['load'][0]} <- {r['load'][1]}"
+              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f} {r.get('peak_added_disk_gb', 0):>13.3f}  "
+              f"{r['load'][0]} <- {r['load'][1]}"
               + (f"  ({r['skipped']})" if "skipped" in r else ""))
     for r in results:
         for row in r.get("latency", []):
