@@ -9,7 +9,9 @@ type mixes), then runs each stage as its own process: ``generate``; ``import`` (
 stark prime`` / ``ark graph import grbench``); ``bm25`` (the index build, ``open_index``); ``cypher`` (the embedded
 ladybug export, skipped without the graphdb extra); ``search`` (``search_in_graph`` latency on node names and text
 passages, ``search_in_neighborhood`` on the largest hub); ``ark`` (offline ARK, the offline policy and not an LLM, on
-``--questions`` questions naming a node and asking for its neighbours). Per stage: wall and CPU seconds, the child's
+``--questions`` questions naming a node and asking for its neighbours); ``questions`` (a GraphScout quiz of
+``--questions`` questions on the graph, its first question of each template answered by offline ARK and offline
+GraphScout, Cypher on the exported database). Per stage: wall and CPU seconds, the child's
 peak RSS (``wait4``), the disk its folder holds after it and the most it added while running (scratch files
 included, sampled every 2 s), and the load average before and after. The stages of a run print side by
 side, then, for every format run at two scales, the figures at scale 1 by a straight line through them (the
@@ -37,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_scale import _latency_row, _time_calls  # noqa: E402
 from benchmarks.synthetic_rehearsal import GRBENCH_SIZES, PRIME_EDGE_ROWS, PRIME_TYPES  # noqa: E402
 
-STAGES = ("generate", "import", "bm25", "cypher", "search", "ark")
+STAGES = ("generate", "import", "bm25", "cypher", "search", "ark", "questions")
 HEAVY = ("generate", "import", "bm25", "cypher")
 REAL = {"prime": (sum(PRIME_TYPES.values()), PRIME_EDGE_ROWS), **GRBENCH_SIZES}
 DISK_OF = {"generate": "src", "import": "graph", "bm25": "graph/index", "cypher": "graph/cypher"}
@@ -189,8 +191,39 @@ def child_ark(folder: Path, args: argparse.Namespace) -> dict:
             "metrics_offline_policy": metrics}
 
 
+def child_questions(folder: Path, args: argparse.Namespace) -> dict:
+    """One GraphScout-quiz question per template (answer type / difficulty) on the graph, answered by offline ARK
+    and offline GraphScout (scripted policies, not LLMs; GraphScout runs Cypher on the exported database)."""
+    from ark.eval import open_queries, run_eval
+    from ark.methods import MethodContext
+    from ark.methods.choice import MethodChoice
+    from ark.methods.graphscout.quiz.generate import GraphScoutQuizConfig, generate_graphscout_quiz
+
+    graph = _graph(folder)
+    started = time.perf_counter()
+    quiz = generate_graphscout_quiz(graph, GraphScoutQuizConfig(n=args.questions, seed=0, guard=False))
+    per_template: dict[str, dict] = {}
+    for record in quiz.questions:
+        per_template.setdefault(record["template"], record)
+    source = folder / "questions.jsonl"
+    source.write_text("".join(json.dumps({"id": r["id"], "query": r["query"], "answer_ids": r["answer_ids"],
+                                          "template": r["template"], "answer": r["answer"]}) + "\n"
+                              for r in per_template.values()))
+    figures: dict = {"quiz_s": round(time.perf_counter() - started, 1), "templates": sorted(per_template)}
+    queries, _ = open_queries(source, graph)
+    for name in ("ark", "graphscout"):
+        started = time.perf_counter()
+        choice = MethodChoice.make(name, {}, MethodContext(llm=None))
+        outcome = run_eval(graph, choice, queries, folder / f"runs-{name}", queries_source=str(source))
+        overall, answers = outcome.summary["overall"], outcome.summary.get("answers") or {}
+        figures[name] = {"questions": len(queries), "s": round(time.perf_counter() - started, 1),
+                         "hit@1_offline_policy": round(overall["hit@1"] * 100, 1),
+                         **({"answer_f1_offline_policy": round(answers["f1"] * 100, 1)} if "f1" in answers else {})}
+    return figures
+
+
 CHILDREN = {"generate": child_generate, "bm25": child_bm25, "cypher": child_cypher, "search": child_search,
-            "ark": child_ark}
+            "ark": child_ark, "questions": child_questions}
 
 
 # ---------------------------------------------------------------------------------------------------- report
@@ -207,6 +240,10 @@ def print_table(results: list[dict]) -> None:
         for row in r.get("latency", []):
             print(f"  {r['format']}:{r['scale']} {row['call']:<70} median {row['median_ms']:7.2f} ms  p99 "
                   f"{row['p99_ms']:8.2f} ms  (CPU median {row['cpu_median_ms']:.2f}, p99 {row['cpu_p99_ms']:.2f})")
+        if r["stage"] == "questions":
+            print(f"  {r['format']}:{r['scale']} one quiz question per template ({len(r['templates'])}: "
+                  f"{', '.join(r['templates'])}), offline policies, not LLMs: "
+                  + "; ".join(f"{m} {r[m]}" for m in ("ark", "graphscout")))
         if r["stage"] == "ark":
             print(f"  {r['format']}:{r['scale']} offline ARK (offline policy, not an LLM): {r['questions']} "
                   f"questions, median {r['question_s_median']} s a question, {r['metrics_offline_policy']}")

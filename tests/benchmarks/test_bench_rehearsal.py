@@ -57,3 +57,17 @@ def test_rehearsal_prints_stages_side_by_side_and_the_extrapolation(tmp_path):
     runs = json.loads((tmp_path / "work" / "summary.json").read_text())["runs"]
     imports = [r for r in runs if r["stage"] == "import"]
     assert all(r["peak_added_disk_gb"] >= r["disk_gb"] > 0 for r in imports)  # the graph, scratch files included
+
+
+@pytest.mark.slow
+def test_rehearsal_asks_one_question_per_template_with_both_offline_methods(tmp_path):
+    pytest.importorskip("ijson")
+    pytest.importorskip("ladybug", reason="GraphScout's Cypher needs the graphdb extra")
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_rehearsal.py"), "--runs", "amazon:0.0003",
+                           "--stages", "generate,import,bm25,cypher,questions", "--questions", "20", "--workdir",
+                           str(tmp_path / "work"), "--keep", "--heavy-nice", "0"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    stage = json.loads((tmp_path / "work" / "amazon-0.0003" / "questions.json").read_text())
+    assert len(stage["templates"]) >= 3 and stage["ark"]["questions"] == stage["graphscout"]["questions"]
+    assert "one quiz question per template" in done.stdout
