@@ -48,9 +48,10 @@ class EdgeSpill:
             return
         assert self._handle is not None, "append after close"
         np.column_stack((src, dst, rel)).astype(np.int32).tofile(self._handle)
-        for rows in (src, dst):
-            counts = np.bincount(rows)
-            self.entries[: len(counts)] += counts
+        # counted by sorting the chunk, not np.bincount: that would zero an array of every node's count per chunk
+        rows = np.sort(np.concatenate((src, dst)))
+        firsts = np.flatnonzero(np.diff(rows, prepend=-1))
+        self.entries[rows[firsts]] += np.diff(firsts, append=len(rows))
         self.count += len(src)
 
     def close(self) -> None:
