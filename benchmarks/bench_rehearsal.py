@@ -9,8 +9,11 @@ type mixes), then runs each stage as its own process: ``generate``; ``import`` (
 stark prime`` / ``ark graph import grbench``); ``bm25`` (the index build, ``open_index``); ``cypher`` (the embedded
 ladybug export, skipped without the graphdb extra); ``search`` (``search_in_graph`` latency on node names and text
 passages, ``search_in_neighborhood`` on the largest hub); ``ark`` (offline ARK, the offline policy and not an LLM, on
-``--questions`` questions naming a node and asking for its neighbours). Per stage: wall and CPU seconds, the child's
-peak RSS (``wait4``), the disk it added and the load average before and after. The stages of a run print side by
+``--questions`` questions naming a node and asking for its neighbours); ``questions`` (a GraphScout quiz of
+``--questions`` questions on the graph, its first question of each template answered by offline ARK and offline
+GraphScout, Cypher on the exported database). Per stage: wall and CPU seconds, the child's
+peak RSS (``wait4``), the disk its folder holds after it and the most it added while running (scratch files
+included, sampled every 2 s), and the load average before and after. The stages of a run print side by
 side, then, for every format run at two scales, the figures at scale 1 by a straight line through them (the
 extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy stages run at nice 10.
 """
@@ -18,12 +21,14 @@ extrapolation, labelled so). ``summary.json`` in the work folder keeps everythin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -34,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_scale import _latency_row, _time_calls  # noqa: E402
 from benchmarks.synthetic_rehearsal import GRBENCH_SIZES, PRIME_EDGE_ROWS, PRIME_TYPES  # noqa: E402
 
-STAGES = ("generate", "import", "bm25", "cypher", "search", "ark")
+STAGES = ("generate", "import", "bm25", "cypher", "search", "ark", "questions")
 HEAVY = ("generate", "import", "bm25", "cypher")
 REAL = {"prime": (sum(PRIME_TYPES.values()), PRIME_EDGE_ROWS), **GRBENCH_SIZES}
 DISK_OF = {"generate": "src", "import": "graph", "bm25": "graph/index", "cypher": "graph/cypher"}
@@ -42,6 +47,18 @@ DISK_OF = {"generate": "src", "import": "graph", "bm25": "graph/index", "cypher"
 
 def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def work_bytes(folder: Path) -> int:
+    """Bytes in a run folder but its source files: what the stages wrote, temporaries included."""
+    return sum(disk_bytes(p) if p.is_dir() else p.stat().st_size for p in folder.iterdir() if p.name != "src")
+
+
+def _sample_disk(folder: Path, done: threading.Event, peak: list[int]) -> None:
+    """Largest :func:`work_bytes` seen until ``done`` (every 2 s): a stage's scratch files count too."""
+    while not done.wait(2):
+        with contextlib.suppress(OSError):  # a file removed while it was being listed
+            peak[0] = max(peak[0], work_bytes(folder))
 
 
 def stage_command(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> list[str]:
@@ -64,8 +81,14 @@ def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.N
     niceness = args.heavy_nice if stage in HEAVY else 0
     process = subprocess.Popen(stage_command(stage, fmt, scale, folder, args), stdout=subprocess.DEVNULL,
                                preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
+    before, peak_disk, done = work_bytes(folder), [0], threading.Event()
+    sampler = threading.Thread(target=_sample_disk, args=(folder, done, peak_disk), daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    peak_disk[0] = max(peak_disk[0], work_bytes(folder))  # a stage shorter than one sample
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{fmt}:{scale} stage {stage!r} failed (exit {os.waitstatus_to_exitcode(status)})")
     figures_file = folder / f"{stage}.json"
@@ -73,7 +96,8 @@ def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.N
     disk = disk_bytes(disk_path)
     return {"format": fmt, "scale": scale, "stage": stage, "wall_s": round(wall, 1),
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_gb": round(usage.ru_maxrss / 2**20, 3),
-            "disk_gb": round(disk / 1e9, 3), "load": [round(os.getloadavg()[0], 1), round(load_before[0], 1)],
+            "disk_gb": round(disk / 1e9, 3), "peak_added_disk_gb": round(max(peak_disk[0] - before, 0) / 1e9, 3),
+            "load": [round(os.getloadavg()[0], 1), round(load_before[0], 1)],
             **figures}
 
 
@@ -167,22 +191,59 @@ def child_ark(folder: Path, args: argparse.Namespace) -> dict:
             "metrics_offline_policy": metrics}
 
 
+def child_questions(folder: Path, args: argparse.Namespace) -> dict:
+    """One GraphScout-quiz question per template (answer type / difficulty) on the graph, answered by offline ARK
+    and offline GraphScout (scripted policies, not LLMs; GraphScout runs Cypher on the exported database)."""
+    from ark.eval import open_queries, run_eval
+    from ark.methods import MethodContext
+    from ark.methods.choice import MethodChoice
+    from ark.methods.graphscout.quiz.generate import GraphScoutQuizConfig, generate_graphscout_quiz
+
+    graph = _graph(folder)
+    started = time.perf_counter()
+    quiz = generate_graphscout_quiz(graph, GraphScoutQuizConfig(n=args.questions, seed=0, guard=False))
+    per_template: dict[str, dict] = {}
+    for record in quiz.questions:
+        per_template.setdefault(record["template"], record)
+    source = folder / "questions.jsonl"
+    source.write_text("".join(json.dumps({"id": r["id"], "query": r["query"], "answer_ids": r["answer_ids"],
+                                          "template": r["template"], "answer": r["answer"]}) + "\n"
+                              for r in per_template.values()))
+    figures: dict = {"quiz_s": round(time.perf_counter() - started, 1), "templates": sorted(per_template)}
+    queries, _ = open_queries(source, graph)
+    for name in ("ark", "graphscout"):
+        started = time.perf_counter()
+        choice = MethodChoice.make(name, {}, MethodContext(llm=None))
+        outcome = run_eval(graph, choice, queries, folder / f"runs-{name}", queries_source=str(source))
+        overall, answers = outcome.summary["overall"], outcome.summary.get("answers") or {}
+        figures[name] = {"questions": len(queries), "s": round(time.perf_counter() - started, 1),
+                         "hit@1_offline_policy": round(overall["hit@1"] * 100, 1),
+                         **({"answer_f1_offline_policy": round(answers["f1"] * 100, 1)} if "f1" in answers else {})}
+    return figures
+
+
 CHILDREN = {"generate": child_generate, "bm25": child_bm25, "cypher": child_cypher, "search": child_search,
-            "ark": child_ark}
+            "ark": child_ark, "questions": child_questions}
 
 
 # ---------------------------------------------------------------------------------------------------- report
 def print_table(results: list[dict]) -> None:
     print("\n== stages side by side (load = 1-minute load average after <- before; 2-core machine) ==")
-    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8}  load")
+    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8} "
+          f"{'peak +disk GB':>13}  load")
     for r in results:
         print(f"{r['format'] + ':' + str(r['scale']):<16} {r['stage']:<9} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
-              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f}  {r['load'][0]} <- {r['load'][1]}"
+              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f} {r.get('peak_added_disk_gb', 0):>13.3f}  "
+              f"{r['load'][0]} <- {r['load'][1]}"
               + (f"  ({r['skipped']})" if "skipped" in r else ""))
     for r in results:
         for row in r.get("latency", []):
             print(f"  {r['format']}:{r['scale']} {row['call']:<70} median {row['median_ms']:7.2f} ms  p99 "
                   f"{row['p99_ms']:8.2f} ms  (CPU median {row['cpu_median_ms']:.2f}, p99 {row['cpu_p99_ms']:.2f})")
+        if r["stage"] == "questions":
+            print(f"  {r['format']}:{r['scale']} one quiz question per template ({len(r['templates'])}: "
+                  f"{', '.join(r['templates'])}), offline policies, not LLMs: "
+                  + "; ".join(f"{m} {r[m]}" for m in ("ark", "graphscout")))
         if r["stage"] == "ark":
             print(f"  {r['format']}:{r['scale']} offline ARK (offline policy, not an LLM): {r['questions']} "
                   f"questions, median {r['question_s_median']} s a question, {r['metrics_offline_policy']}")

@@ -110,7 +110,12 @@ def _schema(
 ) -> list[SchemaTriple]:
     t, r = len(node_types), max(len(relation_types), 1)
     combined = (src_types.astype(np.int64) * r + rel) * t + dst_types
-    counts = np.bincount(combined, minlength=t * r * t)
+    return schema_from_counts(np.bincount(combined, minlength=t * r * t), node_types, relation_types)
+
+
+def schema_from_counts(counts: np.ndarray, node_types: list[str], relation_types: list[str]) -> list[SchemaTriple]:
+    """The schema triples of edge counts keyed ``(source type * relations + relation) * types + target type``."""
+    t, r = len(node_types), max(len(relation_types), 1)
     values = np.flatnonzero(counts)
     triples = []
     for value, count in zip(values.tolist(), counts[values].tolist(), strict=True):

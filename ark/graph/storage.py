@@ -100,14 +100,22 @@ def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:
     }
     for name, array in arrays.items():
         np.save(directory / f"{name}.npy", np.asarray(array))
+    write_graph_meta(directory, graph.num_nodes, graph.num_edges, graph.node_types, graph.relation_types,
+                     graph.schema, graph.metadata)
+
+
+def write_graph_meta(directory: Path, num_nodes: int, num_edges: int, node_types: list[str],
+                     relation_types: list[str], schema: list[SchemaTriple], metadata: dict) -> None:
+    """Write ``graph.json`` last, listing the size and checksum of ``nodes.arrow`` and the ``.npy`` arrays already
+    in ``directory`` (a streaming import writes them itself)."""
     meta = {
         "format_version": FORMAT_VERSION,
-        "num_nodes": graph.num_nodes,
-        "num_edges": graph.num_edges,
-        "node_types": graph.node_types,
-        "relation_types": graph.relation_types,
-        "schema": [asdict(t) for t in graph.schema],
-        "metadata": graph.metadata,
+        "num_nodes": num_nodes,
+        "num_edges": num_edges,
+        "node_types": node_types,
+        "relation_types": relation_types,
+        "schema": [asdict(t) for t in schema],
+        "metadata": metadata,
         "files": file_records(directory, ["nodes.arrow", *(f"{name}.npy" for name in ARRAYS)]),
     }
     (directory / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))

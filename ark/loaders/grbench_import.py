@@ -5,18 +5,23 @@ released Amazon (~9M nodes) or Freelaw (~84M nodes) graphs. Here the file is par
 (its C backend) in two passes:
 
 1. nodes, one at a time, written ``chunk_size`` rows at a time as record batches of ``nodes.arrow`` inside the
-   atomic temporary directory; only the id -> row index map and the type codes stay in memory;
-2. the neighbor lists, resolved against that map into integer edge arrays (compact: 8 bytes an endpoint).
+   atomic temporary directory; only each id's 64-bit hash and type code stay in memory (10 bytes a node), sorted
+   afterwards into an exact id -> row index (:class:`ark.loaders.id_index.IdIndex`);
+2. the neighbor lists, ``EDGE_CHUNK`` neighbors at a time, resolved against that index into integer edges appended
+   to a scratch file on disk (:class:`ark.graph.spilled.EdgeSpill`).
 
-The CSR arrays are then packed by :func:`ark.graph.build.build_graph_from_arrays` and the fingerprint is computed
-from the written file one batch at a time, so the node text never sits in memory whole. The result is the graph
-:func:`load_grbench` builds (same ids, names, texts, edges and fingerprint); the tests keep that loader as oracle.
+The CSR arrays are then packed from that file by an external bucket sort (:func:`ark.graph.spilled.write_spilled_csr`)
+straight into the graph's ``.npy`` files, and the fingerprint is computed from the written files a batch at a time,
+so neither the node text nor the edge list ever sits in memory whole: resident memory is ~30 bytes a node plus one
+chunk. The result is the graph :func:`load_grbench` builds (same ids, names, texts, edges and fingerprint); the tests
+keep that loader as oracle.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,23 +30,29 @@ from typing import Any, BinaryIO
 import numpy as np
 import pyarrow as pa
 
-from ark.graph import GraphValidationError, KnowledgeGraph, normalize_name
-from ark.graph.build import build_graph_from_arrays, node_text_digest
-from ark.graph.storage import check_graph_target, check_source_outside_target, write_graph_files
+from ark.graph import GraphValidationError, normalize_name
+from ark.graph.build import node_text_digest, schema_from_counts
+from ark.graph.spilled import EdgeSpill, write_spilled_csr
+from ark.graph.storage import check_graph_target, check_source_outside_target, write_graph_meta
 from ark.storage.atomic import atomic_directory
 
+from . import id_index
 from .grbench import NODE_KEY_SUFFIX, _edge_types, _graph_file, _node_name
+from .id_index import IdIndex
 from .tabular import node_text
 
 DEFAULT_CHUNK_SIZE = 20_000
+EDGE_CHUNK = 1 << 18  # neighbor ids resolved at a time (their strings and the arrays: ~30 MB)
 CHUNK_BYTES = 8_000_000  # a batch is also cut at this much text, so long-text nodes keep batches small
 NODE_SCHEMA = pa.schema([("id", pa.string()), ("name", pa.string()), ("text", pa.string()),
                          ("properties", pa.string())])
 # Measured on the generated 217 MB fixture (benchmarks/bench_grbench_import.py, 2-core machine under load, 2026-11-26):
-# 5.5 MB/s of graph.json, and nodes.arrow 1.7x its size (each node's text, and its features again as JSON properties)
-# plus the CSR arrays. The estimate rounds both up.
+# 5.5 MB/s of graph.json. Disk at the import's peak (benchmarks/bench_rehearsal.py, same day): 1.6x graph.json for the
+# Amazon shape (nodes.arrow, plus 28 bytes an edge of scratch while the CSR is packed: the spill and its buckets) and
+# 2.4x for the Freelaw shape (long texts: nodes.arrow holds each node's text and its features again as properties).
+# The estimate rounds both up.
 RATE_BYTES_PER_S = 4e6
-DISK_FACTOR = 1.8
+DISK_FACTOR = 2.5
 
 Progress = Callable[[str], None]
 
@@ -53,8 +64,8 @@ class ImportEstimate:
     seconds: float
 
     def describe(self) -> str:
-        return (f"graph.json is {self.input_bytes / 1e6:,.1f} MB: the import needs ~{self.disk_bytes / 1e6:,.1f} MB "
-                f"of disk and ~{_duration(self.seconds)} (at ~{RATE_BYTES_PER_S / 1e6:.0f} MB/s, measured on a "
+        return (f"graph.json is {self.input_bytes / 1e6:,.1f} MB: the import needs up to ~{self.disk_bytes / 1e6:,.1f} "
+                f"MB of disk and ~{_duration(self.seconds)} (at ~{RATE_BYTES_PER_S / 1e6:.0f} MB/s, measured on a "
                 "loaded 2-core machine)")
 
 
@@ -76,15 +87,34 @@ def stream_import_grbench(path: str | Path, out: str | Path, name: str | None = 
     say = progress or (lambda _message: None)
     with atomic_directory(out) as tmp:
         nodes_file = tmp / "nodes.arrow"
-        index, type_codes, node_types = _write_nodes(file, nodes_file, chunk_size, say)
-        src, dst, rel, relation_types, dropped = _read_edges(file, index, node_types, say)
+        hashes, type_codes, node_types = _write_nodes(file, nodes_file, chunk_size, say)
+        index = IdIndex(hashes, nodes_file, str(file))
+        del hashes
+        spill = EdgeSpill(tmp / "edges.spill", index.num_nodes)
+        relation_types, dropped = _read_edges(file, index, node_types, spill, say)
         del index
-        graph = _pack(file, nodes_file, type_codes, node_types, (src, dst, rel), relation_types,
-                      {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
-                       "dropped_edges": dropped})
-        say(f"writing {graph.num_nodes:,} nodes and {graph.num_edges:,} edges")
-        write_graph_files(graph, tmp)
+        say(f"packing {spill.count:,} edges into CSR arrays")
+        _write_graph(tmp, type_codes, node_types, spill, relation_types,
+                     {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
+                      "dropped_edges": dropped})
     return out
+
+
+def _write_graph(folder: Path, type_codes: np.ndarray, node_types: list[str], spill: EdgeSpill,
+                 relation_types: list[str], metadata: dict[str, Any]) -> None:
+    """Everything of the graph directory but ``nodes.arrow`` (written already), ``graph.json`` last."""
+    def column_batches(column: str) -> Iterator[pa.Array]:
+        with pa.OSFile(str(folder / "nodes.arrow")) as source:  # read, not memory-mapped: one batch at a time
+            reader = pa.ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i).column(column)
+
+    digest = node_text_digest(column_batches)
+    num_edges, counts = write_spilled_csr(spill, folder, type_codes, len(node_types), len(relation_types), digest)
+    np.save(folder / "node_type_codes.npy", type_codes)
+    metadata["fingerprint"] = digest.hexdigest()
+    write_graph_meta(folder, len(type_codes), num_edges, node_types, relation_types,
+                     schema_from_counts(counts, node_types, relation_types), metadata)
 
 
 def iter_grbench_nodes(handle: BinaryIO, where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -136,9 +166,10 @@ def _parse_nodes(ijson: Any, handle: BinaryIO, where: str) -> Iterator[tuple[str
 
 
 def _write_nodes(file: Path, nodes_file: Path, chunk_size: int,
-                 say: Progress) -> tuple[dict[str, int], np.ndarray, list[str]]:
-    index: dict[str, int] = {}
-    codes: list[int] = []
+                 say: Progress) -> tuple[array, np.ndarray, list[str]]:
+    """Pass 1: the node table, written a batch at a time; returns each node's id hash, type code and the types."""
+    hashes = array("q")
+    codes = array("h")
     node_types: dict[str, int] = {}
     rows: dict[str, list[str]] = {column: [] for column in NODE_SCHEMA.names}
     pending = 0
@@ -146,11 +177,9 @@ def _write_nodes(file: Path, nodes_file: Path, chunk_size: int,
     with file.open("rb") as handle, pa.OSFile(str(nodes_file), "wb") as sink, \
             pa.ipc.new_file(sink, NODE_SCHEMA) as writer:
         for node_type, node_id, node in iter_grbench_nodes(handle, str(file)):
-            if node_id in index:
-                raise GraphValidationError(f"{file}: duplicate node id {node_id!r}")
             features = _features(node, node_id, file)
             name_key, node_name = _node_name(features, node_id)
-            index[node_id] = len(codes)
+            hashes.append(id_index.id_hash(node_id))
             codes.append(node_types.setdefault(node_type, len(node_types)))
             rows["id"].append(node_id)
             rows["name"].append(node_name)
@@ -164,7 +193,7 @@ def _write_nodes(file: Path, nodes_file: Path, chunk_size: int,
         _flush(writer, rows)
     if not codes:
         raise GraphValidationError(f"{file}: the graph has no nodes")
-    return index, np.asarray(codes, dtype=np.int16), list(node_types)
+    return hashes, np.frombuffer(codes, dtype=np.int16), list(node_types)
 
 
 def _features(node: Any, node_id: str, file: Path) -> dict[str, Any]:
@@ -183,53 +212,68 @@ def _flush(writer: Any, rows: dict[str, list[str]]) -> None:
             column.clear()
 
 
-def _read_edges(file: Path, index: dict[str, int], node_types: list[str],
-                say: Progress) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str], int]:
-    from array import array
-
+def _read_edges(file: Path, index: IdIndex, node_types: list[str], spill: EdgeSpill,
+                say: Progress) -> tuple[list[str], int]:
+    """Pass 2: each neighbor list resolved to node rows, ``EDGE_CHUNK`` entries at a time, into ``spill``; returns
+    the relation types and the number of neighbors that are not nodes (dropped)."""
     type_lookup = {normalize_name(t): t for t in node_types}
-    relations: dict[str, int] = {}
-    # int32 indices: GRBench graphs stay far below 2^31 nodes
-    src, dst, rel = array("i"), array("i"), array("i")
-    dropped = seen = 0
+    edges = _EdgeBuffer(index, spill)
     with file.open("rb") as handle:
-        for node_type, node_id, node in iter_grbench_nodes(handle, str(file)):
-            row = index[node_id]
+        for row, (node_type, node_id, node) in enumerate(iter_grbench_nodes(handle, str(file))):
             for neighbor_type, neighbor_ids in (node.get("neighbors") or {}).items():
                 if not isinstance(neighbor_ids, list):
                     raise GraphValidationError(f"{file}: node {node_id!r}: neighbors[{neighbor_type!r}] must be a "
                                                "list of node ids")
                 endpoints = _edge_types(neighbor_type, type_lookup)
                 reverse = endpoints is not None and endpoints[1] == node_type and endpoints[0] != node_type
-                for neighbor in neighbor_ids:
-                    other = index.get(str(neighbor))
-                    if other is None:
-                        dropped += 1
-                        continue
-                    src.append(other if reverse else row)
-                    dst.append(row if reverse else other)
-                    rel.append(relations.setdefault(str(neighbor_type), len(relations)))
-            seen += 1
-            if seen % 100_000 == 0:
-                say(f"edges: {seen:,} of {len(index):,} nodes, {len(src):,} edges")
-    return (np.frombuffer(src, dtype=np.int32), np.frombuffer(dst, dtype=np.int32),
-            np.frombuffer(rel, dtype=np.int32), list(relations), dropped)
+                edges.add(row, str(neighbor_type), reverse, neighbor_ids)
+            if len(edges.ids) >= EDGE_CHUNK:
+                edges.flush()
+                say(f"edges: {row + 1:,} of {index.num_nodes:,} nodes, {spill.count:,} edges")
+    edges.flush()
+    return edges.relation_types, edges.dropped
 
 
-def _pack(file: Path, nodes_file: Path, type_codes: np.ndarray, node_types: list[str],
-          edges: tuple[np.ndarray, np.ndarray, np.ndarray], relation_types: list[str],
-          metadata: dict[str, Any]) -> KnowledgeGraph:
-    def column_batches(column: str) -> Iterator[pa.Array]:
-        with pa.OSFile(str(nodes_file)) as source:  # read, not memory-mapped: one batch resident at a time
-            reader = pa.ipc.open_file(source)
-            for i in range(reader.num_record_batches):
-                yield reader.get_batch(i).column(column)
+class _EdgeBuffer:
+    """Neighbor lists of a run of nodes (the neighbor ids; per list its node, kind, direction and length), resolved
+    to rows together (a vectorised search) and spilled when flushed. A kind becomes a relation type when its first
+    edge between two nodes is spilled, so relation codes number the kinds in order of their first kept edge."""
 
-    digest = node_text_digest(column_batches)
-    nodes = pa.ipc.open_file(pa.memory_map(str(nodes_file))).read_all()  # zero-copy: only its row count is used
-    src, dst, rel = edges
-    return build_graph_from_arrays(nodes, type_codes, node_types, src, dst, rel, relation_types,
-                                   metadata=metadata, text_digest=digest)
+    def __init__(self, index: IdIndex, spill: EdgeSpill) -> None:
+        self.index, self.spill = index, spill
+        self.ids: list[str] = []
+        self.lists = array("q")  # (row, kind, reverse, length) per list, flattened
+        self.kinds: dict[str, int] = {}
+        self.relation_types: list[str] = []
+        self.relation_of_kind = np.full(0, -1, dtype=np.int64)
+        self.dropped = 0
+
+    def add(self, row: int, kind: str, reverse: bool, neighbor_ids: list[Any]) -> None:
+        self.ids.extend(map(str, neighbor_ids))
+        self.lists.extend((row, self.kinds.setdefault(kind, len(self.kinds)), int(reverse), len(neighbor_ids)))
+
+    def flush(self) -> None:
+        lists = np.frombuffer(self.lists, dtype=np.int64).reshape(-1, 4)
+        other = self.index.rows(self.ids)
+        owner, kind, reverse = (np.repeat(lists[:, k], lists[:, 3]) for k in range(3))
+        found = other >= 0
+        reverse = reverse.astype(bool)
+        self.spill.append(np.where(reverse, other, owner)[found], np.where(reverse, owner, other)[found],
+                          self._relations(kind[found]))
+        self.dropped += int(len(found) - found.sum())
+        self.ids, self.lists = [], array("q")
+
+    def _relations(self, kinds: np.ndarray) -> np.ndarray:
+        """Relation codes of kept edges' kinds, numbering new kinds in order of their first edge."""
+        names = list(self.kinds)
+        self.relation_of_kind = np.concatenate(
+            (self.relation_of_kind, np.full(len(names) - len(self.relation_of_kind), -1, dtype=np.int64)))
+        distinct, first = np.unique(kinds, return_index=True)
+        for kind in distinct[np.argsort(first)].tolist():
+            if self.relation_of_kind[kind] < 0:
+                self.relation_of_kind[kind] = len(self.relation_types)
+                self.relation_types.append(names[kind])
+        return self.relation_of_kind[kinds]
 
 
 def _duration(seconds: float) -> str:

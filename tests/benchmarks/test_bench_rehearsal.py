@@ -3,6 +3,7 @@ importers read, and one run prints the stages side by side and the extrapolation
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,4 +54,20 @@ def test_rehearsal_prints_stages_side_by_side_and_the_extrapolation(tmp_path):
     assert "search_in_graph: a node's name, size 20" in table
     extrapolated = done.stdout.split("== EXTRAPOLATED", 1)[1]
     assert "313,000,000" in extrapolated and "not measured" in extrapolated
-    assert (tmp_path / "work" / "summary.json").is_file()
+    runs = json.loads((tmp_path / "work" / "summary.json").read_text())["runs"]
+    imports = [r for r in runs if r["stage"] == "import"]
+    assert all(r["peak_added_disk_gb"] >= r["disk_gb"] > 0 for r in imports)  # the graph, scratch files included
+
+
+@pytest.mark.slow
+def test_rehearsal_asks_one_question_per_template_with_both_offline_methods(tmp_path):
+    pytest.importorskip("ijson")
+    pytest.importorskip("ladybug", reason="GraphScout's Cypher needs the graphdb extra")
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_rehearsal.py"), "--runs", "amazon:0.0003",
+                           "--stages", "generate,import,bm25,cypher,questions", "--questions", "20", "--workdir",
+                           str(tmp_path / "work"), "--keep", "--heavy-nice", "0"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    stage = json.loads((tmp_path / "work" / "amazon-0.0003" / "questions.json").read_text())
+    assert len(stage["templates"]) >= 3 and stage["ark"]["questions"] == stage["graphscout"]["questions"]
+    assert "one quiz question per template" in done.stdout

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ark.cli.graph_cmd import register
-from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.graph import GraphValidationError, KnowledgeGraph, spilled
+from ark.loaders import grbench_import, id_index
 from ark.loaders.grbench import load_grbench
 from ark.loaders.grbench_import import stream_import_grbench
 from benchmarks.bench_grbench_import import STREAM, peak_rss_mb
@@ -38,7 +39,8 @@ def test_released_fixtures_import_as_the_whole_file_loader_builds_them(tmp_path,
 
 
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
-def test_every_domain_keeps_its_node_and_edge_kinds(tmp_path, domain):
+def test_every_domain_keeps_its_node_and_edge_kinds(tmp_path, monkeypatch, domain):
+    _tiny_chunks(monkeypatch)  # many edge chunks, spill reads and CSR buckets
     write_graph(tmp_path / domain, domain, target_bytes=60_000, text_words=5, degree=3, seed=1)
     graph = KnowledgeGraph.load(stream_import_grbench(tmp_path / domain, tmp_path / "g", chunk_size=7))
     _same_graph(load_grbench(tmp_path / domain), graph)
@@ -47,6 +49,34 @@ def test_every_domain_keeps_its_node_and_edge_kinds(tmp_path, domain):
     assert set(graph.relation_types) == kinds
     if domain == "biomedical":  # Source-verb-Target kinds run from Source to Target, whichever node lists them
         assert {t.source_type for t in graph.schema if t.relation == "Compound-treats-Disease"} == {"Compound"}
+
+
+def _tiny_chunks(monkeypatch) -> None:
+    monkeypatch.setattr(grbench_import, "EDGE_CHUNK", 5)
+    monkeypatch.setattr(spilled, "SPILL_CHUNK", 4)
+    monkeypatch.setattr(spilled, "BUCKET_ENTRIES", 3)
+
+
+@pytest.mark.parametrize("source", ["academic", "biomedical", "amazon"])
+def test_ids_sharing_a_hash_still_resolve_exactly(tmp_path, monkeypatch, source):
+    """With a hash that collides all the time, every id still finds its own node and unknown ids are dropped."""
+    monkeypatch.setattr(id_index, "id_hash", lambda node_id: len(node_id) % 3)
+    _tiny_chunks(monkeypatch)
+    folder = FIXTURES / source
+    if source == "amazon":
+        folder = tmp_path / "src"
+        write_graph(folder, "amazon", target_bytes=40_000, text_words=3, degree=4, seed=2)
+    _same_graph(load_grbench(folder), KnowledgeGraph.load(stream_import_grbench(folder, tmp_path / "g")))
+
+
+def test_a_duplicate_id_is_found_among_ids_sharing_a_hash(tmp_path, monkeypatch):
+    monkeypatch.setattr(id_index, "id_hash", lambda node_id: 7)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "graph.json").write_text(json.dumps(
+        {"paper_nodes": {"p1": {}, "p2": {}}, "author_nodes": {"a1": {}, "p2": {}}}))
+    with pytest.raises(GraphValidationError, match="duplicate node id 'p2'"):
+        stream_import_grbench(tmp_path / "src", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_prints_an_estimate_imports_and_names_a_missing_domain(tmp_path):
