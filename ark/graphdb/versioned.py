@@ -1,0 +1,234 @@
+"""The Cypher database of a graph that changes (:mod:`ark.graph.versions`): one database per version.
+
+The embedded engine allows one writer or many readers, never both, so a published database is never opened for
+writing: each version has its own folder, named by the version manifest (``cypher/`` for version 0,
+``cypher/versions/NNNNNN/`` after the update that made version N; a compaction keeps its version's), and a reader
+opens its own version's database read-only. The database of version N is made once, by whoever needs it first (the
+updater, ``ark graph update``, when version N-1 had one; else the first reader), in a temporary folder published
+atomically: when version N-1's database exists and the tables are the same (no new node type, relation, FROM/TO
+pair or property column), it is copied and the update applied to the copy (:func:`apply_update`); otherwise the
+graph is exported whole. Either way the database holds what an export of the version would (the same nodes,
+properties, ``idx`` values and edges). Databases of versions before a compaction's base are removed then
+(:mod:`ark.graph.prune`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from .schema import CypherSchema, build_schema
+
+
+def database_folder(graph: Any, name: str) -> Path:
+    """The folder of ``graph``'s version holding the database ``name`` (``ladybug-<settings hash>``)."""
+    segments = (graph.metadata or {}).get("version_segments") or {}
+    return Path(graph.path) / segments.get("cypher", "cypher") / name
+
+
+def schema_shape(schema: CypherSchema) -> tuple[Any, ...]:
+    """The tables of ``schema`` without their counts: equal shapes, the same ``CREATE TABLE`` statements."""
+    return (tuple((n.label, n.node_type, n.properties) for n in schema.nodes),
+            tuple((r.label, r.relation, tuple((p.source, p.target) for p in r.pairs)) for r in schema.rels))
+
+
+def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[Path, CypherSchema] | None:
+    """(database file, schema) of the version before ``graph``'s, when that version exists, was made by one update
+    from it, and its database ``name`` is built with ``settings``; else None."""
+    from ..graph.versions import cypher_folder, read_manifest
+    from .export import cached_database
+
+    segments = (graph.metadata or {}).get("version_segments") or {}
+    version = int(graph.metadata.get("graph_version") or 0)
+    deltas = segments.get("deltas") or []
+    if graph.path is None or not deltas or deltas[-1]["version"] != version:
+        return None
+    manifest = read_manifest(graph.path)
+    if manifest is None:
+        return None
+    fingerprints = [h["fingerprint"] for h in manifest["history"] if h["version"] == version - 1]
+    if not fingerprints:
+        return None
+    directory = Path(graph.path) / cypher_folder(manifest, version - 1) / name
+    found = cached_database(directory, fingerprints[-1], settings)
+    return None if found is None else (found.path, found.schema)
+
+
+def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any], properties: dict[str, Any],
+                  progress: bool = False) -> CypherSchema | None:
+    """Make ``db_file`` the database of ``graph`` from the previous version's (copied, the update applied); None
+    (nothing written) when there is none or the tables differ (see the module doc)."""
+    from ..graph.versions import load_delta
+
+    previous = previous_database(graph, name, settings)
+    if previous is None:
+        return None
+    schema = build_schema(graph, properties)
+    if schema_shape(schema) != schema_shape(previous[1]):
+        return None
+    shutil.copyfile(previous[0], db_file)
+    apply_update(db_file, graph, load_delta(graph.path, int(graph.metadata["graph_version"])), schema, properties)
+    if progress:
+        import sys
+
+        print(f"[cypher export] version {graph.metadata['graph_version']}: the previous version's database with "
+              "the update applied", file=sys.stderr, flush=True)
+    return schema
+
+
+def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, properties: dict[str, Any],
+                 threads: int = 2) -> None:
+    """Turn the database at ``db_file`` (the previous version's, a private copy) into ``graph``'s by ``delta``:
+
+    deleted and upserted nodes are removed with their edges; removed edges between other nodes are removed; the
+    upserted rows are loaded with every edge of theirs in the new version, and added edges between other nodes;
+    last, every node whose index moved gets its new ``idx``. Bulk work goes through Parquet files (``COPY`` and
+    ``LOAD FROM`` with primary-key matches)."""
+    import ladybug
+
+    upserted = pc.unique(delta.nodes.column("id")).to_pylist()
+    touched = set(upserted) | set(delta.nodes_deleted.to_pylist())
+    staging = Path(tempfile.mkdtemp(prefix=".parquet-", dir=db_file.parent))
+    database = ladybug.Database(str(db_file), max_num_threads=threads)
+    connection = ladybug.Connection(database)
+
+    def run(statement: str, table: pa.Table) -> None:
+        if table.num_rows:
+            file = staging / f"{len(list(staging.iterdir()))}.parquet"
+            pq.write_table(table, file)
+            connection.execute(statement.replace("FILE", f"'{_quote(file)}'"))
+
+    try:
+        gone = pa.table({"node_key": pa.array(sorted(touched), pa.string())})
+        for spec in schema.nodes:
+            run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: node_key}}) DETACH DELETE n", gone)
+        _remove_edges(run, graph, schema, delta, touched)
+        _load_rows(run, graph, schema, properties, upserted)
+        _load_edges(run, graph, schema, delta, upserted, touched)
+        _renumber(run, connection, graph, schema)
+    finally:
+        connection.close()
+        database.close()
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _labels_of(graph: Any, schema: CypherSchema, indices: np.ndarray) -> np.ndarray:
+    """The node table label of each node index."""
+    tables = {spec.node_type: spec.label for spec in schema.nodes}  # a type left without nodes has none
+    labels = np.array([tables.get(t, "") for t in graph.node_types], dtype=object)
+    return labels[np.asarray(graph.node_type_codes)[indices]]
+
+
+def _indices(graph: Any, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    found = pc.fill_null(pc.index_in(ids, value_set=graph.nodes.column("id").combine_chunks()), -1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _remove_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, touched: set[str]) -> None:
+    """Remove every copy of each removed edge whose endpoints are both untouched (the others went with them)."""
+    removed = delta.edges_removed
+    if not removed.num_rows:
+        return
+    keep = pc.invert(pc.or_(pc.is_in(removed.column("source"), pa.array(list(touched), pa.string())),
+                            pc.is_in(removed.column("target"), pa.array(list(touched), pa.string()))))
+    removed = removed.filter(keep)
+    src, dst = _indices(graph, removed.column("source")), _indices(graph, removed.column("target"))
+    src_labels, dst_labels = _labels_of(graph, schema, src), _labels_of(graph, schema, dst)
+    relations = np.array(removed.column("relation").to_pylist(), dtype=object)
+    for key in sorted(set(zip(relations.tolist(), src_labels.tolist(), dst_labels.tolist(), strict=True))):
+        rows = (relations == key[0]) & (src_labels == key[1]) & (dst_labels == key[2])
+        table = pa.table({"s": removed.column("source").filter(pa.array(rows)),
+                          "t": removed.column("target").filter(pa.array(rows))})
+        run(f"LOAD FROM FILE MATCH (a:`{key[1]}` {{id: s}})-[e:`{schema.rel_label(key[0])}`]->"
+            f"(b:`{key[2]}` {{id: t}}) DELETE e", table)
+
+
+def _load_rows(run: Any, graph: Any, schema: CypherSchema, properties: dict[str, Any], upserted: list[str]) -> None:
+    from .export import node_table
+
+    indices = np.sort(_indices(graph, pa.array(upserted, pa.string())))
+    codes = np.asarray(graph.node_type_codes)[indices]
+    for code, node_type in enumerate(graph.node_types):
+        chosen = indices[codes == code]
+        if chosen.size:
+            spec = schema.node_table(schema.node_label(node_type))
+            rows = [graph.properties(int(i)) for i in chosen] if properties and spec.properties else None
+            run(f"COPY `{spec.label}` FROM FILE", node_table(graph, spec, rows, chosen))
+
+
+def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, upserted: list[str],
+                touched: set[str]) -> None:
+    """The new version's edges of upserted nodes, and the added edges between untouched nodes."""
+    from .export import edge_tables
+
+    src, dst, rel = graph.edges()
+    mark = np.zeros(graph.num_nodes, dtype=bool)
+    mark[_indices(graph, pa.array(upserted, pa.string()))] = True
+    mine = mark[src] | mark[np.asarray(dst)]
+    added = delta.edges_added
+    names = pa.array(list(touched), pa.string())
+    added = added.filter(pc.invert(pc.or_(pc.is_in(added.column("source"), names),
+                                          pc.is_in(added.column("target"), names))))
+    codes = {name: code for code, name in enumerate(graph.relation_types)}
+    extra = (_indices(graph, added.column("source")), _indices(graph, added.column("target")),
+             np.array([codes[r] for r in added.column("relation").to_pylist()], dtype=np.int64))
+    edges = (np.concatenate([np.asarray(src)[mine], extra[0]]), np.concatenate([np.asarray(dst)[mine], extra[1]]),
+             np.concatenate([np.asarray(rel, dtype=np.int64)[mine], extra[2]]))
+    for (label, source, target), table in edge_tables(graph, schema, edges).items():
+        run(f"COPY `{label}` FROM FILE (from='{source}', to='{target}')", table)
+
+
+def _renumber(run: Any, connection: Any, graph: Any, schema: CypherSchema) -> None:
+    """Set ``idx`` to the new version's node index where it moved."""
+    for spec in schema.nodes:
+        old = connection.execute(f"MATCH (n:`{spec.label}`) RETURN n.id AS node_key, n.idx AS idx").get_as_arrow()
+        new = _indices(graph, old.column("node_key"))
+        moved = np.asarray(old.column("idx").to_numpy()) != new
+        if moved.any():
+            run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: node_key}}) SET n.idx = new_idx",
+                pa.table({"node_key": old.column("node_key").filter(pa.array(moved)),
+                          "new_idx": pa.array(new[moved], pa.int64())}))
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def verify_databases(path: str | Path) -> list[tuple[Path, int]]:
+    """Check the Cypher databases of the current version of the graph at ``path`` against their manifests: the
+    version's fingerprint and each file's checksum, hashed in full; (folder, files checked) for each. Raises
+    :class:`~ark.storage.checksums.DamagedFileError`."""
+    import json
+
+    from ..graph.storage import read_graph_meta
+    from ..graph.versions import cypher_folder, read_manifest
+    from ..storage.checksums import DamagedFileError, check_files
+
+    path = Path(path)
+    manifest = read_manifest(path)
+    version = int(manifest["current"]) if manifest else 0
+    fingerprint = ([h["fingerprint"] for h in manifest["history"] if h["version"] == version][-1] if manifest
+                   else (read_graph_meta(path).get("metadata") or {}).get("fingerprint"))
+    folder = path / (cypher_folder(manifest, version) if manifest else "cypher")
+    checked = []
+    fix = "remove the folder: the next Cypher query exports the graph again"
+    for directory in sorted(folder.glob("ladybug-*")):
+        try:
+            meta = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DamagedFileError(directory / "manifest.json", f"unreadable: {exc}", fix) from exc
+        if meta.get("fingerprint") != fingerprint:
+            raise DamagedFileError(directory, f"a database of another graph version (fingerprint "
+                                              f"{meta.get('fingerprint')!r}, version {version} is {fingerprint!r})",
+                                   fix)
+        records = meta.get("files") or {}
+        check_files(directory, records, fix, full=True)
+        checked.append((directory, len(records)))
+    return checked
