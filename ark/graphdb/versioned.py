@@ -61,6 +61,20 @@ def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[
     return None if found is None else (found.path, found.schema)
 
 
+def database_after_update(graph: Any, progress: bool = False) -> Any:
+    """The database of a version just made by an update, made now when the previous version had one (so the updater,
+    not the first reader, pays for it); None when it had none or the embedded engine is not installed."""
+    from .export import build_settings, ladybug_database, settings_hash
+
+    try:
+        settings = build_settings()
+    except ImportError:
+        return None
+    if previous_database(graph, f"ladybug-{settings_hash(settings)}", settings) is None:
+        return None
+    return ladybug_database(graph, progress=progress)
+
+
 def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any], properties: dict[str, Any],
                   progress: bool = False) -> CypherSchema | None:
     """Make ``db_file`` the database of ``graph`` from the previous version's (copied, the update applied); None

@@ -187,3 +187,27 @@ def test_verify_finds_a_damaged_database_or_one_of_another_version(tmp_path: Pat
     with pytest.raises(DamagedFileError):
         verify_databases(folder)
 
+
+
+def test_graph_update_makes_the_new_versions_database_and_verify_checks_it(tmp_path: Path) -> None:
+    from ark.cli.graph_cmd import register
+    from tests.support.cli import cli_invoker
+    from tests.support.graphs import save_clinical_graph
+
+    cli = cli_invoker(register)
+    folder = save_clinical_graph(tmp_path / "clinical")
+    graph = KnowledgeGraph.load(folder)
+    ladybug_database(graph)  # a user of GraphScout had the database made
+    node = graph.node_id(0)
+    (tmp_path / "nodes.csv").write_text(f"id,name,type\n{node},Renamed node,{graph.node_type(0)}\n")
+    result = cli("graph", "update", folder, "--nodes", tmp_path / "nodes.csv")
+    assert result.exit_code == 0, result.output
+    assert "Cypher database of version 1: cypher/versions/000001/ladybug-" in result.text
+    database = ladybug_database(KnowledgeGraph.load(folder))
+    assert made(database) == "update"
+    with LadybugEngine(database.path) as engine:
+        assert engine.query("MATCH (n {id: $id}) RETURN n.name", {"id": node}).rows == [["Renamed node"]]
+    checked = cli("graph", "verify", folder)
+    assert checked.exit_code == 0 and "cypher/versions/000001/ladybug-" in checked.text, checked.output
+    database.path.write_bytes(database.path.read_bytes()[:-4096])
+    assert cli("graph", "verify", folder).exit_code == 1
