@@ -2,11 +2,12 @@
 
 After a compaction to base version b, versions before b can no longer be opened, so their embedding caches (the
 ``dense`` index and node-embedding matrices under ``index/`` of the first base, of earlier compacted bases and of
-earlier update folders) and their Cypher databases are removed. Kept: everything of versions b and later, including
-the caches in update folder b (the matrices a new base's caches reuse rows from) and every text index (BM25 segments
-are not embedding caches). A folder is renamed aside before it is deleted, so a process killed meanwhile leaves
-either the folder whole or a ``.pruned-*`` leftover that the next compaction removes; a reader still holding an
-older version keeps the files it has open (POSIX unlink).
+earlier update folders) and their Cypher databases are removed. Kept: everything of versions b and later, and of
+each embedding cache that no version from b on has yet, the newest earlier one (the matrix the base's cache will
+take its rows from, :mod:`ark.index.reuse`); text indexes (BM25 segments) are not touched. A folder is renamed
+aside before it is deleted, so a process killed meanwhile leaves either the folder whole or a ``.pruned-*``
+leftover that the next compaction removes; a reader still holding an older version keeps the files it has open
+(POSIX unlink).
 """
 
 from __future__ import annotations
@@ -19,14 +20,29 @@ VECTORS_FILE = "embeddings.npy"  # what every node-embedding cache holds (ark.in
 PRUNED = ".pruned-"
 
 
-def superseded_folders(root: Path, base: int) -> list[Path]:
-    """The version folders (first base, compacted bases, update folders) of versions before ``base``."""
-    found = [root] if base > 0 else []
+def version_folders(root: Path) -> list[tuple[int, Path]]:
+    """(version, folder) of the first base, compacted bases and update folders, oldest first."""
+    found = [(0, root)]
     for sub in ("bases", "deltas"):
         folder = root / sub
         if folder.is_dir():
-            found += sorted(p for p in folder.iterdir() if p.name.isdigit() and int(p.name) < base)
-    return found
+            found += [(int(p.name), p) for p in folder.iterdir() if p.name.isdigit()]
+    return sorted(found, key=lambda item: (item[0], str(item[1])))
+
+
+def superseded_caches(root: Path, base: int) -> list[Path]:
+    """The embedding caches of versions before ``base`` that no version from ``base`` on needs: all of them where a
+    version from ``base`` on has a cache of the same name, else all but the newest (the one the next build of the
+    base's cache takes its rows from)."""
+    older: dict[str, list[Path]] = {}
+    current: set[str] = set()
+    for version, folder in version_folders(root):
+        for cache in embedding_caches(folder):
+            if version >= base:
+                current.add(cache.name)
+            else:
+                older.setdefault(cache.name, []).append(cache)
+    return [cache for name, caches in older.items() for cache in (caches if name in current else caches[:-1])]
 
 
 def embedding_caches(folder: Path) -> list[Path]:
@@ -53,8 +69,7 @@ def prune_superseded(root: str | Path, manifest: dict[str, Any]) -> list[Path]:
     doc); returns the folders removed."""
     root = Path(root)
     base = int(manifest["base"]["version"])
-    doomed = [cache for folder in superseded_folders(root, base) for cache in embedding_caches(folder)]
-    doomed += cypher_databases(root, base)
+    doomed = superseded_caches(root, base) + cypher_databases(root, base)
     for folder in doomed:
         aside = folder.with_name(PRUNED + folder.name)
         shutil.rmtree(aside, ignore_errors=True)
