@@ -147,15 +147,13 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
         connection = ladybug.Connection(database)
         try:
             for spec in schema.nodes:
-                columns = ", ".join(f"`{name}` {kind}" for name, kind in spec.columns)
-                connection.execute(f"CREATE NODE TABLE `{spec.label}`({columns}, PRIMARY KEY(id))")
+                connection.execute(create_node_table(spec))
                 file = staging / f"nodes-{len(list(staging.iterdir()))}.parquet"
                 pq.write_table(node_table(graph, spec, properties.get(spec.node_type)), file)
                 connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
                 _say(progress, f"nodes {spec.label}: {spec.count:,}")
             for spec in schema.rels:
-                pairs = ", ".join(f"FROM `{p.source}` TO `{p.target}`" for p in spec.pairs)
-                connection.execute(f"CREATE REL TABLE `{spec.label}`({pairs})")
+                connection.execute(create_rel_table(spec))
             for (label, source, target), table in edge_tables(graph, schema).items():
                 file = staging / f"edges-{len(list(staging.iterdir()))}.parquet"
                 pq.write_table(table, file)
@@ -167,6 +165,16 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return schema
+
+
+def create_node_table(spec: Any) -> str:
+    columns = ", ".join(f"`{name}` {kind}" for name, kind in spec.columns)
+    return f"CREATE NODE TABLE `{spec.label}`({columns}, PRIMARY KEY(id))"
+
+
+def create_rel_table(spec: Any) -> str:
+    pairs = ", ".join(f"FROM `{p.source}` TO `{p.target}`" for p in spec.pairs)
+    return f"CREATE REL TABLE `{spec.label}`({pairs})"
 
 
 def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:

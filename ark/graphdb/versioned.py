@@ -5,11 +5,11 @@ writing: each version has its own folder, named by the version manifest (``cyphe
 ``cypher/versions/NNNNNN/`` after the update that made version N; a compaction keeps its version's), and a reader
 opens its own version's database read-only. The database of version N is made once, by whoever needs it first (the
 updater, ``ark graph update``, when version N-1 had one; else the first reader), in a temporary folder published
-atomically: when version N-1's database exists and the tables are the same (no new node type, relation, FROM/TO
-pair or property column), it is copied and the update applied to the copy (:func:`apply_update`); otherwise the
-graph is exported whole. Either way the database holds what an export of the version would (the same nodes,
-properties, ``idx`` values and edges). Databases of versions before a compaction's base are removed then
-(:mod:`ark.graph.prune`).
+atomically: when version N-1's database exists and its tables need only additions (new node types, relations,
+FROM/TO pairs, property columns appended), it is copied and the update applied to the copy (:func:`apply_update`);
+otherwise (a table, pair or column that would change or go) the graph is exported whole. Either way the database
+holds what an export of the version would (the same nodes, properties, ``idx`` values and edges). Databases of
+versions before a compaction's base are removed then (:mod:`ark.graph.prune`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..storage.checksums import DamagedFileError
 from .schema import CypherSchema, build_schema
 
 
@@ -33,25 +34,48 @@ def database_folder(graph: Any, name: str) -> Path:
     return Path(graph.path) / segments.get("cypher", "cypher") / name
 
 
-def schema_shape(schema: CypherSchema) -> tuple[Any, ...]:
-    """The tables of ``schema`` without their counts: equal shapes, the same ``CREATE TABLE`` statements."""
-    return (tuple((n.label, n.node_type, n.properties) for n in schema.nodes),
-            tuple((r.label, r.relation, tuple((p.source, p.target) for p in r.pairs)) for r in schema.rels))
+def schema_changes(old: CypherSchema, new: CypherSchema) -> list[str] | None:
+    """The statements that turn ``old``'s tables into ``new``'s by additions only (new node tables, property
+    columns appended, new relationship tables and FROM/TO pairs); None when a table, column or pair would change
+    or go (the database is then exported whole)."""
+    from .export import create_node_table, create_rel_table
+
+    statements: list[str] = []
+    before = {spec.label: spec for spec in old.nodes}
+    for spec in new.nodes:
+        had = before.pop(spec.label, None)
+        if had is None:
+            statements.append(create_node_table(spec))
+            continue
+        if had.node_type != spec.node_type or spec.properties[:len(had.properties)] != had.properties:
+            return None
+        statements += [f"ALTER TABLE `{spec.label}` ADD `{c.name}` {c.type}"
+                       for c in spec.properties[len(had.properties):]]
+    relations = {spec.label: spec for spec in old.rels}
+    for spec in new.rels:
+        was = relations.pop(spec.label, None)
+        if was is None:
+            statements.append(create_rel_table(spec))
+            continue
+        pairs = {(p.source, p.target) for p in was.pairs}
+        if was.relation != spec.relation or not pairs <= {(p.source, p.target) for p in spec.pairs}:
+            return None
+        statements += [f"ALTER TABLE `{spec.label}` ADD FROM `{p.source}` TO `{p.target}`"
+                       for p in spec.pairs if (p.source, p.target) not in pairs]
+    return None if before or relations else statements
 
 
 def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[Path, CypherSchema] | None:
-    """(database file, schema) of the version before ``graph``'s, when that version exists, was made by one update
-    from it, and its database ``name`` is built with ``settings``; else None."""
+    """(database file, schema) of the version before ``graph``'s, when ``graph``'s version was made from it by an
+    update and its database ``name`` is built with ``settings``; else None."""
     from ..graph.versions import cypher_folder, read_manifest
     from .export import cached_database
 
-    segments = (graph.metadata or {}).get("version_segments") or {}
     version = int(graph.metadata.get("graph_version") or 0)
-    deltas = segments.get("deltas") or []
-    if graph.path is None or not deltas or deltas[-1]["version"] != version:
+    if graph.path is None or version == 0:
         return None
-    manifest = read_manifest(graph.path)
-    if manifest is None:
+    manifest = read_manifest(graph.path)  # version made by an update (a compacted one too: its delta stays)
+    if manifest is None or not any(h["kind"] == "delta" and h["version"] == version for h in manifest["history"]):
         return None
     fingerprints = [h["fingerprint"] for h in manifest["history"] if h["version"] == version - 1]
     if not fingerprints:
@@ -85,10 +109,15 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if previous is None:
         return None
     schema = build_schema(graph, properties)
-    if schema_shape(schema) != schema_shape(previous[1]):
+    changes = schema_changes(previous[1], schema)
+    if changes is None:
         return None
+    try:
+        delta = load_delta(graph.path, int(graph.metadata["graph_version"]))
+    except (DamagedFileError, OSError, ValueError):
+        return None  # its files are gone or damaged: export
     shutil.copyfile(previous[0], db_file)
-    apply_update(db_file, graph, load_delta(graph.path, int(graph.metadata["graph_version"])), schema, properties)
+    apply_update(db_file, graph, delta, schema, properties, changes)
     if progress:
         import sys
 
@@ -98,13 +127,13 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
 
 
 def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, properties: dict[str, Any],
-                 threads: int = 2) -> None:
+                 changes: list[str], threads: int = 2) -> None:
     """Turn the database at ``db_file`` (the previous version's, a private copy) into ``graph``'s by ``delta``:
 
-    deleted and upserted nodes are removed with their edges; removed edges between other nodes are removed; the
-    upserted rows are loaded with every edge of theirs in the new version, and added edges between other nodes;
-    last, every node whose index moved gets its new ``idx``. Bulk work goes through Parquet files (``COPY`` and
-    ``LOAD FROM`` with primary-key matches)."""
+    the tables are extended by ``changes`` (:func:`schema_changes`); deleted and upserted nodes are removed with
+    their edges; removed edges between other nodes are removed; the upserted rows are loaded with every edge of
+    theirs in the new version, and added edges between other nodes; last, every node whose index moved gets its
+    new ``idx``. Bulk work goes through Parquet files (``COPY`` and ``LOAD FROM`` with primary-key matches)."""
     import ladybug
 
     upserted = pc.unique(delta.nodes.column("id")).to_pylist()
@@ -120,6 +149,8 @@ def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, pr
             connection.execute(statement.replace("FILE", f"'{_quote(file)}'"))
 
     try:
+        for statement in changes:
+            connection.execute(statement)
         gone = pa.table({"node_key": pa.array(sorted(touched), pa.string())})
         for spec in schema.nodes:
             run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: node_key}}) DETACH DELETE n", gone)
