@@ -107,9 +107,10 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
                     if cached is not None:
                         return cached
                     with atomic_directory(directory) as tmp:
-                        schema, made = _build(graph, tmp, directory.name, settings, progress)
+                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress)
                         manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict(),
                                     "version": graph.metadata.get("graph_version", 0), "made": made,
+                                    "exported_bytes": exported,
                                     "files": file_records(tmp, [DB_FILE])}
                         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
                 return LadybugDatabase(directory / DB_FILE, schema)
@@ -122,16 +123,17 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
 
 
 def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool
-           ) -> tuple[CypherSchema, str]:
+           ) -> tuple[CypherSchema, str, int]:
     """Write ``graph``'s database into ``folder``: from the previous version's when it can follow the update, else
-    exported whole; with how it was made (``update`` or ``export``)."""
+    exported whole; with how it was made (``update`` or ``export``) and the size of the last whole export."""
     from .versioned import follow_update
 
     properties = node_properties_by_type(graph)
     followed = follow_update(graph, folder / DB_FILE, name, settings, properties, progress)
     if followed is not None:
-        return followed, "update"
-    return write_database(graph, folder / DB_FILE, progress=progress, properties=properties), "export"
+        return followed[0], "update", followed[1]
+    schema = write_database(graph, folder / DB_FILE, progress=progress, properties=properties)
+    return schema, "export", (folder / DB_FILE).stat().st_size
 
 
 def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2,
