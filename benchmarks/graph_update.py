@@ -1,6 +1,7 @@
 """Graphs that change (issue 34): the cost of an update, of compaction, and of searching through delta segments.
 
     python benchmarks/graph_update.py [--graph hpo] [--nodes 1000] [--edges 5000] [--queries 200] [--seed 0]
+                                      [--cypher] [--minilm]
     python benchmarks/graph_update.py --graph mag [--scale 1.0] [--changes 100000] [--work DIR]
 
 ``--graph mag``: the synthetic MAG graph (1.87M nodes at scale 1), 100,000 changes as one update against a target
@@ -16,7 +17,9 @@ Copies the graph's files to a temporary folder (a built-in graph is built first)
   target of 1 s for graph + BM25, and a full rebuild of the same BM25 for comparison;
 - opening a version (the CSR of base + deltas built in memory);
 - global search and neighbour scoring latency with 0, 1 and 10 deltas (10 updates of a tenth the size each);
-- compaction.
+- compaction;
+- with ``--cypher`` and ``--minilm``, the versioned Cypher database and the dense index with the real MiniLM
+  embedder after the same update (``benchmarks/graph_update_cypher.py``).
 
 Timings swing with the machine's load: run it on a quiet machine for figures to quote, and say the load.
 """
@@ -103,12 +106,17 @@ def main() -> None:
                         help="--graph mag: the folder caching the generated graph, its BM25 and the run's copy")
     parser.add_argument("--kinds", nargs="+", default=["bm25", "bm25-rel"], choices=["bm25", "bm25-rel"],
                         help="BM25 kinds whose segments are timed (bm25-rel re-indexes neighbours: slow on HPO)")
+    parser.add_argument("--cypher", action="store_true", help="also the Cypher database: copy + update vs export")
+    parser.add_argument("--minilm", action="store_true",
+                        help="also the dense index with all-MiniLM-L6-v2 (the graph's cached one copied first)")
     args = parser.parse_args()
     if args.graph == "mag":
         from graph_update_mag import run_mag
 
         print_rows(run_mag(args, search_latency))
         return
+    from graph_update_cypher import copy_dense_caches, cypher_rows, minilm_rows
+
     from ark.loaders import open_graph
 
     source = open_graph(args.graph)
@@ -116,6 +124,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ark-graph-update-") as tmp:
         folder = Path(tmp) / "graph"
         copy_graph(Path(source.path), folder)
+        if args.minilm:
+            copy_dense_caches(Path(source.path), folder)
         base = KnowledgeGraph.load(folder)
         queries = [base.name(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
         centre_ids = [base.node_id(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
@@ -152,6 +162,8 @@ def main() -> None:
         rebuilt.path = None  # in memory: a full rebuild of the same index
         _, took = timed(open_index, rebuilt, "bm25", progress=False)
         rows.append(("full BM25 rebuild of the same version (for comparison)", f"{took:.2f} s{cpu_note()}"))
+        rows += (cypher_rows(folder, updated, timed) if args.cypher else []) + (
+            minilm_rows(base, updated, args.nodes) if args.minilm else [])
         _, took = timed(KnowledgeGraph.load, folder)
         rows.append(("open version 1 (base + 1 delta merged in memory)", f"{took:.2f} s"))
         one = search_latency(updated, queries, [updated.index_of(x) for x in centre_ids])

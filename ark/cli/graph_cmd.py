@@ -152,6 +152,12 @@ def verify(
             console.print(Text(f"{folder.name}: {checked} files intact" if checked is not None else
                                f"{folder.name}: no checksums (written before they were added; the next rebuild adds "
                                "them)"))
+        from ..graphdb.versioned import verify_databases
+
+        for folder, checked in verify_databases(path):  # the current version's Cypher databases
+            console.print(Text(f"{folder.relative_to(path)}: {checked} files intact, this version's" if checked else
+                               f"{folder.relative_to(path)}: this version's, no checksums (exported before they "
+                               "were added)"))
     except DamagedFileError as exc:
         fail(str(exc), code=1)
     console.print("ok: every checksum matches")

@@ -72,6 +72,13 @@ def update(
                        f"changed, {counts['nodes_deleted']:,} deleted, {counts['edges_added']:,} edges added, "
                        f"{counts['edges_removed']:,} removed; {graph!r}; graph {graph_s:.2f} s, BM25 "
                        f"{time.perf_counter() - started:.2f} s"))
+    started = time.perf_counter()
+    from ..graphdb.versioned import database_after_update
+
+    database = database_after_update(graph)  # the previous version had a Cypher database: this one gets its own
+    if database is not None:
+        console.print(Text(f"Cypher database of version {graph.metadata['graph_version']}: "
+                           f"{database.path.parent.relative_to(path)} in {time.perf_counter() - started:.2f} s"))
 
 
 @graph_app.command("compact")

@@ -6,6 +6,8 @@ A graph directory that has been updated holds ``versions.json`` beside its files
     GRAPH/deltas/000001/                 one folder per update (:class:`~ark.graph.delta.GraphDelta` files)
     GRAPH/bases/000007/                  a compacted base (the graph of version 7 saved whole)
     GRAPH/versions.json                  {"current": 7, "base": {...}, "history": [...]} with each file's checksum
+    GRAPH/cypher/versions/000007/        version 7's Cypher database (:mod:`ark.graphdb.versioned`; version 0's is
+                                         GRAPH/cypher/), named by the manifest's entry for the update that made it
 
 An update writes its delta folder atomically, then replaces ``versions.json`` atomically (write to a temporary
 file, rename): a process killed at any point leaves the old version or the new one, never a mix; a delta folder
@@ -27,6 +29,7 @@ from ..storage.checksums import DamagedFileError, check_files
 from ..storage.locks import output_lock
 from .delta import GraphDelta, edge_keys, merge_version
 from .errors import GraphValidationError, describe_values
+from .prune import prune_superseded
 from .store import KnowledgeGraph
 
 MANIFEST = "versions.json"
@@ -57,6 +60,15 @@ def _initial_manifest(path: Path) -> dict[str, Any]:
     return {"format": MANIFEST_FORMAT, "current": 0, "base": {"version": 0, "path": "."},
             "history": [{"version": 0, "kind": "base", "created": None, "counts": {"nodes": meta.get("num_nodes"),
                          "edges": meta.get("num_edges")}, "fingerprint": fingerprint}]}
+
+
+def cypher_folder(manifest: dict[str, Any], version: int) -> str:
+    """The folder (relative to the graph's) holding the Cypher databases of ``version``: ``cypher`` for version 0,
+    else the one the manifest names for the update that made it (a compaction keeps its version's database)."""
+    if version == 0:
+        return "cypher"
+    named = [h.get("cypher") for h in manifest["history"] if h["kind"] == "delta" and h["version"] == version]
+    return named[-1] if named and named[-1] else f"cypher/versions/{version:06d}"
 
 
 def _deltas_of(manifest: dict[str, Any], version: int) -> list[dict[str, Any]]:
@@ -96,7 +108,8 @@ def _attach(graph: KnowledgeGraph, path: Path, manifest: dict[str, Any], version
     graph.metadata["version_segments"] = {
         "base": manifest["base"]["path"], "base_version": int(manifest["base"]["version"]),
         "deltas": [{"version": e["version"], "delta": e["delta"], "fingerprint": e["fingerprint"]}
-                   for e in _deltas_of(manifest, version)]}
+                   for e in _deltas_of(manifest, version)],
+        "cypher": cypher_folder(manifest, version)}
     return graph
 
 
@@ -189,7 +202,8 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
         graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
         manifest["history"].append({"version": version, "kind": "delta", "delta": folder, "files": records,
                                     "created": _now(), "counts": delta.counts(), "note": note,
-                                    "fingerprint": graph.metadata["fingerprint"]})
+                                    "fingerprint": graph.metadata["fingerprint"],
+                                    "cypher": f"cypher/versions/{version:06d}"})
         manifest["current"] = version
         atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
     return _attach(graph, path, manifest, version)
@@ -216,6 +230,7 @@ def compact_graph(path: str | Path) -> int:
                                     "counts": {"nodes": graph.num_nodes, "edges": graph.num_edges},
                                     "fingerprint": graph.metadata["fingerprint"]})
         atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
+        prune_superseded(path, manifest)
     return version
 
 

@@ -1,8 +1,10 @@
 """Write a :class:`~ark.graph.KnowledgeGraph` into an embedded ladybug database (once), cached beside the graph.
 
-The database goes to ``<graph.path>/cypher/ladybug-<settings hash>/graph.lbug`` with a ``manifest.json`` holding
-the graph's fingerprint, the build settings and the :class:`~ark.graphdb.schema.CypherSchema`; it is rebuilt when
-the fingerprint or settings change, and published atomically (a folder without a manifest is never trusted). A
+The database goes to ``<graph.path>/cypher/ladybug-<settings hash>/graph.lbug`` (for a version of a graph that
+changes, to that version's folder: :mod:`ark.graphdb.versioned`, which also makes it from the previous version's)
+with a ``manifest.json`` holding the graph's fingerprint, the build settings, the
+:class:`~ark.graphdb.schema.CypherSchema` and the file's checksum; it is rebuilt when the fingerprint or settings
+change, and published atomically (a folder without a manifest is never trusted). A
 graph held only in memory, or one whose folder cannot be written, is exported to a temporary folder removed when
 the engine closes (or the process exits).
 
@@ -28,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..storage.atomic import atomic_directory
+from ..storage.checksums import file_records
 from ..storage.locks import build_lock
 from .schema import CypherSchema, build_schema, convert_property
 
@@ -77,7 +80,7 @@ def build_settings() -> dict[str, Any]:
     return {"engine": "ladybug", "ladybug": ladybug_version(), "layout": LAYOUT_VERSION}
 
 
-def _cached_database(directory: Path, fingerprint: str, settings: dict[str, Any]) -> LadybugDatabase | None:
+def cached_database(directory: Path, fingerprint: str, settings: dict[str, Any]) -> LadybugDatabase | None:
     manifest = _read_manifest(directory)
     if (manifest is not None and manifest.get("fingerprint") == fingerprint
             and manifest.get("settings") == settings and (directory / DB_FILE).is_file()):
@@ -91,19 +94,24 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
     fingerprint = graph.metadata.get("fingerprint")
     graph_path = getattr(graph, "path", None)
     if cache and graph_path is not None and fingerprint is not None:
-        directory = Path(graph_path) / "cypher" / f"ladybug-{settings_hash(settings)}"
-        cached = _cached_database(directory, fingerprint, settings)
+        from .versioned import database_folder
+
+        directory = database_folder(graph, f"ladybug-{settings_hash(settings)}")
+        cached = cached_database(directory, fingerprint, settings)
         if cached is not None:
             return cached
         if _writable(directory.parent):
             try:
                 with build_lock(directory):  # one builder: a process starting meanwhile waits, then opens it
-                    cached = _cached_database(directory, fingerprint, settings)
+                    cached = cached_database(directory, fingerprint, settings)
                     if cached is not None:
                         return cached
                     with atomic_directory(directory) as tmp:
-                        schema = write_database(graph, tmp / DB_FILE, progress=progress)
-                        manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict()}
+                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress)
+                        manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict(),
+                                    "version": graph.metadata.get("graph_version", 0), "made": made,
+                                    "exported_bytes": exported,
+                                    "files": file_records(tmp, [DB_FILE])}
                         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
                 return LadybugDatabase(directory / DB_FILE, schema)
             except PermissionError:
@@ -114,11 +122,26 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
     return LadybugDatabase(folder / DB_FILE, schema, temporary=True)
 
 
-def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2) -> CypherSchema:
+def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool
+           ) -> tuple[CypherSchema, str, int]:
+    """Write ``graph``'s database into ``folder``: from the previous version's when it can follow the update, else
+    exported whole; with how it was made (``update`` or ``export``) and the size of the last whole export."""
+    from .versioned import follow_update
+
+    properties = node_properties_by_type(graph)
+    followed = follow_update(graph, folder / DB_FILE, name, settings, properties, progress)
+    if followed is not None:
+        return followed[0], "update", followed[1]
+    schema = write_database(graph, folder / DB_FILE, progress=progress, properties=properties)
+    return schema, "export", (folder / DB_FILE).stat().st_size
+
+
+def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2,
+                   properties: dict[str, list[dict[str, Any]]] | None = None) -> CypherSchema:
     """Create a ladybug database at ``db_file`` holding ``graph``; returns its schema."""
     import ladybug
 
-    properties = node_properties_by_type(graph)
+    properties = node_properties_by_type(graph) if properties is None else properties
     schema = build_schema(graph, properties)
     staging = Path(tempfile.mkdtemp(prefix=".parquet-", dir=db_file.parent))
     try:
@@ -126,16 +149,14 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
         connection = ladybug.Connection(database)
         try:
             for spec in schema.nodes:
-                columns = ", ".join(f"`{name}` {kind}" for name, kind in spec.columns)
-                connection.execute(f"CREATE NODE TABLE `{spec.label}`({columns}, PRIMARY KEY(id))")
+                connection.execute(create_node_table(spec))
                 file = staging / f"nodes-{len(list(staging.iterdir()))}.parquet"
-                pq.write_table(_node_table(graph, spec, properties.get(spec.node_type)), file)
+                pq.write_table(node_table(graph, spec, properties.get(spec.node_type)), file)
                 connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
                 _say(progress, f"nodes {spec.label}: {spec.count:,}")
             for spec in schema.rels:
-                pairs = ", ".join(f"FROM `{p.source}` TO `{p.target}`" for p in spec.pairs)
-                connection.execute(f"CREATE REL TABLE `{spec.label}`({pairs})")
-            for (label, source, target), table in _edge_tables(graph, schema).items():
+                connection.execute(create_rel_table(spec))
+            for (label, source, target), table in edge_tables(graph, schema).items():
                 file = staging / f"edges-{len(list(staging.iterdir()))}.parquet"
                 pq.write_table(table, file)
                 connection.execute(f"COPY `{label}` FROM '{_quote(file)}' (from='{source}', to='{target}')")
@@ -146,6 +167,16 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return schema
+
+
+def create_node_table(spec: Any) -> str:
+    columns = ", ".join(f"`{name}` {kind}" for name, kind in spec.columns)
+    return f"CREATE NODE TABLE `{spec.label}`({columns}, PRIMARY KEY(id))"
+
+
+def create_rel_table(spec: Any) -> str:
+    pairs = ", ".join(f"FROM `{p.source}` TO `{p.target}`" for p in spec.pairs)
+    return f"CREATE REL TABLE `{spec.label}`({pairs})"
 
 
 def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
@@ -159,8 +190,11 @@ def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _node_table(graph: Any, spec: Any, properties: list[dict[str, Any]] | None) -> pa.Table:
-    indices = graph.nodes_of_type(spec.node_type)
+def node_table(graph: Any, spec: Any, properties: list[dict[str, Any]] | None,
+               indices: np.ndarray | None = None) -> pa.Table:
+    """The rows of node table ``spec``: every node of its type, or those at ``indices`` (``properties`` holds their
+    property dicts, in the same order)."""
+    indices = graph.nodes_of_type(spec.node_type) if indices is None else np.asarray(indices, dtype=np.int64)
     take = pa.array(indices, pa.int64())
     data: dict[str, pa.Array] = {
         "id": graph.nodes.column("id").take(take),
@@ -174,9 +208,12 @@ def _node_table(graph: Any, spec: Any, properties: list[dict[str, Any]] | None) 
     return pa.table(data)
 
 
-def _edge_tables(graph: Any, schema: CypherSchema) -> dict[tuple[str, str, str], pa.Table]:
-    """(rel label, from label, to label) -> table of (from id, to id), one per FROM/TO pair."""
-    src, dst, rel = graph.edges()
+def edge_tables(graph: Any, schema: CypherSchema, edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+                ) -> dict[tuple[str, str, str], pa.Table]:
+    """(rel label, from label, to label) -> table of (from id, to id), one per FROM/TO pair, of the graph's
+    ``edges`` (source, target, relation code; default: all)."""
+    src, dst, rel = graph.edges() if edges is None else edges
+    src, dst, rel = np.asarray(src), np.asarray(dst), np.asarray(rel)
     codes = np.asarray(graph.node_type_codes)
     src_types, dst_types = codes[src], codes[dst]
     ids = graph.nodes.column("id")

@@ -51,8 +51,10 @@ class GraphState:
 
     @contextmanager
     def one_version(self) -> Iterator[tuple[KnowledgeGraph, Any]]:
-        """Hold the newest version for one call."""
-        token = self._call.set(self.current())
+        """Hold the newest version for one call (inside another call's hold, that call's version: a web page built
+        from several tools' results shows one version)."""
+        held = self._call.get()
+        token = self._call.set(held if held is not None else self.current())
         try:
             yield self._call.get()  # type: ignore[misc]
         finally:

@@ -222,24 +222,8 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
 
     # ------------------------------------------------------------------ nodes and tools
     @app.get("/api/nodes/{ref}", summary="A node: text, properties and typed neighbours")
-    async def node(ref: str, limit: int = Query(default=100, ge=1, le=MAX_NEIGHBOURS)) -> dict[str, Any]:
-        try:
-            index = resolve_node(graph, ref)
-        except NodeNotFound as exc:
-            return _error(404, str(exc), "unknown_node")
-        result = await tools.aexecute("get_node", {"node": index})
-        data = dict(result.data)
-        data["text"] = graph.text(index) or ""
-        found = graph.neighbors(index)
-        neighbours = []
-        for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing, strict=True))[:limit]:
-            other = int(other)
-            neighbours.append({"index": other, "id": graph.node_id(other), "name": graph.name(other),
-                               "type": graph.node_type(other), "relation": graph.relation_types[int(relation)],
-                               "direction": "out" if outgoing else "in"})
-        data["neighbour_list"] = neighbours
-        data["neighbour_total"] = len(found.nodes)
-        return data
+    async def node(ref: str, limit: int = Query(default=100, ge=1, le=MAX_NEIGHBOURS)) -> Any:
+        return await asyncio.to_thread(_node_page, tools, ref, limit)
 
     _add_tool_route(app, tools)
 
@@ -261,7 +245,7 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     async def run_trajectory(name: str, position: int) -> dict[str, Any]:
         return await asyncio.to_thread(browser.trajectory, name, position)
 
-    _add_evidence_route(app, graph, browser)
+    _add_evidence_route(app, tools, browser)
 
     @app.get("/api/runs/{name}/charts/{chart}", summary="A chart of a run (PNG)")
     async def run_chart(name: str, chart: str) -> FileResponse:
@@ -295,22 +279,50 @@ def _add_tool_route(app: Any, tools: GraphTools) -> None:
         return JSONResponse(payload, status_code=200 if result.ok else 422)
 
 
-def _add_evidence_route(app: Any, graph: Any, browser: RunBrowser) -> None:
+def _node_page(tools: GraphTools, ref: str, limit: int) -> Any:
+    """A node's page data from the graph's newest version (one version for the whole page)."""
+    with tools.state.one_version() as (graph, _index):
+        try:
+            index = resolve_node(graph, ref)
+        except NodeNotFound as exc:
+            return _error(404, str(exc), "unknown_node")
+        data = dict(tools.execute("get_node", {"node": index}).data)
+        data["text"] = graph.text(index) or ""
+        data["graph_version"] = graph.metadata.get("graph_version", 0)
+        found = graph.neighbors(index)
+        neighbours = []
+        for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing, strict=True))[:limit]:
+            other = int(other)
+            neighbours.append({"index": other, "id": graph.node_id(other), "name": graph.name(other),
+                               "type": graph.node_type(other), "relation": graph.relation_types[int(relation)],
+                               "direction": "out" if outgoing else "in"})
+        data["neighbour_list"] = neighbours
+        data["neighbour_total"] = len(found.nodes)
+        return data
+
+
+def _add_evidence_route(app: Any, tools: GraphTools, browser: RunBrowser) -> None:
     """``GET /api/runs/{name}/trajectories/{position}/evidence``: the evidence drawing of a run's question, as the
-    page draws it after asking (refused for a run of another graph: its node indices would name other nodes)."""
+    page draws it after asking, on the graph's newest version (refused for a run of another graph or version
+    where its node indices name other nodes)."""
+
+    def draw(record: dict[str, Any], name: str, top: int) -> Any:
+        with tools.state.one_version() as (graph, _index):
+            for entry in record.get("ranked") or []:
+                index, node_id = entry.get("index"), entry.get("node_id")
+                if not (isinstance(index, int) and graph.is_valid_index(index)) or (
+                        node_id is not None and graph.node_id(index) != node_id):
+                    return _error(409, f"run {name!r} was made on another graph than this server's "
+                                       f"({graph.metadata.get('name', 'graph')!r}, version "
+                                       f"{graph.metadata.get('graph_version', 0)}): node {node_id or index!r} is not "
+                                       "in it", "other_graph")
+            return evidence_drawing(graph, record, top)
 
     @app.get("/api/runs/{name}/trajectories/{position}/evidence",
              summary="The evidence drawing of one of a run's questions (nodes, edges, SVG)")
     async def run_evidence(name: str, position: int, top: int = Query(default=10, ge=1, le=100)) -> Any:
         record = await asyncio.to_thread(browser.trajectory, name, position)
-        for entry in record.get("ranked") or []:
-            index, node_id = entry.get("index"), entry.get("node_id")
-            if not (isinstance(index, int) and graph.is_valid_index(index)) or (
-                    node_id is not None and graph.node_id(index) != node_id):
-                return _error(409, f"run {name!r} was made on another graph than this server's "
-                                   f"({graph.metadata.get('name', 'graph')!r}): node {node_id or index!r} is not "
-                                   "in it", "other_graph")
-        return await asyncio.to_thread(evidence_drawing, graph, record, top)
+        return await asyncio.to_thread(draw, record, name, top)
 
 
 def _add_page_routes(app: Any, methods: dict[str, str]) -> None:

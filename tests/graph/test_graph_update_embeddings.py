@@ -107,4 +107,16 @@ def test_node_embeddings_follow_updates(tmp_path: Path) -> None:
         assert embedder.texts - before == fresh
         expected = np.stack([keyword_vector(t) for t in node_documents(rebuilt)])
         np.testing.assert_allclose(vectors, expected, rtol=1e-5, atol=1e-6)
-    assert len(list((tmp_path / "g").rglob("embed-*"))) == STEPS + 1  # one cache per version, none overwritten
+    folder = tmp_path / "g"
+
+    def caches() -> list[str]:
+        return sorted(str(p.parent.parent.relative_to(folder)) for p in folder.rglob("embed-*"))
+
+    # One cache per version, none overwritten; the compaction to version 2 pruned version 0's and kept version 1's,
+    # which the new base's cache took its rows from.
+    assert caches() == ["bases/000002", "deltas/000001", "deltas/000003", "deltas/000004"]
+    compact_graph(folder)  # version 4 has its cache: every earlier one goes
+    assert caches() == ["deltas/000004"]
+    before = embedder.texts
+    node_embeddings(KnowledgeGraph.load(folder), embedder, progress=False)
+    assert embedder.texts == before and caches() == ["bases/000004", "deltas/000004"]

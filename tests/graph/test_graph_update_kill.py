@@ -4,10 +4,13 @@ manifest names, with that version's content (fingerprint), its files verify, and
 
 The updater is a fork of the test process (no interpreter start-up per kill, so 20 kills take seconds); it writes
 one byte before and after each operation (``u``/``U`` update, ``c``/``C`` compaction) to a pipe, so the test kills
-it a random fraction of the way through the operation it aims at, timed by the operations seen before."""
+it a random fraction of the way through the operation it aims at, timed by the operations seen before. With the
+embedded Cypher engine installed, an update also makes the new version's Cypher database (from the previous
+version's), and after each kill the version's database verifies and answers with the version's nodes."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import signal
@@ -25,6 +28,7 @@ from tests.graph.update_model import ContentModel, random_delta
 from tests.support.graphs import save_clinical_graph
 
 KILLS = 20
+CYPHER = importlib.util.find_spec("ladybug") is not None
 
 
 def _updater(folder: Path, seed: int, marks: int) -> None:
@@ -35,6 +39,10 @@ def _updater(folder: Path, seed: int, marks: int) -> None:
         os.write(marks, b"u")
         graph = update_graph(folder, random_delta(ContentModel(graph), rng, 1000 * seed + step), current=graph)
         open_index(graph, "bm25", progress=False)
+        if CYPHER:
+            from ark.graphdb.versioned import database_after_update
+
+            database_after_update(graph)
         os.write(marks, b"U")
         if rng.random() < 0.5:
             os.write(marks, b"c")
@@ -86,12 +94,24 @@ def _check_whole_version(folder: Path) -> int | None:
     recorded = [h["fingerprint"] for h in manifest["history"] if h["version"] == manifest["current"]]
     assert graph.metadata["fingerprint"] == recorded[-1]
     verify_graph(folder)
+    if CYPHER:
+        from ark.graphdb.export import ladybug_database
+        from ark.graphdb.ladybug_engine import LadybugEngine
+        from ark.graphdb.versioned import verify_databases
+
+        verify_databases(folder)
+        with LadybugEngine(ladybug_database(graph).path) as engine:  # the version's, whole (or made now)
+            assert engine.query("MATCH (n) RETURN count(n)").rows == [[graph.num_nodes]]
     return int(manifest["current"])
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL") or not hasattr(os, "fork"), reason="needs kill -9 and fork")
 def test_kill_9_during_updates_and_compaction_leaves_a_whole_version(tmp_path: Path) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")
+    if CYPHER:
+        from ark.graphdb.export import ladybug_database
+
+        ladybug_database(KnowledgeGraph.load(folder))  # each update makes its version's from the previous one
     rng = random.Random(7)
     took: dict[bytes, list[float]] = {b"u": [], b"c": []}
     inside = {b"u": 0, b"c": 0}
