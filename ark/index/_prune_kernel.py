@@ -32,8 +32,8 @@ def delta(blob, start, width, pos):
 def weight(tfs, p, dl, idf, count, model):
     """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order."""
     tf = np.float64(tfs[p])
-    norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
-    w = np.float32(idf * tf / (tf + norm))
+    length_norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
+    w = np.float32(idf * tf / (tf + length_norm))
     if count != 1.0:
         w = np.float32(w * np.float32(count))
     return w
@@ -245,16 +245,26 @@ def reaching_block(block_last, first_block, blocks, blk, d):
 
 
 @jit
+def norm(doc_lengths, d, model):
+    """The length normalisation ``k1 * (1 - b + b * dl / avgdl)`` of document ``d``, as :func:`weight` computes it."""
+    return model[0] * (1.0 - model[1] + model[1] * np.float64(doc_lengths[d]) / model[2])
+
+
+@jit
 def subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, model, cands):
     """float32 scores of the sorted distinct ``cands``, term by term in query order (the numpy path's sums): each
     term's cursor moves forward through the candidates, whole groups of ``step`` postings jumped through the skip
     list ``skip_last`` (``terms[t, B0]``/``terms[t, NB]``: the term's first group and its number of groups), so a
-    term's postings are decoded only in the groups holding a candidate, and only up to it."""
+    term's postings are decoded only in the groups holding a candidate, and only up to it. Each candidate's length
+    normalisation is computed once (the same operations as :func:`weight`, so the same bits)."""
     acc = np.zeros(len(cands), np.float32)
+    norms = np.empty(len(cands))
+    for i in range(len(cands)):
+        norms[i] = norm(doc_lengths, cands[i], model)
     for t in range(len(terms)):
         if terms[t, DF] == 0:
             continue
-        start, width, g0, ng = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB]
+        start, width, g0, ng, p0 = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB], terms[t, P0]
         grp, pos, cur = 0, 0, terms[t, FIRST]
         for i in range(np.searchsorted(cands, cur), len(cands)):  # candidates before its first document: no match
             c = cands[i]
@@ -266,11 +276,21 @@ def subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, mo
                     break
                 pos = grp * step
                 cur = skip_last[g0 + grp - 1] + delta(blob, start, width, pos)
-            while cur < c:
-                pos += 1
-                cur += delta(blob, start, width, pos)
+            if width == 1:  # one byte a delta (frequent terms): the decoding loop without the byte loop
+                at = start + pos
+                while cur < c:
+                    at += 1
+                    cur += blob[at]
+                pos = at - start
+            else:
+                while cur < c:
+                    pos += 1
+                    cur += delta(blob, start, width, pos)
             if cur == c:
-                w = weight(tfs, terms[t, P0] + pos, doc_lengths[c], idf[t], count[t], model)
+                tf = np.float64(tfs[p0 + pos])
+                w = np.float32(idf[t] * tf / (tf + norms[i]))
+                if count[t] != 1.0:
+                    w = np.float32(w * np.float32(count[t]))
                 acc[i] = np.float32(acc[i] + w)
     return acc
 
