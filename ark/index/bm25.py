@@ -6,7 +6,9 @@ bounds), memory-mapped once saved. The weight of a posting is bm25s's "lucene" `
 query order. Scoring a candidate subset binary-searches the candidates in each query term's decoded postings, so
 ranking 20 neighbours never touches the rest of the corpus. Global top-k on a large index (at least
 :data:`PRUNE_MIN_DOCS` documents, with numba installed) uses exact dynamic pruning (:mod:`ark.index.bm25_prune`);
-otherwise, and as its oracle, every matching posting is added into one score per document.
+otherwise, and as its oracle, every matching posting is added into one score per document. A long query (at least
+:data:`LONG_QUERY_TERMS` distinct terms) on a large index is that exhaustive pass compiled, term at a time: walking
+many terms document at a time costs more than streaming their postings once.
 
 Field-aware scoring (:meth:`BM25Index.build_fielded`) is BM25F (Robertson, Zaragoza and Taylor, 2004): each
 document has several fields (e.g. its names and its description); a term's pseudo frequency is the weighted sum
