@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -238,8 +239,8 @@ def search_tantivy(args, index_dir: Path, queries: list[str], out: Path) -> dict
     index = tantivy.Index.open(str(index_dir))
     searcher = index.searcher()
 
-    def search(q: str):
-        return searcher.search(index.parse_query(q, ["body"]), 20).hits
+    def search(q: str):  # the query's words only: its query language reads punctuation ({}, :, ") as syntax
+        return searcher.search(index.parse_query(" ".join(re.findall(r"\w+", q)), ["body"]), 20).hits
 
     for q in queries[:5]:
         search(q)
