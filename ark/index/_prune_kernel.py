@@ -32,8 +32,8 @@ def delta(blob, start, width, pos):
 def weight(tfs, p, dl, idf, count, model):
     """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order."""
     tf = np.float64(tfs[p])
-    norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
-    w = np.float32(idf * tf / (tf + norm))
+    length_norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
+    w = np.float32(idf * tf / (tf + length_norm))
     if count != 1.0:
         w = np.float32(w * np.float32(count))
     return w
@@ -245,30 +245,118 @@ def reaching_block(block_last, first_block, blocks, blk, d):
 
 
 @jit
-def subset_scores(blob, tfs, doc_lengths, block_last, terms, idf, count, model, cands):
+def norm(doc_lengths, d, model):
+    """The length normalisation ``k1 * (1 - b + b * dl / avgdl)`` of document ``d``, as :func:`weight` computes it."""
+    return model[0] * (1.0 - model[1] + model[1] * np.float64(doc_lengths[d]) / model[2])
+
+
+@jit
+def subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, model, cands):
     """float32 scores of the sorted distinct ``cands``, term by term in query order (the numpy path's sums): each
-    term's cursor moves forward through the candidates, whole blocks jumped through the skip list, so a term's
-    postings are decoded only in the blocks holding a candidate, and only up to it."""
+    term's cursor moves forward through the candidates, whole groups of ``step`` postings jumped through the skip
+    list ``skip_last`` (``terms[t, B0]``/``terms[t, NB]``: the term's first group and its number of groups), so a
+    term's postings are decoded only in the groups holding a candidate, and only up to it. Each candidate's length
+    normalisation is computed once (the same operations as :func:`weight`, so the same bits)."""
     acc = np.zeros(len(cands), np.float32)
+    norms = np.empty(len(cands))
+    for i in range(len(cands)):
+        norms[i] = norm(doc_lengths, cands[i], model)
     for t in range(len(terms)):
         if terms[t, DF] == 0:
             continue
-        start, width, b0, nb = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB]
-        blk, pos, cur = 0, 0, terms[t, FIRST]
-        for i in range(len(cands)):
+        start, width, g0, ng, p0 = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB], terms[t, P0]
+        grp, pos, cur = 0, 0, terms[t, FIRST]
+        for i in range(np.searchsorted(cands, cur), len(cands)):  # candidates before its first document: no match
             c = cands[i]
             if c < cur:
                 continue
-            if block_last[b0 + blk] < c:
-                blk = reaching_block(block_last, b0, nb, blk, c)
-                if blk == nb:
+            if skip_last[g0 + grp] < c:
+                grp = reaching_block(skip_last, g0, ng, grp, c)
+                if grp == ng:
                     break
-                pos = blk * BLOCK
-                cur = block_last[b0 + blk - 1] + delta(blob, start, width, pos)
-            while cur < c:
-                pos += 1
-                cur += delta(blob, start, width, pos)
+                pos = grp * step
+                cur = skip_last[g0 + grp - 1] + delta(blob, start, width, pos)
+            if width == 1:  # one byte a delta (frequent terms): the decoding loop without the byte loop
+                at = start + pos
+                while cur < c:
+                    at += 1
+                    cur += blob[at]
+                pos = at - start
+            else:
+                while cur < c:
+                    pos += 1
+                    cur += delta(blob, start, width, pos)
             if cur == c:
-                w = weight(tfs, terms[t, P0] + pos, doc_lengths[c], idf[t], count[t], model)
+                tf = np.float64(tfs[p0 + pos])
+                w = np.float32(idf[t] * tf / (tf + norms[i]))
+                if count[t] != 1.0:
+                    w = np.float32(w * np.float32(count[t]))
                 acc[i] = np.float32(acc[i] + w)
     return acc
+
+
+@jit
+def radix_order(keys, high):
+    """The stable ascending order of non-negative ``keys`` (at most ``high``): least significant digit first,
+    11 bits a pass (two passes below 4M documents), ~10x faster than numpy's argsort on a few thousand keys."""
+    n = len(keys)
+    order, spare = np.arange(n), np.empty(n, np.int64)
+    shift = 0
+    while (high >> shift) > 0:
+        counts = np.zeros(2049, np.int64)
+        for i in range(n):
+            counts[((keys[order[i]] >> shift) & 2047) + 1] += 1
+        for j in range(2048):
+            counts[j + 1] += counts[j]
+        for i in range(n):
+            digit = (keys[order[i]] >> shift) & 2047
+            spare[counts[digit]] = order[i]
+            counts[digit] += 1
+        order, spare = spare, order
+        shift += 11
+    return order
+
+
+@jit
+def candidate_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, model, cands, high):
+    """:func:`subset_scores` of ``cands`` in any order, repeats allowed (the scores in the same order): sorted and
+    made distinct here, scored, and put back, in one call."""
+    n = len(cands)
+    order = radix_order(cands, high)
+    distinct, slot, m = np.empty(n, np.int64), np.empty(n, np.int64), 0
+    for j in range(n):
+        c = cands[order[j]]
+        if m == 0 or distinct[m - 1] != c:
+            distinct[m] = c
+            m += 1
+        slot[order[j]] = m - 1
+    acc = subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, model, distinct[:m])
+    out = np.empty(n, np.float32)
+    for i in range(n):
+        out[i] = acc[slot[i]]
+    return out
+
+
+@jit
+def accumulate(blob, tfs, doc_lengths, terms, idf, count, model, scores):
+    """Add every posting's weight of each term, in query order, into ``scores`` (one float32 per document): the
+    exhaustive pass, term at a time, compiled (a long query's postings are streamed once, nothing per document)."""
+    for t in range(len(terms)):
+        start, width, p0 = terms[t, START], terms[t, WIDTH], terms[t, P0]
+        d = terms[t, FIRST]
+        for p in range(terms[t, DF]):
+            if p:
+                d += delta(blob, start, width, p)
+            scores[d] = np.float32(scores[d] + weight(tfs, p0 + p, doc_lengths[d], idf[t], count[t], model))
+
+
+@jit
+def dense_top_k(scores, k, mask):
+    """The ``k`` best (scores, docs) of a dense score array, unsorted; only scores > 0 and, with a ``mask``, only
+    documents where it is True."""
+    hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
+    for d in range(len(scores)):
+        s = scores[d]
+        if s > 0 and (size < k or worse(hs[0], hd[0], s, d)) and (len(mask) == 0 or mask[d]):
+            size = push(hs, hd, size, k, s, d)
+    return hs[:size].copy(), hd[:size].copy()

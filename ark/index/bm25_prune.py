@@ -20,8 +20,9 @@ seed the heap with exactly scored documents (the exactly named ones, every docum
 the walk passes over them, and terms all of whose documents are seeds are left out of it.
 
 Subset scoring (:func:`subset_scores`, a node's neighbours) is compiled too: per term, a cursor moves forward through
-the sorted candidates, jumping whole blocks by galloping over the block skip list and decoding deltas only from the
-start of a block holding a candidate up to it, instead of decoding every posting of a frequent term.
+the sorted candidates, jumping whole groups by galloping over the fine skip list (every 16 postings) and decoding
+deltas only from the start of a group holding a candidate up to it, instead of decoding every posting of a frequent
+term (at most 15 deltas a candidate, where the 128-posting blocks took 64 on average).
 """
 
 from __future__ import annotations
@@ -61,18 +62,44 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     return docs[order], scores[order]
 
 
-def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
-                  candidates: np.ndarray) -> np.ndarray:
-    """float32 scores of sorted distinct ``candidates`` over ``terms`` ((term id, occurrences) in query order),
-    equal to the numpy path's: each term's postings are decoded only in the blocks holding a candidate."""
+def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
+                      k: int, mask: np.ndarray | None, named: np.ndarray,
+                      boost: np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` (ids, scores) of a long query, descending, ties by lower id: every posting of every term added
+    into one score per document, term by term in query order (the exhaustive pass's float32 sums), compiled; the
+    ``named`` documents get ``boost``. For many terms this beats the document-at-a-time walk, whose work per
+    visited document grows with the number of terms while the union of their postings covers most documents."""
     from ark.index import _prune_kernel as kernel
 
     tids = np.array([t for t, _ in terms], dtype=np.int64)
-    blob, tfs, doc_lengths, block_last = _postings_arrays(postings)[:4]
-    return kernel.subset_scores(  # type: ignore[call-arg]
-        blob, tfs, doc_lengths, block_last, _term_rows(postings, tids), idf[tids].astype(np.float64),
-        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
-        candidates.astype(np.int64, copy=False))
+    blob, tfs, doc_lengths = _postings_arrays(postings)[:3]
+    scores = np.zeros(len(doc_lengths), dtype=np.float32)
+    kernel.accumulate(  # type: ignore[call-arg]
+        blob, tfs, doc_lengths, _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64), scores)
+    if len(named):
+        scores[named] += boost
+    top, docs = kernel.dense_top_k(scores, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask)
+    order = np.lexsort((docs, -top))
+    return docs[order], top[order]
+
+
+def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
+                  candidates: np.ndarray, distinct: bool = True) -> np.ndarray:
+    """float32 scores of ``candidates`` over ``terms`` ((term id, occurrences) in query order), equal to the numpy
+    path's: each term's postings are decoded only in the skip groups holding a candidate. The candidates are sorted
+    and distinct unless ``distinct=False`` (then any order, repeats allowed: sorted in the kernel)."""
+    from ark.index import _prune_kernel as kernel
+
+    tids = np.array([t for t, _ in terms], dtype=np.int64)
+    blob, tfs, doc_lengths = _postings_arrays(postings)[:3]
+    skip_last, skip_ptr, step = postings.skips()
+    args = (blob, tfs, doc_lengths, np.asarray(skip_last), _term_rows(postings, tids, skip_ptr), step,
+            idf[tids].astype(np.float64), np.array([c for _, c in terms], dtype=np.float64),
+            np.array([k1, b, avgdl], dtype=np.float64), candidates.astype(np.int64, copy=False))
+    if distinct:
+        return kernel.subset_scores(*args)  # type: ignore[call-arg]
+    return kernel.candidate_scores(*args, len(doc_lengths))  # type: ignore[call-arg]
 
 
 def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
@@ -80,9 +107,10 @@ def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
             np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl))
 
 
-def _term_rows(postings, tids: np.ndarray) -> np.ndarray:
-    """The kernel's per-term row (first document, first byte, width, first posting, df, first block, blocks)."""
-    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr
+def _term_rows(postings, tids: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+    """The kernel's per-term row (first document, first byte, width, first posting, df, first block, blocks);
+    with ``groups``, the term's groups of that skip list instead of its blocks."""
+    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr if groups is None else groups
     return np.ascontiguousarray(np.stack(
         [np.asarray(postings.term_first)[tids].astype(np.int64), np.asarray(postings.term_bytes)[tids],
          np.asarray(postings.term_widths)[tids].astype(np.int64), ptr[tids], ptr[tids + 1] - ptr[tids],

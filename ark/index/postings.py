@@ -15,6 +15,9 @@ Term ``t``'s postings are its documents in ascending id order with a term freque
   term frequency and its shortest document. The weight grows with the frequency and falls with the length, so
   ``weight(idf, max tf, min length)`` bounds every weight in the block; the bounds hold neither the idf nor the
   average length, so they stay valid when those change (a later delta segment).
+- a finer skip list: the last document id of every :data:`SKIP` postings (``skip_last.bin``), so that looking a
+  candidate up (subset scoring, a non-essential term in pruned search) decodes at most ``SKIP`` deltas instead of a
+  whole block's. 4 bytes per 16 postings; an index written without it reads the block skip list instead.
 
 Arrays are raw little-endian files (dtypes in ``meta.json``) read through ``np.memmap``.
 """
@@ -31,10 +34,12 @@ from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
 
 BLOCK = 128
+SKIP = 16
 BLOB_FILES = {"doc_deltas": "doc_deltas.bin", "tfs": "tfs.bin", "block_last": "block_last.bin",
-              "block_max_tf": "block_max_tf.bin", "block_min_dl": "block_min_dl.bin"}
+              "block_max_tf": "block_max_tf.bin", "block_min_dl": "block_min_dl.bin", "skip_last": "skip_last.bin"}
+OPTIONAL_BLOBS = ("skip_last",)  # indexes of format 2 written before the fine skip list open without it
 TERM_ARRAYS = ("term_first", "term_bytes", "term_widths", "term_ptr", "doc_lengths")
-BLOCK_DTYPES = {"block_last": np.int32, "block_max_tf": np.float32, "block_min_dl": np.int32}
+BLOCK_DTYPES = {"block_last": np.int32, "block_max_tf": np.float32, "block_min_dl": np.int32, "skip_last": np.int32}
 _WIDTH_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -81,6 +86,7 @@ class Postings:
     term_widths: np.ndarray
     term_ptr: np.ndarray
     doc_lengths: np.ndarray
+    skip_last: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in (*BLOB_FILES, *TERM_ARRAYS):  # plain views of the maps: slicing a np.memmap costs ~15 us
@@ -88,8 +94,14 @@ class Postings:
             if isinstance(value, np.memmap):
                 setattr(self, name, np.asarray(value))
         df = np.diff(np.asarray(self.term_ptr))
-        self.block_ptr = np.zeros(len(df) + 1, dtype=np.int64)
-        np.cumsum((df + BLOCK - 1) // BLOCK, out=self.block_ptr[1:])
+        self.block_ptr = _group_ptr(df, BLOCK)
+        self.skip_ptr = _group_ptr(df, SKIP) if self.skip_last is not None else None
+
+    def skips(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """The finest skip list there is: (last document of each group, each term's first group, group size)."""
+        if self.skip_last is None or self.skip_ptr is None:
+            return self.block_last, self.block_ptr, BLOCK
+        return self.skip_last, self.skip_ptr, SKIP
 
     @property
     def num_terms(self) -> int:
@@ -117,7 +129,8 @@ class Postings:
     def save(self, directory: Path) -> dict:
         """Write every array into ``directory``; returns the dtypes to record in the index's meta.json."""
         for name, file in BLOB_FILES.items():
-            np.ascontiguousarray(getattr(self, name)).tofile(directory / file)
+            if getattr(self, name) is not None:
+                np.ascontiguousarray(getattr(self, name)).tofile(directory / file)
         for name in TERM_ARRAYS:
             np.save(directory / f"{name}.npy", np.ascontiguousarray(getattr(self, name)))
         return {"tf_dtype": np.dtype(self.tfs.dtype).str, "block": BLOCK}
@@ -131,6 +144,8 @@ class Postings:
         try:
             for name, file in BLOB_FILES.items():
                 path = directory / file
+                if name in OPTIONAL_BLOBS and not path.exists():
+                    continue
                 blobs[name] = _memmap(path, np.dtype(dtypes[name]), mmap)
             for name in TERM_ARRAYS:
                 path = directory / f"{name}.npy"
@@ -188,14 +203,11 @@ class PostingsWriter:
         self.bytes_written += len(blob)
 
     def _write_blocks(self, df: np.ndarray, starts: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
-        blocks_per_term = (df + BLOCK - 1) // BLOCK
-        term = np.repeat(np.arange(len(df)), blocks_per_term)
-        first_block = np.repeat(np.cumsum(blocks_per_term) - blocks_per_term, blocks_per_term)
-        block_start = starts[term] + (np.arange(len(term)) - first_block) * BLOCK
+        block_start, block_end = _groups(df, starts, BLOCK)
         if not len(block_start):
             return
-        block_end = np.minimum(block_start + BLOCK, starts[term] + df[term])
         self.files["block_last"].write(docs[block_end - 1].astype(np.int32).tobytes())
+        self.files["skip_last"].write(docs[_groups(df, starts, SKIP)[1] - 1].astype(np.int32).tobytes())
         self.files["block_max_tf"].write(np.maximum.reduceat(tf, block_start).astype(np.float32).tobytes())
         lengths = self.doc_lengths[docs]
         self.files["block_min_dl"].write(np.minimum.reduceat(lengths, block_start).astype(np.int32).tobytes())
@@ -213,6 +225,22 @@ class PostingsWriter:
         blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
                  for name, file in BLOB_FILES.items()}
         return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
+
+
+def _group_ptr(df: np.ndarray, size: int) -> np.ndarray:
+    """Each term's first group of ``size`` postings (and the total at the end), groups numbered across terms."""
+    ptr = np.zeros(len(df) + 1, dtype=np.int64)
+    np.cumsum((df + size - 1) // size, out=ptr[1:])
+    return ptr
+
+
+def _groups(df: np.ndarray, starts: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) postings of each term's groups of ``size`` (the last one shorter), terms in order."""
+    per_term = (df + size - 1) // size
+    term = np.repeat(np.arange(len(df)), per_term)
+    first = np.repeat(np.cumsum(per_term) - per_term, per_term)
+    start = starts[term] + (np.arange(len(term)) - first) * size
+    return start, np.minimum(start + size, starts[term] + df[term])
 
 
 def _load_array(path: Path, mmap: bool) -> np.ndarray:

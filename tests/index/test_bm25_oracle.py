@@ -14,27 +14,31 @@ from tests.index.test_bm25f import reference_bm25f
 bm25s = pytest.importorskip("bm25s")
 
 
-@pytest.fixture(params=["exhaustive", "pruned", "pruned-seeded"])
+@pytest.fixture(params=["exhaustive", "pruned", "pruned-seeded", "accumulated"])
 def search_path(request, monkeypatch):
-    """Run a test with the exhaustive numpy pass, then with dynamic pruning (numba) on the same small corpora:
-    the walk alone, and seeded by the documents of the query's rarest terms (up to 150 postings: some queries are
-    answered by the seeds alone, most walk their frequent terms after them)."""
+    """Run a test with the exhaustive numpy pass, then with the compiled paths (numba) on the same small corpora:
+    dynamic pruning, the walk alone and seeded by the documents of the query's rarest terms (up to 150 postings:
+    some queries are answered by the seeds alone, most walk their frequent terms after them), and the long-query
+    path (every posting added term at a time, here for every query)."""
     import ark.index.bm25 as bm25_module
     from ark.index import bm25_prune
 
-    if request.param.startswith("pruned"):
-        if not bm25_prune.available():
-            pytest.skip("numba is not installed")
-        calls = []
-        real = bm25_prune.pruned_top_k
-        monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a, **kw: calls.append(1) or real(*a, **kw))
-        monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
-        monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 150 if request.param == "pruned-seeded" else 0)
-        yield request.param
-        assert calls, "the pruned path was never taken"
-    else:
+    if request.param == "exhaustive":
         monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 10**12)
         yield request.param
+        return
+    if not bm25_prune.available():
+        pytest.skip("numba is not installed")
+    calls = []
+    name = "accumulated_top_k" if request.param == "accumulated" else "pruned_top_k"
+    real = getattr(bm25_prune, name)
+    monkeypatch.setattr(bm25_prune, name, lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 150 if request.param == "pruned-seeded" else 0)
+    if request.param == "accumulated":
+        monkeypatch.setattr(bm25_module, "LONG_QUERY_TERMS", 1)
+    yield request.param
+    assert calls, f"the {request.param} path was never taken"
 
 
 def _corpus(seed: int, n_docs: int, vocab: int) -> tuple[list[str], list[str]]:
@@ -155,3 +159,30 @@ def test_saved_index_searches_like_the_built_one(tmp_path, search_path):
             np.testing.assert_array_equal(built[0], opened[0])
             np.testing.assert_array_equal(built[1], opened[1])
     _assert_search_is_exhaustive(loaded, _queries(8, words, 10), [None])
+
+
+def test_long_queries_rank_as_the_exhaustive_pass(search_path):
+    """Queries of 40-120 words (a whole passage as the query, repeated words): the long-query path by default."""
+    docs, words = _corpus(9, 3000, 300)
+    index = BM25Index.build(docs, chunk_size=800)
+    rng = np.random.default_rng(3)
+    queries = [" ".join(rng.choice(words, int(n))) for n in rng.integers(40, 120, 6)]
+    queries += [docs[int(i)] + " " + docs[int(i) + 1] for i in rng.integers(0, 2900, 4)]
+    rng_mask = np.random.default_rng(4)
+    assert _assert_search_is_exhaustive(index, queries, [None, rng_mask.random(3000) < 0.2]) > 0
+
+
+def test_an_index_saved_without_the_fine_skip_list_scores_the_same(tmp_path, search_path):
+    """An index written before the fine skip list (no skip_last.bin) opens and reads the block skip list."""
+    docs, words = _corpus(5, 2500, 150)
+    index = BM25Index.build(docs, chunk_size=600)
+    index.save(tmp_path / "idx")
+    (tmp_path / "idx" / "skip_last.bin").unlink()
+    older = BM25Index.load(tmp_path / "idx")
+    assert older.postings.skip_last is None
+    rng = np.random.default_rng(1)
+    for query in _queries(2, words, 15):
+        candidates = rng.integers(0, 2500, 100)
+        np.testing.assert_array_equal(older.score(query, candidates), index.score(query, candidates))
+        np.testing.assert_array_equal(older.search(query, 20)[0], index.search(query, 20)[0])
+    _assert_search_is_exhaustive(older, _queries(3, words, 8), [None])
