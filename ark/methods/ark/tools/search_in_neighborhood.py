@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ark.runtime.tools import ToolResult, ToolSpec, decode_json_string
+from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_string
 
 from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .toolbox import Toolbox
 
 NAME = "search_in_neighborhood"
-UNKNOWN_NAME = "unknown_name"
 SINGLE_VALUE_ALIASES = frozenset({"node_type", "edge_type"})
 
 

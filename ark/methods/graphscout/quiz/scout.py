@@ -178,6 +178,7 @@ class ScoutQuizzer:
                                 on_no_tool_call=lambda message: NO_CALL)
         finally:
             runner.close()
+        trajectory.telemetry = toolbox.telemetry.to_dict()
         return ScoutEpisode(objective, g.node_id(seed), toolbox.accepted, trajectory, toolbox.calls)
 
     def record(self, episode: ScoutEpisode) -> dict[str, Any]:

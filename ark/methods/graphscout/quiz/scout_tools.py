@@ -22,10 +22,13 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....graph import KnowledgeGraph
+from ....index.graph_index import TextIndex
 from ....metrics.answers import ANSWER_TYPES, exact_match
 from ....runtime.tools import (
     INVALID_ARGUMENTS,
     BoundTool,
+    CallTelemetry,
+    ToolboxBase,
     ToolResult,
     ToolSet,
     ToolSpec,
@@ -167,10 +170,11 @@ class Accepted:
     verification_params: dict[str, Any]
 
 
-class ScoutToolbox:
-    """The scout's tools for one episode (the executor of :func:`ark.runtime.loop.run_tool_loop`)."""
+class ScoutToolbox(ToolboxBase[CallTelemetry]):
+    """The scout's tools for one episode (the executor of :func:`ark.runtime.loop.run_tool_loop`) and its state:
+    calls spent, the accepted question."""
 
-    def __init__(self, graph: KnowledgeGraph, runner: CypherRunner, index: Any, seed_id: str, answer_type: str,
+    def __init__(self, graph: KnowledgeGraph, runner: CypherRunner, index: TextIndex, seed_id: str, answer_type: str,
                  budget: int = BUDGET, max_set: int = MAX_SET, labels: Any = None) -> None:
         self.graph = graph
         self.runner = runner
@@ -185,9 +189,6 @@ class ScoutToolbox:
         self.accepted: Accepted | None = None
         self.tools = ToolSet([BoundTool(RETRIEVER, self._retrieve), BoundTool(CYPHER, self._cypher),
                               BoundTool(REPORT, self._report)])
-
-    def openai_tools(self) -> list[dict[str, Any]]:
-        return self.tools.openai_schemas()
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """:meth:`execute` in a worker thread (a sandboxed query must not block other episodes' model calls)."""
