@@ -9,19 +9,21 @@ its own cases).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
-from ark.index.graph_index import TextIndex
 from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
 from .neighborhood import query_words
 from .observations import Detail, node_label
+
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
 
 
 @dataclass

@@ -17,12 +17,11 @@ import asyncio
 import json
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....graph import KnowledgeGraph
-from ....index.graph_index import TextIndex
 from ....metrics.answers import ANSWER_TYPES, exact_match
 from ....runtime.tools import (
     INVALID_ARGUMENTS,
@@ -37,6 +36,9 @@ from ....runtime.tools import (
 )
 from ....text import clean_inline
 from .objective import MAX_SET
+
+if TYPE_CHECKING:
+    from ....index.graph_index import TextIndex
 
 BUDGET = 10
 ROWS_SHOWN = 25

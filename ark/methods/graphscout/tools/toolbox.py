@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
-from ark.index.graph_index import TextIndex
 from ark.runtime.tools import BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import GraphScoutOptions
 from . import code_interpreter, node_id_retriever
+
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
 
 
 @dataclass
