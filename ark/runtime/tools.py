@@ -31,7 +31,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import accumulate
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -166,7 +166,7 @@ class ToolSet(Generic[TelemetryT]):
                  max_argument_chars: int = MAX_ARGUMENT_CHARS,
                  max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None:
         self.tools = {tool.spec.name: tool for tool in tools}
-        self.telemetry = telemetry if telemetry is not None else CallTelemetry()
+        self.telemetry: TelemetryT = cast(TelemetryT, CallTelemetry() if telemetry is None else telemetry)
         self.per_trajectory = per_trajectory
         self.max_argument_chars = max_argument_chars
         self.max_text_argument_chars = max_text_argument_chars

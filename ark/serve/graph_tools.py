@@ -252,9 +252,10 @@ class GraphTools:
             return centre
         type_codes = self._codes(args.node_types, g.resolve_node_type, g.node_types, "node_types")
         rel_codes = self._codes(args.edge_types, g.resolve_relation, g.relation_types, "edge_types")
-        for problem in (type_codes, rel_codes):
-            if isinstance(problem, ToolResult):
-                return problem
+        if isinstance(type_codes, ToolResult):
+            return type_codes
+        if isinstance(rel_codes, ToolResult):
+            return rel_codes
         rows, capped = self._rows(args.limit)
         rel_array = None if rel_codes is None else np.asarray(rel_codes)
         first, _ = self._expand(np.asarray([centre]), rel_array)
@@ -291,7 +292,8 @@ class GraphTools:
         from ark.methods.ark.tools.observations import snippet
 
         terms = self._terms(query) if query else []
-        entries, results = [], []
+        entries: list[list[str]] = []
+        results: list[dict[str, Any]] = []
         for rank, position in enumerate(order[:rows].tolist(), start=1):
             node, hop, parent = int(candidates[position]), int(hops[position]), int(via[position])
             if hop == 1:
@@ -337,11 +339,11 @@ class GraphTools:
 
     def find_paths(self, args: FindPathsArgs) -> ToolResult:
         g = self.graph
-        ends = [self._node(args.source), self._node(args.target)]
-        for end in ends:
-            if isinstance(end, ToolResult):
-                return end
-        source, target = int(ends[0]), int(ends[1])
+        source, target = self._node(args.source), self._node(args.target)
+        if isinstance(source, ToolResult):
+            return source
+        if isinstance(target, ToolResult):
+            return target
         rel_codes = self._codes(args.edge_types, g.resolve_relation, g.relation_types, "edge_types")
         if isinstance(rel_codes, ToolResult):
             return rel_codes

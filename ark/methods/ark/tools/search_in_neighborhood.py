@@ -134,8 +134,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)
     ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking,
                                limit=args.offset + cfg.neighborhood_budget)  # a hub is never fully sorted
-    data = {"center": node, "query": query or None, "node_types": node_types, "edge_types": edge_types,
-            "total": ranked.total, "matching": ranked.matching, "results": []}
+    data: dict[str, Any] = {"center": node, "query": query or None, "node_types": node_types,
+                            "edge_types": edge_types, "total": ranked.total, "matching": ranked.matching, "results": []}
     shown_filters = [f"query={query!r}"] if query else []
     shown_filters += [f"node_types={','.join(node_types)}"] if node_types else []
     shown_filters += [f"edge_types={','.join(edge_types)}"] if edge_types else []

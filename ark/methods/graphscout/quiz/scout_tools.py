@@ -219,7 +219,9 @@ class ScoutToolbox(ToolboxBase[CallTelemetry]):
         if not queries:
             return ToolResult.failure(f"node_id_retriever needs non-empty 'queries', e.g. {RETRIEVER.example}.",
                                       INVALID_ARGUMENTS)
-        g, lines, results = self.graph, [], []
+        g = self.graph
+        lines: list[str] = []
+        results: list[dict[str, Any]] = []
         for query in queries:
             lines.append(f"{query!r}:")
             hits = self.index.search(query, args.topk)
