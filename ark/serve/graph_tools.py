@@ -115,9 +115,11 @@ class GraphTools:
 
         return Toolbox(self.graph, self.index, self.tool_config)
 
-    def _tools(self) -> ToolSet:
-        """One call's tools: ARK's exploration tools first, then the graph tools; a server's calls are independent,
-        so the set remembers none of them."""
+    def _tools(self, name: str | None = None) -> ToolSet:
+        """One call's tools: ARK's exploration tools first, then the graph tools (only these for a call of one of
+        them: no toolbox to build); a server's calls are independent, so the set remembers none of them."""
+        if any(tool.spec.name == name for tool in self.own):
+            return ToolSet(self.own, per_trajectory=False)
         ark_tools = [tool for tool in self._toolbox().tools.bound if tool.spec.name in self.exploration]
         return ToolSet([*ark_tools, *self.own], per_trajectory=False)
 
@@ -135,7 +137,7 @@ class GraphTools:
         if name == RETRIEVE and self.questions is not None:
             return ToolResult.failure("retrieve runs asynchronously: call aexecute", INVALID_ARGUMENTS)
         with self.state.one_version():  # the whole call sees one version
-            return self._tools().execute(name, _as_text(arguments))
+            return self._tools(name).execute(name, _as_text(arguments))
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run any tool; ``retrieve`` awaits the method, the others run in a worker thread."""
@@ -143,7 +145,7 @@ class GraphTools:
 
         if name != RETRIEVE or self.questions is None:
             return await asyncio.to_thread(self.execute, name, arguments)
-        checked = self._tools().execute(name, _as_text(arguments))
+        checked = self._tools(name).execute(name, _as_text(arguments))
         if not checked.ok:
             return checked
         with self.state.one_version():
