@@ -6,7 +6,11 @@
   every other consumer (scripted policies, analysis, rewards) reads instead of parsing the text.
 - :class:`ToolSet`: the tools offered in one trajectory bound to their handlers. :meth:`ToolSet.execute` never raises
   for bad input: malformed JSON, unknown tools, invalid arguments and arguments over the size limits come back as an
-  observation that says what to send instead, with an error kind in ``ToolResult.error``.
+  observation that says what to send instead, with an error kind in ``ToolResult.error``. It also keeps the
+  trajectory's call telemetry: repeated calls (the same tool with the same arguments, in any key order) and invalid
+  calls (see :data:`INVALID_CALL_ERRORS`), counted into the telemetry record the tool family declares.
+- :class:`ToolboxBase`: what a tool-calling loop drives: one trajectory's :class:`ToolSet` plus the domain state its
+  handlers keep (an answer list, touched nodes, a sandbox); each method's toolbox is such a subclass.
 
 Size limits (documented to the model by the refusal itself): a call's raw arguments may hold at most
 :data:`MAX_ARGUMENT_CHARS` characters and each text value in them at most :data:`MAX_TEXT_ARGUMENT_CHARS` (the
@@ -25,9 +29,9 @@ import json
 import re
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import accumulate
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -37,6 +41,15 @@ INVALID_ARGUMENTS = "invalid_arguments"
 UNKNOWN_TOOL = "unknown_tool"
 ARGUMENTS_TOO_LONG = "arguments_too_long"
 ARGUMENTS_TOO_DEEP = "arguments_too_deep"
+# Error kinds tools share: an argument names a node, or a node type or relation, that the graph does not have.
+UNKNOWN_NODE = "unknown_node"
+UNKNOWN_NAME = "unknown_name"
+BUDGET = "budget"  # a well-formed call refused because the trajectory spent a budget (not an invalid call)
+# The invalid-call rule: a call is invalid when it is refused for what it asked (the dispatcher's refusals, and
+# arguments naming nothing in the graph), not when a well-formed call fails while it runs (a spent budget, code that
+# raised, a query the database refused, a proposal the graph does not confirm).
+INVALID_CALL_ERRORS = frozenset({INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL, ARGUMENTS_TOO_LONG,
+                                 ARGUMENTS_TOO_DEEP, UNKNOWN_NODE, UNKNOWN_NAME})
 
 MAX_ARGUMENT_CHARS = 50_000  # a call's raw JSON arguments
 MAX_TEXT_ARGUMENT_CHARS = 2_000  # each text value in them (queries, reasoning, names)
@@ -103,19 +116,70 @@ class BoundTool:
     hidden: frozenset[str] = frozenset()
 
 
-class ToolSet:
-    """The tools of one trajectory: their schemas, and the dispatch of raw calls to handlers (with the size limits
-    of the module doc)."""
+class CallCounts(Protocol):
+    """The counters a :class:`ToolSet` keeps in a trajectory's telemetry record (which a tool family declares, with
+    these two fields where its records list them, beside the counters its own tools keep)."""
 
-    def __init__(self, tools: Sequence[BoundTool], max_argument_chars: int = MAX_ARGUMENT_CHARS,
+    repeated_calls: int
+    invalid_calls: int
+
+    def to_dict(self) -> dict[str, int]: ...
+
+
+@dataclass
+class TelemetryRecord:
+    """A telemetry record: counters written as a dict in their declared order (trajectory files keep that order)."""
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class CallTelemetry(TelemetryRecord):
+    """The telemetry of a tool set whose tools count nothing of their own."""
+
+    repeated_calls: int = 0
+    invalid_calls: int = 0
+
+
+TelemetryT = TypeVar("TelemetryT", bound=CallCounts)
+
+
+class ToolSet(Generic[TelemetryT]):
+    """The tools of one trajectory: their schemas, the dispatch of raw calls to handlers (with the size limits of the
+    module doc) and the call telemetry (``telemetry``; :class:`CallTelemetry` unless a family passes its own).
+
+    ``per_trajectory=False`` is for a server's tool set, whose calls are independent of each other: it remembers no
+    earlier call (no repeat detection), so a long-lived server does not grow."""
+
+    @overload
+    def __init__(self: ToolSet[CallTelemetry], tools: Sequence[BoundTool], telemetry: None = None, *,
+                 per_trajectory: bool = True, max_argument_chars: int = MAX_ARGUMENT_CHARS,
+                 max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None: ...
+
+    @overload
+    def __init__(self, tools: Sequence[BoundTool], telemetry: TelemetryT, *, per_trajectory: bool = True,
+                 max_argument_chars: int = MAX_ARGUMENT_CHARS,
+                 max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None: ...
+
+    def __init__(self, tools: Sequence[BoundTool], telemetry: Any = None, *, per_trajectory: bool = True,
+                 max_argument_chars: int = MAX_ARGUMENT_CHARS,
                  max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None:
         self.tools = {tool.spec.name: tool for tool in tools}
+        self.telemetry: TelemetryT = cast(TelemetryT, CallTelemetry() if telemetry is None else telemetry)
+        self.per_trajectory = per_trajectory
         self.max_argument_chars = max_argument_chars
         self.max_text_argument_chars = max_text_argument_chars
+        self._seen_calls: set[str] = set()
 
     @property
     def names(self) -> list[str]:
         return list(self.tools)
+
+    @property
+    def bound(self) -> list[BoundTool]:
+        """The tools with their handlers, in the order offered."""
+        return list(self.tools.values())
 
     def openai_schemas(self) -> list[dict[str, Any]]:
         return [tool.spec.openai_schema(tool.hidden) for tool in self.tools.values()]
@@ -124,8 +188,15 @@ class ToolSet:
         return [tool.spec.mcp_schema(tool.hidden) for tool in self.tools.values()]
 
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
-        """Run tool ``name`` with its raw JSON ``arguments``; every bad call becomes an explanatory observation."""
-        name = str(name or "")
+        """Run tool ``name`` with its raw JSON ``arguments``; every bad call becomes an explanatory observation.
+        Counts the call in ``telemetry``: invalid when refused with an error kind of :data:`INVALID_CALL_ERRORS`,
+        repeated when an earlier call of this trajectory named the same tool with the same arguments."""
+        result = self._dispatch(str(name or ""), arguments)
+        if not result.ok and result.error in INVALID_CALL_ERRORS:
+            self.telemetry.invalid_calls += 1
+        return result
+
+    def _dispatch(self, name: str, arguments: str | dict | None) -> ToolResult:
         tool = self.tools.get(name)
         if tool is None:
             return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self.tools))}.",
@@ -136,6 +207,7 @@ class ToolSet:
                 f"{self.max_argument_chars:,} characters. Send shorter arguments, such as {tool.spec.example}.",
                 ARGUMENTS_TOO_LONG, size=len(arguments), limit=self.max_argument_chars)
         raw, problem = parse_arguments(arguments)
+        self._note_repeat(name, raw if problem is None else arguments)
         if problem is not None and problem.startswith("nested"):
             return ToolResult.failure(f"The arguments of {name} are {problem}. Send a flat JSON object such as "
                                       f"{tool.spec.example}.", ARGUMENTS_TOO_DEEP, limit=MAX_ARGUMENT_DEPTH)
@@ -158,10 +230,44 @@ class ToolSet:
                                       f"Example: {tool.spec.example}.", INVALID_ARGUMENTS)
         return tool.handler(args)
 
+    def _note_repeat(self, name: str, arguments: Any) -> None:
+        """Count a call of a known tool, read within the size limits, that this trajectory made before: the same
+        arguments in any key order (unreadable arguments compared as the text sent)."""
+        if not self.per_trajectory:
+            return
+        key = name + "\x00" + (arguments if isinstance(arguments, str) else
+                                json.dumps(arguments, sort_keys=True, default=str))
+        if key in self._seen_calls:
+            self.telemetry.repeated_calls += 1
+        self._seen_calls.add(key)
 
-def within_limits(arguments: str | dict | None, max_chars: int = MAX_ARGUMENT_CHARS) -> bool:
-    """Whether raw ``arguments`` are short enough to be parsed at all (see the module doc)."""
-    return not (isinstance(arguments, str) and len(arguments) > max_chars)
+
+class ToolboxBase(Generic[TelemetryT]):
+    """One trajectory's tools and the domain state their handlers keep; the executor a tool-calling loop drives
+    (:class:`ark.runtime.loop.ToolExecutor`). A subclass builds ``tools`` in its constructor from its handlers, bound
+    to itself, and sets ``finished`` when a tool ends the trajectory."""
+
+    tools: ToolSet[TelemetryT]
+    finished: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        return self.tools.names
+
+    @property
+    def telemetry(self) -> TelemetryT:
+        """This trajectory's call telemetry (kept by the tool set, added to by the tools)."""
+        return self.tools.telemetry
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        return self.tools.openai_schemas()
+
+    def mcp_tools(self) -> list[dict[str, Any]]:
+        return self.tools.mcp_schemas()
+
+    def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
+        """Run tool ``name`` with its raw JSON ``arguments``; every failure becomes an explanatory observation."""
+        return self.tools.execute(name, arguments)
 
 
 def longest_text(value: Any, limit: int, where: str = "") -> tuple[str, int] | None:

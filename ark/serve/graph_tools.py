@@ -24,24 +24,41 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ark.runtime.tools import INVALID_ARGUMENTS, BoundTool, ToolResult, ToolSet, ToolSpec
+from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet
 from ark.serve.tool_state import GraphState
 from ark.text import clean_inline
 
+from .graph_tool_args import (
+    FIND_PATHS,
+    GET_NODE,
+    GRAPH_SCHEMA,
+    RETRIEVE,
+    SURROUNDINGS,
+    FindPathsArgs,
+    GetNodeArgs,
+    GraphSchemaArgs,
+    NodeNotFound,
+    NodeRef,
+    RetrieveArgs,
+    SurroundingsArgs,
+    resolve_node,
+    retrieve_spec,
+)
+
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
+    from ark.index.graph_index import TextIndex
+    from ark.methods.ark.tools import Toolbox
 
     from .questions import QuestionService
 
-UNKNOWN_NODE = "unknown_node"
-UNKNOWN_NAME = "unknown_name"
+__all__ = ["GetNodeArgs", "GraphSchemaArgs", "GraphTools", "NodeNotFound", "ResultLimits", "resolve_node"]
+
 AGENT_STATE_TOOLS = frozenset({"add_to_answer", "finish"})  # one trajectory's answer list: nothing to read
-RETRIEVE = "retrieve"
 
 
 @dataclass(frozen=True)
@@ -53,114 +70,21 @@ class ResultLimits:
     default_rows: int = 10
 
 
-class NodeNotFound(ValueError):
-    """A node reference that names no node (the message says what to send)."""
+def _as_text(arguments: str | dict | None) -> str | None:
+    """Arguments as the JSON text a model would send, so the size limits apply to an HTTP client's object too."""
+    return arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
 
 
-def resolve_node(graph: KnowledgeGraph, ref: int | str) -> int:
-    """The index of the node ``ref`` names: an index (``123``, ``"123"``, ``"[123]"``) or a node id (``HP:0001250``).
-
-    A string that is a node id wins over reading it as an index; :class:`NodeNotFound` says what was wrong."""
-    if isinstance(ref, bool):
-        raise NodeNotFound(f"node must be an index or an id, got {ref!r}")
-    if isinstance(ref, str):
-        text = ref.strip()
-        if graph.has_node(text):
-            return graph.index_of(text)
-        inner = text[1:-1].strip() if text.startswith("[") and text.endswith("]") else text
-        if not inner.lstrip("-").isdigit():
-            raise NodeNotFound(f"Node {ref!r} not found: it is not a node id of this graph (ids look like "
-                               f"{graph.node_id(0)!r}) nor a node index. Use search_in_graph to find nodes.")
-        ref = int(inner)
-    if not graph.is_valid_index(int(ref)):
-        raise NodeNotFound(f"Node {ref} does not exist: node indices run from 0 to {graph.num_nodes - 1}. Use "
-                           "search_in_graph to find nodes and their indices.")
-    return int(ref)
-
-
-def _as_list(value: Any) -> Any:
-    """Accept one name where a list of names is expected."""
-    return [value] if isinstance(value, str) else value
-
-
-NodeRef = int | str
-NODE_FIELD = "A node: its index as shown in brackets ([123] -> 123) or its id (e.g. HP:0001250)."
-
-
-class GetNodeArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    node: NodeRef = Field(description=NODE_FIELD)
-
-
-class GraphSchemaArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SurroundingsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    node: NodeRef = Field(description="The centre node: " + NODE_FIELD)
-    query: str | None = Field(default=None, description="Optional keywords; nodes are ranked by relevance (BM25).")
-    node_types: list[str] | None = Field(default=None, description="Optional: keep only nodes of these types.")
-    edge_types: list[str] | None = Field(default=None, description="Optional: follow only edges of these types.")
-    hops: Literal[1, 2] = Field(default=1, description="Search 1 or 2 hops around the node (both directions).")
-    limit: int | None = Field(default=None, ge=1, description="Rows to show (default 10, at most 50).")
-
-    one_name_as_list = field_validator("node_types", "edge_types", mode="before")(_as_list)
-
-
-class FindPathsArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    source: NodeRef = Field(description="One end: " + NODE_FIELD)
-    target: NodeRef = Field(description="The other end: " + NODE_FIELD)
-    max_hops: Literal[1, 2] = Field(default=2, description="Longest path: 1 (direct edges) or 2 (via one node).")
-    edge_types: list[str] | None = Field(default=None, description="Optional: follow only edges of these types.")
-    limit: int | None = Field(default=None, ge=1, description="Paths to show (default 10, at most 50).")
-
-    one_name_as_list = field_validator("edge_types", mode="before")(_as_list)
-
-
-class RetrieveArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    question: str = Field(description="The question, in plain language.")
-    method: str = Field(default="ark", description="A registered retrieval method (see the tool description).")
-    options: dict[str, Any] = Field(default_factory=dict,
-                                    description="The method's options, e.g. {\"n_agents\": 5} for ark.")
-    limit: int | None = Field(default=None, ge=1, description="Ranked nodes to return (default 10, at most 50).")
-
-
-GET_NODE = ToolSpec("get_node", "One node by index or id: its name, type, text, properties and how many neighbours "
-                    "it has by relation, direction and node type.", GetNodeArgs, example='{"node": "HP:0001250"}')
-GRAPH_SCHEMA = ToolSpec("graph_schema", "The graph's schema: node types and edge types with their counts, and which "
-                        "node types each edge type connects (source -relation-> target).", GraphSchemaArgs)
-SURROUNDINGS = ToolSpec(
-    "search_in_surroundings",
-    "Search the nodes within 1 or 2 hops of a node (edges in both directions), optionally only of some node types, "
-    "following only some edge types, ranked by a query. Each row shows how the node is reached from the centre.",
-    SurroundingsArgs, example='{"node": 123, "query": "seizure", "node_types": ["disease"], "hops": 2}')
-FIND_PATHS = ToolSpec(
-    "find_paths",
-    "The paths of length 1 or 2 between two nodes: direct edges, then paths through one intermediate node (the "
-    "least connected intermediates first: they are the most specific links).",
-    FindPathsArgs, example='{"source": "HP:0001250", "target": "OMIM:607208"}')
-
-
-def retrieve_spec(methods: dict[str, str]) -> ToolSpec:
-    listed = "; ".join(f"{name}: {summary}" for name, summary in methods.items())
-    return ToolSpec(
-        RETRIEVE,
-        "Retrieve evidence for a question with a retrieval method: the ranked nodes, each with what supports it "
-        f"(agents' reasoning, votes, a text snippet), not a written answer. Methods: {listed}.",
-        RetrieveArgs, example='{"question": "Which genes are linked to Dravet syndrome?", "method": "ark"}')
+def _footer(listed: int, total: int, what: str, more: str, capped: str | None) -> list[str]:
+    """The lines after a list: how many of ``total`` it shows (with ``more``, how to narrow it), the row cap."""
+    footer = ["", f"(Showing {listed} of {total} {what}.{more})"] if total > listed else []
+    return [*footer, capped] if capped else footer
 
 
 class GraphTools:
     """The tools over one graph and its BM25 index (see the module doc); ``questions`` serves ``retrieve``."""
 
-    def __init__(self, graph: KnowledgeGraph, index: Any, limits: ResultLimits | None = None,
+    def __init__(self, graph: KnowledgeGraph, index: TextIndex, limits: ResultLimits | None = None,
                  questions: QuestionService | None = None) -> None:
         from ark.methods.ark.options import ToolConfig
 
@@ -170,50 +94,50 @@ class GraphTools:
         self.tool_config = ToolConfig(max_observation_chars=lim.max_chars,
                                       max_global_size=min(ToolConfig().max_global_size, lim.max_rows),
                                       neighborhood_budget=min(ToolConfig().neighborhood_budget, lim.max_rows))
-        own = [BoundTool(GET_NODE, self.get_node), BoundTool(GRAPH_SCHEMA, self.graph_schema),
-               BoundTool(SURROUNDINGS, self.surroundings), BoundTool(FIND_PATHS, self.find_paths)]
+        self.own = [BoundTool(GET_NODE, self.get_node), BoundTool(GRAPH_SCHEMA, self.graph_schema),
+                    BoundTool(SURROUNDINGS, self.surroundings), BoundTool(FIND_PATHS, self.find_paths)]
         if questions is not None:  # validated here, run by aexecute (the methods are asynchronous)
             spec = retrieve_spec(questions.method_summaries())
-            own.append(BoundTool(spec, lambda args: ToolResult("", {"args": args})))
-        self.own = ToolSet(own)
-        self.exploration = [name for name in self._toolbox().tools.names if name not in AGENT_STATE_TOOLS]
+            self.own.append(BoundTool(spec, lambda args: ToolResult("", {"args": args})))
+        self.exploration = [name for name in self._toolbox().names if name not in AGENT_STATE_TOOLS]
 
     @property
     def graph(self) -> KnowledgeGraph:  # the call's version (one per call), else the newest
         return self.state.graph
 
     @property
-    def index(self) -> Any:
+    def index(self) -> TextIndex:
         return self.state.index
 
-    def _toolbox(self):
+    def _toolbox(self) -> Toolbox:
+        """ARK's tools in a fresh toolbox: nothing (budgets, answer list) carries over between calls."""
         from ark.methods.ark.tools import Toolbox
 
         return Toolbox(self.graph, self.index, self.tool_config)
 
+    def _tools(self, name: str | None = None) -> ToolSet:
+        """One call's tools: ARK's exploration tools first, then the graph tools (only these for a call of one of
+        them: no toolbox to build); a server's calls are independent, so the set remembers none of them."""
+        if any(tool.spec.name == name for tool in self.own):
+            return ToolSet(self.own, per_trajectory=False)
+        ark_tools = [tool for tool in self._toolbox().tools.bound if tool.spec.name in self.exploration]
+        return ToolSet([*ark_tools, *self.own], per_trajectory=False)
+
     # ------------------------------------------------------------------ schemas and dispatch
     @property
     def names(self) -> list[str]:
-        return [*self.exploration, *self.own.names]
+        return [*self.exploration, *(tool.spec.name for tool in self.own)]
 
     def mcp_schemas(self) -> list[dict[str, Any]]:
         """MCP tool descriptors (``name``, ``description``, ``inputSchema``): ARK's own schemas first."""
-        ark_tools = [s for s in self._toolbox().mcp_tools() if s["name"] in self.exploration]
-        return [*ark_tools, *self.own.mcp_schemas()]
+        return self._tools().mcp_schemas()
 
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run a synchronous tool (every tool but ``retrieve``); bad calls become explanatory results."""
-        raw = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
-        if name in self.exploration:
-            with self.state.one_version():  # the whole call sees one version
-                return self._toolbox().execute(name, raw)
-        if name == RETRIEVE:
+        if name == RETRIEVE and self.questions is not None:
             return ToolResult.failure("retrieve runs asynchronously: call aexecute", INVALID_ARGUMENTS)
-        if name not in self.own.tools:
-            return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(self.names)}.",
-                                      "unknown_tool", tool=name)
-        with self.state.one_version():
-            return self.own.execute(name, raw)
+        with self.state.one_version():  # the whole call sees one version
+            return self._tools(name).execute(name, _as_text(arguments))
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run any tool; ``retrieve`` awaits the method, the others run in a worker thread."""
@@ -221,8 +145,7 @@ class GraphTools:
 
         if name != RETRIEVE or self.questions is None:
             return await asyncio.to_thread(self.execute, name, arguments)
-        raw = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
-        checked = self.own.execute(name, raw)
+        checked = self._tools(name).execute(name, _as_text(arguments))
         if not checked.ok:
             return checked
         with self.state.one_version():
@@ -331,9 +254,10 @@ class GraphTools:
             return centre
         type_codes = self._codes(args.node_types, g.resolve_node_type, g.node_types, "node_types")
         rel_codes = self._codes(args.edge_types, g.resolve_relation, g.relation_types, "edge_types")
-        for problem in (type_codes, rel_codes):
-            if isinstance(problem, ToolResult):
-                return problem
+        if isinstance(type_codes, ToolResult):
+            return type_codes
+        if isinstance(rel_codes, ToolResult):
+            return rel_codes
         rows, capped = self._rows(args.limit)
         rel_array = None if rel_codes is None else np.asarray(rel_codes)
         first, _ = self._expand(np.asarray([centre]), rel_array)
@@ -370,7 +294,8 @@ class GraphTools:
         from ark.methods.ark.tools.observations import snippet
 
         terms = self._terms(query) if query else []
-        entries, results = [], []
+        entries: list[list[str]] = []
+        results: list[dict[str, Any]] = []
         for rank, position in enumerate(order[:rows].tolist(), start=1):
             node, hop, parent = int(candidates[position]), int(hops[position]), int(via[position])
             if hop == 1:
@@ -387,12 +312,8 @@ class GraphTools:
             entries.append(lines)
             results.append({"index": node, "id": g.node_id(node), "hops": hop, "via": parent if hop == 2 else None,
                             "score": round(score, 6)})
-        footer = []
-        if len(candidates) > len(entries):
-            footer = ["", f"(Showing {len(entries)} of {len(candidates)} nodes. Add a query or filters to refine.)"]
-        if capped:
-            footer.append(capped)
-        text, shown = self._fit(header, entries, footer)
+        more = " Add a query or filters to refine."
+        text, shown = self._fit(header, entries, _footer(len(entries), len(candidates), "nodes", more, capped))
         data["results"] = results[:shown]
         data["omitted"] = len(results) - shown
         return ToolResult(text, data=data, node_indices=[r["index"] for r in results[:shown]])
@@ -420,11 +341,11 @@ class GraphTools:
 
     def find_paths(self, args: FindPathsArgs) -> ToolResult:
         g = self.graph
-        ends = [self._node(args.source), self._node(args.target)]
-        for end in ends:
-            if isinstance(end, ToolResult):
-                return end
-        source, target = int(ends[0]), int(ends[1])
+        source, target = self._node(args.source), self._node(args.target)
+        if isinstance(source, ToolResult):
+            return source
+        if isinstance(target, ToolResult):
+            return target
         rel_codes = self._codes(args.edge_types, g.resolve_relation, g.relation_types, "edge_types")
         if isinstance(rel_codes, ToolResult):
             return rel_codes
@@ -455,12 +376,7 @@ class GraphTools:
             entries.append([f"{self._label(source)} {self._edge_text(source, middle, rel_array)} {self._label(middle)} "
                             f"{self._edge_text(middle, target, rel_array)} {self._label(target)}"])
             results.append({"via": middle, "id": g.node_id(middle)})
-        footer = []
-        if len(middles) > len(results):
-            footer = ["", f"(Showing {len(results)} of {len(middles)} two-hop paths.)"]
-        if capped:
-            footer.append(capped)
-        text, shown = self._fit(header, entries, footer)
+        text, shown = self._fit(header, entries, _footer(len(results), len(middles), "two-hop paths", "", capped))
         kept = shown - (1 if direct else 0)
         data["results"] = results[:max(kept, 0)]
         data["omitted"] = len(results) - len(data["results"])

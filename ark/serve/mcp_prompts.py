@@ -67,7 +67,8 @@ class AnswerTools:
         self.max_chars = max_chars
         add_spec = ToolSpec(add_to_answer.NAME, add_to_answer.SPEC.description + STATELESS_NOTE,
                             add_to_answer.AddToAnswerArgs, add_to_answer.SPEC.example)
-        self.tools = ToolSet([BoundTool(add_spec, self.add), BoundTool(finish.SPEC, self.finish)])
+        self.tools = ToolSet([BoundTool(add_spec, self.add), BoundTool(finish.SPEC, self.finish)],
+                             per_trajectory=False)
 
     def mcp_schemas(self) -> list[dict[str, Any]]:
         return self.tools.mcp_schemas()

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
@@ -21,12 +21,15 @@ from .offline.evidence_rank import doubted
 from .options import ArkOptions, ToolConfig
 from .tools import Toolbox
 
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
+
 
 class AgentError(RuntimeError):
     """An agent's policy failed for good (its client's retries exhausted): the question has no trustworthy answer."""
 
 
-def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: bool = False) -> Any:
+def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: bool = False) -> TextIndex:
     """The index behind rel(q, d) (global search and neighbourhood ranking) that ``options`` name: BM25, field-aware
     (default) or plain, or dense embeddings (the ``dense`` extra)."""
     from ark.index import open_index
@@ -73,8 +76,8 @@ class ARK:
     ``on_step`` (optional) is called after every step of every agent, as it happens (a live view).
     """
 
-    def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: Any = None, n_agents: int = 3,
-                 max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
+    def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: TextIndex | None = None,
+                 n_agents: int = 3, max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
                  config: ArkOptions | None = None, trajectory_path: str | Path | None = None,
                  allow_partial: bool = False, on_step: StepCallback | None = None) -> None:
         self.graph = graph

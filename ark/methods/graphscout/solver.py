@@ -14,7 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
@@ -28,6 +28,9 @@ from .answer import WRAPPER, answer_type, extract_answer
 from .options import GraphScoutOptions
 from .prompt import solver_system_prompt
 from .tools import NodeResolver, Toolbox
+
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
 
 FIRST_USER_MESSAGE = "Question: {question}"
 NO_ANSWER_MESSAGE = (f"Your reply has no final answer. Call a tool to continue, or end your reply with the answer "
@@ -100,7 +103,7 @@ class GraphScout:
     """
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, options: GraphScoutOptions | None = None,
-                 *, engine: Any = None, index: Any = None, progress: bool = False,
+                 *, engine: Any = None, index: TextIndex | None = None, progress: bool = False,
                  trajectory_path: str | Path | None = None, on_step: StepCallback | None = None) -> None:
         from ark.graphdb import open_cypher
 
@@ -215,7 +218,7 @@ def _needs_answer(message: dict) -> str | None:
     return None if extract_answer(message.get("content")) is not None else NO_ANSWER_MESSAGE
 
 
-def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress: bool = False) -> Any:
+def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress: bool = False) -> TextIndex:
     """The retriever's node index: ``retriever.index`` (dense by ``retriever.embedder``, or BM25) over names or whole
     node texts."""
     from ark.index.embedders import open_node_index as open_index_of_nodes

@@ -105,3 +105,14 @@ def test_retriever_only_ablation_offers_no_code_tool(scout):
     assert box.names == [NODE_ID_RETRIEVER]
     refused = box.execute(CODE_INTERPRETER, {"code": "print(1)"})
     assert not refused.ok and refused.error == "unknown_tool"
+
+
+def test_oversized_and_too_deep_arguments_are_invalid_calls_as_in_every_toolbox(scout):
+    box = toolbox(scout, code_interpreter=False)
+    long_text = box.execute(NODE_ID_RETRIEVER, json.dumps({"queries": ["syndrome " * 300]}))
+    deep = box.execute(NODE_ID_RETRIEVER, "[" * 100 + "]" * 100)
+    assert (long_text.error, deep.error) == ("arguments_too_long", "arguments_too_deep")
+    box.execute(NODE_ID_RETRIEVER, {"queries": ["Marfan"]})
+    box.execute(NODE_ID_RETRIEVER, {"queries": ["Marfan"]})
+    assert box.telemetry.invalid_calls == 2 and box.telemetry.repeated_calls == 1
+    box.release()

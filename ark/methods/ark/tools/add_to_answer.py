@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec, decode_json_string
+from ark.runtime.tools import BUDGET, INVALID_ARGUMENTS, UNKNOWN_NODE, ToolResult, ToolSpec, decode_json_string
 from ark.text import clean_inline
 
 from .observations import Detail, count_of, fit_observation
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from .toolbox import Toolbox
 
 NAME = "add_to_answer"
-UNKNOWN_NODE = "unknown_node"
-BUDGET = "budget"
 REASONING_CHARS = 300  # a reasoning is echoed up to this length (shortened further to fit the observation cap)
 
 

@@ -63,7 +63,7 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
     box.telemetry.global_calls += 1
     wanted = cfg.default_global_size if args.size is None else args.size
     size = min(max(int(wanted), 1), cfg.max_global_size)
-    hits = box.search(query, size)
+    hits = box.index.search(query, size)
     data = {"query": query, "size": size, "results": []}
     if not hits:
         box.telemetry.zero_result_calls += 1

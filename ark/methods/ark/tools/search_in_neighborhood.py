@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ark.runtime.tools import ToolResult, ToolSpec, decode_json_string
+from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_string
 
 from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .toolbox import Toolbox
 
 NAME = "search_in_neighborhood"
-UNKNOWN_NAME = "unknown_name"
 SINGLE_VALUE_ALIASES = frozenset({"node_type", "edge_type"})
 
 
@@ -135,8 +134,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)
     ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking,
                                limit=args.offset + cfg.neighborhood_budget)  # a hub is never fully sorted
-    data = {"center": node, "query": query or None, "node_types": node_types, "edge_types": edge_types,
-            "total": ranked.total, "matching": ranked.matching, "results": []}
+    data: dict[str, Any] = {"center": node, "query": query or None, "node_types": node_types,
+                            "edge_types": edge_types, "total": ranked.total, "matching": ranked.matching, "results": []}
     shown_filters = [f"query={query!r}"] if query else []
     shown_filters += [f"node_types={','.join(node_types)}"] if node_types else []
     shown_filters += [f"edge_types={','.join(edge_types)}"] if edge_types else []

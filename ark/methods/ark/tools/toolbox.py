@@ -2,33 +2,33 @@
 
 :class:`Toolbox` never raises for bad input: malformed JSON, unknown tools, missing fields, unknown node indices and
 unknown type or relation names are answered with an observation that says what to send instead
-(:class:`~ark.runtime.tools.ToolSet` handles the generic cases, each tool module its own).
+(:class:`~ark.runtime.tools.ToolSet` handles the generic cases and counts repeated and invalid calls, each tool module
+its own cases).
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
-from ark.runtime.tools import BoundTool, ToolResult, ToolSet, parse_arguments, within_limits
+from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
 from .neighborhood import query_words
 from .observations import Detail, node_label
 
-UNKNOWN_NODE = "unknown_node"
-BUDGET = "budget"
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
 
 
 @dataclass
-class Telemetry:
-    """Counts over one trajectory's tool calls."""
+class Telemetry(TelemetryRecord):
+    """Counts over one trajectory's tool calls (``repeated_calls`` and ``invalid_calls`` kept by the tool set)."""
 
     global_calls: int = 0
     neighborhood_calls: int = 0
@@ -39,25 +39,20 @@ class Telemetry:
     invalid_calls: int = 0
     budget_refusals: int = 0
 
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
 
+class Toolbox(ToolboxBase[Telemetry]):
+    """The ARK tools over one graph and index, with one trajectory's answer list."""
 
-class Toolbox:
-    """The ARK tools over one graph and index, with one trajectory's answer list and telemetry."""
-
-    def __init__(self, graph: KnowledgeGraph, index: Any, config: ToolConfig | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: TextIndex, config: ToolConfig | None = None) -> None:
         self.graph = graph
         self.index = index
         self.config = config or ToolConfig()
         self.answer: list[int] = []
         self.reasoning: dict[int, str] = {}
-        self.telemetry = Telemetry()
         self.finished = False
         self.confidence: str | None = None  # what finish() stated
         self.confidence_reason: str | None = None
-        self._seen_calls: set[str] = set()
-        self.tools = ToolSet(self._bound_tools())
+        self.tools = ToolSet(self._bound_tools(), Telemetry())
 
     def _bound_tools(self) -> list[BoundTool]:
         """The tools the configuration offers (the Table 2 ablations drop the neighbourhood tool or parameters)."""
@@ -70,38 +65,7 @@ class Toolbox:
         bound.append(BoundTool(finish.SPEC, lambda args: finish.run(self, args)))
         return bound
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        return self.tools.openai_schemas()
-
-    def mcp_tools(self) -> list[dict[str, Any]]:
-        return self.tools.mcp_schemas()
-
-    def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
-        """Run tool ``name`` with its raw JSON ``arguments``; every failure becomes an explanatory observation."""
-        name = str(name or "")
-        if name in self.tools.tools and within_limits(arguments, self.tools.max_argument_chars):
-            self._note_repeat(name, arguments)
-        result = self.tools.execute(name, arguments)
-        if not result.ok and result.error not in (None, BUDGET):
-            self.telemetry.invalid_calls += 1
-        return result
-
-    def _note_repeat(self, name: str, arguments: str | dict | None) -> None:
-        parsed, problem = parse_arguments(arguments)
-        args = parsed if problem is None else arguments
-        key = name + "\x00" + (json.dumps(args, sort_keys=True, default=str) if not isinstance(args, str) else args)
-        if key in self._seen_calls:
-            self.telemetry.repeated_calls += 1
-        self._seen_calls.add(key)
-
     # ----------------------------------------------------------------- helpers the tool modules share
-    def search(self, query: str, size: int) -> list[tuple[int, float]]:
-        """Global top-``size`` ``(node, score)`` pairs from the index (either result shape it may return)."""
-        result = self.index.search(query, size)
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], np.ndarray):
-            return [(int(i), float(s)) for i, s in zip(result[0].tolist(), result[1].tolist(), strict=True)]
-        return [(int(i), float(s)) for i, s in result]
-
     def label(self, node: int, name_chars: int | None = None) -> str:
         """``[index] name (type)``, the name cut to ``name_chars`` (default ``max_name_chars``)."""
         limit = self.config.max_name_chars if name_chars is None else name_chars

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from ....storage.jsonl import append_jsonl
 from .generate import GraphScoutQuizResult, QuizAssembler, SeedPool, seed_mask
 from .objective import ANSWER_TYPES, HYBRID, MAX_SET, Objective, sample_objective
 from .scout_tools import BUDGET, REPORT, Accepted, DirectCypher, SandboxCypher, ScoutToolbox
+
+if TYPE_CHECKING:
+    from ....index.graph_index import TextIndex
 
 PATTERN_TEXT = {
     "<h,_,_>": "entity-centric: only the seed is given; ask about its neighbourhood in general (what it links to, "
@@ -125,7 +128,8 @@ class ScoutQuizzer:
     """Runs scout episodes on one graph with one chat policy (see the module docstring)."""
 
     def __init__(self, graph: KnowledgeGraph, policy: ChatPolicy, config: ScoutConfig | None = None, *,
-                 engine: Any = None, index: Any = None, runner_factory: Callable[[], Any] | None = None) -> None:
+                 engine: Any = None, index: TextIndex | None = None,
+                 runner_factory: Callable[[], Any] | None = None) -> None:
         self.graph = graph
         self.policy = policy
         self.config = config or ScoutConfig()
@@ -178,6 +182,7 @@ class ScoutQuizzer:
                                 on_no_tool_call=lambda message: NO_CALL)
         finally:
             runner.close()
+        trajectory.telemetry = toolbox.telemetry.to_dict()
         return ScoutEpisode(objective, g.node_id(seed), toolbox.accepted, trajectory, toolbox.calls)
 
     def record(self, episode: ScoutEpisode) -> dict[str, Any]:
@@ -201,7 +206,8 @@ class ScoutQuizzer:
 
 
 async def scout_quiz(graph: KnowledgeGraph, policy: ChatPolicy, config: ScoutConfig | None = None, *,
-                     engine: Any = None, index: Any = None, runner_factory: Callable[[], Any] | None = None,
+                     engine: Any = None, index: TextIndex | None = None,
+                     runner_factory: Callable[[], Any] | None = None,
                      progress: Callable[[int, int], None] | None = None) -> GraphScoutQuizResult:
     """Up to ``config.n`` scout questions over the graph's splits (test first, for the leakage guard)."""
     started = time.perf_counter()

@@ -17,7 +17,7 @@ import asyncio
 import json
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,8 @@ from ....metrics.answers import ANSWER_TYPES, exact_match
 from ....runtime.tools import (
     INVALID_ARGUMENTS,
     BoundTool,
+    CallTelemetry,
+    ToolboxBase,
     ToolResult,
     ToolSet,
     ToolSpec,
@@ -34,6 +36,9 @@ from ....runtime.tools import (
 )
 from ....text import clean_inline
 from .objective import MAX_SET
+
+if TYPE_CHECKING:
+    from ....index.graph_index import TextIndex
 
 BUDGET = 10
 ROWS_SHOWN = 25
@@ -167,10 +172,11 @@ class Accepted:
     verification_params: dict[str, Any]
 
 
-class ScoutToolbox:
-    """The scout's tools for one episode (the executor of :func:`ark.runtime.loop.run_tool_loop`)."""
+class ScoutToolbox(ToolboxBase[CallTelemetry]):
+    """The scout's tools for one episode (the executor of :func:`ark.runtime.loop.run_tool_loop`) and its state:
+    calls spent, the accepted question."""
 
-    def __init__(self, graph: KnowledgeGraph, runner: CypherRunner, index: Any, seed_id: str, answer_type: str,
+    def __init__(self, graph: KnowledgeGraph, runner: CypherRunner, index: TextIndex, seed_id: str, answer_type: str,
                  budget: int = BUDGET, max_set: int = MAX_SET, labels: Any = None) -> None:
         self.graph = graph
         self.runner = runner
@@ -185,9 +191,6 @@ class ScoutToolbox:
         self.accepted: Accepted | None = None
         self.tools = ToolSet([BoundTool(RETRIEVER, self._retrieve), BoundTool(CYPHER, self._cypher),
                               BoundTool(REPORT, self._report)])
-
-    def openai_tools(self) -> list[dict[str, Any]]:
-        return self.tools.openai_schemas()
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """:meth:`execute` in a worker thread (a sandboxed query must not block other episodes' model calls)."""
@@ -216,7 +219,9 @@ class ScoutToolbox:
         if not queries:
             return ToolResult.failure(f"node_id_retriever needs non-empty 'queries', e.g. {RETRIEVER.example}.",
                                       INVALID_ARGUMENTS)
-        g, lines, results = self.graph, [], []
+        g = self.graph
+        lines: list[str] = []
+        results: list[dict[str, Any]] = []
         for query in queries:
             lines.append(f"{query!r}:")
             hits = self.index.search(query, args.topk)

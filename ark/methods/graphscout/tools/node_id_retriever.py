@@ -69,7 +69,7 @@ def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
     results: list[dict] = []
     for query in queries:
         lines.append(f"{query!r}:")
-        hits = box.search(query, topk)
+        hits = box.index.search(query, topk)
         if not hits:
             lines.append("  (no nodes found)")
         for node, score in hits:
@@ -80,5 +80,6 @@ def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
             results.append({"query": query, "index": node, "node_id": g.node_id(node), "type": node_type,
                             "label": label, "name": g.name(node), "score": round(score, 6)})
     text = "\n".join([*lines, *notes])
+    box.touch(r["index"] for r in results)
     return ToolResult(text, data={"topk": topk, "queries": queries, "results": results},
                       node_indices=[r["index"] for r in results])

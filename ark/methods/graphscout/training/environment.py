@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
 
 from ..options import GraphScoutOptions
 from ..tools import NodeResolver, Toolbox
+
+if TYPE_CHECKING:
+    from ark.index.graph_index import TextIndex
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +32,7 @@ class ScoutWorld:
     prompt. Build once per training run; :meth:`close` stops the sandboxes."""
 
     def __init__(self, graph: KnowledgeGraph, options: GraphScoutOptions | None = None, *, engine: Any = None,
-                 index: Any = None, progress: bool = False) -> None:
+                 index: TextIndex | None = None, progress: bool = False) -> None:
         from ark.graphdb import open_cypher
 
         from ..prompt import solver_system_prompt
