@@ -17,7 +17,6 @@ ALLOWED = {
     "ark/training/sft.py:train_sft": 123,
     "ark/quiz/shapes.py:generate_shapes": 98,
     "ark/loaders/hpo.py:build_hpo_graph": 86,
-    "ark/cli/eval_cmd.py:evaluate": 83,
 }
 
 
