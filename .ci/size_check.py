@@ -16,7 +16,6 @@ ALLOWED = {
     "ark/cli/distill_cmd.py:export": 125,
     "ark/training/sft.py:train_sft": 123,
     "ark/quiz/shapes.py:generate_shapes": 98,
-    "ark/loaders/hpo.py:build_hpo_graph": 86,
 }
 
 
