@@ -15,7 +15,6 @@ ALLOWED = {
     "ark/serve/webapp.py:create_app": 152,
     "ark/cli/distill_cmd.py:export": 125,
     "ark/training/sft.py:train_sft": 123,
-    "ark/quiz/shapes.py:generate_shapes": 98,
 }
 
 
