@@ -70,18 +70,7 @@ def export(
     OUT gets train.jsonl, validation.jsonl, statistics.json, questions.jsonl, export.json and, when the teacher
     runs here, the run folder teacher/ (rerun the same command to resume an interrupted export).
     """
-    from ..eval import RunFolderError, run_eval
-    from ..methods.ark.distill.export import (
-        OFFLINE_NOTE,
-        PAPER_TEMPERATURE,
-        TEACHER_DIR,
-        ExportError,
-        export_dataset,
-        read_records,
-        records_for,
-        select_questions,
-        teacher_choice,
-    )
+    from ..methods.ark.distill.export import ExportError, export_dataset
 
     if out.exists() and not out.is_dir():
         fail(f"--out {out} is a file; give a folder")
@@ -90,60 +79,16 @@ def export(
     graph = load_graph(graph_name)
     selected = None
     if queries is not None:
-        from .eval_cmd import _open_queries
-
-        stark = queries.is_dir() or queries.suffix == ".csv"
-        if stark and split is None:
-            split = "train"
-            err_console.print("[dim]STaRK questions: using the train split (--split to change).[/]")
-        try:
-            selected = select_questions(_open_queries(graph, queries, split, human, None, skip_invalid),
-                                        max_questions, selection.seed)
-        except ExportError as exc:
-            fail(str(exc))
+        selected, split = _training_questions(graph, queries, split, human, skip_invalid, max_questions,
+                                              selection.seed)
     settings: dict[str, Any] = {"graph": graph_name, "queries": str(queries) if queries else None, "split": split,
                                 "max_questions": max_questions}
     if sources:
-        if per_question is not None:
-            err_console.print("[yellow]warning:[/] --per-question applies when the teacher runs here; the recorded "
-                              "runs keep their trajectories")
-        try:
-            records = [record for source in sources for record in read_records(source)]
-        except ExportError as exc:
-            fail(str(exc))
-        if selected is not None:
-            records = records_for(records, selected)
-        settings["sources"] = [str(source) for source in sources]
+        records = _recorded_records(sources, selected, per_question, settings)
     else:
         assert selected is not None
-        if selection.temperature is None:
-            selection = dataclasses.replace(selection, temperature=PAPER_TEMPERATURE)
-        choice = resolve_choice(selection, graph)
-        if per_question is not None and any(s.split("=", 1)[0].strip() == "n_agents" for s in selection.sets):
-            fail("give the trajectories per question once: --per-question or --set n_agents, not both")
-        try:
-            choice = teacher_choice(choice, per_question)
-        except ExportError as exc:
-            fail(str(exc))
-        if choice.spec.uses_llm and choice.context.llm is None:
-            err_console.print(f"[yellow]{OFFLINE_NOTE}[/]")
-        llm_settings = getattr(choice.context.llm, "settings", choice.context.llm)
-        settings.update(teacher=choice.config(), temperature=getattr(llm_settings, "temperature", None))
-        retriever = build_retriever(choice, graph)
-        try:
-            # The teacher is an ordinary resumable eval run in OUT/teacher (its scores never enter the dataset).
-            outcome = run_eval(graph, choice, selected, out / TEACHER_DIR, queries_source=str(queries), split=split,
-                               human=human, concurrency=concurrency, progress=progress, console=err_console,
-                               retriever=retriever)
-        except (RunFolderError, ValueError) as exc:
-            fail(str(exc))
-        stats = outcome.stats
-        err_console.print(f"[dim]teacher: {stats.completed} new, {stats.already_done} already done, of {stats.total} "
-                          f"questions ({stats.wall_s:.1f} s) -> {outcome.folder.path}[/]")
-        if stats.failed:
-            fail(f"{len(stats.failed)} question(s) failed (first: {stats.failed[0][0]}: {stats.failed[0][1]}); rerun "
-                 f"the same command to retry them, then the dataset is written", code=1)
-        records = records_for(read_records(outcome.folder.path), selected)
+        records = _teacher_records(graph, selection, selected, per_question, settings, out,
+                                   _TeacherRun(str(queries), split, human, concurrency, progress))
     loaded_tokenizer = _load_tokenizer(tokenizer) if tokenizer else None
     try:
         statistics = export_dataset(records, out, validation_questions=validation_questions, seed=selection.seed,
@@ -153,6 +98,98 @@ def export(
     except ExportError as exc:
         fail(str(exc))
     _print_statistics(statistics, out)
+
+
+def _training_questions(graph: Any, queries: Path, split: str | None, human: bool, skip_invalid: bool,
+                        max_questions: int | None, seed: int) -> tuple[Any, str | None]:
+    """The questions of --queries (at most --max-questions, drawn with the seed) and the split used (STaRK: train
+    unless given)."""
+    from ..methods.ark.distill.export import ExportError, select_questions
+    from .eval_cmd import _open_queries
+
+    stark = queries.is_dir() or queries.suffix == ".csv"
+    if stark and split is None:
+        split = "train"
+        err_console.print("[dim]STaRK questions: using the train split (--split to change).[/]")
+    try:
+        return select_questions(_open_queries(graph, queries, split, human, None, skip_invalid), max_questions,
+                                seed), split
+    except ExportError as exc:
+        fail(str(exc))
+
+
+def _recorded_records(sources: list[Path], selected: Any, per_question: int | None, settings: dict[str, Any]
+                      ) -> list[Any]:
+    """The trajectories of --from (only the selected questions' when --queries is given); notes them in settings."""
+    from ..methods.ark.distill.export import ExportError, read_records, records_for
+
+    if per_question is not None:
+        err_console.print("[yellow]warning:[/] --per-question applies when the teacher runs here; the recorded "
+                          "runs keep their trajectories")
+    try:
+        records = [record for source in sources for record in read_records(source)]
+    except ExportError as exc:
+        fail(str(exc))
+    if selected is not None:
+        records = records_for(records, selected)
+    settings["sources"] = [str(source) for source in sources]
+    return records
+
+
+@dataclasses.dataclass(frozen=True)
+class _TeacherRun:
+    """How the teacher's eval run reads its questions and runs them (options of ``ark distill export``)."""
+
+    queries_source: str
+    split: str | None
+    human: bool
+    concurrency: int
+    progress: bool
+
+
+def _teacher_records(graph: Any, selection: MethodSelection, selected: Any, per_question: int | None,
+                     settings: dict[str, Any], out: Path, run: _TeacherRun) -> list[Any]:
+    """Run the teacher (paper temperature unless given) over the selected questions as a resumable eval run in
+    OUT/teacher and return its trajectories; notes the teacher in settings."""
+    from ..eval import RunFolderError, run_eval
+    from ..methods.ark.distill.export import (
+        OFFLINE_NOTE,
+        PAPER_TEMPERATURE,
+        TEACHER_DIR,
+        ExportError,
+        read_records,
+        records_for,
+        teacher_choice,
+    )
+
+    if selection.temperature is None:
+        selection = dataclasses.replace(selection, temperature=PAPER_TEMPERATURE)
+    choice = resolve_choice(selection, graph)
+    if per_question is not None and any(s.split("=", 1)[0].strip() == "n_agents" for s in selection.sets):
+        fail("give the trajectories per question once: --per-question or --set n_agents, not both")
+    try:
+        choice = teacher_choice(choice, per_question)
+    except ExportError as exc:
+        fail(str(exc))
+    if choice.spec.uses_llm and choice.context.llm is None:
+        err_console.print(f"[yellow]{OFFLINE_NOTE}[/]")
+    llm_settings = getattr(choice.context.llm, "settings", choice.context.llm)
+    settings.update(teacher=choice.config(), temperature=getattr(llm_settings, "temperature", None))
+    retriever = build_retriever(choice, graph)
+    try:
+        # The teacher is an ordinary resumable eval run in OUT/teacher (its scores never enter the dataset).
+        outcome = run_eval(graph, choice, selected, out / TEACHER_DIR, queries_source=run.queries_source,
+                           split=run.split, human=run.human, concurrency=run.concurrency, progress=run.progress,
+                           console=err_console, retriever=retriever)
+    except (RunFolderError, ValueError) as exc:
+        fail(str(exc))
+    stats = outcome.stats
+    err_console.print(f"[dim]teacher: {stats.completed} new, {stats.already_done} already done, of {stats.total} "
+                      f"questions ({stats.wall_s:.1f} s) -> {outcome.folder.path}[/]")
+    if stats.failed:
+        fail(f"{len(stats.failed)} question(s) failed (first: {stats.failed[0][0]}: {stats.failed[0][1]}); rerun "
+             f"the same command to retry them, then the dataset is written", code=1)
+    return records_for(read_records(outcome.folder.path), selected)
 
 
 def _load_tokenizer(name: str) -> Any:

@@ -261,8 +261,13 @@ def evaluate(
         fail(str(exc))
     except ChartsUnavailable as exc:
         fail(f"{exc} (the run itself is saved in {target}; rerun without --charts or after installing)")
+    _print_outcome(outcome, f"{graph_name} · {choice.name} · {queries.name}", charts)
+
+
+def _print_outcome(outcome: Any, title: str, charts: bool) -> None:
+    """A finished evaluation: its counts, the metrics table, tool use, the charts written and the run folder."""
     _report_stats(outcome.stats, outcome.folder.results)
-    _print_summary(outcome.summary, f"{graph_name} · {choice.name} · {queries.name}")
+    _print_summary(outcome.summary, title)
     if outcome.tool_use_rows:
         _print_tool_use(outcome.tool_use_rows)
     if charts and not outcome.charts:

@@ -156,34 +156,9 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
     for term in live.values():
         edges.update((term.id, parent, "is_a") for parent in term.parents if parent in live)
 
-    disease_names: dict[str, str] = {}
-    disease_terms: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    with (data_dir / "phenotype.hpoa").open(encoding="utf-8") as handle:
-        rows = csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t")
-        for row in rows:
-            disease, term_id = row["database_id"], row["hpo_id"]
-            disease_names.setdefault(disease, row["disease_name"])
-            relation = ASPECT_RELATIONS.get(row["aspect"])
-            if relation is None or row["qualifier"] == "NOT" or term_id not in live:
-                continue
-            if (disease, term_id, relation) not in edges:
-                edges.add((disease, term_id, relation))
-                disease_terms[disease][relation].append(term_id)
-
-    gene_symbols: dict[str, str] = {}
-    gene_diseases: dict[str, list[str]] = defaultdict(list)
-    disease_genes: dict[str, list[str]] = defaultdict(list)
-    with (data_dir / "genes_to_phenotype.txt").open(encoding="utf-8") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            gene = f"NCBIGene:{row['ncbi_gene_id']}"
-            gene_symbols.setdefault(gene, row["gene_symbol"])
-            if row["hpo_id"] in live:
-                edges.add((gene, row["hpo_id"], "has_phenotype"))
-            disease = row["disease_id"]
-            if disease in disease_names and (disease, gene, "associated_gene") not in edges:
-                edges.add((disease, gene, "associated_gene"))
-                disease_genes[disease].append(gene)
-                gene_diseases[gene].append(disease)
+    disease_names, disease_terms = _read_disease_annotations(data_dir / "phenotype.hpoa", live, edges)
+    gene_symbols, gene_diseases, disease_genes = _read_gene_annotations(
+        data_dir / "genes_to_phenotype.txt", live, disease_names, edges)
 
     ids: list[str] = []
     types: list[str] = []
@@ -232,6 +207,48 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
             "name_fields": NAME_FIELDS,
         },
     )
+
+
+def _read_disease_annotations(
+    path: Path, live: dict[str, HpoTerm], edges: set[tuple[str, str, str]]
+) -> tuple[dict[str, str], dict[str, dict[str, list[str]]]]:
+    """Disease names and each disease's terms by relation from ``phenotype.hpoa``; its edges are added to ``edges``."""
+    disease_names: dict[str, str] = {}
+    disease_terms: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    with path.open(encoding="utf-8") as handle:
+        rows = csv.DictReader((line for line in handle if not line.startswith("#")), delimiter="\t")
+        for row in rows:
+            disease, term_id = row["database_id"], row["hpo_id"]
+            disease_names.setdefault(disease, row["disease_name"])
+            relation = ASPECT_RELATIONS.get(row["aspect"])
+            if relation is None or row["qualifier"] == "NOT" or term_id not in live:
+                continue
+            if (disease, term_id, relation) not in edges:
+                edges.add((disease, term_id, relation))
+                disease_terms[disease][relation].append(term_id)
+    return disease_names, disease_terms
+
+
+def _read_gene_annotations(
+    path: Path, live: dict[str, HpoTerm], disease_names: dict[str, str], edges: set[tuple[str, str, str]]
+) -> tuple[dict[str, str], dict[str, list[str]], dict[str, list[str]]]:
+    """Gene symbols, each gene's diseases and each disease's genes from ``genes_to_phenotype.txt``; its edges are
+    added to ``edges``."""
+    gene_symbols: dict[str, str] = {}
+    gene_diseases: dict[str, list[str]] = defaultdict(list)
+    disease_genes: dict[str, list[str]] = defaultdict(list)
+    with path.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            gene = f"NCBIGene:{row['ncbi_gene_id']}"
+            gene_symbols.setdefault(gene, row["gene_symbol"])
+            if row["hpo_id"] in live:
+                edges.add((gene, row["hpo_id"], "has_phenotype"))
+            disease = row["disease_id"]
+            if disease in disease_names and (disease, gene, "associated_gene") not in edges:
+                edges.add((disease, gene, "associated_gene"))
+                disease_genes[disease].append(gene)
+                gene_diseases[gene].append(disease)
+    return gene_symbols, gene_diseases, disease_genes
 
 
 def _disease_text(

@@ -138,30 +138,56 @@ def definition(text: str) -> str | None:
     return sentence[:1].lower() + sentence[1:] if sentence else None
 
 
-def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -> list[dict]:
-    """``per_shape`` questions of each shape with their exact answers (ids), seeded."""
-    truth = ShapeTruth(graph)
-    roles = truth.roles
-    rng = random.Random(seed)
-    g = graph
-    answers = [int(i) for i in g.nodes_of_type(roles.answer)]
-    findings = [int(i) for i in g.nodes_of_type(roles.finding)]
-    exact_names = {normalize_name(g.name(i)) for i in range(g.num_nodes)}
-    questions: list[dict] = []
+class _ShapeQuiz:
+    """The questions made so far, with what every shape's maker draws from; one seeded ``rng`` shared in order."""
 
-    def add(shape: str, question: str, truth_ids: set[int], **extra) -> None:
+    def __init__(self, graph: KnowledgeGraph, seed: int) -> None:
+        self.graph = graph
+        self.truth = ShapeTruth(graph)
+        self.roles = self.truth.roles
+        self.rng = random.Random(seed)
+        self.answers = [int(i) for i in graph.nodes_of_type(self.roles.answer)]
+        self.findings = [int(i) for i in graph.nodes_of_type(self.roles.finding)]
+        self.questions: list[dict] = []
+
+    def add(self, shape: str, question: str, truth_ids: set[int], **extra) -> None:
+        """Append a question of ``shape`` numbered within its shape, its answers as node ids."""
+        g, questions = self.graph, self.questions
         questions.append({"id": f"{shape}-{sum(q['shape'] == shape for q in questions) + 1}", "shape": shape,
-                          "question": question, "wanted_type": extra.pop("wanted", roles.answer),
+                          "question": question, "wanted_type": extra.pop("wanted", self.roles.answer),
                           "answer_ids": sorted(g.node_id(i) for i in truth_ids), **extra})
 
-    # family: a name prefix (before a comma) that several answers share and no node bears
+    def self_linked(self, node: int, relation: str | None) -> set[int]:
+        return self.truth.linked(node, relation or self.roles.finding_relation, self.roles.answer)
+
+
+def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -> list[dict]:
+    """``per_shape`` questions of each shape with their exact answers (ids), seeded."""
+    quiz = _ShapeQuiz(graph, seed)
+    _add_families(quiz, per_shape)
+    _add_conjunctions(quiz, per_shape)
+    modes = {m: s for m, s in quiz.truth.attribute_modes.items() if len(s) >= 100}
+    _add_attributes(quiz, per_shape, modes)
+    _add_compounds(quiz, per_shape, modes)
+    truth, roles = quiz.truth, quiz.roles
+    named = [a for a in quiz.answers if len(truth.linked(a, roles.finding_relation, roles.finding)) >= 20]
+    for word, template in _MISSING[:per_shape]:
+        quiz.add("unanswerable", template.format(name=graph.name(quiz.rng.choice(named))), set(), wanted=None,
+                 missing=word)
+    return quiz.questions
+
+
+def _add_families(quiz: _ShapeQuiz, per_shape: int) -> None:
+    """family: a name prefix (before a comma) that several answers share and no node bears."""
+    g, truth, roles, answers = quiz.graph, quiz.truth, quiz.roles, quiz.answers
+    exact_names = {normalize_name(g.name(i)) for i in range(g.num_nodes)}
     families: dict[str, list[int]] = {}
     for node in answers:
         base = g.name(node).split(",")[0].strip()
         if len(name_tokens(base)) >= 2 and normalize_name(base) not in exact_names:
             families.setdefault(base, []).append(node)
     bases = sorted(b for b, members in families.items() if len(members) >= 3)
-    rng.shuffle(bases)
+    quiz.rng.shuffle(bases)
     made = 0
     for base in bases:
         words = set(name_tokens(base))
@@ -169,23 +195,26 @@ def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -
         found = truth.findings_of(members)
         if not found:
             continue
-        add("family", f"What {roles.finding}s are associated with {base}?", found,
-            wanted=roles.finding, family=[g.node_id(m) for m in sorted(members)])
+        quiz.add("family", f"What {roles.finding}s are associated with {base}?", found,
+                 wanted=roles.finding, family=[g.node_id(m) for m in sorted(members)])
         made += 1
         if made == per_shape:
             break
 
-    def self_linked(node: int, relation: str | None) -> set[int]:
-        return truth.linked(node, relation or roles.finding_relation, roles.answer)
 
-    conj_phrasings = ("Which {t}s present with {a} and {b}?", "Which {t}s have both {a} and {b}?",
-                      "Which {t}s show {a} and {b}?")
+_CONJUNCTION_PHRASINGS = ("Which {t}s present with {a} and {b}?", "Which {t}s have both {a} and {b}?",
+                          "Which {t}s show {a} and {b}?")
+
+
+def _add_conjunctions(quiz: _ShapeQuiz, per_shape: int) -> None:
+    """conjunction: two findings of one answer, neither below the other, that at least five answers share."""
+    g, truth, roles, rng = quiz.graph, quiz.truth, quiz.roles, quiz.rng
     made, tries = 0, 0
     while made < per_shape and tries < 2000:
         tries += 1
-        disease = rng.choice(answers)
+        disease = rng.choice(quiz.answers)
         own = sorted(truth.linked(disease, roles.finding_relation, roles.finding))
-        own = [f for f in own if 10 <= len(self_linked(f, None)) <= 400]
+        own = [f for f in own if 10 <= len(quiz.self_linked(f, None)) <= 400]
         if len(own) < 2:
             continue
         a, b = rng.sample(own, 2)
@@ -194,49 +223,50 @@ def generate_shapes(graph: KnowledgeGraph, per_shape: int = 4, seed: int = 17) -
         both = truth.having(a) & truth.having(b)
         if len(both) < 5:
             continue
-        phrasing = conj_phrasings[made % len(conj_phrasings)]
-        add("conjunction", phrasing.format(t=roles.answer, a=g.name(a).lower(), b=g.name(b).lower()), both,
-            anchors=[g.node_id(a), g.node_id(b)])
+        phrasing = _CONJUNCTION_PHRASINGS[made % len(_CONJUNCTION_PHRASINGS)]
+        quiz.add("conjunction", phrasing.format(t=roles.answer, a=g.name(a).lower(), b=g.name(b).lower()), both,
+                 anchors=[g.node_id(a), g.node_id(b)])
         made += 1
 
-    modes = {m: s for m, s in truth.attribute_modes.items() if len(s) >= 100}
+
+def _add_attributes(quiz: _ShapeQuiz, per_shape: int, modes: dict[int, set[int]]) -> None:
+    """attribute: an attribute mode (e.g. an inheritance) together with a finding."""
+    g, truth, roles, rng = quiz.graph, quiz.truth, quiz.roles, quiz.rng
     made, tries = 0, 0
     while modes and made < per_shape and tries < 2000:
         tries += 1
         mode = rng.choice(sorted(modes))
-        finding = rng.choice(findings)
-        if not 20 <= len(self_linked(finding, None)) <= 1500:
+        finding = rng.choice(quiz.findings)
+        if not 20 <= len(quiz.self_linked(finding, None)) <= 1500:
             continue
         both = modes[mode] & truth.having(finding)
         if len(both) < 5:
             continue
-        add("attribute", f"Which {roles.answer}s have {g.name(mode).lower()} and {g.name(finding).lower()}?", both,
-            anchors=[g.node_id(mode), g.node_id(finding)],
-            other_modes=[g.node_id(m) for m in sorted(modes) if m != mode])
+        quiz.add("attribute", f"Which {roles.answer}s have {g.name(mode).lower()} and {g.name(finding).lower()}?",
+                 both, anchors=[g.node_id(mode), g.node_id(finding)],
+                 other_modes=[g.node_id(m) for m in sorted(modes) if m != mode])
         made += 1
 
+
+def _add_compounds(quiz: _ShapeQuiz, per_shape: int, modes: dict[int, set[int]]) -> None:
+    """compound: an attribute mode, a partner and a finding described by its definition."""
+    g, truth, roles, rng = quiz.graph, quiz.truth, quiz.roles, quiz.rng
     made, tries = 0, 0
     while roles.partner_relation and modes and made < per_shape and tries < 5000:
         tries += 1
-        disease = rng.choice(answers)
+        disease = rng.choice(quiz.answers)
         own_modes = [m for m in modes if disease in modes[m]]
         partners = sorted(truth.linked(disease, roles.partner_relation, roles.partner))
         described = [f for f in truth.linked(disease, roles.finding_relation, roles.finding)
-                     if definition(g.text(f)) and len(self_linked(f, None)) <= 400]
+                     if definition(g.text(f)) and len(quiz.self_linked(f, None)) <= 400]
         if not own_modes or not partners or not described:
             continue
         mode, partner, finding = own_modes[0], rng.choice(partners), rng.choice(sorted(described))
         both = modes[mode] & truth.having(finding) & truth.linked(partner, roles.partner_relation, roles.answer)
-        add("compound", f"Which {roles.answer} with {g.name(mode).lower()} is linked to the {g.name(partner)} "
-            f"{roles.partner} and shows {definition(g.text(finding))}?", both,
-            anchors=[g.node_id(mode), g.node_id(partner), g.node_id(finding)])
+        quiz.add("compound", f"Which {roles.answer} with {g.name(mode).lower()} is linked to the {g.name(partner)} "
+                 f"{roles.partner} and shows {definition(g.text(finding))}?", both,
+                 anchors=[g.node_id(mode), g.node_id(partner), g.node_id(finding)])
         made += 1
-
-    named = [a for a in answers if len(truth.linked(a, roles.finding_relation, roles.finding)) >= 20]
-    for word, template in _MISSING[:per_shape]:
-        add("unanswerable", template.format(name=g.name(rng.choice(named))), set(), wanted=None, missing=word)
-    return questions
-
 
 # Tracked sets of these shapes, in the quiz's query format (``ark quiz GRAPH --recipe NAME``; ``ark eval`` scores
 # them per template). Unanswerable questions have no answer to score, so they are left to

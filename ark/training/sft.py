@@ -217,8 +217,8 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     continue from the newest checkpoint in ``out_dir/checkpoints`` (a fresh start when there is none).
     """
     import torch
-    from transformers import AutoTokenizer, EarlyStoppingCallback
-    from trl import SFTConfig, SFTTrainer
+    from transformers import EarlyStoppingCallback
+    from trl import SFTTrainer
 
     settings = settings or SFTSettings()
     started = time.perf_counter()
@@ -229,67 +229,19 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     if settings.early_stopping_patience is not None and not validation:
         log.warning("no validation set: early stopping and best-checkpoint selection are off")
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(str(base))
-    except (OSError, ValueError) as exc:
-        raise SFTError(f"cannot load a tokenizer from base {str(base)!r}: {exc}") from exc
-    check_tool_chat_template(tokenizer, f"base {str(base)!r}")
-    template = training_chat_template(tokenizer)
-    lengths = _length_statistics(train_samples, tokenizer, template, settings.max_length)
-    truncated, longest, unusable = lengths.truncated, lengths.longest, lengths.unusable
-    if truncated:
-        log.warning("%d of %d training samples are longer than max_length=%d tokens (longest %d) and are cut",
-                    truncated, len(train_samples), settings.max_length, longest)
-    if unusable == len(train_samples):
-        raise SFTError(f"every training sample's assistant tokens lie past max_length={settings.max_length}: "
-                       f"nothing would be trained; raise max_length (longest sample: {longest} tokens)")
+    tokenizer, lengths = _checked_tokenizer(base, train_samples, settings.max_length)
+    truncated, longest = lengths.truncated, lengths.longest
 
     device = pick_device(settings.device)
     model, use_bf16, fingerprint = load_trainable_base(base, tokenizer, device, settings.bf16, SFTError)
 
-    peft_config = None
-    if settings.lora:
-        from peft import LoraConfig
-
-        present = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
-        missing = [m for m in settings.target_modules if m not in present]
-        if missing:
-            raise SFTError(f"base {str(base)!r} has no module(s) {missing} for LoRA; its linear layers include "
-                           f"{sorted(n for n in present if n.endswith('proj'))[:12]}")
-        peft_config = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha,
-                                 lora_dropout=settings.lora_dropout, target_modules=list(settings.target_modules),
-                                 task_type="CAUSAL_LM")
-
-    updates_per_epoch = math.ceil(len(train_samples) / (settings.batch_size * settings.gradient_accumulation_steps))
-    total_updates = max(1, math.ceil(updates_per_epoch * settings.epochs))
-    eval_steps = settings.eval_steps or max(1, total_updates // settings.evaluations)
-    save_steps = settings.save_steps or (eval_steps if validation else 500)
-    if validation and save_steps % eval_steps:
-        raise SFTError(f"save_steps={save_steps} must be a multiple of eval_steps={eval_steps} to keep the best "
-                       f"checkpoint")
-
-    config = SFTConfig(
-        output_dir=str(checkpoints), assistant_only_loss=True, max_length=settings.max_length,
-        learning_rate=settings.learning_rate, num_train_epochs=settings.epochs,
-        per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.gradient_accumulation_steps, lr_scheduler_type=settings.lr_scheduler,
-        warmup_steps=settings.warmup_ratio, weight_decay=settings.weight_decay, max_grad_norm=settings.max_grad_norm,
-        optim="adamw_torch", logging_steps=settings.logging_steps, save_strategy="steps", save_steps=save_steps,
-        save_total_limit=settings.save_total_limit, eval_strategy="steps" if validation else "no",
-        eval_steps=eval_steps if validation else None, load_best_model_at_end=bool(validation),
-        metric_for_best_model="eval_loss" if validation else None, greater_is_better=False if validation else None,
-        bf16=use_bf16, use_cpu=device == "cpu", seed=settings.seed, data_seed=settings.seed,
-        gradient_checkpointing=settings.gradient_checkpointing, report_to="none",
-        disable_tqdm=not settings.progress, dataset_num_proc=None, save_only_model=False,
-    )
+    peft_config = _lora_config(settings, model, base) if settings.lora else None
+    total_updates, eval_steps, save_steps = _step_plan(settings, len(train_samples), bool(validation))
+    config = _sft_config(settings, checkpoints, bool(validation), eval_steps, save_steps, use_bf16, device)
     from datasets import Dataset
 
     if not settings.progress:  # the libraries' own bars too (tokenising, writing shards), not just the trainer's
-        import datasets
-        import transformers
-
-        datasets.disable_progress_bars()
-        transformers.utils.logging.disable_progress_bar()
+        _disable_library_progress_bars()
     callbacks = []
     if validation and settings.early_stopping_patience is not None:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
@@ -329,6 +281,84 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     })
     _write_json(out / RESULT_FILE, result.to_dict())
     return result
+
+
+def _checked_tokenizer(base: str | Path, train_samples: list[dict[str, Any]], max_length: int) -> tuple[Any, _Lengths]:
+    """The base's tokenizer (with a tool-calling chat template) and the training samples' lengths under it; refuses
+    a set where no sample has an assistant token within ``max_length``."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(base))
+    except (OSError, ValueError) as exc:
+        raise SFTError(f"cannot load a tokenizer from base {str(base)!r}: {exc}") from exc
+    check_tool_chat_template(tokenizer, f"base {str(base)!r}")
+    template = training_chat_template(tokenizer)
+    lengths = _length_statistics(train_samples, tokenizer, template, max_length)
+    if lengths.truncated:
+        log.warning("%d of %d training samples are longer than max_length=%d tokens (longest %d) and are cut",
+                    lengths.truncated, len(train_samples), max_length, lengths.longest)
+    if lengths.unusable == len(train_samples):
+        raise SFTError(f"every training sample's assistant tokens lie past max_length={max_length}: "
+                       f"nothing would be trained; raise max_length (longest sample: {lengths.longest} tokens)")
+    return tokenizer, lengths
+
+
+def _lora_config(settings: SFTSettings, model: Any, base: str | Path) -> Any:
+    """PEFT's LoRA configuration, refusing target modules the base does not have."""
+    from peft import LoraConfig
+
+    present = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    missing = [m for m in settings.target_modules if m not in present]
+    if missing:
+        raise SFTError(f"base {str(base)!r} has no module(s) {missing} for LoRA; its linear layers include "
+                       f"{sorted(n for n in present if n.endswith('proj'))[:12]}")
+    return LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=settings.lora_dropout,
+                      target_modules=list(settings.target_modules), task_type="CAUSAL_LM")
+
+
+def _step_plan(settings: SFTSettings, train_samples: int, validation: bool) -> tuple[int, int, int]:
+    """Total optimizer updates, eval_steps and save_steps; save_steps must be a multiple of eval_steps to keep the
+    best checkpoint."""
+    updates_per_epoch = math.ceil(train_samples / (settings.batch_size * settings.gradient_accumulation_steps))
+    total_updates = max(1, math.ceil(updates_per_epoch * settings.epochs))
+    eval_steps = settings.eval_steps or max(1, total_updates // settings.evaluations)
+    save_steps = settings.save_steps or (eval_steps if validation else 500)
+    if validation and save_steps % eval_steps:
+        raise SFTError(f"save_steps={save_steps} must be a multiple of eval_steps={eval_steps} to keep the best "
+                       f"checkpoint")
+    return total_updates, eval_steps, save_steps
+
+
+def _sft_config(settings: SFTSettings, checkpoints: Path, validation: bool, eval_steps: int, save_steps: int,
+                use_bf16: bool, device: str) -> Any:
+    """TRL's training arguments for these settings: evaluation, early stopping and the best checkpoint only with a
+    validation set."""
+    from trl import SFTConfig
+
+    return SFTConfig(
+        output_dir=str(checkpoints), assistant_only_loss=True, max_length=settings.max_length,
+        learning_rate=settings.learning_rate, num_train_epochs=settings.epochs,
+        per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
+        gradient_accumulation_steps=settings.gradient_accumulation_steps, lr_scheduler_type=settings.lr_scheduler,
+        warmup_steps=settings.warmup_ratio, weight_decay=settings.weight_decay, max_grad_norm=settings.max_grad_norm,
+        optim="adamw_torch", logging_steps=settings.logging_steps, save_strategy="steps", save_steps=save_steps,
+        save_total_limit=settings.save_total_limit, eval_strategy="steps" if validation else "no",
+        eval_steps=eval_steps if validation else None, load_best_model_at_end=bool(validation),
+        metric_for_best_model="eval_loss" if validation else None, greater_is_better=False if validation else None,
+        bf16=use_bf16, use_cpu=device == "cpu", seed=settings.seed, data_seed=settings.seed,
+        gradient_checkpointing=settings.gradient_checkpointing, report_to="none",
+        disable_tqdm=not settings.progress, dataset_num_proc=None, save_only_model=False,
+    )
+
+
+def _disable_library_progress_bars() -> None:
+    """Silence the bars of datasets and transformers (tokenising, writing shards), not just the trainer's."""
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()
 
 
 def _save_student(out: Path, model: Any, tokenizer: Any, lora: bool, base: dict[str, str], tool_calls: int
