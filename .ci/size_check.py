@@ -11,9 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
 # Over the limit when the check was added (November 2026); an entry's number is the most it may have.
-ALLOWED = {
-    "ark/serve/webapp.py:create_app": 152,
-}
+ALLOWED: dict[str, int] = {}
 
 
 def oversized() -> dict[str, int]:

@@ -35,7 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
 
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
-from .questions import MAX_QUESTION_CHARS, ModelSettings, RequestError, evidence_drawing
+from .questions import MAX_QUESTION_CHARS, ModelSettings, QuestionService, RequestError, evidence_drawing
 from .runs import RunBrowser, RunNotFound
 
 log = logging.getLogger(__name__)
@@ -143,6 +143,18 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
                   description=f"Graph {graph.metadata.get('name', 'graph')!r}: ask with any method, watch agents' "
                               "steps, read nodes, browse run folders.")
 
+    _add_error_handlers(app)
+    _add_question_routes(app, tools, questions)
+    _add_node_routes(app, tools)
+    _add_run_routes(app, tools, browser)
+    _add_page_routes(app, questions.method_summaries())
+    app.add_middleware(BodyLimit)
+    return app
+
+
+def _add_error_handlers(app: Any) -> None:
+    """Every error as one JSON object ``{error, kind}`` with its status; tracebacks only in the server's log."""
+
     @app.exception_handler(RequestError)
     async def request_error(_request: Request, exc: RequestError) -> JSONResponse:
         return _error(exc.status, str(exc), exc.kind)
@@ -164,7 +176,9 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, f"internal error ({type(exc).__name__}); see the server's log", "internal")
 
-    # ------------------------------------------------------------------ questions
+
+def _add_question_routes(app: Any, tools: GraphTools, questions: QuestionService) -> None:
+    """Asking (whole or streamed as server-sent events), the method list and the graph's schema."""
     def _ask_kwargs(body: AskRequest) -> dict[str, Any]:
         settings = ModelSettings(model=body.model.model, base_url=body.model.base_url,
                                  temperature=body.model.temperature, offline=body.model.offline)
@@ -220,14 +234,18 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
         return {**result.data, "defaults": {"model": questions.defaults.model, "base_url": questions.defaults.base_url,
                                             "offline": questions.defaults.offline}}
 
-    # ------------------------------------------------------------------ nodes and tools
+
+def _add_node_routes(app: Any, tools: GraphTools) -> None:
+    """A node's page and the graph tools of ``ark mcp``."""
     @app.get("/api/nodes/{ref}", summary="A node: text, properties and typed neighbours")
     async def node(ref: str, limit: int = Query(default=100, ge=1, le=MAX_NEIGHBOURS)) -> Any:
         return await asyncio.to_thread(_node_page, tools, ref, limit)
 
     _add_tool_route(app, tools)
 
-    # ------------------------------------------------------------------ runs
+
+def _add_run_routes(app: Any, tools: GraphTools, browser: RunBrowser) -> None:
+    """The read-only run browser: run folders, their trajectories, evidence drawings and charts."""
     @app.get("/api/runs", summary="The browsable run folders")
     async def runs_list() -> list[dict[str, Any]]:
         return await asyncio.to_thread(browser.list)
@@ -250,10 +268,6 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     @app.get("/api/runs/{name}/charts/{chart}", summary="A chart of a run (PNG)")
     async def run_chart(name: str, chart: str) -> FileResponse:
         return FileResponse(browser.chart(name, chart), media_type="image/png")
-
-    _add_page_routes(app, questions.method_summaries())
-    app.add_middleware(BodyLimit)
-    return app
 
 
 def _add_tool_route(app: Any, tools: GraphTools) -> None:
