@@ -27,10 +27,20 @@ from ..storage.checksums import DamagedFileError, check_files
 from ..storage.locks import output_lock
 from .delta import GraphDelta, edge_keys, merge_version
 from .errors import GraphValidationError, describe_values
+from .fingerprint import (
+    add_sums,
+    change_sums,
+    content_sums,
+    sums_from_json,
+    sums_to_json,
+    version_fingerprint,
+    zero_sums,
+)
 from .store import KnowledgeGraph
 
 MANIFEST = "versions.json"
 MANIFEST_FORMAT = 1
+FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (ark.graph.fingerprint); 1 (absent): whole
 FIX = "the graph's version files are damaged: rebuild or re-import the graph"
 
 
@@ -86,6 +96,7 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
         deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
         metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
         graph = merge_version(base, deltas, metadata)
+        graph.metadata["fingerprint"] = entries[-1]["fingerprint"]  # recorded by the update (fingerprint.py)
     return _attach(graph, path, manifest, version)
 
 
@@ -117,7 +128,53 @@ def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> Kn
     manifest = read_manifest(path) or _initial_manifest(path)
     metadata = {k: v for k, v in previous.metadata.items()
                 if k not in ("fingerprint", "graph_version", "version_segments")}
-    return _attach(merge_version(previous, [load_delta(path, version)], metadata), path, manifest, version)
+    graph = merge_version(previous, [load_delta(path, version)], metadata)
+    graph.metadata["fingerprint"] = _entry(manifest, version)["fingerprint"]
+    return _attach(graph, path, manifest, version)
+
+
+def _entry(manifest: dict[str, Any], version: int) -> dict[str, Any]:
+    """The newest history entry of ``version`` (its update, or the compaction that made it a base)."""
+    return [h for h in manifest["history"] if h["version"] == version][-1]
+
+
+def _base_fingerprint(manifest: dict[str, Any]) -> Any:
+    base = int(manifest["base"]["version"])
+    return [h for h in manifest["history"] if h["version"] == base and h["kind"] != "delta"][-1]["fingerprint"]
+
+
+def _sums_of(path: Path, manifest: dict[str, Any], graph: KnowledgeGraph) -> dict[str, list[int]]:
+    """The fingerprint sums of ``graph`` (the current version) relative to its base: recorded by its update, zero
+    for a base, or (a version written before fingerprint format 2) computed from both graphs once."""
+    from .storage import load_graph_directory
+
+    entry = _entry(manifest, int(manifest["current"]))
+    if entry["kind"] != "delta":
+        return zero_sums()
+    if "sums" in entry:
+        return sums_from_json(entry["sums"])
+    base = load_graph_directory(path / manifest["base"]["path"])
+    return add_sums(content_sums(graph), content_sums(base), -1)
+
+
+def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple[Any, Any]:
+    """(recorded, recomputed from the content) fingerprint of ``version`` (default: current) of the graph at
+    ``path``: the node and edge sums hashed from scratch over the version and its base (slow on a large graph;
+    the check of the incremental sums). Recomputed is None for a version recorded before fingerprint format 2."""
+    from .storage import load_graph_directory
+
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    version = int(manifest["current"]) if version is None else int(version)
+    graph, entry = open_version(path, version), _entry(manifest, version)
+    if entry["kind"] != "delta":
+        return entry["fingerprint"], graph.metadata.get("fingerprint")
+    if entry.get("fingerprint_format") != FINGERPRINT_FORMAT:
+        return entry["fingerprint"], None
+    base = load_graph_directory(path / manifest["base"]["path"])
+    sums = add_sums(content_sums(graph), content_sums(base), -1)
+    return entry["fingerprint"], version_fingerprint(_base_fingerprint(manifest), sums, graph.nodes.column("id"),
+                                                     graph.node_types, graph.relation_types)
 
 
 def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
@@ -186,10 +243,15 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
             records = delta.save(tmp)
         metadata = {k: v for k, v in current.metadata.items()
                     if k not in ("fingerprint", "graph_version", "version_segments")}
+        sums = add_sums(_sums_of(path, manifest, current), change_sums(current, delta))
         graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
+        graph.metadata["fingerprint"] = version_fingerprint(_base_fingerprint(manifest), sums,
+                                                            graph.nodes.column("id"), graph.node_types,
+                                                            graph.relation_types)
         manifest["history"].append({"version": version, "kind": "delta", "delta": folder, "files": records,
                                     "created": _now(), "counts": delta.counts(), "note": note,
-                                    "fingerprint": graph.metadata["fingerprint"]})
+                                    "fingerprint": graph.metadata["fingerprint"],
+                                    "fingerprint_format": FINGERPRINT_FORMAT, "sums": sums_to_json(sums)})
         manifest["current"] = version
         atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
     return _attach(graph, path, manifest, version)
@@ -220,7 +282,8 @@ def compact_graph(path: str | Path) -> int:
 
 
 def verify_versions(path: str | Path) -> int:
-    """Hash every delta file of the current version in full (the base is checked as any graph); files checked."""
+    """Hash every delta file of the current version in full (the base is checked as any graph) and its content
+    against its recorded fingerprint (:func:`recompute_fingerprint`); the number of files checked."""
     path = Path(path)
     manifest = read_manifest(path)
     if manifest is None:
@@ -236,6 +299,10 @@ def verify_versions(path: str | Path) -> int:
     for entry in _deltas_of(manifest, int(manifest["current"])):
         check_files(path / entry["delta"], entry["files"], FIX, full=True)
         count += len(entry["files"])
+    recorded, recomputed = recompute_fingerprint(path)
+    if recomputed is not None and recomputed != recorded:
+        raise DamagedFileError(path / MANIFEST, f"version {manifest['current']}'s content hashes to fingerprint "
+                               f"{recomputed}, not the {recorded} its update recorded", FIX)
     return count
 
 

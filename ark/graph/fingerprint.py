@@ -1,0 +1,160 @@
+"""The fingerprint of a graph version, updated by an update's changes instead of hashing the whole graph again.
+
+A base keeps the fingerprint it was saved with (a hash of every node's id, name and text and of the adjacency,
+:func:`ark.graph.build.build_graph_from_arrays`). A version made by updates (format 2) has
+
+    blake2b(FORMAT, base fingerprint, node sums, edge sums, the node ids in order, node types, relation types)
+
+where the node sums add (modulo 2**64, two lanes) a 128-bit hash of every node row (id, type, name, text,
+properties) of the version and subtract those of the base, and the edge sums do the same over every edge's
+(source id, target id, relation) hash. Sums do not depend on order, so an update changes them by the hashes of the
+rows and edges it adds and removes alone (:func:`change_sums`): its cost follows the update, not the graph. The
+ids in order (a few bytes a node) pin the numbering that node indices, caches and trajectories rely on.
+:func:`content_sums` computes the sums of a whole graph from scratch: the oracle the tests and
+:func:`recompute_fingerprint` check the incremental sums against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+FORMAT = b"ark-version-fingerprint-2"
+LANES = 2
+MASK = (1 << 64) - 1
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+
+
+def zero_sums() -> dict[str, list[int]]:
+    return {"nodes": [0] * LANES, "edges": [0] * LANES}
+
+
+def row_hashes(rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
+    """(rows, 2) uint64: a 128-bit hash of each node row (id, type, name, text, properties; None as empty)."""
+    out = []
+    for row in rows:
+        digest = hashlib.blake2b(digest_size=16)
+        for value in row:
+            data = ("" if value is None else str(value)).encode("utf-8")
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
+        out.append(digest.digest())
+    return np.frombuffer(b"".join(out), dtype="<u8").reshape(-1, LANES).astype(np.uint64)
+
+
+def id_hashes(ids: Iterable[str]) -> np.ndarray:
+    """(ids, 2) uint64: a 128-bit hash of each node id (or relation name)."""
+    data = b"".join(hashlib.blake2b(x.encode("utf-8"), digest_size=16).digest() for x in ids)
+    return np.frombuffer(data, dtype="<u8").reshape(-1, LANES).astype(np.uint64)
+
+
+def edge_hashes(source: np.ndarray, target: np.ndarray, relation: np.ndarray) -> np.ndarray:
+    """(edges, 2) uint64 hashes of edges from the (edges, 2) hashes of their source id, target id and relation:
+    a splitmix64 finaliser over an asymmetric combination (``a -> b`` and ``b -> a`` differ)."""
+    with np.errstate(over="ignore"):
+        x = source * _MIX[0] + target * _MIX[1] + relation * _MIX[2]
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return x
+
+
+def lane_sums(hashes: np.ndarray) -> list[int]:
+    """Each lane's sum modulo 2**64."""
+    with np.errstate(over="ignore"):
+        return [int(v) for v in np.sum(hashes.reshape(-1, LANES), axis=0, dtype=np.uint64)]
+
+
+def add_sums(a: dict[str, list[int]], b: dict[str, list[int]], sign: int = 1) -> dict[str, list[int]]:
+    return {k: [(x + sign * y) & MASK for x, y in zip(a[k], b[k], strict=True)] for k in ("nodes", "edges")}
+
+
+def edge_sums(edges: Iterable[tuple[str, str, str]]) -> list[int]:
+    """The lane sums of the hashes of ``edges`` ((source id, target id, relation) triples)."""
+    edges = list(edges)
+    if not edges:
+        return [0] * LANES
+    names = sorted({x for s, t, r in edges for x in (s, t, r)})
+    hashes = dict(zip(names, id_hashes(names), strict=True))
+    columns = [np.stack([hashes[e[k]] for e in edges]) for k in range(3)]
+    return lane_sums(edge_hashes(*columns))
+
+
+def content_sums(graph: Any) -> dict[str, list[int]]:
+    """The node and edge sums of a whole graph, from scratch (see the module doc)."""
+    from .delta import node_rows
+
+    nodes = lane_sums(row_hashes(_tuples(node_rows(graph))))
+    ids = id_hashes(graph.nodes.column("id").to_pylist())
+    relations = id_hashes(graph.relation_types)
+    src, dst, rel = graph.edges()
+    edges = lane_sums(edge_hashes(ids[np.asarray(src)], ids[np.asarray(dst)], relations[np.asarray(rel, np.int64)]))
+    return {"nodes": nodes, "edges": edges}
+
+
+def version_fingerprint(base_fingerprint: str | None, sums: dict[str, list[int]], ids: pa.ChunkedArray | pa.Array,
+                        node_types: list[str], relation_types: list[str]) -> str:
+    """The format-2 fingerprint of a version (see the module doc); ``sums``: relative to its base."""
+    from .build import _string_buffers
+
+    digest = hashlib.blake2b(FORMAT, digest_size=16)
+    digest.update(json.dumps([base_fingerprint, sums["nodes"], sums["edges"], node_types, relation_types],
+                             ensure_ascii=False).encode("utf-8"))
+    column = ids if isinstance(ids, pa.ChunkedArray) else pa.chunked_array([ids])
+    for buffer in _string_buffers(column):
+        digest.update(buffer)
+    return digest.hexdigest()
+
+
+def sums_to_json(sums: dict[str, list[int]]) -> dict[str, list[str]]:
+    return {k: [f"{x:016x}" for x in v] for k, v in sums.items()}
+
+
+def sums_from_json(data: dict[str, list[str]]) -> dict[str, list[int]]:
+    return {k: [int(x, 16) for x in data[k]] for k in ("nodes", "edges")}
+
+
+def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
+    """How ``delta`` changes the sums of the graph ``current`` it applies to: the hashes of the rows it writes and
+    of the edges it adds (those ``current`` lacks) added, those of the rows it replaces or deletes and of the edges
+    it removes (explicitly, or with a deleted node) subtracted. Reads only the rows and edges the delta touches."""
+    from .delta import NODE_COLUMNS, _last_rows, edge_keys, node_rows
+    from .merge import _positions, find_entries
+
+    rows = _last_rows(delta.nodes).select(list(NODE_COLUMNS))
+    ids = current.nodes.column("id")
+    replaced = _positions(rows.column("id"), ids)
+    deleted = _positions(delta.nodes_deleted, ids)
+    gone = node_rows(current).take(pa.array(np.concatenate([replaced[replaced >= 0], deleted]), pa.int64()))
+    nodes = add_sums({"nodes": lane_sums(row_hashes(_tuples(rows))), "edges": [0] * LANES},
+                     {"nodes": lane_sums(row_hashes(_tuples(gone))), "edges": [0] * LANES}, -1)["nodes"]
+    removed = set(edge_keys(delta.edges_removed))
+    relations = current.relation_types
+    for i in deleted.tolist():
+        found, me = current.neighbors(i), current.node_id(i)
+        for other, rel, out in zip(found.nodes.tolist(), found.relations.tolist(), found.outgoing.tolist(),
+                                   strict=True):
+            other_id = current.node_id(other)
+            removed.add((me, other_id, relations[rel]) if out else (other_id, me, relations[rel]))
+    added = sorted(set(edge_keys(delta.edges_added)))
+    ends = _positions(pa.array([x for s, t, _ in added for x in (s, t)], pa.string()), ids)
+    code_of = {name: code for code, name in enumerate(relations)}
+    known = [k for k, (s, t, r) in enumerate(added) if ends[2 * k] >= 0 and ends[2 * k + 1] >= 0 and r in code_of]
+    present = find_entries(current, [int(ends[2 * k]) for k in known], [2 * code_of[added[k][2]] for k in known],
+                           [int(ends[2 * k + 1]) for k in known]) >= 0
+    existing = {added[k] for k, yes in zip(known, present.tolist(), strict=True) if yes}
+    plus = edge_sums(e for e in added if e not in existing)
+    minus = edge_sums(removed)
+    edges = [(a - b) & MASK for a, b in zip(plus, minus, strict=True)]
+    return {"nodes": nodes, "edges": edges}
+
+
+def _tuples(table: pa.Table) -> Iterable[tuple[Any, ...]]:
+    return zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
