@@ -35,15 +35,15 @@ def zero_sums() -> dict[str, list[int]]:
 
 
 def row_hashes(rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
-    """(rows, 2) uint64: a 128-bit hash of each node row (id, type, name, text, properties; None as empty)."""
+    """(rows, 2) uint64: a 128-bit hash of each node row (id, type, name, text, properties; None as empty), its
+    fields length-prefixed."""
     out = []
     for row in rows:
-        digest = hashlib.blake2b(digest_size=16)
+        parts = []
         for value in row:
             data = ("" if value is None else str(value)).encode("utf-8")
-            digest.update(len(data).to_bytes(8, "little"))
-            digest.update(data)
-        out.append(digest.digest())
+            parts += (len(data).to_bytes(8, "little"), data)
+        out.append(hashlib.blake2b(b"".join(parts), digest_size=16).digest())
     return np.frombuffer(b"".join(out), dtype="<u8").reshape(-1, LANES).astype(np.uint64)
 
 
@@ -81,9 +81,10 @@ def edge_sums(edges: Iterable[tuple[str, str, str]]) -> list[int]:
     edges = list(edges)
     if not edges:
         return [0] * LANES
-    names = sorted({x for s, t, r in edges for x in (s, t, r)})
-    hashes = dict(zip(names, id_hashes(names), strict=True))
-    columns = [np.stack([hashes[e[k]] for e in edges]) for k in range(3)]
+    names = list({x for e in edges for x in e})
+    number = {name: k for k, name in enumerate(names)}
+    hashes = id_hashes(names)
+    columns = [hashes[np.fromiter((number[e[k]] for e in edges), np.int64, len(edges))] for k in range(3)]
     return lane_sums(edge_hashes(*columns))
 
 
@@ -125,16 +126,18 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
     """How ``delta`` changes the sums of the graph ``current`` it applies to: the hashes of the rows it writes and
     of the edges it adds (those ``current`` lacks) added, those of the rows it replaces or deletes and of the edges
     it removes (explicitly, or with a deleted node) subtracted. Reads only the rows and edges the delta touches."""
-    from .delta import NODE_COLUMNS, _last_rows, edge_keys, node_rows
-    from .merge import _positions, find_entries
+    from .delta import NODE_COLUMNS, _last_rows, edge_keys
+    from .merge import find_entries, lookup
 
     rows = _last_rows(delta.nodes).select(list(NODE_COLUMNS))
-    ids = current.nodes.column("id")
-    replaced = _positions(rows.column("id"), ids)
-    deleted = _positions(delta.nodes_deleted, ids)
-    gone = node_rows(current).take(pa.array(np.concatenate([replaced[replaced >= 0], deleted]), pa.int64()))
-    nodes = add_sums({"nodes": lane_sums(row_hashes(_tuples(rows))), "edges": [0] * LANES},
-                     {"nodes": lane_sums(row_hashes(_tuples(gone))), "edges": [0] * LANES}, -1)["nodes"]
+    added = sorted(set(edge_keys(delta.edges_added)))
+    upserted, deleted_ids = rows.column("id").to_pylist(), delta.nodes_deleted.to_pylist()
+    found = lookup(current, upserted + deleted_ids + [x for s, t, _ in added for x in (s, t)])
+    replaced, deleted = found[:len(upserted)], found[len(upserted):len(upserted) + len(deleted_ids)]
+    ends = found[len(upserted) + len(deleted_ids):]
+    gone = rows_at(current, np.concatenate([replaced[replaced >= 0], deleted]))
+    nodes = [(a - b) & MASK for a, b in zip(lane_sums(row_hashes(_tuples(rows))), lane_sums(row_hashes(gone)),
+                                            strict=True)]
     removed = set(edge_keys(delta.edges_removed))
     relations = current.relation_types
     for i in deleted.tolist():
@@ -143,8 +146,6 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
                                    strict=True):
             other_id = current.node_id(other)
             removed.add((me, other_id, relations[rel]) if out else (other_id, me, relations[rel]))
-    added = sorted(set(edge_keys(delta.edges_added)))
-    ends = _positions(pa.array([x for s, t, _ in added for x in (s, t)], pa.string()), ids)
     code_of = {name: code for code, name in enumerate(relations)}
     known = [k for k, (s, t, r) in enumerate(added) if ends[2 * k] >= 0 and ends[2 * k + 1] >= 0 and r in code_of]
     present = find_entries(current, [int(ends[2 * k]) for k in known], [2 * code_of[added[k][2]] for k in known],
@@ -154,6 +155,14 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
     minus = edge_sums(removed)
     edges = [(a - b) & MASK for a, b in zip(plus, minus, strict=True)]
     return {"nodes": nodes, "edges": edges}
+
+
+def rows_at(graph: Any, indices: np.ndarray) -> Iterable[tuple[Any, ...]]:
+    """The rows (id, type, name, text, properties) of nodes ``indices`` of ``graph``."""
+    at = pa.array(np.asarray(indices, dtype=np.int64))
+    columns = {c: graph.nodes.column(c).take(at).to_pylist() for c in ("id", "name", "text", "properties")}
+    types = [graph.node_types[int(t)] for t in np.asarray(graph.node_type_codes)[np.asarray(indices, np.int64)]]
+    return zip(columns["id"], types, columns["name"], columns["text"], columns["properties"], strict=True)
 
 
 def _tuples(table: pa.Table) -> Iterable[tuple[Any, ...]]:

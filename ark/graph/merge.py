@@ -50,7 +50,7 @@ def plan_nodes(base: KnowledgeGraph, deltas: list[GraphDelta]) -> NodePlan:
     touched = pa.chunked_array([d.nodes.column("id").cast(pa.string()) for d in deltas]
                                + [d.nodes_deleted.cast(pa.string()) for d in deltas], pa.string())
     unique = pc.unique(touched)
-    found = _positions(unique, base.nodes.column("id"))
+    found = lookup(base, unique)
     plan = NodePlan(dict(zip(unique.to_pylist(), found.tolist(), strict=True)))
     for j, delta in enumerate(deltas, start=1):
         for x in delta.nodes_deleted.to_pylist():
@@ -64,6 +64,17 @@ def plan_nodes(base: KnowledgeGraph, deltas: list[GraphDelta]) -> NodePlan:
             if x not in plan.appended and (plan.base_pos[x] < 0 or x in plan.gone):
                 plan.appended[x] = (j, k)
     return plan
+
+
+def lookup(graph: KnowledgeGraph, values: pa.Array | pa.ChunkedArray | list[str]) -> np.ndarray:
+    """Positions of the ids ``values`` in ``graph``, -1 where absent: from its id dictionary when it has built it
+    (a graph held open), else by one vectorised look-up (building the dictionary of every id costs more)."""
+    cached = graph.__dict__.get("_index_by_id")
+    if cached is not None:
+        items = values if isinstance(values, list) else values.to_pylist()
+        return np.fromiter((cached.get(x, -1) for x in items), np.int64, len(items))
+    array = pa.array(values, pa.string()) if isinstance(values, list) else values
+    return _positions(array, graph.nodes.column("id"))
 
 
 def _positions(values: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -128,58 +139,47 @@ def _delta_rows(base: KnowledgeGraph, deltas: list[GraphDelta]) -> pa.Table:
 def _node_table(base: KnowledgeGraph, keep: np.ndarray, in_place: list[int], replaced: pa.Table,
                 added: pa.Table) -> pa.Table:
     """The version's node table: runs of the base table (zero-copy slices) between its deleted and changed rows,
-    the changed rows in their places, the new rows after."""
+    the changed rows in their places, the new rows after. A changed row keeps its id, so the (small) id column is
+    the kept ids and the new ones, as one array."""
     n0 = len(keep)
     replaced_at = np.zeros(n0, dtype=bool)
     replaced_at[in_place] = True
     breaks = np.flatnonzero(~keep | replaced_at)
-    pieces: list[tuple[str, int, int]] = []  # (source, start, stop): "b" base rows, "r" replaced rows
-    prev, r = 0, 0
-    for p in breaks.tolist():
-        if p > prev:
-            pieces.append(("b", prev, p))
-        if replaced_at[p]:
-            if pieces and pieces[-1][0] == "r" and pieces[-1][2] == r:
-                pieces[-1] = ("r", pieces[-1][1], r + 1)
-            else:
-                pieces.append(("r", r, r + 1))
-            r += 1
-        prev = p + 1
-    if prev < n0:
-        pieces.append(("b", prev, n0))
-    columns = {}
-    for c in TABLE_COLUMNS:
-        base_column = _Sliceable(base.nodes.column(c))
-        chunks = [base_column.slice(a, b) if s == "b" else [replaced.column(c).slice(a, b - a)] for s, a, b in pieces]
-        flat = [x for part in chunks for x in part] + [added.column(c)]
-        columns[c] = pa.chunked_array([x for chunk in flat for x in _chunks(chunk)], base.nodes.schema.field(c).type)
-    columns["id"] = pa.chunked_array([columns["id"].combine_chunks()])  # small; looked up as a whole
+    starts = np.concatenate([[0], breaks + 1])  # run k: base rows starts[k]:stops[k], then break k (if any)
+    stops = np.concatenate([breaks, [n0]])
+    runs = [(int(a), int(b)) for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
+    swap = replaced_at[breaks].tolist() + [False]
+    ids = base.nodes.column("id")
+    columns = {"id": pa.chunked_array([pa.concat_arrays([*pc.filter(ids, pa.array(keep)).chunks,
+                                                         *added.column("id").cast(ids.type).chunks])], ids.type)}
+    for c in TABLE_COLUMNS[1:]:
+        column = base.nodes.column(c)
+        rows = replaced.column(c).combine_chunks()
+        out = _slices(column.chunks, runs, swap, rows) + list(added.column(c).chunks)
+        columns[c] = pa.chunked_array(out, column.type)
     return pa.table(columns)
 
 
-def _chunks(x: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
-    return list(x.chunks) if isinstance(x, pa.ChunkedArray) else [x]
-
-
-class _Sliceable:
-    """Slices of a column of many chunks, each found by binary search over the chunk starts (Arrow's
-    ``ChunkedArray.slice`` walks the chunks from the first: quadratic over a merged version's many chunks)."""
-
-    def __init__(self, column: pa.ChunkedArray) -> None:
-        self.chunks = column.chunks
-        self.starts = np.cumsum([0] + [len(c) for c in self.chunks])
-
-    def slice(self, start: int, stop: int) -> list[pa.Array]:
-        out = []
-        k = int(np.searchsorted(self.starts, start, side="right")) - 1
+def _slices(chunks: list[pa.Array], runs: list[tuple[int, int]], swap: list[bool], rows: pa.Array
+            ) -> list[pa.Array]:
+    """Zero-copy slices of ``chunks`` (one column) for each run of rows, each followed by the next replaced row
+    where ``swap`` says so: one pass over the runs and chunks together (Arrow's ``ChunkedArray.slice`` walks the
+    chunks from the first each time: quadratic over a merged version's many chunks)."""
+    out: list[pa.Array] = []
+    k, chunk_start, r = 0, 0, 0
+    for (start, stop), then in zip(runs, swap, strict=True):
         while start < stop:
-            chunk, at = self.chunks[k], start - int(self.starts[k])
-            take = min(len(chunk) - at, stop - start)
-            if take > 0:
-                out.append(chunk.slice(at, take))
+            while start >= chunk_start + len(chunks[k]):
+                chunk_start += len(chunks[k])
+                k += 1
+            chunk = chunks[k]
+            take = min(chunk_start + len(chunk), stop) - start
+            out.append(chunk.slice(start - chunk_start, take))
             start += take
-            k += 1
-        return out
+        if then:
+            out.append(rows.slice(r, 1))
+            r += 1
+    return out
 
 
 def _merge_adjacency(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan, keep: np.ndarray,
@@ -248,7 +248,7 @@ def _removed_base_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: 
     wanted = [(s, t, r) for s, t, r in removed if r in code_of and s not in plan.gone and t not in plan.gone]
     if not wanted:
         return np.zeros(0, dtype=np.int64)
-    ends = _positions(pa.array([x for s, t, _ in wanted for x in (s, t)], pa.string()), base.nodes.column("id"))
+    ends = lookup(base, [x for s, t, _ in wanted for x in (s, t)])
     src, dst = ends[0::2].tolist(), ends[1::2].tolist()
     rel = [code_of[r] for _, _, r in wanted]
     ok = [k for k in range(len(wanted)) if src[k] >= 0 and dst[k] >= 0]
@@ -279,7 +279,7 @@ def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePla
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
     ids = [x for s, t, _ in live for x in (s, t)]
-    found = _positions(pa.array(ids, pa.string()), base.nodes.column("id"))
+    found = lookup(base, ids)
     index = np.where(found >= 0, new_index[np.maximum(found, 0)], -1)
     for k, x in enumerate(ids):
         if x in appended_index:
