@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..arrays import sorted_unique
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -34,17 +37,18 @@ def zero_sums() -> dict[str, list[int]]:
     return {"nodes": [0] * LANES, "edges": [0] * LANES}
 
 
-def row_hashes(rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
-    """(rows, 2) uint64: a 128-bit hash of each node row (id, type, name, text, properties; None as empty), its
-    fields length-prefixed."""
-    out = []
-    for row in rows:
-        parts = []
-        for value in row:
-            data = ("" if value is None else str(value)).encode("utf-8")
-            parts += (len(data).to_bytes(8, "little"), data)
-        out.append(hashlib.blake2b(b"".join(parts), digest_size=16).digest())
-    return np.frombuffer(b"".join(out), dtype="<u8").reshape(-1, LANES).astype(np.uint64)
+def row_hashes(columns: list[pa.Array | pa.ChunkedArray]) -> np.ndarray:
+    """(rows, 2) uint64: a 128-bit hash of each node row, given as its columns (id, type, name, text, properties):
+    each field prefixed by its length in bytes (null as empty), joined by Arrow, hashed once."""
+    parts = []
+    for column in columns:
+        values = pc.fill_null(column.cast(pa.string()), "")
+        parts += [pc.cast(pc.binary_length(values), pa.string()), values]
+    if not len(parts[0]):
+        return np.zeros((0, LANES), dtype=np.uint64)
+    joined = pc.binary_join_element_wise(*parts, ":")
+    data = b"".join(hashlib.blake2b(x, digest_size=16).digest() for x in pc.cast(joined, pa.binary()).to_pylist())
+    return np.frombuffer(data, dtype="<u8").reshape(-1, LANES).astype(np.uint64)
 
 
 def id_hashes(ids: Iterable[str]) -> np.ndarray:
@@ -92,7 +96,8 @@ def content_sums(graph: Any) -> dict[str, list[int]]:
     """The node and edge sums of a whole graph, from scratch (see the module doc)."""
     from .delta import node_rows
 
-    nodes = lane_sums(row_hashes(_tuples(node_rows(graph))))
+    table = node_rows(graph)
+    nodes = lane_sums(row_hashes([table.column(c) for c in table.column_names]))
     ids = id_hashes(graph.nodes.column("id").to_pylist())
     relations = id_hashes(graph.relation_types)
     src, dst, rel = graph.edges()
@@ -136,34 +141,55 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
     replaced, deleted = found[:len(upserted)], found[len(upserted):len(upserted) + len(deleted_ids)]
     ends = found[len(upserted) + len(deleted_ids):]
     gone = rows_at(current, np.concatenate([replaced[replaced >= 0], deleted]))
-    nodes = [(a - b) & MASK for a, b in zip(lane_sums(row_hashes(_tuples(rows))), lane_sums(row_hashes(gone)),
+    nodes = [(a - b) & MASK for a, b in zip(lane_sums(row_hashes(rows.columns)), lane_sums(row_hashes(gone)),
                                             strict=True)]
-    removed = set(edge_keys(delta.edges_removed))
     relations = current.relation_types
-    for i in deleted.tolist():
-        found, me = current.neighbors(i), current.node_id(i)
-        for other, rel, out in zip(found.nodes.tolist(), found.relations.tolist(), found.outgoing.tolist(),
-                                   strict=True):
-            other_id = current.node_id(other)
-            removed.add((me, other_id, relations[rel]) if out else (other_id, me, relations[rel]))
+    minus = _removed_edge_sums(current, deleted, delta)
     code_of = {name: code for code, name in enumerate(relations)}
     known = [k for k, (s, t, r) in enumerate(added) if ends[2 * k] >= 0 and ends[2 * k + 1] >= 0 and r in code_of]
     present = find_entries(current, [int(ends[2 * k]) for k in known], [2 * code_of[added[k][2]] for k in known],
                            [int(ends[2 * k + 1]) for k in known]) >= 0
     existing = {added[k] for k, yes in zip(known, present.tolist(), strict=True) if yes}
     plus = edge_sums(e for e in added if e not in existing)
-    minus = edge_sums(removed)
     edges = [(a - b) & MASK for a, b in zip(plus, minus, strict=True)]
     return {"nodes": nodes, "edges": edges}
 
 
-def rows_at(graph: Any, indices: np.ndarray) -> Iterable[tuple[Any, ...]]:
-    """The rows (id, type, name, text, properties) of nodes ``indices`` of ``graph``."""
+def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[int]:
+    """The lane sums of the edges ``delta`` removes from ``current``: those of its deleted nodes (``deleted``, their
+    indices; read from their CSR rows) and those it names, each once."""
+    from .delta import edge_keys
+    from .merge import lookup
+
+    indptr, n = np.asarray(current.indptr), max(current.num_nodes, 1)
+    starts, lengths = indptr[deleted], indptr[deleted + 1] - indptr[deleted]
+    positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths - starts,
+                                                                          lengths)
+    rows, others = np.repeat(deleted, lengths), np.asarray(current.neighbor_array)[positions].astype(np.int64)
+    codes = np.asarray(current.code_array)[positions].astype(np.int64)
+    out = (codes & 1) == 0
+    named = edge_keys(delta.edges_removed)
+    ends = lookup(current, [x for s, t, _ in named for x in (s, t)])
+    code_of = {name: code for code, name in enumerate(current.relation_types)}
+    src = np.concatenate([np.where(out, rows, others), ends[0::2]])
+    dst = np.concatenate([np.where(out, others, rows), ends[1::2]])
+    rel = np.concatenate([codes >> 1, np.fromiter((code_of[r] for _, _, r in named), np.int64, len(named))])
+    if not len(src):
+        return [0] * LANES
+    key = sorted_unique((src * n + dst) * len(code_of) + rel)
+    rel, pair = key % len(code_of), key // len(code_of)
+    src, dst = pair // n, pair % n
+    nodes = sorted_unique(np.concatenate([src, dst]))
+    hashes = id_hashes(current.nodes.column("id").take(pa.array(nodes)).to_pylist())
+    relation_hashes = id_hashes(current.relation_types)
+    return lane_sums(edge_hashes(hashes[np.searchsorted(nodes, src)], hashes[np.searchsorted(nodes, dst)],
+                                 relation_hashes[rel]))
+
+
+def rows_at(graph: Any, indices: np.ndarray) -> list[pa.Array | pa.ChunkedArray]:
+    """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``."""
     at = pa.array(np.asarray(indices, dtype=np.int64))
-    columns = {c: graph.nodes.column(c).take(at).to_pylist() for c in ("id", "name", "text", "properties")}
-    types = [graph.node_types[int(t)] for t in np.asarray(graph.node_type_codes)[np.asarray(indices, np.int64)]]
-    return zip(columns["id"], types, columns["name"], columns["text"], columns["properties"], strict=True)
-
-
-def _tuples(table: pa.Table) -> Iterable[tuple[Any, ...]]:
-    return zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True)
+    types = pa.array(graph.node_types, pa.string()).take(pa.array(np.asarray(graph.node_type_codes)[
+        np.asarray(indices, np.int64)].astype(np.int64)))
+    return [graph.nodes.column("id").take(at), types, *(graph.nodes.column(c).take(at)
+                                                        for c in ("name", "text", "properties"))]
