@@ -103,6 +103,8 @@ def main() -> None:
                         help="--graph mag: the folder caching the generated graph, its BM25 and the run's copy")
     parser.add_argument("--kinds", nargs="+", default=["bm25", "bm25-rel"], choices=["bm25", "bm25-rel"],
                         help="BM25 kinds whose segments are timed (bm25-rel re-indexes neighbours: slow on HPO)")
+    parser.add_argument("--update-only", action="store_true",
+                        help="--graph mag: only the update and its BM25 segment (no base segment, versions)")
     args = parser.parse_args()
     if args.graph == "mag":
         from graph_update_mag import run_mag
