@@ -30,6 +30,7 @@ from ..arrays import sorted_unique
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
 MASK = (1 << 64) - 1
+WINDOW = 65536
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
 
 
@@ -96,8 +97,11 @@ def content_sums(graph: Any) -> dict[str, list[int]]:
     """The node and edge sums of a whole graph, from scratch (see the module doc)."""
     from .delta import node_rows
 
-    table = node_rows(graph)
-    nodes = lane_sums(row_hashes([table.column(c) for c in table.column_names]))
+    table, nodes = node_rows(graph), [0] * LANES
+    for start in range(0, table.num_rows, WINDOW):  # a window of rows at a time: memory bounded on large graphs
+        window = table.slice(start, WINDOW)
+        part = lane_sums(row_hashes([window.column(c) for c in window.column_names]))
+        nodes = [(a + b) & MASK for a, b in zip(nodes, part, strict=True)]
     ids = id_hashes(graph.nodes.column("id").to_pylist())
     relations = id_hashes(graph.relation_types)
     src, dst, rel = graph.edges()

@@ -98,3 +98,15 @@ def test_a_graph_updated_before_fingerprint_format_2_opens_updates_and_verifies(
     assert after.has_node("new:1") and after.has_node("new:2") and after.num_nodes == graph.num_nodes + 1
     recorded, recomputed = recompute_fingerprint(folder)
     assert recorded == recomputed == after.metadata["fingerprint"]
+
+
+def test_the_merge_shares_the_base_text_instead_of_copying_it(tmp_path: Path) -> None:
+    from ark.graph.delta import merge_version
+
+    base = build_clinical_graph()
+    merged = merge_version(base, [_row(base.node_id(1), "changed text")], {})
+    text = merged.nodes.column("text")
+    base_data = base.nodes.column("text").chunk(0).buffers()[2]
+    assert text.chunk(0).buffers()[2].address == base_data.address  # the rows before the change: the base's bytes
+    assert merged.text(1) == "changed text" and merged.text(0) == base.text(0)
+    assert merged.text(2) == base.text(2) and text.chunk(2).buffers()[2].address == base_data.address
