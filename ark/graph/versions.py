@@ -17,6 +17,7 @@ graph again picks up a newer one. Compaction saves the current version as a new 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -96,7 +97,7 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
         deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
         metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
         graph = merge_version(base, deltas, metadata)
-        graph.metadata["fingerprint"] = entries[-1]["fingerprint"]  # recorded by the update (fingerprint.py)
+        graph.metadata["fingerprint"] = _opened_fingerprint(entries[-1])
     return _attach(graph, path, manifest, version)
 
 
@@ -129,8 +130,17 @@ def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> Kn
     metadata = {k: v for k, v in previous.metadata.items()
                 if k not in ("fingerprint", "graph_version", "version_segments")}
     graph = merge_version(previous, [load_delta(path, version)], metadata)
-    graph.metadata["fingerprint"] = _entry(manifest, version)["fingerprint"]
+    graph.metadata["fingerprint"] = _opened_fingerprint(_entry(manifest, version))
     return _attach(graph, path, manifest, version)
+
+
+def _opened_fingerprint(entry: dict[str, Any]) -> Any:
+    """The fingerprint of the version an update ``entry`` made: the one it recorded (format 2). An update recorded
+    before format 2 numbered a changed node last, where the merge now keeps it in place: its version opens with
+    that fingerprint hashed again, so nothing cached by node index under the old numbering is taken for it."""
+    if entry.get("fingerprint_format") == FINGERPRINT_FORMAT:
+        return entry["fingerprint"]
+    return hashlib.blake2b(f"renumbered:{entry['fingerprint']}".encode(), digest_size=16).hexdigest()
 
 
 def _entry(manifest: dict[str, Any], version: int) -> dict[str, Any]:
