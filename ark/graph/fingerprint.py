@@ -184,16 +184,27 @@ def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[in
     rel, pair = key % len(code_of), key // len(code_of)
     src, dst = pair // n, pair % n
     nodes = sorted_unique(np.concatenate([src, dst]))
-    hashes = id_hashes(current.nodes.column("id").take(pa.array(nodes)).to_pylist())
+    hashes = id_hashes(take_sorted(current.nodes.column("id"), nodes).to_pylist())
     relation_hashes = id_hashes(current.relation_types)
     return lane_sums(edge_hashes(hashes[np.searchsorted(nodes, src)], hashes[np.searchsorted(nodes, dst)],
                                  relation_hashes[rel]))
 
 
-def rows_at(graph: Any, indices: np.ndarray) -> list[pa.Array | pa.ChunkedArray]:
-    """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``."""
-    at = pa.array(np.asarray(indices, dtype=np.int64))
-    types = pa.array(graph.node_types, pa.string()).take(pa.array(np.asarray(graph.node_type_codes)[
-        np.asarray(indices, np.int64)].astype(np.int64)))
-    return [graph.nodes.column("id").take(at), types, *(graph.nodes.column(c).take(at)
-                                                        for c in ("name", "text", "properties"))]
+def rows_at(graph: Any, indices: np.ndarray) -> list[pa.Array]:
+    """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``, in ascending index order."""
+    at = np.sort(np.asarray(indices, dtype=np.int64))
+    codes = np.asarray(graph.node_type_codes)[at].astype(np.int64)
+    types = pa.array(graph.node_types, pa.string()).take(pa.array(codes))
+    return [take_sorted(graph.nodes.column("id"), at), types,
+            *(take_sorted(graph.nodes.column(c), at) for c in ("name", "text", "properties"))]
+
+
+def take_sorted(column: pa.ChunkedArray, at: np.ndarray) -> pa.Array:
+    """``column``'s values at the ascending positions ``at``, taken chunk by chunk (Arrow's ``take`` on a chunked
+    column concatenates every chunk first: gigabytes of node text copied to read a few thousand rows)."""
+    chunks = column.chunks
+    starts = np.cumsum([0] + [len(c) for c in chunks])
+    bounds = np.searchsorted(at, starts)
+    parts = [chunks[k].take(pa.array(at[bounds[k]:bounds[k + 1]] - starts[k]))
+             for k in range(len(chunks)) if bounds[k + 1] > bounds[k]]
+    return pa.concat_arrays(parts) if parts else pa.array([], column.type)
