@@ -62,19 +62,18 @@ def edge_hashes(source: np.ndarray, target: np.ndarray, relation: np.ndarray) ->
     """(edges, 2) uint64 hashes of edges from the (edges, 2) hashes of their source id, target id and relation:
     a splitmix64 finaliser over an asymmetric combination (``a -> b`` and ``b -> a`` differ)."""
     with np.errstate(over="ignore"):
-        x = source * _MIX[0] + target * _MIX[1] + relation * _MIX[2]
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
+        x: np.ndarray = np.asarray(source * _MIX[0] + target * _MIX[1] + relation * _MIX[2], dtype=np.uint64)
+        for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 0)):
+            x = np.bitwise_xor(x, np.right_shift(x, np.uint64(shift)))
+            if factor:
+                x = np.multiply(x, np.uint64(factor))
     return x
 
 
 def lane_sums(hashes: np.ndarray) -> list[int]:
     """Each lane's sum modulo 2**64."""
     with np.errstate(over="ignore"):
-        return [int(v) for v in np.sum(hashes.reshape(-1, LANES), axis=0, dtype=np.uint64)]
+        return [int(v) for v in np.asarray(np.sum(hashes.reshape(-1, LANES), axis=0, dtype=np.uint64)).tolist()]
 
 
 def add_sums(a: dict[str, list[int]], b: dict[str, list[int]], sign: int = 1) -> dict[str, list[int]]:
