@@ -109,6 +109,8 @@ def main() -> None:
     parser.add_argument("--cypher", action="store_true", help="also the Cypher database: copy + update vs export")
     parser.add_argument("--minilm", action="store_true",
                         help="also the dense index with all-MiniLM-L6-v2 (the graph's cached one copied first)")
+    parser.add_argument("--update-only", action="store_true",
+                        help="--graph mag: only the update and its BM25 segment (no base segment, versions)")
     args = parser.parse_args()
     if args.graph == "mag":
         from graph_update_mag import run_mag

@@ -83,10 +83,20 @@ def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
     check_graph_target(path)
     with atomic_directory(path) as tmp:
         with pa.OSFile(str(tmp / "nodes.arrow"), "wb") as sink, pa.ipc.new_file(sink, graph.nodes.schema) as writer:
-            writer.write_table(graph.nodes)
+            _write_rows(writer, graph.nodes)
         write_graph_files(graph, tmp)
     graph.path = path
     return path
+
+
+def _write_rows(writer: pa.ipc.RecordBatchFileWriter, table: pa.Table, rows: int = 65536) -> None:
+    """Write ``table`` as record batches of about ``rows`` rows: a merged version's columns hold a chunk per run of
+    unchanged rows (:mod:`ark.graph.merge`), which would otherwise become as many tiny batches."""
+    if max((column.num_chunks for column in table.columns), default=0) <= max(1, table.num_rows // rows) + 1:
+        writer.write_table(table)
+        return
+    for start in range(0, table.num_rows, rows):
+        writer.write_table(table.slice(start, rows).combine_chunks())
 
 
 def write_graph_files(graph: KnowledgeGraph, directory: Path) -> None:

@@ -19,6 +19,7 @@ graph again picks up a newer one. Compaction saves the current version as a new 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -29,11 +30,21 @@ from ..storage.checksums import DamagedFileError, check_files
 from ..storage.locks import output_lock
 from .delta import GraphDelta, edge_keys, merge_version
 from .errors import GraphValidationError, describe_values
+from .fingerprint import (
+    add_sums,
+    change_sums,
+    content_sums,
+    sums_from_json,
+    sums_to_json,
+    version_fingerprint,
+    zero_sums,
+)
 from .prune import prune_superseded
 from .store import KnowledgeGraph
 
 MANIFEST = "versions.json"
 MANIFEST_FORMAT = 1
+FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (ark.graph.fingerprint); 1 (absent): whole
 FIX = "the graph's version files are damaged: rebuild or re-import the graph"
 
 
@@ -98,6 +109,7 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
         deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
         metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
         graph = merge_version(base, deltas, metadata)
+        graph.metadata["fingerprint"] = _opened_fingerprint(entries[-1])
     return _attach(graph, path, manifest, version)
 
 
@@ -130,7 +142,62 @@ def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> Kn
     manifest = read_manifest(path) or _initial_manifest(path)
     metadata = {k: v for k, v in previous.metadata.items()
                 if k not in ("fingerprint", "graph_version", "version_segments")}
-    return _attach(merge_version(previous, [load_delta(path, version)], metadata), path, manifest, version)
+    graph = merge_version(previous, [load_delta(path, version)], metadata)
+    graph.metadata["fingerprint"] = _opened_fingerprint(_entry(manifest, version))
+    return _attach(graph, path, manifest, version)
+
+
+def _opened_fingerprint(entry: dict[str, Any]) -> Any:
+    """The fingerprint of the version an update ``entry`` made: the one it recorded (format 2). An update recorded
+    before format 2 numbered a changed node last, where the merge now keeps it in place: its version opens with
+    that fingerprint hashed again, so nothing cached by node index under the old numbering is taken for it."""
+    if entry.get("fingerprint_format") == FINGERPRINT_FORMAT:
+        return entry["fingerprint"]
+    return hashlib.blake2b(f"renumbered:{entry['fingerprint']}".encode(), digest_size=16).hexdigest()
+
+
+def _entry(manifest: dict[str, Any], version: int) -> dict[str, Any]:
+    """The newest history entry of ``version`` (its update, or the compaction that made it a base)."""
+    return [h for h in manifest["history"] if h["version"] == version][-1]
+
+
+def _base_fingerprint(manifest: dict[str, Any]) -> Any:
+    base = int(manifest["base"]["version"])
+    return [h for h in manifest["history"] if h["version"] == base and h["kind"] != "delta"][-1]["fingerprint"]
+
+
+def _sums_of(path: Path, manifest: dict[str, Any], graph: KnowledgeGraph) -> dict[str, list[int]]:
+    """The fingerprint sums of ``graph`` (the current version) relative to its base: recorded by its update, zero
+    for a base, or (a version written before fingerprint format 2) computed from both graphs once."""
+    from .storage import load_graph_directory
+
+    entry = _entry(manifest, int(manifest["current"]))
+    if entry["kind"] != "delta":
+        return zero_sums()
+    if "sums" in entry:
+        return sums_from_json(entry["sums"])
+    base = load_graph_directory(path / manifest["base"]["path"])
+    return add_sums(content_sums(graph), content_sums(base), -1)
+
+
+def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple[Any, Any]:
+    """(recorded, recomputed from the content) fingerprint of ``version`` (default: current) of the graph at
+    ``path``: the node and edge sums hashed from scratch over the version and its base (slow on a large graph;
+    the check of the incremental sums). Recomputed is None for a version recorded before fingerprint format 2."""
+    from .storage import load_graph_directory
+
+    path = Path(path)
+    manifest = read_manifest(path) or _initial_manifest(path)
+    version = int(manifest["current"]) if version is None else int(version)
+    graph, entry = open_version(path, version), _entry(manifest, version)
+    if entry["kind"] != "delta":
+        return entry["fingerprint"], graph.metadata.get("fingerprint")
+    if entry.get("fingerprint_format") != FINGERPRINT_FORMAT:
+        return entry["fingerprint"], None
+    base = load_graph_directory(path / manifest["base"]["path"])
+    sums = add_sums(content_sums(graph), content_sums(base), -1)
+    return entry["fingerprint"], version_fingerprint(_base_fingerprint(manifest), sums, graph.nodes.column("id"),
+                                                     graph.node_types, graph.relation_types)
 
 
 def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
@@ -199,10 +266,15 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
             records = delta.save(tmp)
         metadata = {k: v for k, v in current.metadata.items()
                     if k not in ("fingerprint", "graph_version", "version_segments")}
+        sums = add_sums(_sums_of(path, manifest, current), change_sums(current, delta))
         graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
+        graph.metadata["fingerprint"] = version_fingerprint(_base_fingerprint(manifest), sums,
+                                                            graph.nodes.column("id"), graph.node_types,
+                                                            graph.relation_types)
         manifest["history"].append({"version": version, "kind": "delta", "delta": folder, "files": records,
                                     "created": _now(), "counts": delta.counts(), "note": note,
                                     "fingerprint": graph.metadata["fingerprint"],
+                                    "fingerprint_format": FINGERPRINT_FORMAT, "sums": sums_to_json(sums),
                                     "cypher": f"cypher/versions/{version:06d}"})
         manifest["current"] = version
         atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
@@ -235,7 +307,8 @@ def compact_graph(path: str | Path) -> int:
 
 
 def verify_versions(path: str | Path) -> int:
-    """Hash every delta file of the current version in full (the base is checked as any graph); files checked."""
+    """Hash every delta file of the current version in full (the base is checked as any graph) and its content
+    against its recorded fingerprint (:func:`recompute_fingerprint`); the number of files checked."""
     path = Path(path)
     manifest = read_manifest(path)
     if manifest is None:
@@ -251,6 +324,10 @@ def verify_versions(path: str | Path) -> int:
     for entry in _deltas_of(manifest, int(manifest["current"])):
         check_files(path / entry["delta"], entry["files"], FIX, full=True)
         count += len(entry["files"])
+    recorded, recomputed = recompute_fingerprint(path)
+    if recomputed is not None and recomputed != recorded:
+        raise DamagedFileError(path / MANIFEST, f"version {manifest['current']}'s content hashes to fingerprint "
+                               f"{recomputed}, not the {recorded} its update recorded", FIX)
     return count
 
 

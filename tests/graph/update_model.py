@@ -1,8 +1,8 @@
 """A reference model of a graph's content for the update property test, and the comparison with a rebuild.
 
-The model applies updates the obvious way (an ordered dict of node rows, where an upserted node moves to the end, and
-a set of edges), independently of :mod:`ark.graph.delta`'s merge; :func:`compare` runs batteries of searches on
-the updated graph and on a graph built from scratch from the model, and lists every difference.
+The model applies updates the obvious way (an ordered dict of node rows, where a changed node keeps its place and a
+new one goes last, and a set of edges), independently of :mod:`ark.graph.merge`; :func:`compare` runs batteries of
+searches on the updated graph and on a graph built from scratch from the model, and lists every difference.
 """
 
 from __future__ import annotations
@@ -39,8 +39,7 @@ class ContentModel:
             del self.nodes[node_id]
             self.edges = {e for e in self.edges if node_id not in (e[0], e[1])}
         for row in delta.nodes.to_pylist():
-            self.nodes.pop(row["id"], None)
-            self.nodes[row["id"]] = row
+            self.nodes[row["id"]] = row  # a changed node keeps its place, a new one goes last
         self.edges -= set(_keys(delta.edges_removed))
         self.edges |= set(_keys(delta.edges_added))
 
