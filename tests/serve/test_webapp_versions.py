@@ -59,6 +59,10 @@ def test_node_pages_and_evidence_follow_the_newest_version(tmp_path: Path, run_r
         status, page = get(f"{server.url}/api/nodes/{first}")
         assert status == 200 and page["name"] == "Renamed first node" and page["text"] == "renamed"
         assert NEW["id"] in {n["id"] for n in page["neighbour_list"]}
-        # The renamed node moved to the end: the run's node indices name other nodes in version 1.
+        # A changed node keeps its index: the run's evidence still draws on version 1.
+        assert get(evidence)[0] == 200
+        # Deleting a node shifts the nodes after it: the run's node indices name other nodes in version 2.
+        gone = pa.array([graph.node_id(1)], pa.string())
+        update_graph(folder, GraphDelta(empty_nodes(), empty_edges(), empty_edges(), gone))
         status, refused = get(evidence)
-        assert status == 409 and "version 1" in refused["error"], refused
+        assert status == 409 and "version 2" in refused["error"], refused
