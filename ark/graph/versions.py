@@ -338,6 +338,15 @@ def version_history(path: str | Path) -> list[dict[str, Any]]:
     return list(manifest["history"]) if manifest is not None else []
 
 
+def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
+    """The newest version of the graph at ``path`` whose fingerprint is ``fingerprint`` (what a model trained on an
+    earlier version recorded), or None when no version has it."""
+    if fingerprint is None:
+        return None
+    found = [h["version"] for h in version_history(path) if h.get("fingerprint") == fingerprint]
+    return int(found[-1]) if found else None
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

@@ -10,6 +10,7 @@ and the training report); a model made for another graph is refused by fingerpri
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -123,6 +124,29 @@ def save_model(folder: Path, weights: np.ndarray, bias: np.ndarray, fields: list
                                             "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
+def _trained_version(graph: Any, fingerprint: Any) -> int | None:
+    """The version of an updated ``graph`` the model was trained on (by fingerprint), or None."""
+    from ark.graph.versions import version_of_fingerprint
+
+    path = getattr(graph, "path", None)
+    return None if path is None else version_of_fingerprint(path, fingerprint)
+
+
+def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier: int, graph: Any) -> str:
+    """The note for a model trained on an earlier version whose fields all still exist; :class:`MfarModelError`
+    naming the fields (relations) gone or new otherwise: the weights are per field, not per node."""
+    versions = (f"trained on version {earlier} of graph {meta.get('graph', {}).get('name')!r}, this is version "
+                f"{graph.metadata.get('graph_version', 0)}")
+    trained = list(meta.get("fields") or [])
+    gone, new = [f for f in trained if f not in fields], [f for f in fields if f not in trained]
+    if gone or new:
+        problems = [f"{what} {', '.join(map(repr, names))}" for what, names in
+                    (("fields no longer in the graph:", gone), ("new fields it never saw:", new)) if names]
+        raise MfarModelError(f"the mFAR model in {folder} was {versions}: {'; '.join(problems)}; retrain it on "
+                             "this version")
+    return f"note: the mFAR model in {folder} was {versions} (its fields all still exist)"
+
+
 def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The weights of the model in ``folder``, checked against ``graph`` and its ``fields``."""
     if not (folder / MODEL_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
@@ -130,9 +154,14 @@ def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray,
                              f"with `ark train mfar GRAPH --queries TRAIN --out {folder}`")
     meta = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
     trained, here = meta.get("graph", {}), graph_identity(graph)
-    if trained.get("fingerprint") != here["fingerprint"] or meta.get("fields") != fields:
+    same_graph = trained.get("fingerprint") == here["fingerprint"]
+    earlier = None if same_graph else _trained_version(graph, trained.get("fingerprint"))
+    if (same_graph and meta.get("fields") != fields) or (not same_graph and earlier is None):
         raise MfarModelError(f"the mFAR model in {folder} was trained on graph {trained.get('name')!r} "
                              f"(fingerprint {trained.get('fingerprint')}), not on this graph {here['name']!r} "
                              f"(fingerprint {here['fingerprint']}); train a model for this graph")
+    if earlier is not None:  # an earlier version of this graph: usable while its fields all still exist
+        meta = {**meta, "note": _version_note(folder, meta, fields, earlier, graph)}
+        print(meta["note"], file=sys.stderr)
     with np.load(folder / WEIGHTS_FILE) as saved:
         return np.asarray(saved["W"]), np.asarray(saved["b"]), meta

@@ -161,12 +161,11 @@ def read_model(directory: str | Path) -> ModelRecord:
 def _trained_version(graph: Any, fingerprint: Any) -> int | None:
     """The version of ``graph`` (a graph that changes, :mod:`ark.graph.versions`) whose fingerprint is
     ``fingerprint``, or None when no version of it has that fingerprint."""
-    from ark.graph.versions import version_history
+    from ark.graph.versions import version_of_fingerprint
 
-    if getattr(graph, "path", None) is None or fingerprint is None:
+    if getattr(graph, "path", None) is None:
         return None
-    found = [h["version"] for h in version_history(graph.path) if h.get("fingerprint") == fingerprint]
-    return int(found[-1]) if found else None
+    return version_of_fingerprint(graph.path, fingerprint)
 
 
 def _live_types(graph: Any) -> tuple[set[str], set[str]]:

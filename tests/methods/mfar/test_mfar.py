@@ -101,3 +101,31 @@ def test_rerunning_without_force_is_refused_and_bad_settings_name_the_key(setup,
     result = cli("train", "mfar", root / "graph", "--queries", root / "train.jsonl", "--out", root / "m2", "--set",
                  "epoch=3")
     assert result.exit_code == 2 and "epoch" in result.text
+
+
+def test_a_model_of_an_earlier_version_loads_with_a_note_until_its_fields_change(setup, trained, tmp_path):
+    import shutil
+
+    import pyarrow as pa
+
+    from ark.graph.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes
+    from ark.graph.versions import update_graph
+
+    root, cli = setup
+    model, _ = trained
+    folder = tmp_path / "graph"
+    shutil.copytree(root / "graph", folder)
+    changed = {"id": "G:20", "type": "gene", "name": "GENE120", "text": "GENE120 encodes a kinase.",
+               "properties": "{}"}
+    update_graph(folder, GraphDelta(pa.Table.from_pylist([changed], schema=empty_nodes().schema), empty_edges(),
+                                    empty_edges(), pa.array([], pa.string())))
+    result = cli("eval", folder, "--queries", root / "test.jsonl", "--method", "mfar", "--set", f"model={model}",
+                 "--run-dir", tmp_path / "run1", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "trained on version 0 of graph 'genes', this is version 1" in result.text
+    # A new relation is a new neighbour field the weights never saw: refused, naming it.
+    edge = pa.table({"source": ["D:0"], "target": ["D:1"], "relation": ["similar_to"]}, schema=EDGE_SCHEMA)
+    update_graph(folder, GraphDelta(empty_nodes(), edge, empty_edges(), pa.array([], pa.string())))
+    result = cli("eval", folder, "--queries", root / "test.jsonl", "--method", "mfar", "--set", f"model={model}",
+                 "--run-dir", tmp_path / "run2", "--no-progress")
+    assert result.exit_code != 0 and "neighbours:similar_to" in result.text and "retrain" in result.text
