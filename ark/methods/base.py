@@ -149,13 +149,19 @@ class Retriever:
 
     def retrieve(self, query: str, k: int) -> MethodOutput:
         """Synchronous retrieval (derived from :meth:`aretrieve` when only that is implemented)."""
-        async def once() -> MethodOutput:
+        # The output is handed back beside the task, not as its result: asyncio.run's restoring of the Ctrl-C
+        # handler looks the old handler (which holds the main task) up in signal.Handlers, and that enum's error
+        # message reprs the task with its result -- a whole ranking and its trajectories (~60 M instructions).
+        outputs: list[MethodOutput] = []
+
+        async def once() -> None:
             try:
-                return await self.aretrieve(query, k)
+                outputs.append(await self.aretrieve(query, k))
             finally:
                 await self.aclose()
 
-        return asyncio.run(once())
+        asyncio.run(once())
+        return outputs[0]
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         """Asynchronous retrieval (the runner's entry point; runs :meth:`retrieve` when only that exists)."""
