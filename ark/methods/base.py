@@ -10,8 +10,9 @@ them, its agents' :class:`~ark.runtime.records.Trajectory` records, a typed per-
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from ..llm import ChatPolicy
     from ..runtime.loop import StepCallback
     from ..runtime.records import Trajectory
+
+T = TypeVar("T")
 
 ANSWER_TYPES = ("entity", "set", "number", "boolean")
 AnswerType = Literal["entity", "set", "number", "boolean"]
@@ -155,7 +158,7 @@ class Retriever:
             finally:
                 await self.aclose()
 
-        return asyncio.run(once())
+        return run_beside(once())
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         """Asynchronous retrieval (the runner's entry point; runs :meth:`retrieve` when only that exists)."""
@@ -168,6 +171,20 @@ class Retriever:
     def concurrent(self) -> bool:
         """Whether several queries may be in flight at once (methods that await I/O, such as LLM calls)."""
         return type(self).aretrieve is not Retriever.aretrieve
+
+
+def run_beside(work: Coroutine[Any, Any, T]) -> T:
+    """:func:`asyncio.run` of ``work``, its result handed back beside the loop's main task rather than as the task's
+    result: asyncio.run's restoring of the Ctrl-C handler looks the old handler (which holds the main task) up in
+    ``signal.Handlers``, and that enum's error message reprs the task with its result -- for a retrieval, a whole
+    ranking and its trajectories (~70 M instructions at every ``ark ask``)."""
+    results: list[T] = []
+
+    async def main() -> None:
+        results.append(await work)
+
+    asyncio.run(main())
+    return results[0]
 
 
 def type_mask(graph: KnowledgeGraph, node_types: list[str] | None):

@@ -115,6 +115,9 @@ def method_specs() -> dict[str, MethodSpec]:
 
 def get_method_spec(name: str) -> MethodSpec:
     """The spec of method ``name``; :class:`MethodError` lists the valid names."""
+    own_family = _builtin_family_spec(name)
+    if own_family is not None:
+        return own_family
     specs = method_specs()
     if name not in specs:
         raise MethodError(f"unknown method {name!r}; valid: {', '.join(specs)}")
@@ -135,6 +138,22 @@ def build_method(name: str, graph: KnowledgeGraph, options: Mapping[str, Any] | 
     """Build method ``name`` for ``graph`` with validated ``options`` (a mapping or its options model)."""
     spec = get_method_spec(name)
     return spec.load_factory()(graph, spec.make_options(options), context or MethodContext())
+
+
+def _builtin_family_spec(name: str) -> MethodSpec | None:
+    """The spec of ``name`` where a built-in family folder of that name defines it (``ark`` in ``ark/methods/ark``),
+    found without importing every family's options and scanning installed packages' entry points: a command that
+    runs one method pays for that method alone. A plugin cannot take a built-in name (:func:`register_method`)."""
+    if name in _REGISTRY or _discovered or not name.isidentifier():
+        return _REGISTRY.get(name)
+    spec_module = f"{__package__}.{name}.spec"
+    try:
+        if importlib.util.find_spec(spec_module) is None:
+            return None
+    except ModuleNotFoundError:  # ``ark.methods.<name>`` is a module, not a family folder
+        return None
+    # Not registered here: discovery registers the same specs later in the listing's order (families by name).
+    return next((spec for spec in importlib.import_module(spec_module).METHODS if spec.name == name), None)
 
 
 def _discover_builtin() -> None:

@@ -84,8 +84,9 @@ def test_ask_with_no_model_configured_falls_back_without_importing_llm_clients(t
 def test_offline_ask_on_a_built_graph_imports_only_what_it_uses(tmp_path):
     """Modules an offline question does not use stay unimported: pyarrow.compute (~0.1 s; building a graph or an
     index needs it, opening and querying them do not), pyarrow.parquet (format-1 graphs only), numpy.ma (plain
-    ``np.unique`` imports it), the TOML parser and LLM settings (``--config`` and a configured model), and the
-    other commands' modules."""
+    ``np.unique`` imports it), the TOML parser and LLM settings (``--config`` and a configured model), the other
+    method families' specs and options (the ``ark`` method is found in its own folder), and the other commands'
+    modules."""
     graph = save_clinical_graph(tmp_path / "clinical")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL")}
     env["ARK_HOME"] = str(tmp_path / "home")
@@ -93,6 +94,7 @@ def test_offline_ask_on_a_built_graph_imports_only_what_it_uses(tmp_path):
     loaded = loaded_modules("ask", str(graph), ONE_HOP[0], "--offline", env=env)
     assert {"ark.graph.storage", "ark.index.bm25", "ark.methods.ark.offline.policy"} <= loaded  # it really ran
     unused = {"pyarrow.compute", "pyarrow.parquet", "numpy.ma", "tomllib", "ark.llm.settings", "ark.llm.cache",
+              "ark.methods.seeder.spec", "ark.methods.graphscout.options", "ark.methods.mfar.spec",
               *(f"ark.cli.{listed.module}" for listed in COMMANDS.values() if listed.module != "ask_cmd")}
     assert not loaded & unused, f"an offline ark ask imported {sorted(loaded & unused)}"
 

@@ -15,6 +15,7 @@ from ark.runtime.records import RankedNode, Retrieval, Trajectory
 from ark.runtime.trajectory_file import pack_record
 from ark.storage.jsonl import append_jsonl
 
+from ..base import run_beside
 from .fusion import fuse
 from .loop import run_agent
 from .offline.evidence_rank import doubted
@@ -189,11 +190,11 @@ class ARK:
 
     def retrieve(self, question: str) -> Retrieval:
         """Synchronous :meth:`aretrieve` (not for use inside a running event loop)."""
-        return asyncio.run(self._closing(self.aretrieve(question)))
+        return run_beside(self._closing(self.aretrieve(question)))
 
     def retrieve_many(self, questions: Sequence[str], concurrency: int = 4) -> list[Retrieval]:
         """Synchronous :meth:`aretrieve_many`."""
-        return asyncio.run(self._closing(self.aretrieve_many(questions, concurrency)))
+        return run_beside(self._closing(self.aretrieve_many(questions, concurrency)))
 
     async def _closing(self, work):
         # The policy's HTTP connections belong to this event loop: close them before asyncio.run ends it.
