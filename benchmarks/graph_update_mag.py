@@ -20,6 +20,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -146,6 +147,24 @@ def delta_segment_only(graph: KnowledgeGraph, delta: GraphDelta) -> None:
                   bool(settings.get("exact")))
 
 
+def _draw_and_update(args, work: Path, folder: Path, base: KnowledgeGraph, rng: random.Random,
+                     rows: list[tuple[str, str]]) -> tuple[Any, KnowledgeGraph, float, float]:
+    """Draw the update of ``--changes`` and apply it twice: to a copy opened first (as ``ark graph update`` does)
+    and to ``folder`` with ``base`` held open (as a server does); rows for both; the delta, the updated graph and
+    the held-open update's wall and CPU seconds."""
+    delta, _, took, _ = clocked(make_mag_delta, base, rng, args.changes, "u1")
+    counts = ", ".join(f"{k} {v:,}" for k, v in delta.counts().items())
+    rows.append((f"the update: {sum(delta.counts().values()):,} changes", f"{counts} (drawn in {took:.1f} s)"))
+    cold = work / "cold"
+    linked_copy(folder, cold)
+    _, note, _, _ = clocked(update_graph, cold, delta)
+    rows.append(("update: graph (opened first, as `ark graph update` does)", note))
+    shutil.rmtree(cold)
+    updated, note, graph_s, graph_cpu = clocked(update_graph, folder, delta, current=base)
+    rows.append(("update: graph (held open, as a server does)", note))
+    return delta, updated, graph_s, graph_cpu
+
+
 def run_update_only(args) -> list[tuple[str, str]]:
     """``--update-only``: the one update of ``--changes`` (graph held open, and opened first) and its BM25 delta
     segment, then opening version 1; for a machine without time for the base segment and the rest."""
@@ -158,16 +177,7 @@ def run_update_only(args) -> list[tuple[str, str]]:
     base = KnowledgeGraph.load(folder)
     rows.insert(0, ("graph", f"{base!r}, scale {args.scale:g}"))
     base.has_node("")  # a server holding the graph has its id dictionary
-    delta, _, took, _ = clocked(make_mag_delta, base, rng, args.changes, "u1")
-    counts = ", ".join(f"{k} {v:,}" for k, v in delta.counts().items())
-    rows.append((f"the update: {sum(delta.counts().values()):,} changes", f"{counts} (drawn in {took:.1f} s)"))
-    cold = work / "cold"
-    linked_copy(folder, cold)
-    _, note, _, _ = clocked(update_graph, cold, delta)
-    rows.append(("update: graph (opened first, as `ark graph update` does)", note))
-    shutil.rmtree(cold)
-    updated, note, graph_s, graph_cpu = clocked(update_graph, folder, delta, current=base)
-    rows.append(("update: graph (held open, as a server does)", note))
+    delta, updated, graph_s, graph_cpu = _draw_and_update(args, work, folder, base, rng, rows)
     _, note, bm25_s, bm25_cpu = clocked(delta_segment_only, updated, delta)
     rows.append(("update: BM25 delta segment (bm25) built, the base's segment not opened", note))
     total, cpu = graph_s + bm25_s, graph_cpu + bm25_cpu
@@ -196,16 +206,7 @@ def run_mag(args, search_latency) -> list[tuple[str, str]]:
     queries = [base.name(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
     centre_ids = [base.node_id(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
     zero = _latency(search_latency, base, queries, centre_ids)
-    delta, _, took, _ = clocked(make_mag_delta, base, rng, args.changes, "u1")
-    counts = ", ".join(f"{k} {v:,}" for k, v in delta.counts().items())
-    rows.append((f"the update: {sum(delta.counts().values()):,} changes", f"{counts} (drawn in {took:.1f} s)"))
-    cold = work / "cold"
-    linked_copy(folder, cold)
-    _, note, _, _ = clocked(update_graph, cold, delta)
-    rows.append(("update: graph (opened first, as `ark graph update` does)", note))
-    shutil.rmtree(cold)
-    updated, note, graph_s, graph_cpu = clocked(update_graph, folder, delta, current=base)
-    rows.append(("update: graph (held open, as a server does)", note))
+    delta, updated, graph_s, graph_cpu = _draw_and_update(args, work, folder, base, rng, rows)
     _, note, _, _ = clocked(open_index, KnowledgeGraph.load(folder), "bm25", progress=False)
     rows.append(("base segment of bm25 (once per base, cached in --work; includes the delta's)", note))
     for segment in (folder / "index").glob("segment-*"):
