@@ -90,26 +90,32 @@ def needs_model_message(method: str) -> str:
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
+_BUILTIN: set[str] = set()
+_builtins_loaded = False
 _discovered = False
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
     """Add ``spec`` to the registry (registering the same spec again is a no-op; another spec under a taken name
-    raises :class:`MethodError`)."""
-    existing = _REGISTRY.get(spec.name)
-    if existing is not None and existing != spec:
-        raise MethodError(f"a method named {spec.name!r} is already registered (from {existing.factory})")
-    _REGISTRY[spec.name] = spec
+    raises :class:`MethodError`). The built-in families are read first, so no plugin takes a built-in method's name
+    on any path: a lookup by a family folder's name (:func:`get_method_spec`) always finds the built-in."""
+    _load_builtins()
+    _add(spec)
     return spec
 
 
 def method_specs() -> dict[str, MethodSpec]:
-    """Every registered method by name (built-in families first, then plugins), discovering them on first use."""
+    """Every registered method by name (built-in families first, then plugins), discovering them on first use.
+    A plugin that fails to load raises :class:`MethodError` naming it, on this call and every later one."""
     global _discovered
     if not _discovered:
-        _discovered = True
-        _discover_builtin()
-        _discover_plugins()
+        _discovered = True  # a plugin calling method_specs() while it is imported sees the methods found so far
+        try:
+            _load_builtins()
+            _discover_plugins()
+        except BaseException:
+            _discovered = False
+            raise
     return dict(_REGISTRY)
 
 
@@ -143,8 +149,9 @@ def build_method(name: str, graph: KnowledgeGraph, options: Mapping[str, Any] | 
 def _builtin_family_spec(name: str) -> MethodSpec | None:
     """The spec of ``name`` where a built-in family folder of that name defines it (``ark`` in ``ark/methods/ark``),
     found without importing every family's options and scanning installed packages' entry points: a command that
-    runs one method pays for that method alone. A plugin cannot take a built-in name (:func:`register_method`)."""
-    if name in _REGISTRY or _discovered or not name.isidentifier():
+    runs one method pays for that method alone. Only built-in folders are read: a plugin cannot take a built-in
+    name (:func:`register_method` and plugin discovery refuse it), so full discovery finds the same spec."""
+    if _builtins_loaded or not name.isidentifier():
         return _REGISTRY.get(name)
     spec_module = f"{__package__}.{name}.spec"
     try:
@@ -156,7 +163,21 @@ def _builtin_family_spec(name: str) -> MethodSpec | None:
     return next((spec for spec in importlib.import_module(spec_module).METHODS if spec.name == name), None)
 
 
-def _discover_builtin() -> None:
+def _add(spec: MethodSpec) -> None:
+    existing = _REGISTRY.get(spec.name)
+    if existing is not None and existing != spec:
+        if spec.name in _BUILTIN:
+            raise MethodError(f"method {spec.name!r} ({spec.factory}) takes the name of a built-in method "
+                              f"({existing.factory}); a plugin's method needs a name of its own")
+        raise MethodError(f"a method named {spec.name!r} is already registered (from {existing.factory})")
+    _REGISTRY[spec.name] = spec
+
+
+def _load_builtins() -> None:
+    """Register every ``ark/methods/<family>/spec.py``'s methods, once, before any plugin's."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
     from . import __path__ as package_path
 
     for module in sorted(pkgutil.iter_modules(package_path), key=lambda m: m.name):
@@ -166,7 +187,9 @@ def _discover_builtin() -> None:
         if importlib.util.find_spec(spec_module) is None:
             continue
         for spec in importlib.import_module(spec_module).METHODS:
-            register_method(spec)
+            _add(spec)
+            _BUILTIN.add(spec.name)
+    _builtins_loaded = True
 
 
 def _discover_plugins() -> None:
@@ -175,10 +198,17 @@ def _discover_plugins() -> None:
             importlib.import_module(name)
         except ImportError as exc:
             raise MethodError(f"{PLUGIN_VARIABLE} names module {name!r}, which cannot be imported: {exc}") from exc
+        except MethodError as exc:
+            raise MethodError(f"plugin module {name!r} (named in {PLUGIN_VARIABLE}): {exc}") from exc
     from importlib.metadata import entry_points
 
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        loaded = point.load()
-        for spec in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
-            if isinstance(spec, MethodSpec):
-                register_method(spec)
+        package = f" of package {point.dist.name}" if point.dist is not None else ""
+        try:
+            loaded = point.load()
+            for spec in loaded if isinstance(loaded, (list, tuple)) else [loaded]:
+                if isinstance(spec, MethodSpec):
+                    _add(spec)
+        except MethodError as exc:
+            raise MethodError(f"plugin {point.name} = {point.value} ({ENTRY_POINT_GROUP} entry point{package}): "
+                              f"{exc}") from exc

@@ -8,15 +8,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ark.graph import KnowledgeGraph
+    from ark.index.graph_index import TextIndex
 
     from .questions import QuestionService
 
 
-def bm25_index(graph: KnowledgeGraph) -> Any:
+def bm25_index(graph: KnowledgeGraph) -> TextIndex:
     """The tools' default index of a graph version: BM25 (by segments for a version with updates)."""
     from ark.index import open_index
 
@@ -27,8 +28,8 @@ class GraphState:
     """The newest version of a graph and its index; with a question service, the service's version (so the tools
     and ``retrieve`` answer from one version). ``open_index`` opens the index of a new version."""
 
-    def __init__(self, graph: KnowledgeGraph, index: Any, questions: QuestionService | None = None,
-                 open_index: Callable[[KnowledgeGraph], Any] | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: TextIndex, questions: QuestionService | None = None,
+                 open_index: Callable[[KnowledgeGraph], TextIndex] | None = None) -> None:
         from ark.graph.versions import VersionFollower
 
         self._graph, self._index = graph, index
@@ -36,9 +37,9 @@ class GraphState:
         self._open_index = open_index or bm25_index
         self._lock = threading.Lock()
         self._follower = None if graph.path is None or questions is not None else VersionFollower(graph.path)
-        self._call: ContextVar[tuple[Any, Any] | None] = ContextVar("ark_tools_version", default=None)
+        self._call: ContextVar[tuple[KnowledgeGraph, TextIndex] | None] = ContextVar("ark_tools_version", default=None)
 
-    def current(self) -> tuple[KnowledgeGraph, Any]:
+    def current(self) -> tuple[KnowledgeGraph, TextIndex]:
         """The newest version and its index, reopened when the graph's version manifest changed."""
         with self._lock:
             if self.questions is not None:
@@ -50,7 +51,7 @@ class GraphState:
             return self._graph, self._index
 
     @contextmanager
-    def one_version(self) -> Iterator[tuple[KnowledgeGraph, Any]]:
+    def one_version(self) -> Iterator[tuple[KnowledgeGraph, TextIndex]]:
         """Hold the newest version for one call (inside another call's hold, that call's version: a web page built
         from several tools' results shows one version)."""
         held = self._call.get()
@@ -66,6 +67,6 @@ class GraphState:
         return snapshot[0] if snapshot is not None else self.current()[0]
 
     @property
-    def index(self) -> Any:
+    def index(self) -> TextIndex:
         snapshot = self._call.get()
         return snapshot[1] if snapshot is not None else self.current()[1]

@@ -145,3 +145,65 @@ def test_build_method_from_python_answers_through_the_contract():
     output = retriever.retrieve(ONE_HOP[0], k=10)
     assert graph.node_id(output.indices[0]) == ONE_HOP[1] and len(output.trajectories) == 1
     assert output.record.config["n_agents"] == 1
+
+
+SHADOW_PLUGIN = '''
+from ark.methods import MethodOptions, MethodSpec
+
+SHADOW = MethodSpec("ark", "a plugin's method under a built-in name", MethodOptions, "shadow_plugin:Shadow")
+'''
+
+SHADOW_CHECKS = textwrap.dedent("""
+    from ark.methods import MethodError, get_method_spec, method_specs, register_method
+    from shadow_plugin import SHADOW
+
+    try:
+        register_method(SHADOW)
+        print("REGISTERED")
+    except MethodError as exc:
+        print("REFUSED", exc)
+    print("FOUND", get_method_spec("ark").factory)
+    for _ in range(2):
+        try:
+            method_specs()
+            print("LISTED")
+        except MethodError as exc:
+            print("REFUSED", exc)
+""")
+
+
+def _install_shadow_plugin(site: Path) -> None:
+    """A package installed the way pip leaves one: a module and a dist-info declaring an ``ark.methods`` entry
+    point, which hands over a method named like the built-in ``ark``."""
+    dist_info = site / "shadow_plugin-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (site / "shadow_plugin.py").write_text(SHADOW_PLUGIN)
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: shadow-plugin\nVersion: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[ark.methods]\nshadow = shadow_plugin:SHADOW\n")
+
+
+def test_a_plugin_cannot_take_a_built_in_methods_name_on_any_path(tmp_path):
+    _install_shadow_plugin(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{REPO}", "COLUMNS": "200"}
+    env.pop("ARK_METHOD_MODULES", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    # The command running one method (the family-folder lookup) gets the built-in, as the full listing would.
+    one = run("-m", "ark.cli.main", "methods", "ark")
+    assert one.returncode == 0 and "n_agents" in one.stdout, one.stderr
+    # Discovery refuses the plugin, naming the entry point, its package and the name it took.
+    listed = run("-m", "ark.cli.main", "methods")
+    assert listed.returncode == 2, listed.stdout
+    refusal = " ".join(listed.stderr.split())
+    assert "shadow = shadow_plugin:SHADOW" in refusal and "shadow-plugin" in refusal
+    assert "'ark'" in refusal and "built-in" in refusal
+    # From Python: registering the name is refused before any lookup, the lookup still finds the built-in, and the
+    # refusal of the installed plugin holds on every later listing, not only the first.
+    lines = run("-c", SHADOW_CHECKS).stdout.splitlines()
+    assert lines[0].startswith("REFUSED method 'ark' (shadow_plugin:Shadow) takes the name of a built-in")
+    assert lines[1] == f"FOUND {method_specs()['ark'].factory}"
+    assert len(lines) == 4 and all(line.startswith("REFUSED plugin shadow = shadow_plugin:SHADOW")
+                                   for line in lines[2:]), lines

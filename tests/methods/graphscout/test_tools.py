@@ -116,3 +116,14 @@ def test_oversized_and_too_deep_arguments_are_invalid_calls_as_in_every_toolbox(
     box.execute(NODE_ID_RETRIEVER, {"queries": ["Marfan"]})
     assert box.telemetry.invalid_calls == 2 and box.telemetry.repeated_calls == 1
     box.release()
+
+
+def test_the_quiz_scout_and_the_solver_list_the_same_nodes_for_a_mention(scout):
+    from ark.methods.graphscout.quiz.scout_tools import ScoutToolbox
+
+    queries = {"queries": ["Marfan syndrome", "FBN1", "no such node zzz"], "topk": 3}
+    solver = toolbox(scout, code_interpreter=False).execute(NODE_ID_RETRIEVER, json.dumps(queries))
+    quiz = ScoutToolbox(scout.graph, None, scout.index, "OMIM:154700", "set", labels=scout.schema)
+    listed = quiz.execute(NODE_ID_RETRIEVER, json.dumps(queries))
+    assert listed.text.startswith(solver.text + "\n") and "(no nodes found)" in solver.text
+    assert listed.node_indices == solver.node_indices and len(solver.node_indices) >= 3

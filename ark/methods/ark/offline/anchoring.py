@@ -45,8 +45,8 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[dict, 
             for node in convincing_nodes:
                 if node.type == target and not mention.negated and not ctx.related_to_named(ev, target):
                     # The question names a node of the very type it asks for: a candidate, not a hop.
-                    ev.candidate_score[node.index] += 1.0
-                    ev.candidate_names[node.index] = node.name
+                    ev.scores.score[node.index] += 1.0
+                    ev.scores.names[node.index] = node.name
                 else:
                     add_anchor(ev, node, mention.negated)
             if not convincing_nodes:
@@ -154,8 +154,8 @@ def anchor_whole_question(ctx: PolicyContext, ev: Evidence, listings: list[list[
         if covered or node.index in known:
             continue
         if node.type == target and not ctx.related_to_named(ev, target):
-            ev.candidate_score[node.index] += 1.0
-            ev.candidate_names[node.index] = node.name
+            ev.scores.score[node.index] += 1.0
+            ev.scores.names[node.index] = node.name
         else:
             add_anchor(ev, node, False)
             known.add(node.index)
@@ -243,7 +243,7 @@ def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:
     a = ev.analysis
     if a.named_phrase or a.unsupported:
         return  # a name asked about frames the rest; an unsupported request is reported as such
-    names = [anchor.name for anchor in ev.anchors] + list(ev.candidate_names.values()) + list(a.quoted)
+    names = [anchor.name for anchor in ev.anchors] + list(ev.scores.names.values()) + list(a.quoted)
     # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.
     names += [ctx.graph.text(anchor.index) for anchor in ev.anchors if ctx.graph.is_valid_index(anchor.index)]
     used = {w for name in names for w in ctx.tokens(name)}

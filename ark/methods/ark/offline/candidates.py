@@ -34,17 +34,17 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list[
                      offset: int = 0) -> None:
     """An anchor's neighbourhood (one page): intermediate nodes towards the wanted type, and candidates of it."""
     target = ev.target
-    if center in ev.via_middle:
+    if center in ev.expansions.via_middle:
         for node in nodes:
-            ev.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
-            ev.intermediate_types[node.index] = node.type
+            ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
+            ev.scores.intermediate_types[node.index] = node.type
         return
     nodes = along_hierarchy(ctx, ev, nodes)
     for node in nodes:
         if target is not None and node.type != target:
             specificity = math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
-            ev.intermediates[node.index] += specificity
-            ev.intermediate_types[node.index] = node.type
+            ev.scores.intermediates[node.index] += specificity
+            ev.scores.intermediate_types[node.index] = node.type
     matching = [n for n in nodes if target is None or n.type == target]
     if isinstance(center, int) and center in ev.condition_of:
         condition = ev.condition_of[center]
@@ -63,15 +63,15 @@ def absorb_candidates(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list
     # An anchor shared by few nodes of the wanted type says more than one shared by thousands (an IDF).
     specificity = math.log1p(ctx.type_sizes.get(node_type, 1) / max(total, 1))
     if isinstance(center, int):
-        ev.anchor_weight[center] = specificity
+        ev.scores.anchor_weight[center] = specificity
     anchor = isinstance(center, int) and center in ev.condition_of and not is_negated(ev, center)
     for rank, node in enumerate(nodes):
         if anchor:
-            ev.record_support(node.index, center, node.out_relations + node.in_relations)
+            ev.scores.record_support(node.index, center, node.out_relations + node.in_relations)
         position = (offset + rank) / (len(nodes) + offset)
-        ev.candidate_score[node.index] += weight * specificity * (1.0 - 0.25 * position)
-        ev.candidate_hits[node.index].add(center if isinstance(center, int) else -1)
-        ev.candidate_names[node.index] = node.name
+        ev.scores.score[node.index] += weight * specificity * (1.0 - 0.25 * position)
+        ev.scores.hits[node.index].add(center if isinstance(center, int) else -1)
+        ev.scores.names[node.index] = node.name
 
 
 def absorb_verification(ctx: PolicyContext, ev: Evidence, center: int, nodes: list[SeenNode], total: int) -> None:
@@ -79,24 +79,24 @@ def absorb_verification(ctx: PolicyContext, ev: Evidence, center: int, nodes: li
     tokens = ctx.tokens
     listed = {n.index for n in nodes}
     mention_tokens = [set(m.tokens) for m in ev.analysis.mentions]
-    score = ev.verified.get(center, 0.0)
+    score = ev.scores.verified.get(center, 0.0)
     for anchor in ev.anchors:
         named = tokens(anchor.name)
         present = anchor.index in listed or any(tokens(n.name) == named for n in nodes)
         if present and not anchor.negated and anchor.index in listed:
             node = next(n for n in nodes if n.index == anchor.index)
-            ev.record_support(center, anchor.index, node.out_relations + node.in_relations)
+            ev.scores.record_support(center, anchor.index, node.out_relations + node.in_relations)
         if present and not anchor.negated:
             # Absent findings are not counted against a candidate: rare diseases show their features with
             # incomplete penetrance, so an absent feature is weak evidence either way.
-            score += ev.anchor_weight.get(anchor.index, 1.0)
+            score += ev.scores.anchor_weight.get(anchor.index, 1.0)
     anchor_ids = ev.anchor_indices()
     for node in nodes:
         names = tokens(node.name)
         if names and node.index not in anchor_ids and any(names <= m for m in mention_tokens):
             score += 0.25
     # Candidates with very large neighborhoods match many mentions by chance.
-    ev.verified[center] = score / (1.0 + 0.1 * math.log1p(total))
+    ev.scores.verified[center] = score / (1.0 + 0.1 * math.log1p(total))
 
 
 def absorb_condition_check(ctx: PolicyContext, ev: Evidence, center: int, args: dict,
@@ -116,5 +116,5 @@ def absorb_condition_check(ctx: PolicyContext, ev: Evidence, center: int, args: 
             if node.index in members or any(n and n <= tokens for n in names):
                 ev.satisfied[center].add(k)
                 if node.index in members:
-                    ev.record_support(center, node.index, node.out_relations + node.in_relations)
+                    ev.scores.record_support(center, node.index, node.out_relations + node.in_relations)
                 break

@@ -79,7 +79,7 @@ def satisfied(ctx: PolicyContext, ev: Evidence, index: int) -> set[int]:
 
 def condition_weight(ev: Evidence, k: int) -> float:
     """How specific condition ``k`` is: the largest weight of its anchors (1 when none was weighed)."""
-    weights = [ev.anchor_weight.get(m, 0.0) for m in ev.conditions[k].members]
+    weights = [ev.scores.anchor_weight.get(m, 0.0) for m in ev.conditions[k].members]
     return max(weights, default=0.0) or 1.0
 
 

@@ -1,5 +1,6 @@
 """The offline policy's records: what a tool call showed (``SeenNode``), an entity the question names (``Anchor``),
-a condition the answers must meet (``Condition``) and what the agent has learnt so far (``Evidence``).
+a condition the answers must meet (``Condition``) and what the agent has learnt so far (``Evidence``, with the
+candidates' scores in ``CandidateScores`` and the expand and page phases' bookkeeping in ``Expansions``).
 
 Evidence is rebuilt from the conversation at every step; only the phases' ``absorb`` writes it. Planning reads it."""
 
@@ -46,36 +47,62 @@ class Condition:
 
 
 @dataclass
+class CandidateScores:
+    """What neighbourhood listings said about the nodes found, written by :mod:`.candidates` (the expand, page,
+    second-hop and verify phases) and read by the ranking: each candidate's score from the anchors that listed it,
+    the centres that listed it (-1: a whole-graph search), its name, its verification score, the intermediate nodes
+    towards the wanted type, each anchor's specificity, and the relations linking a candidate to each anchor."""
+
+    score: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    hits: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
+    names: dict[int, str] = field(default_factory=dict)
+    verified: dict[int, float] = field(default_factory=dict)
+    intermediates: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    intermediate_types: dict[int, str] = field(default_factory=dict)
+    anchor_weight: dict[int, float] = field(default_factory=dict)
+    # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
+    support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
+
+    def record_support(self, candidate: int, anchor: int, relations: tuple[str, ...]) -> None:
+        """Note that ``anchor`` supports ``candidate`` through ``relations`` (the edges a tool listing showed)."""
+        self.support[candidate].setdefault(anchor, set()).update(relations)
+
+
+@dataclass
+class Expansions:
+    """The expand and page phases' bookkeeping: anchors explored towards a named intermediate type, each anchor's
+    count of neighbours of the wanted type, the listings to page on (arguments, page size), and the expansions a
+    relation filter left empty (asked again without it)."""
+
+    via_middle: set[int] = field(default_factory=set)
+    totals: dict[int, int] = field(default_factory=dict)
+    calls: list[tuple[dict, int]] = field(default_factory=list)
+    filtered_out: list[dict] = field(default_factory=list)
+
+
+@dataclass
 class Evidence:
-    """What the agent has learnt so far, rebuilt from the observations in the conversation. ``seed`` seeds the
-    agent's own choices (a fresh generator per choice, so that planning draws nothing from the evidence)."""
+    """What the agent has learnt so far, rebuilt from the observations in the conversation: what the question was
+    anchored to (anchors, named nodes, the whole question's search, mentions with no named node, unread parts), the
+    conditions the answers must meet and which candidates meet them, the candidates' ``scores`` and the
+    ``expansions`` to page on. ``seed`` seeds the agent's own choices (a fresh generator per choice, so that planning
+    draws nothing from the evidence)."""
 
     analysis: QuestionAnalysis
     seed: int
     agent_index: int = 0
     anchors: list[Anchor] = field(default_factory=list)
+    named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
     broad: list[SeenNode] = field(default_factory=list)
-    candidate_score: dict[int, float] = field(default_factory=lambda: defaultdict(float))
-    candidate_hits: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))
-    candidate_names: dict[int, str] = field(default_factory=dict)
-    intermediates: dict[int, float] = field(default_factory=lambda: defaultdict(float))
-    verified: dict[int, float] = field(default_factory=dict)
-    anchor_weight: dict[int, float] = field(default_factory=dict)
-    via_middle: set[int] = field(default_factory=set)  # anchors explored towards a named intermediate type
-    intermediate_types: dict[int, str] = field(default_factory=dict)
+    pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
+    unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
     conditions: list[Condition] = field(default_factory=list)
     condition_of: dict[int, int] = field(default_factory=dict)  # anchor index -> position in ``conditions``
     satisfied: dict[int, set[int]] = field(default_factory=lambda: defaultdict(set))  # candidate -> conditions
-    checked: set[int] = field(default_factory=set)  # candidates whose own neighbourhood was looked at
-    expansion_total: dict[int, int] = field(default_factory=dict)  # anchor -> neighbours of the wanted type
     anchor_relations: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-    pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
-    expansion_calls: list[tuple[dict, int]] = field(default_factory=list)  # (arguments, page size) to page on
-    named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
-    # candidate -> anchor -> relations linking them: the graph's evidence for a candidate (see evidence_rank)
-    support: dict[int, dict[int, set[str]]] = field(default_factory=lambda: defaultdict(dict))
-    filtered_out: list[dict] = field(default_factory=list)  # expansions a relation filter left empty
-    unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
+    checked: set[int] = field(default_factory=set)  # candidates whose own neighbourhood was looked at
+    scores: CandidateScores = field(default_factory=CandidateScores)
+    expansions: Expansions = field(default_factory=Expansions)
 
     @property
     def target(self) -> str | None:
@@ -88,7 +115,3 @@ class Evidence:
 
     def anchor_indices(self) -> set[int]:
         return {a.index for a in self.anchors}
-
-    def record_support(self, candidate: int, anchor: int, relations: tuple[str, ...]) -> None:
-        """Note that ``anchor`` supports ``candidate`` through ``relations`` (the edges a tool listing showed)."""
-        self.support[candidate].setdefault(anchor, set()).update(relations)

@@ -20,7 +20,7 @@ def answers(ctx: PolicyContext, ev: Evidence) -> list[RankedAnswer]:
     if ev.named:
         # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
         ranked = ev.named + [i for i in ranked if i not in ev.named]
-    if ev.analysis.unsupported or not ev.candidate_score and not ev.named:
+    if ev.analysis.unsupported or not ev.scores.score and not ev.named:
         return tie_groups(ranked[: ctx.max_answers], {})  # nothing weighed: no evidence to compare
     keys = evidence_keys_of(ctx, ev, ranked)
     ranked = order_by_evidence(ranked, keys.__getitem__)[: ctx.max_answers]
@@ -32,15 +32,15 @@ def evidence_keys_of(ctx: PolicyContext, ev: Evidence, ranked: list[int]) -> dic
     positive = set(positive_conditions(ctx, ev))
     conjunction = conjunctive(ctx, ev)
     says = says_quoted(ctx, ev, ranked)
-    g = ctx.graph
+    g, scores = ctx.graph, ev.scores
     # Nodes between the anchors and the answers (a second hop); a way back to an anchor is no evidence for it.
-    middle = set(ev.intermediates)
+    middle = set(scores.intermediates)
     anchors = ev.anchor_indices()
     principal = {a.index: {t: ctx.main_relations.get((a.type, t)) for t in g.node_types} for a in ev.anchors}
-    return {i: evidence_key(named=i in ev.named, says_quoted=says.get(i, False), support=ev.support.get(i, {}),
+    return {i: evidence_key(named=i in ev.named, says_quoted=says.get(i, False), support=scores.support.get(i, {}),
                             conditions_met=len(satisfied(ctx, ev, i) & positive) if conjunction else 0,
-                            principal={a: principal.get(a, {}).get(g.node_type(i)) for a in ev.support.get(i, {})},
-                            paths=0 if i in anchors else len(ev.candidate_hits.get(i, set()) & middle))
+                            principal={a: principal.get(a, {}).get(g.node_type(i)) for a in scores.support.get(i, {})},
+                            paths=0 if i in anchors else len(scores.hits.get(i, set()) & middle))
             for i in ranked}
 
 
@@ -53,20 +53,20 @@ def graph_evidence_keys(ctx: PolicyContext, ev: Evidence, nodes: Iterable[int]) 
     if ev.analysis.unsupported or not anchors and not ev.named:
         return {}
     g = ctx.graph
-    between = set(ev.intermediate_types.values())
+    between = set(ev.scores.intermediate_types.values())
     middle = {j for a in anchors for j, _ in _edges(g, a) if g.node_type(j) in between} - anchors
     valid = [i for i in dict.fromkeys(nodes) if g.is_valid_index(i)]
     for i in valid:
-        ev.support[i] = {}
-        ev.candidate_hits[i] = set()
+        ev.scores.support[i] = {}
+        ev.scores.hits[i] = set()
         for j, relation in _edges(g, i):
             if j in anchors:
-                ev.support[i].setdefault(j, set()).add(relation)
+                ev.scores.support[i].setdefault(j, set()).add(relation)
                 if j in ev.condition_of:
                     ev.satisfied[i].add(ev.condition_of[j])
             elif j in middle:
-                ev.candidate_hits[i].add(j)
-    ev.intermediates = dict.fromkeys(middle, 1.0)
+                ev.scores.hits[i].add(j)
+    ev.scores.intermediates = dict.fromkeys(middle, 1.0)
     return evidence_keys_of(ctx, ev, valid)
 
 

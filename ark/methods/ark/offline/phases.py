@@ -129,15 +129,15 @@ class ExpandPhase(Phase):
 
     def absorb(self, ev: Evidence, results: Results) -> None:
         # The anchors explored towards a named intermediate type: what they list are intermediates, not answers.
-        ev.via_middle.update(anchor.index for anchor in ev.positive_anchors()
-                             if self.ctx.hop_type(anchor.type, ev)[1])
+        ev.expansions.via_middle.update(anchor.index for anchor in ev.positive_anchors()
+                                        if self.ctx.hop_type(anchor.type, ev)[1])
         for args, center, nodes, total in self._listings(results):
-            if center not in ev.via_middle and total > len(nodes):
-                ev.expansion_calls.append(({k: v for k, v in args.items() if k != "offset"}, len(nodes)))
+            if center not in ev.expansions.via_middle and total > len(nodes):
+                ev.expansions.calls.append(({k: v for k, v in args.items() if k != "offset"}, len(nodes)))
             if isinstance(center, int):
-                ev.expansion_total[center] = total
+                ev.expansions.totals[center] = total
             if total == 0 and args.get("edge_types"):
-                ev.filtered_out.append(args)
+                ev.expansions.filtered_out.append(args)
             absorb_expansion(self.ctx, ev, center, nodes, total, int(args.get("offset") or 0))
 
 
@@ -164,16 +164,16 @@ class PagePhase(Phase):
         if SEARCH_IN_NEIGHBORHOOD not in tool_names:
             return NOTHING
         note = "Read further pages of the anchors' neighbours to intersect them."
-        if ev.filtered_out and not ev.candidate_score and not ev.intermediates:
+        if ev.expansions.filtered_out and not ev.scores.score and not ev.scores.intermediates:
             # The relation the question seemed to name linked no anchor to anything (a word inside a finding's
             # name, "focal-onset", is no request for onsets): a filter never empties the answer.
             return Plan([(SEARCH_IN_NEIGHBORHOOD, {k: v for k, v in call.items() if k != "edge_types"})
-                         for call in ev.filtered_out], note)
+                         for call in ev.expansions.filtered_out], note)
         if not conjunctive(self.ctx, ev):
             return Plan([], note)
         calls: list[ToolCall] = []
-        for call, page in ev.expansion_calls:
-            total = ev.expansion_total.get(call["node_index"], 0)
+        for call, page in ev.expansions.calls:
+            total = ev.expansions.totals.get(call["node_index"], 0)
             for offset in range(page, min(total, PAGE_LIMIT), max(page, 1)):
                 calls.append((SEARCH_IN_NEIGHBORHOOD, {**call, "offset": offset}))
         return Plan(calls, note)
@@ -181,7 +181,7 @@ class PagePhase(Phase):
     def absorb(self, ev: Evidence, results: Results) -> None:
         for args, center, nodes, total in self._listings(results):
             if isinstance(center, int):
-                ev.expansion_total[center] = total
+                ev.expansions.totals[center] = total
             absorb_expansion(self.ctx, ev, center, nodes, total, int(args.get("offset") or 0))
 
 
@@ -192,15 +192,15 @@ class SecondHopPhase(Phase):
 
     def plan(self, ev: Evidence, tool_names: Set[str]) -> Plan:
         a = ev.analysis
-        if a.unsupported or not ev.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
+        if a.unsupported or not ev.scores.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
             return NOTHING
-        best = sorted(ev.intermediates, key=lambda i: -ev.intermediates[i])[:8]
+        best = sorted(ev.scores.intermediates, key=lambda i: -ev.scores.intermediates[i])[:8]
         calls: list[ToolCall] = []
         for index in best:
             args: dict[str, Any] = {"node_index": index, "query": a.question}
             if a.target_types:
                 args["node_types"] = [a.target_types[0]]
-                middle_type = ev.intermediate_types.get(index)
+                middle_type = ev.scores.intermediate_types.get(index)
                 relation = (self.ctx.relation_hint(middle_type, a.target_types[0], a, anchors=ev.anchors)
                             if middle_type else None)
                 if relation:
@@ -211,7 +211,7 @@ class SecondHopPhase(Phase):
     def absorb(self, ev: Evidence, results: Results) -> None:
         for _args, center, nodes, total in self._listings(results):
             kept = along_hierarchy(self.ctx, ev, nodes)
-            absorb_candidates(self.ctx, ev, center, kept, total, weight=ev.intermediates.get(center, 1.0))
+            absorb_candidates(self.ctx, ev, center, kept, total, weight=ev.scores.intermediates.get(center, 1.0))
 
 
 class VerifyPhase(Phase):
@@ -227,7 +227,7 @@ class VerifyPhase(Phase):
             return Plan(self._condition_checks(ev, tool_names),
                         "Check the strongest candidates against each condition of the question.")
         anchors = ev.positive_anchors()
-        if len(anchors) < 2 or not ev.candidate_score or SEARCH_IN_NEIGHBORHOOD not in tool_names:
+        if len(anchors) < 2 or not ev.scores.score or SEARCH_IN_NEIGHBORHOOD not in tool_names:
             return NOTHING
         anchor_types = sorted({anchor.type for anchor in anchors})
         count = self.ctx.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
@@ -242,7 +242,7 @@ class VerifyPhase(Phase):
     def _condition_checks(self, ev: Evidence, tool_names: Set[str]) -> list[ToolCall]:
         """For the best candidates, look in their own neighbourhood for each condition not yet seen satisfied."""
         ctx = self.ctx
-        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not ev.candidate_score:
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names or not ev.scores.score:
             return []
         count = ctx.verify + 10 * (ev.agent_index % 3)  # later agents check more candidates
         calls: list[ToolCall] = []

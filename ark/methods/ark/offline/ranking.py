@@ -21,9 +21,9 @@ def ranked_candidates(ev: Evidence) -> list[int]:
     anchor_ids = ev.anchor_indices()
 
     def key(i: int) -> tuple[float, int]:
-        return (-ev.candidate_score[i], i)
+        return (-ev.scores.score[i], i)
 
-    return [i for i in sorted(ev.candidate_score, key=key) if i not in anchor_ids]
+    return [i for i in sorted(ev.scores.score, key=key) if i not in anchor_ids]
 
 
 def ranking(ctx: PolicyContext, ev: Evidence) -> list[int]:
@@ -50,23 +50,23 @@ def quoted_first(ctx: PolicyContext, ev: Evidence, ranked: list[int]) -> list[in
 def single_condition_ranking(ctx: PolicyContext, ev: Evidence, target: str | None) -> list[int]:
     """Candidates by anchor evidence, the verified ones by what their own neighbourhood showed; with no candidate,
     about half of the broad search's results (the paper's first strategy)."""
-    if not ev.candidate_score:
+    if not ev.scores.score:
         broad = [n for n in ev.broad if target is None or n.type == target] or ev.broad
         return [n.index for n in broad[: max(1, (len(broad) + 1) // 2)]]
     ranked = ranked_candidates(ev)
-    if ev.verified:
-        best = max(ev.candidate_score.values()) or 1.0
+    if ev.scores.verified:
+        best = max(ev.scores.score.values()) or 1.0
 
         mentioned = [set(m.tokens) for m in ev.analysis.mentions if not m.negated]
-        bonus = sum(ev.anchor_weight.values()) / max(len(ev.anchor_weight), 1)
+        bonus = sum(ev.scores.anchor_weight.values()) / max(len(ev.scores.anchor_weight), 1)
 
         def named_in_question(i: int) -> float:
-            name = ctx.tokens(ev.candidate_names.get(i, ""))
+            name = ctx.tokens(ev.scores.names.get(i, ""))
             return bonus if name and any(m and m <= name for m in mentioned) else 0.0
 
         def key(i: int) -> tuple[float, float, int]:
-            verified = ev.verified.get(i, -1.0)
-            return (-(verified + named_in_question(i)), -ev.candidate_score[i] / best, ranked.index(i))
+            verified = ev.scores.verified.get(i, -1.0)
+            return (-(verified + named_in_question(i)), -ev.scores.score[i] / best, ranked.index(i))
 
         ranked = sorted(ranked, key=key)
     broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
@@ -79,7 +79,7 @@ def conjunction_ranking(ctx: PolicyContext, ev: Evidence, filtered: bool = True)
     candidates failing an attribute condition are dropped when others satisfy it."""
     target = ev.target
     anchor_ids = ev.anchor_indices()
-    pool = [i for i in ev.candidate_score if i not in anchor_ids
+    pool = [i for i in ev.scores.score if i not in anchor_ids
             and (target is None or ctx.graph.node_type(i) == target)]
     have = {i: satisfied(ctx, ev, i) for i in pool}
     for k in sorted(attribute_conditions(ctx, ev)) if filtered else ():
@@ -88,6 +88,6 @@ def conjunction_ranking(ctx: PolicyContext, ev: Evidence, filtered: bool = True)
     weight = {k: condition_weight(ev, k) for k in positive_conditions(ctx, ev)}
 
     def key(i: int) -> tuple[int, float, float, int]:
-        return (-len(have[i]), -sum(weight.get(k, 0.0) for k in have[i]), -ev.candidate_score[i], i)
+        return (-len(have[i]), -sum(weight.get(k, 0.0) for k in have[i]), -ev.scores.score[i], i)
 
     return sorted(pool, key=key)

@@ -26,7 +26,7 @@ def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
             return f"Satisfies all {len(yes)} conditions: " + "; ".join(yes) + "."
         return (f"Partial match: {'; '.join(yes) or 'none'}; not found: " + "; ".join(no) + ".")
     anchors = {anchor.index: anchor.name for anchor in ev.anchors}
-    hits = sorted(ev.candidate_hits.get(index, ()))
+    hits = sorted(ev.scores.hits.get(index, ()))
     for condition in ev.conditions:
         if condition.kind == "family" and not condition.negated:
             reached = [anchors[h] for h in hits if h in condition.members]

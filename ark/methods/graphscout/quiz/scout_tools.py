@@ -34,7 +34,7 @@ from ....runtime.tools import (
     decode_json_string,
     parse_arguments,
 )
-from ....text import clean_inline
+from ..tools.node_id_retriever import list_nodes
 from .objective import MAX_SET
 
 if TYPE_CHECKING:
@@ -215,24 +215,18 @@ class ScoutToolbox(ToolboxBase[CallTelemetry]):
 
     # ------------------------------------------------------------------ tools
     def _retrieve(self, args: RetrieverArgs) -> ToolResult:
+        """The solver's lookup (:func:`..tools.node_id_retriever.list_nodes`) under the scout's limits: at most 5
+        queries, ``topk`` validated (1-10) rather than capped, names cut at 100 characters."""
         queries = [q.strip() for q in args.queries if q.strip()][:5]
         if not queries:
             return ToolResult.failure(f"node_id_retriever needs non-empty 'queries', e.g. {RETRIEVER.example}.",
                                       INVALID_ARGUMENTS)
         g = self.graph
-        lines: list[str] = []
-        results: list[dict[str, Any]] = []
-        for query in queries:
-            lines.append(f"{query!r}:")
-            hits = self.index.search(query, args.topk)
-            if not hits:
-                lines.append("  (no nodes found)")
-            for node, score in hits:
-                label = self.labels.node_label(g.node_type(node)) if self.labels is not None else g.node_type(node)
-                lines.append(f"  {g.node_id(node)}  {clean_inline(g.name(node), 100)}  ({label})  score {score:.3f}")
-                results.append({"query": query, "index": int(node), "node_id": g.node_id(node), "name": g.name(node),
-                                "type": g.node_type(node), "score": round(float(score), 6)})
-        return ToolResult("\n".join(lines), {"results": results}, node_indices=[r["index"] for r in results])
+        lines, hits = list_nodes(g, self.index, self.labels, queries, args.topk, name_chars=100)
+        results = [{"query": hit.query, "index": int(hit.node), "node_id": g.node_id(hit.node),
+                    "name": g.name(hit.node), "type": g.node_type(hit.node), "score": round(float(hit.score), 6)}
+                   for hit in hits]
+        return ToolResult("\n".join(lines), {"results": results}, node_indices=[int(hit.node) for hit in hits])
 
     def _cypher(self, args: CypherArgs) -> ToolResult:
         outcome = self.runner.run(args.query, args.params)

@@ -12,7 +12,8 @@ The type shown is the node's Cypher label (what a query names it by). ``data["re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -20,6 +21,9 @@ from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec, decode_js
 from ark.text import clean_inline
 
 if TYPE_CHECKING:
+    from ark.graph import KnowledgeGraph
+    from ark.index.graph_index import TextIndex
+
     from .toolbox import Toolbox
 
 NAME = "node_id_retriever"
@@ -64,22 +68,42 @@ def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
     if wanted > cfg.max_topk:
         notes.append(f"(topk capped at {cfg.max_topk})")
     box.telemetry.retriever_calls += 1
-    g, schema = box.graph, box.schema
+    g = box.graph
+    lines, hits = list_nodes(g, box.index, box.schema, queries, topk)
+    results = [{"query": hit.query, "index": hit.node, "node_id": g.node_id(hit.node), "type": g.node_type(hit.node),
+                "label": hit.label, "name": g.name(hit.node), "score": round(hit.score, 6)} for hit in hits]
+    text = "\n".join([*lines, *notes])
+    box.touch(hit.node for hit in hits)
+    return ToolResult(text, data={"topk": topk, "queries": queries, "results": results},
+                      node_indices=[hit.node for hit in hits])
+
+
+@dataclass(frozen=True)
+class NodeHit:
+    """One listed node: the query that found it, the node, its similarity and its Cypher label."""
+
+    query: str
+    node: int
+    score: float
+    label: str
+
+
+def list_nodes(graph: KnowledgeGraph, index: TextIndex, schema: Any, queries: list[str], topk: int,
+               name_chars: int = NAME_CHARS) -> tuple[list[str], list[NodeHit]]:
+    """The observation's lines (one block per query, best first) and the nodes listed: the one lookup behind this
+    tool and the quiz scout's ``node_id_retriever`` (:mod:`..quiz.scout_tools`), which differ only in their limits,
+    names' width and the record kept per node. ``schema`` maps a node type to its Cypher label (None: the type)."""
     lines: list[str] = []
-    results: list[dict] = []
+    hits: list[NodeHit] = []
     for query in queries:
         lines.append(f"{query!r}:")
-        hits = box.index.search(query, topk)
-        if not hits:
+        found = index.search(query, topk)
+        if not found:
             lines.append("  (no nodes found)")
-        for node, score in hits:
-            node_type = g.node_type(node)
+        for node, score in found:
+            node_type = graph.node_type(node)
             label = schema.node_label(node_type) if schema is not None else node_type
-            name = clean_inline(g.name(node) or "", NAME_CHARS)
-            lines.append(f"  {g.node_id(node)}  {name}  ({label})  score {score:.3f}")
-            results.append({"query": query, "index": node, "node_id": g.node_id(node), "type": node_type,
-                            "label": label, "name": g.name(node), "score": round(score, 6)})
-    text = "\n".join([*lines, *notes])
-    box.touch(r["index"] for r in results)
-    return ToolResult(text, data={"topk": topk, "queries": queries, "results": results},
-                      node_indices=[r["index"] for r in results])
+            name = clean_inline(graph.name(node) or "", name_chars)
+            lines.append(f"  {graph.node_id(node)}  {name}  ({label})  score {score:.3f}")
+            hits.append(NodeHit(query, node, score, label))
+    return lines, hits
