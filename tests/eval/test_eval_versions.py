@@ -85,7 +85,8 @@ def test_an_update_during_an_eval_is_picked_up_between_questions_each_line_on_on
     for row in rows.values():  # no line mixes versions: every ranked node is one of its version's
         graph = v1 if row.get("graph_version") == 1 else v0
         assert all(graph.has_node(node) for node in row["ranked"]), row
-    versions = {record["id"]: record.get("graph_version") for record in read_trajectory_file(run / "trajectories.jsonl")}
+    trajectories = read_trajectory_file(run / "trajectories.jsonl")
+    versions = {record["id"]: record.get("graph_version") for record in trajectories}
     assert versions == {"q0": None, "q1": 1, "q2": 1, "q3": 1}
 
 
