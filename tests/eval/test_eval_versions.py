@@ -95,11 +95,19 @@ def test_a_run_resumed_after_its_graph_moved_on_is_refused_naming_both_versions(
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps({"id": f"q{i}", "query": text, "answer_ids": [answer]}) + "\n"
                                for i, (text, answer) in enumerate(QUESTIONS)), encoding="utf-8")
-    run = tmp_path / "run"
+    run, out = tmp_path / "run", tmp_path / "retrieved.jsonl"
     assert ark("eval", folder, "-m", "bm25", "-q", queries, "--limit", 1, "--run-dir", run,
+               "--no-progress").returncode == 0
+    assert ark("retrieve", folder, "-m", "bm25", "-q", queries, "--limit", 1, "-o", out,
                "--no-progress").returncode == 0
     nodes, delete, gone = write_update(tmp_path, KnowledgeGraph.load(folder))
     assert ark("graph", "update", folder, "--nodes", nodes, "--delete", delete).returncode == 0
+
+    refused = ark("retrieve", folder, "-m", "bm25", "-q", queries, "-o", out, "--no-progress")
+    assert refused.returncode == 2 and "--allow-new-version" in refused.stderr, refused.stderr
+    resumed = ark("retrieve", folder, "-m", "bm25", "-q", queries, "-o", out, "--no-progress", "--allow-new-version")
+    assert resumed.returncode == 0, resumed.stderr
+    assert [row.get("graph_version") for row in read_jsonl(out)] == [None, 1, 1, 1]
 
     refused = ark("eval", folder, "-m", "bm25", "-q", queries, "--run-dir", run, "--no-progress")
     message = " ".join(refused.stderr.split())
