@@ -10,6 +10,8 @@ papers (a title, an abstract, authors, fields and citations among the new edges)
 (their edges go with them) and 5% deleted edges. Printed side by side, wall and CPU seconds: the update of the
 graph (by a process that opens the current version first, and by one holding it open) and of the BM25 (its delta
 segment), against the target of 30 s; opening versions; search latency with 0, 1 and 10 deltas; compaction.
+``--update-only --cypher``: the update, then the versioned Cypher database's cost (``graph_update_cypher.py``):
+version 0 exported whole, version 1's made from it by copying and applying the update, and version 1 exported whole.
 """
 
 from __future__ import annotations
@@ -185,6 +187,10 @@ def run_update_only(args) -> list[tuple[str, str]]:
                  f"{total:.2f} s (CPU {cpu:.2f} s) {'met' if total <= TARGET_S else 'MISSED'}"))
     _, note, _, _ = clocked(KnowledgeGraph.load, folder)
     rows.append(("open version 1 (base + 1 delta merged in memory)", note))
+    if getattr(args, "cypher", False):
+        from graph_update_cypher import cypher_rows
+
+        rows += cypher_rows(folder, updated, lambda f, *a: clocked(f, *a)[::2], compare="counts")
     rows.append(("load average (1, 5, 15 min) at the end", " ".join(f"{x:.2f}" for x in os.getloadavg())))
     return rows
 

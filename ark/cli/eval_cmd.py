@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -64,6 +65,9 @@ RayOpt = Annotated[str | None, typer.Option(
     "--ray", metavar="ADDRESS",
     help="Spread the queries over Ray workers (the ray extra): 'local' starts a Ray instance on this machine for the "
          "run; auto, HOST:PORT or ray://HOST:PORT joins a running cluster. Results are still written here.")]
+AllowNewVersionOpt = Annotated[bool, typer.Option(
+    "--allow-new-version", help="Resume a run whose graph has a newer version since it started (ark graph update); "
+                                "the new lines record the version they ran on.")]
 RayWorkersOpt = Annotated[int | None, typer.Option(
     min=1, help="With --ray: how many workers (default one per CPU of the cluster); --concurrency is per worker.")]
 
@@ -139,6 +143,7 @@ def retrieve(
     progress: ProgressOpt = True,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
+    allow_new_version: AllowNewVersionOpt = False,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -165,15 +170,17 @@ def retrieve(
             executor = _ray_executor(ray, ray_workers, choice, graph_name, graph, concurrency)  # before any write
             selected = _open_queries(graph, queries, split, human, limit, skip_invalid)
             try:
-                prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None))
+                prepare_results_file(out, run_config(graph, choice, str(queries), split, human, k, None),
+                                     allow_new_version)
             except RunFolderError as exc:
                 fail(str(exc))
+            start = json.loads(results_config_path(out).read_text(encoding="utf-8")).get("graph_version") or 0
             embedded_before = EMBEDDING_USAGE.snapshot()
             retriever = build_retriever(choice, graph)  # with --ray too: indexes are built once, here
             try:
                 stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
                                       concurrency=concurrency, progress=progress, console=err_console,
-                                      executor=executor)
+                                      executor=executor, follow=choice.build, start_version=start)
             except (ValueError, RayRunError) as exc:
                 fail(str(exc))
             finally:
@@ -217,6 +224,7 @@ def evaluate(
     progress: ProgressOpt = True,
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
+    allow_new_version: AllowNewVersionOpt = False,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -254,7 +262,8 @@ def evaluate(
     try:
         outcome = run_eval(graph, choice, selected, target, queries_source=str(queries), split=split, human=human, k=k,
                            truncate=truncate, concurrency=concurrency, charts=charts, progress=progress, judge=grader,
-                           console=err_console, retriever=retriever, executor=executor, embedding_since=embedded_before)
+                           console=err_console, retriever=retriever, executor=executor, embedding_since=embedded_before,
+                           allow_new_version=allow_new_version)
     except OutputLocked as exc:
         fail(str(exc), code=1)
     except (RunFolderError, ValueError, RayRunError) as exc:

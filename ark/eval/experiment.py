@@ -78,6 +78,7 @@ def run_eval(
     judge: Any = None,
     executor: QueryExecutor | None = None,
     embedding_since: dict[str, Any] | None = None,
+    allow_new_version: bool = False,
 ) -> EvalOutcome:
     """Retrieve for every query into ``run_dir`` (continuing a previous attempt there), then score it.
 
@@ -89,7 +90,9 @@ def run_eval(
     :class:`~ark.eval.ray_runs.RayExecutor`, which builds the method on its workers); the run folder is the same.
     The texts and tokens embedded since ``embedding_since`` (a snapshot of
     :data:`~ark.index.embedding_usage.EMBEDDING_USAGE` taken before ``retriever`` was built; default: now) are added
-    to ``config.json``'s ``embedding_usage``.
+    to ``config.json``'s ``embedding_usage``. Each query runs on the graph's newest version when it starts (an update
+    during the run is picked up between queries; its lines name their version); a run resumed after its graph moved
+    on is refused unless ``allow_new_version``.
     """
     from ..index.embedding_usage import EMBEDDING_USAGE
 
@@ -98,13 +101,14 @@ def run_eval(
     if Path(run_dir).exists() and not Path(run_dir).is_dir():
         raise RunFolderError(f"--run-dir {run_dir} is a file; give a folder path")
     with output_lock(run_dir, "run folder", folder=True):
-        folder, _ = prepare_run_folder(run_dir, config)
+        folder, _ = prepare_run_folder(run_dir, config, allow_new_version)
         if retriever is None and executor is None:
             retriever = choice.build(graph)
         try:
             stats = run_retrieval(retriever, queries, graph, folder.results, k=k,
                                   trajectories_path=folder.trajectories, concurrency=concurrency, progress=progress,
-                                  console=console, lock=False, executor=executor)
+                                  console=console, lock=False, executor=executor, follow=choice.build,
+                                  start_version=folder.read_config().get("graph_version") or 0)
         finally:  # tokens were spent even by a run that failed or was interrupted
             record_embedding_usage(folder.config, embedding_since)
         if stats.failed or stats.stopped:

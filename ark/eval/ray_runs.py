@@ -5,10 +5,11 @@ semantics and the trajectory format of :func:`~ark.eval.runner.run_retrieval`, a
 
 - **Workers**: one Ray actor per worker (:class:`QueryWorker`). Each opens the graph once (memory-mapped: the
   directory the driver opened where its machine has it, else the name or path given; checked against the driver's
-  graph fingerprint) and builds the
-  method once from the driver's :class:`~ark.methods.choice.MethodChoice`; indexes cached beside the graph are
-  opened, not rebuilt. A worker keeps up to ``concurrency`` queries in flight for methods that await (LLM agents),
-  one at a time for the others.
+  graph fingerprint, or a later version of that graph) and builds the method once from the driver's
+  :class:`~ark.methods.choice.MethodChoice`; indexes cached beside the graph are opened, not rebuilt. Like a local
+  run, it runs each query on the graph's newest version (:class:`~ark.eval.following.FollowedMethod`) and reports
+  the version with its output. A worker keeps up to ``concurrency`` queries in flight for methods that await (LLM
+  agents), one at a time for the others.
 - **One LLM budget per endpoint**: an :class:`EndpointBudget` actor holds, per endpoint URL, as many slots as the
   client's ``settings.concurrency``; every worker's :class:`~ark.llm.OpenAIChatClient` takes a slot for each request
   (its ``limiter`` hook), so the whole cluster keeps at most that many requests in flight per endpoint.
@@ -194,20 +195,22 @@ class QueryWorker:
         self.error: str | None = None
         self.method: Any = None
         try:
+            from ..graph.versions import version_trained_on
             from ..llm import OpenAIChatClient
             from ..loaders import open_graph
+            from .following import FollowedMethod
 
             # The driver's graph directory where this machine has it (no rebuild, the same memory-mapped files),
             # else the name or path the user gave (a built-in graph is then built or found in this ARK_HOME).
             opened = open_graph(path if path and os.path.isfile(os.path.join(path, "graph.json")) else graph)
             found = opened.metadata.get("fingerprint")
-            if fingerprint is not None and found != fingerprint:
+            if fingerprint is not None and found != fingerprint and version_trained_on(opened, fingerprint) is None:
                 raise RuntimeError(f"graph {graph!r} on this worker has fingerprint {found}, the driver's has "
                                    f"{fingerprint}: give every machine the same graph")
             llm = choice.context.llm
             if budget is not None and isinstance(llm, OpenAIChatClient):
                 llm.limiter = SharedLimit(budget, holder)
-            self.method = choice.build(opened)
+            self.method = FollowedMethod(opened, choice.build(opened), choice.build)
         except Exception as exc:  # reported by info(); the driver stops the run with it
             self.error = f"{type(exc).__name__}: {exc}"
 
@@ -223,13 +226,16 @@ class QueryWorker:
 
         return EMBEDDING_USAGE.snapshot()
 
-    async def run(self, text: str, k: int) -> tuple[Any, float]:
-        """One query: the method's output and the seconds it took (an exception is the query's outcome)."""
+    async def run(self, text: str, k: int) -> tuple[Any, float, int]:
+        """One query: the method's output, the seconds it took and the graph version it ran on (an exception is
+        the query's outcome)."""
+        from .following import version_of
+
         if self.method is None:
             raise RayRunError(f"worker could not start: {self.error}")
         started = time.perf_counter()
-        output = await self.method.aretrieve(text, k)
-        return output, time.perf_counter() - started
+        output, graph = await self.method.aretrieve(text, k)
+        return output, time.perf_counter() - started, version_of(graph)
 
 
 # --------------------------------------------------------------------------------------------------- the executor
@@ -413,8 +419,9 @@ class RayExecutor:
                 for ref in ready:
                     query, worker = in_flight.pop(ref)
                     worker.busy -= 1
+                    version = None
                     try:
-                        output, wall_s = ray.get(ref)
+                        output, wall_s, version = ray.get(ref)
                     except ray.exceptions.RayActorError as exc:
                         if worker.alive:
                             worker.alive = False
@@ -432,11 +439,12 @@ class RayExecutor:
                                                     f"query (last: {_first_line(exc)})"), 0.0
                     except ray.exceptions.RayTaskError as exc:  # the method raised: the query's outcome
                         output, wall_s = _cause(exc), 0.0
-                    if not record(query, output, wall_s):
+                    if not record(query, output, wall_s, version):
                         return
                 if not any(w.alive for w in pool):
                     while pending:
-                        if not record(pending.popleft(), WorkerLost("no Ray worker left to run this query"), 0.0):
+                        if not record(pending.popleft(), WorkerLost("no Ray worker left to run this query"), 0.0,
+                                      None):
                             return
         finally:
             for ref in in_flight:  # stopped early or interrupted: nothing may outlive the run

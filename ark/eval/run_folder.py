@@ -22,6 +22,8 @@ from ..storage.jsonl import write_json_atomic
 # would point at other nodes, so such a run is not resumed.
 RETRIEVAL_KEYS = ("graph", "graph_fingerprint", "graph_version", "method", "method_options", "llm", "seed", "queries",
                   "split", "human", "k", "candidate_types")
+VERSION_KEYS = ("graph_fingerprint", "graph_version")
+ALLOW_NEW_VERSION = "--allow-new-version"  # the flag that resumes a run on a newer version of its graph
 
 
 class RunFolderError(ValueError):
@@ -84,20 +86,47 @@ def default_run_dir(graph: str, method: str, queries: str | Path, name: str | No
     return Path(root) / _slug(f"{Path(graph).name}-{method}-{stem}-{suffix}")
 
 
-def check_same_run(previous: dict[str, Any], config: dict[str, Any], where: str | Path, remedy: str) -> None:
+def check_same_run(previous: dict[str, Any], config: dict[str, Any], where: str | Path, remedy: str,
+                   allow_new_version: bool = False) -> bool:
     """Raise :class:`RunFolderError` naming each :data:`RETRIEVAL_KEYS` setting in which ``config`` differs from
-    ``previous`` (the settings the existing results were made with); ``remedy`` tells the user what to do."""
+    ``previous`` (the settings the existing results were made with); ``remedy`` tells the user what to do.
+
+    A run whose graph has moved on to a newer version since it started (``ark graph update``; everything else the
+    same) is refused naming both versions and :data:`ALLOW_NEW_VERSION`, unless ``allow_new_version``: then it
+    resumes (returns True), its new lines naming the version they ran on (:mod:`ark.eval.runner`)."""
     differing = [key for key in RETRIEVAL_KEYS if previous.get(key) != config.get(key)]
+    if differing and set(differing) <= set(VERSION_KEYS) and _moved_on(previous, config):
+        if allow_new_version:
+            return True
+        was, now = previous.get("graph_version") or 0, config.get("graph_version") or 0
+        raise RunFolderError(f"{where} was run on version {was} of graph {config.get('graph')!r}, which is now at "
+                             f"version {now} (ark graph update): its trajectories hold version {was}'s node "
+                             f"indices. Pass {ALLOW_NEW_VERSION} to resume it on version {now} (each new line "
+                             f"records its version), or start a new run: {remedy}")
     if differing:
         shown = "; ".join(f"{key}: was {previous.get(key)!r}, now {config.get(key)!r}" for key in differing)
         raise RunFolderError(f"{where} holds a different run ({shown}); {remedy}")
+    return False
 
 
-def prepare_run_folder(path: str | Path, config: dict[str, Any]) -> tuple[RunFolder, bool]:
+def _moved_on(previous: dict[str, Any], config: dict[str, Any]) -> bool:
+    """Whether the graph of ``config`` is a later version of the graph ``previous`` ran on (its manifest lists the
+    earlier version with the fingerprint ``previous`` recorded)."""
+    from ..graph.versions import version_of_fingerprint
+
+    was, now, path = previous.get("graph_version") or 0, config.get("graph_version") or 0, config.get("graph_path")
+    if now <= was or path is None or not Path(path).is_dir():
+        return False
+    return version_of_fingerprint(path, previous.get("graph_fingerprint")) == was
+
+
+def prepare_run_folder(path: str | Path, config: dict[str, Any],
+                       allow_new_version: bool = False) -> tuple[RunFolder, bool]:
     """Create the run folder, or reopen it to resume; returns the folder and whether it already had a config.
 
     Resuming with different retrieval settings would mix two runs in one results file, so it is refused with the
-    differing settings named.
+    differing settings named (a newer version of the graph: see :func:`check_same_run`; resumed, the config keeps
+    the version the run started on).
     """
     folder = RunFolder(Path(path))
     if folder.path.exists() and not folder.path.is_dir():
@@ -105,11 +134,20 @@ def prepare_run_folder(path: str | Path, config: dict[str, Any]) -> tuple[RunFol
     resumed = folder.config.is_file()
     if resumed:
         previous = folder.read_config()
-        check_same_run(previous, config, folder.path, "choose another --run-dir or repeat its settings")
-        config = {**previous, **config, "created": previous.get("created", config.get("created"))}
+        moved = check_same_run(previous, config, folder.path, "choose another --run-dir or repeat its settings",
+                               allow_new_version)
+        config = _resumed_config(previous, config, moved)
     folder.path.mkdir(parents=True, exist_ok=True)
     write_json_atomic(folder.config, config)
     return folder, resumed
+
+
+def _resumed_config(previous: dict[str, Any], config: dict[str, Any], moved_on: bool) -> dict[str, Any]:
+    """The config of a resumed run: ``config`` over ``previous``, with the creation time (and, for a run resumed on
+    a newer version of its graph, the version and fingerprint it started on, which its lines are compared with)
+    kept from ``previous``."""
+    kept = ("created", *VERSION_KEYS) if moved_on else ("created",)
+    return {**previous, **config, **{key: previous.get(key, config.get(key)) for key in kept}}
 
 
 def results_config_path(results: str | Path) -> Path:
@@ -118,7 +156,7 @@ def results_config_path(results: str | Path) -> Path:
     return results.with_name(results.name.removesuffix(".jsonl") + ".config.json")
 
 
-def prepare_results_file(results: str | Path, config: dict[str, Any]) -> bool:
+def prepare_results_file(results: str | Path, config: dict[str, Any], allow_new_version: bool = False) -> bool:
     """Check that ``results`` may be written or resumed with ``config``, and record ``config`` beside it.
 
     Returns whether an earlier run's settings were found. A path that is a directory, or a results file made with
@@ -136,8 +174,9 @@ def prepare_results_file(results: str | Path, config: dict[str, Any]) -> bool:
             previous = json.loads(sidecar.read_text(encoding="utf-8"))
         except ValueError as error:
             raise RunFolderError(f"{sidecar} is not valid JSON ({error}); remove it or choose another --out") from None
-        check_same_run(previous, config, results, "choose another --out or repeat its settings")
-        config = {**previous, **config, "created": previous.get("created", config.get("created"))}
+        moved = check_same_run(previous, config, results, "choose another --out or repeat its settings",
+                               allow_new_version)
+        config = _resumed_config(previous, config, moved)
     write_json_atomic(sidecar, config)
     return resumed
 

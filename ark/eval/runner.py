@@ -18,6 +18,11 @@ Where the queries run is the executor's business (a :class:`QueryExecutor`): :cl
 this process (the default), :class:`ark.eval.ray_runs.RayExecutor` on the workers of a Ray cluster. Either way
 this process is the one writer: every outcome comes back through the same ``record`` step, which writes each query
 id at most once.
+
+A graph that changes while the run goes on (``ark graph update``): with ``follow`` (how to build the method on a
+graph version), each query runs on the newest version when it starts and finishes on it
+(:class:`~ark.eval.following.FollowedMethod`); its results line (and trajectories line) adds ``"graph_version"``
+when that is not the run's start version, so the lines of a run on one version are as before.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from ..runtime.interrupts import run_interruptibly
 from ..runtime.trajectory_file import pack_record
 from ..storage.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
 from ..storage.locks import output_lock
+from .following import FollowedMethod, GraphsByVersion, version_of
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -71,8 +77,9 @@ class RunStats:
 MAX_CONSECUTIVE_FAILURES = 10
 
 Outcome = MethodOutput | BaseException
-# Write one query's outcome (a method output, or the error its method raised) and its wall time; False means stop.
-RecordOutcome = Callable[["Query", Outcome, float], bool]
+# Write one query's outcome (a method output, or the error its method raised), its wall time and the graph its
+# output's node indices belong to (the graph, its version number, or None: the run's graph); False means stop.
+RecordOutcome = Callable[["Query", Outcome, float, "KnowledgeGraph | int | None"], bool]
 
 
 class QueryExecutor(Protocol):
@@ -87,26 +94,32 @@ class QueryExecutor(Protocol):
 @dataclass
 class LocalExecutor:
     """Runs a built method in this process: a concurrent method (one that awaits, e.g. an LLM) with up to
-    ``concurrency`` queries in flight, any other one query at a time."""
+    ``concurrency`` queries in flight, any other one query at a time. With ``graph`` (the method's) and ``follow``
+    (how to build the method on another version of it), each query runs on the graph's newest version."""
 
     method: Retriever
     concurrency: int = 4
+    graph: KnowledgeGraph | None = None
+    follow: Callable[[KnowledgeGraph], Retriever] | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency!r}")
 
     def run(self, todo: Sequence[Query], k: int, record: RecordOutcome) -> None:
+        followed = FollowedMethod(self.graph, self.method, self.follow)
         if self.method.concurrent:
-            run_interruptibly(_run_async(self.method, todo, k, self.concurrency, record))
+            run_interruptibly(_run_async(followed, todo, k, self.concurrency, record))
             return
         for query in todo:
             t0 = time.perf_counter()
+            output: Outcome
+            used: KnowledgeGraph | None = None
             try:
-                output: Outcome = self.method.retrieve(query.query, k)
+                output, used = followed.retrieve(query.query, k)
             except Exception as error:  # reported per query; the run goes on
                 output = error
-            if not record(query, output, time.perf_counter() - t0):
+            if not record(query, output, time.perf_counter() - t0, used):
                 break
 
 
@@ -148,6 +161,8 @@ def run_retrieval(
     max_consecutive_failures: int | None = MAX_CONSECUTIVE_FAILURES,
     lock: bool = True,
     executor: QueryExecutor | None = None,
+    follow: Callable[[KnowledgeGraph], Retriever] | None = None,
+    start_version: int | None = None,
 ) -> RunStats:
     """Run ``method`` on the queries not yet in ``results_path`` and append their results (see module doc).
 
@@ -157,24 +172,27 @@ def run_retrieval(
     once; other methods run one query at a time. Raises :class:`~ark.storage.locks.OutputLocked` when another
     process writes ``results_path`` or ``trajectories_path`` (``lock=False``: the caller holds a lock covering
     both, such as a run folder's). ``executor`` runs the queries elsewhere (e.g. a
-    :class:`~ark.eval.ray_runs.RayExecutor`; ``method`` is then None); the default runs ``method`` here.
+    :class:`~ark.eval.ray_runs.RayExecutor`; ``method`` is then None); the default runs ``method`` here, on the
+    graph's newest version at each query with ``follow`` (how to build the method on a version). A results line
+    on another version than ``start_version`` (default: ``graph``'s; a resumed run's is its config's) names it.
     """
     if executor is None:
         if method is None:
             raise ValueError("run_retrieval needs a method or an executor")
-        executor = LocalExecutor(method, concurrency)
+        executor = LocalExecutor(method, concurrency, graph, follow)
+    start = version_of(graph) if start_version is None else start_version
     with contextlib.ExitStack() as locks:
         if lock:
             locks.enter_context(output_lock(results_path, "results file"))
         if lock and trajectories_path is not None:
             locks.enter_context(output_lock(trajectories_path, "trajectories file"))
         return _run_locked(executor, queries, graph, Path(results_path), k, trajectories_path, progress, console,
-                           max_consecutive_failures)
+                           max_consecutive_failures, start)
 
 
 def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: KnowledgeGraph, results_path: Path,
                 k: int, trajectories_path: str | Path | None, progress: bool, console: Console | None,
-                max_consecutive_failures: int | None) -> RunStats:
+                max_consecutive_failures: int | None, start_version: int) -> RunStats:
     traj_path = Path(trajectories_path) if trajectories_path is not None else None
     done = done_ids(results_path, traj_path)
     todo = [q for q in queries if q.id not in done]
@@ -183,6 +201,7 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
     start = time.perf_counter()
     results = JsonlAppender(results_path)
     trajectories: JsonlAppender | None = None  # opened on the first query that has trajectories
+    graphs = GraphsByVersion(graph)
     try:
         with _progress_bar(console, progress) as bar:
             task = bar.add_task("Retrieving", total=len(queries), completed=stats.already_done)
@@ -190,7 +209,7 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
             streak = 0
             recorded: set[str] = set()
 
-            def record(query: Query, output: Outcome, wall_s: float) -> bool:
+            def record(query: Query, output: Outcome, wall_s: float, used: KnowledgeGraph | int | None) -> bool:
                 """Write one query's outcome; False when the run should stop (too many failures in a row)."""
                 nonlocal trajectories, streak
                 if query.id in recorded:  # an executor that retried a query: its first outcome stands
@@ -200,12 +219,14 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
                     stats.failed.append((query.id, f"{type(output).__name__}: {output}"))
                     streak += 1
                 else:
+                    ran_on = graphs(used)
+                    moved = {"graph_version": version_of(ran_on)} if version_of(ran_on) != start_version else {}
                     if traj_path is not None and output.trajectories is not None:
                         trajectories = trajectories or JsonlAppender(traj_path)
                         # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.
-                        trajectories.append(pack_record({"id": query.id, **(output.record_dict() or {}),
+                        trajectories.append(pack_record({"id": query.id, **(output.record_dict() or {}), **moved,
                                                          "trajectories": output.trajectory_dicts()}))
-                    results.append(_result_record(query, output, graph, wall_s))
+                    results.append({**_result_record(query, output, ran_on, wall_s), **moved})
                     stats.completed += 1
                     if output.partial:
                         stats.partial.append(query.id)
@@ -225,24 +246,25 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
     return stats
 
 
-async def _run_async(method: Retriever, todo: Sequence[Query], k: int, concurrency: int,
+async def _run_async(method: FollowedMethod, todo: Sequence[Query], k: int, concurrency: int,
                      record: RecordOutcome) -> None:
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(query: Query) -> tuple[Query, MethodOutput | BaseException, float]:
+    async def one(query: Query) -> tuple[Query, Outcome, float, KnowledgeGraph | None]:
         async with gate:
             t0 = time.perf_counter()
+            output: Outcome
+            used: KnowledgeGraph | None = None
             try:
-                output = await method.aretrieve(query.query, k)
+                output, used = await method.aretrieve(query.query, k)
             except Exception as error:  # reported per query; the run goes on
                 output = error
-            return query, output, time.perf_counter() - t0
+            return query, output, time.perf_counter() - t0, used
 
     tasks = [asyncio.ensure_future(one(q)) for q in todo]
     try:
         for finished in asyncio.as_completed(tasks):
-            query, output, wall_s = await finished
-            if not record(query, output, wall_s):  # single writer: lines never interleave
+            if not record(*await finished):  # single writer: lines never interleave
                 break
     finally:
         for pending in tasks:  # stopped early or interrupted: nothing may outlive the run

@@ -209,23 +209,33 @@ def _indices(graph: Any, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _remove_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, touched: set[str]) -> None:
-    """Remove every copy of each removed edge whose endpoints are both untouched (the others went with them)."""
-    removed = delta.edges_removed
-    if not removed.num_rows:
-        return
-    keep = pc.invert(pc.or_(pc.is_in(removed.column("source"), pa.array(list(touched), pa.string())),
-                            pc.is_in(removed.column("target"), pa.array(list(touched), pa.string()))))
-    removed = removed.filter(keep)
-    src, dst = _indices(graph, removed.column("source")), _indices(graph, removed.column("target"))
+def _untouched(edges: pa.Table, touched: set[str]) -> pa.Table:
+    """The edges of ``edges`` (source, target, relation) whose endpoints are both untouched."""
+    names = pa.array(list(touched), pa.string())
+    return edges.filter(pc.invert(pc.or_(pc.is_in(edges.column("source"), names),
+                                         pc.is_in(edges.column("target"), names))))
+
+
+def _edge_matches(run: Any, graph: Any, schema: CypherSchema, edges: pa.Table, action: str) -> Iterator[Any]:
+    """Run ``MATCH (a)-[e]->(b) <action>`` over ``edges`` (source, target, relation; nodes ``graph`` has), one
+    statement per relation and endpoint tables; each statement's result."""
+    src, dst = _indices(graph, edges.column("source")), _indices(graph, edges.column("target"))
     src_labels, dst_labels = _labels_of(graph, schema, src), _labels_of(graph, schema, dst)
-    relations = np.array(removed.column("relation").to_pylist(), dtype=object)
+    relations = np.array(edges.column("relation").to_pylist(), dtype=object)
     for key in sorted(set(zip(relations.tolist(), src_labels.tolist(), dst_labels.tolist(), strict=True))):
         rows = (relations == key[0]) & (src_labels == key[1]) & (dst_labels == key[2])
-        table = pa.table({"s": removed.column("source").filter(pa.array(rows)),
-                          "t": removed.column("target").filter(pa.array(rows))})
-        run(f"LOAD FROM FILE MATCH (a:`{key[1]}` {{id: s}})-[e:`{schema.rel_label(key[0])}`]->"
-            f"(b:`{key[2]}` {{id: t}}) DELETE e", table)
+        table = pa.table({"s": edges.column("source").filter(pa.array(rows)),
+                          "t": edges.column("target").filter(pa.array(rows)),
+                          "r": edges.column("relation").filter(pa.array(rows))})
+        yield run(f"LOAD FROM FILE MATCH (a:`{key[1]}` {{id: s}})-[e:`{schema.rel_label(key[0])}`]->"
+                  f"(b:`{key[2]}` {{id: t}}) {action}", table)
+
+
+def _remove_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, touched: set[str]) -> None:
+    """Remove every copy of each removed edge whose endpoints are both untouched (the others went with them)."""
+    if delta.edges_removed.num_rows:
+        for _ in _edge_matches(run, graph, schema, _untouched(delta.edges_removed, touched), "DELETE e"):
+            pass
 
 
 def _row_tables(graph: Any, schema: CypherSchema, properties: dict[str, Any], ids: list[str]
@@ -267,10 +277,14 @@ def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, moved: l
     mark = np.zeros(graph.num_nodes, dtype=bool)
     mark[_indices(graph, pa.array(moved, pa.string()))] = True
     mine = mark[src] | mark[np.asarray(dst)]
-    added = delta.edges_added
-    names = pa.array(list(touched), pa.string())
-    added = added.filter(pc.invert(pc.or_(pc.is_in(added.column("source"), names),
-                                          pc.is_in(added.column("target"), names))))
+    added = _untouched(delta.edges_added, touched) if delta.edges_added.num_rows else delta.edges_added
+    if added.num_rows:  # an added edge the graph had already is no new edge (the graph holds each edge once)
+        held: set[tuple[str, str, str]] = set()
+        for found in _edge_matches(run, graph, schema, added, "RETURN s, t, r"):
+            rows = found.get_as_arrow()  # read once: the result is consumed
+            held.update(zip(*(rows.column(k).to_pylist() for k in range(3)), strict=True))
+        added = added.filter(pa.array([key not in held for key in zip(
+            *(added.column(c).to_pylist() for c in ("source", "target", "relation")), strict=True)]))
     codes = {name: code for code, name in enumerate(graph.relation_types)}
     extra = (_indices(graph, added.column("source")), _indices(graph, added.column("target")),
              np.array([codes[r] for r in added.column("relation").to_pylist()], dtype=np.int64))

@@ -274,3 +274,25 @@ def test_what_ray_workers_embed_is_counted_in_the_run_config(cluster, graph_dir,
     config = json.loads((tmp_path / "ray" / "config.json").read_text())
     assert config["embedding_usage"] == {REMOTE: {"texts": len(sent), "tokens": sum(map(token_count, sent)),
                                                   "counted_by": "endpoint"}}
+
+
+def test_ray_workers_run_on_the_newest_version_and_lines_name_it(cluster, tmp_path):
+    from ark.graph.versions import open_version
+    from tests.eval.test_eval_versions import NEW_NODE, write_update
+
+    folder = save_clinical_graph(tmp_path / "clinical")
+    driver = KnowledgeGraph.load(folder)
+    nodes, delete, gone = write_update(tmp_path, driver)
+    assert CliRunner().invoke(app, ["graph", "update", str(folder), "--nodes", str(nodes), "--delete",
+                                    str(delete)]).exit_code == 0  # after the driver opened version 0
+    choice = MethodChoice.make("bm25")
+    executor = RayExecutor(choice, graph=str(folder), path=str(folder),
+                           fingerprint=driver.metadata["fingerprint"], workers=1)
+    queries = [Query("q0", "Glimmer syndrome", [NEW_NODE]), *make_queries(1)]
+    outcome = run_eval(driver, choice, queries, tmp_path / "run", progress=False, executor=executor)
+    assert not outcome.stats.failed
+    rows = read_jsonl(tmp_path / "run" / "results.jsonl")
+    assert {row["graph_version"] for row in rows} == {1}
+    assert next(row for row in rows if row["id"] == "q0")["ranked"][0] == NEW_NODE
+    newest = open_version(folder, 1)
+    assert all(newest.has_node(node) for row in rows for node in row["ranked"]) and gone not in str(rows)

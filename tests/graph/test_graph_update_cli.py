@@ -125,4 +125,5 @@ def test_a_run_records_the_graph_version_and_is_not_resumed_on_another(graph: Pa
     more = write(tmp_path / "more.csv", "id,name,type\nX:2,Other,thing\n")
     assert cli("graph", "update", graph, "--nodes", more).exit_code == 0
     result = cli("eval", graph, "-m", "bm25", "-q", queries, "--run-dir", run, "--no-progress")
-    assert result.exit_code == 2 and "different run" in result.text and "graph_version" in result.text
+    assert result.exit_code == 2 and "was run on version 1" in result.text and "now at version 2" in result.text
+    assert "--allow-new-version" in result.text

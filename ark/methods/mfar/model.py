@@ -124,14 +124,6 @@ def save_model(folder: Path, weights: np.ndarray, bias: np.ndarray, fields: list
                                             "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def _trained_version(graph: Any, fingerprint: Any) -> int | None:
-    """The version of an updated ``graph`` the model was trained on (by fingerprint), or None."""
-    from ark.graph.versions import version_of_fingerprint
-
-    path = getattr(graph, "path", None)
-    return None if path is None else version_of_fingerprint(path, fingerprint)
-
-
 def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier: int, graph: Any) -> str:
     """The note for a model trained on an earlier version whose fields all still exist; :class:`MfarModelError`
     naming the fields (relations) gone or new otherwise: the weights are per field, not per node."""
@@ -152,10 +144,12 @@ def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray,
     if not (folder / MODEL_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
         raise MfarModelError(f"{folder} holds no trained mFAR model ({MODEL_FILE} and {WEIGHTS_FILE}); make one "
                              f"with `ark train mfar GRAPH --queries TRAIN --out {folder}`")
+    from ark.graph.versions import version_trained_on
+
     meta = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
     trained, here = meta.get("graph", {}), graph_identity(graph)
     same_graph = trained.get("fingerprint") == here["fingerprint"]
-    earlier = None if same_graph else _trained_version(graph, trained.get("fingerprint"))
+    earlier = None if same_graph else version_trained_on(graph, trained.get("fingerprint"))
     if (same_graph and meta.get("fields") != fields) or (not same_graph and earlier is None):
         raise MfarModelError(f"the mFAR model in {folder} was trained on graph {trained.get('name')!r} "
                              f"(fingerprint {trained.get('fingerprint')}), not on this graph {here['name']!r} "

@@ -158,16 +158,6 @@ def read_model(directory: str | Path) -> ModelRecord:
     return ModelRecord(directory, meta, TrainSettings(**meta["settings"]), pca)
 
 
-def _trained_version(graph: Any, fingerprint: Any) -> int | None:
-    """The version of ``graph`` (a graph that changes, :mod:`ark.graph.versions`) whose fingerprint is
-    ``fingerprint``, or None when no version of it has that fingerprint."""
-    from ark.graph.versions import version_of_fingerprint
-
-    if getattr(graph, "path", None) is None:
-        return None
-    return version_of_fingerprint(graph.path, fingerprint)
-
-
 def _live_types(graph: Any) -> tuple[set[str], set[str]]:
     """The node types that some node has and the relations that some edge has."""
     counts = np.bincount(np.asarray(graph.node_type_codes, np.int64), minlength=len(graph.node_types))
@@ -211,10 +201,12 @@ def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] 
 def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> str | None:
     """Refuse a model made for another graph (by fingerprint) or another embedder (by identity); for a model
     trained on an earlier version of this graph, the note :func:`check_version` gives (None when nothing to say)."""
+    from ark.graph.versions import version_trained_on
+
     trained, here = record.graph, graph_identity(graph)
     note = None
     if trained.get("fingerprint") != here["fingerprint"]:
-        earlier = _trained_version(graph, trained.get("fingerprint"))
+        earlier = version_trained_on(graph, trained.get("fingerprint"))
         if earlier is not None:
             note = check_version(record, graph, earlier)
     if note is None and trained.get("fingerprint") != here["fingerprint"]:
