@@ -3,7 +3,8 @@ start-up time). ``cache=True`` keeps the machine code on disk, so only the first
 
 Per query term ``t`` the int64 row ``terms[t]`` holds :data:`FIRST` (its first document), :data:`START` (its first
 delta's byte), :data:`WIDTH` (bytes a delta), :data:`P0` (its first posting's index), :data:`DF`, :data:`B0` (its
-first block) and :data:`NB` (its number of blocks); ``model`` is ``(k1, b, avgdl)``.
+first block), :data:`NB` (its number of blocks) and, for :func:`top_k`, :data:`S0`/:data:`SN` (its first group
+and number of groups of the fine skip list); ``model`` is ``(k1, b, avgdl)``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,22 @@ import numpy as np
 from ark.index.postings import BLOCK
 
 END = np.int64(2**62)
-FIRST, START, WIDTH, P0, DF, B0, NB = range(7)
+FIRST, START, WIDTH, P0, DF, B0, NB, S0, SN = range(9)
 jit = numba.njit(cache=True, nogil=True)
+
+
+@jit
+def term_rows(tids, term_first, term_bytes, term_widths, term_ptr, groups, skips):
+    """The rows ``terms`` of the terms ``tids`` (see the module doc): ``groups`` are each term's first block (or
+    group of another skip list, then in :data:`B0`/:data:`NB`), ``skips`` its first group of the fine skip list."""
+    rows = np.empty((len(tids), 9), np.int64)
+    for i in range(len(tids)):
+        t = tids[i]
+        rows[i, FIRST], rows[i, START], rows[i, WIDTH] = term_first[t], term_bytes[t], term_widths[t]
+        rows[i, P0], rows[i, DF] = term_ptr[t], term_ptr[t + 1] - term_ptr[t]
+        rows[i, B0], rows[i, NB] = groups[t], groups[t + 1] - groups[t]
+        rows[i, S0], rows[i, SN] = skips[t], skips[t + 1] - skips[t]
+    return rows
 
 
 @jit
@@ -59,6 +74,13 @@ def push(hs, hd, size, k, s, d):
     if not worse(hs[0], hd[0], s, d):
         return size
     hs[0], hd[0] = s, d
+    sift_down(hs, hd, size)
+    return size
+
+
+@jit
+def sift_down(hs, hd, size):
+    """Restore the heap order of its first ``size`` entries after their root was replaced."""
     i = 0
     while True:
         low, left, right = i, 2 * i + 1, 2 * i + 2
@@ -67,7 +89,7 @@ def push(hs, hd, size, k, s, d):
         if right < size and worse(hs[right], hd[right], hs[low], hd[low]):
             low = right
         if low == i:
-            return size
+            return
         hs[i], hs[low], hd[i], hd[low] = hs[low], hs[i], hd[low], hd[i]
         i = low
 
@@ -142,30 +164,18 @@ def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
 
 
 @jit
-def start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k, seed_scores, seed_docs):
-    """The walk's initial state: terms by bound (``order``) and their bounds' running sums (``prefix``), the heap
-    holding the seeds, and each term's cursor on its first document."""
-    bounds = term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack)
-    order = np.argsort(bounds)
-    prefix = np.cumsum(bounds[order])
-    hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
-    for i in range(len(seed_docs)):
-        size = push(hs, hd, size, k, seed_scores[i], seed_docs[i])
-    cur = np.empty(len(terms), np.int64)
-    for t in range(len(terms)):
-        cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
-    return order, prefix, hs, hd, size, cur
-
-
-@jit
-def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
-           skip, seed_scores, seed_docs):
-    """Top-k (scores, docs), unsorted; ``terms`` in query order; ``skip`` (sorted): documents already seeded.
+def walk(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
+         skip, bounds, hs, hd, size):
+    """MaxScore over ``terms`` (query order; ``bounds`` their largest block bounds) into the heap ``hs``/``hd`` of
+    ``size`` documents, passing over the documents ``skip`` (sorted, already scored); returns the heap's size.
 
     One function for the per-document path: a call passing arrays costs numba ~90 ns of reference counting."""
     n = len(terms)
-    order, prefix, hs, hd, size, cur = start(block_max_tf, block_min_dl, terms, idf, count, model, slack, k,
-                                             seed_scores, seed_docs)
+    order = np.argsort(bounds)
+    prefix = np.cumsum(bounds[order])
+    cur = np.empty(n, np.int64)
+    for t in range(n):
+        cur[t] = terms[t, FIRST] if terms[t, DF] > 0 else END
     pos, blk, wq, wb = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.float32), np.zeros(n)
     n_skip, essential, theta, window_bound, window_end = 0, 0, np.float64(-1.0), 0.0, np.int64(-1)
     while True:
@@ -220,8 +230,7 @@ def search(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms
             s = np.float32(s + wq[t])
         if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
             size = push(hs, hd, size, k, s, d)
-    return hs[:size].copy(), hd[:size].copy()
-
+    return size
 
 
 @jit

@@ -62,7 +62,7 @@ SPARSE_SEARCH_FRACTION = 32
 # search() prunes (numba) from this many documents on; below, the exhaustive numpy pass is fast and starts at once.
 PRUNE_MIN_DOCS = 200_000
 # Pruned search first scores the documents of the query's rarest terms, up to this many postings (see
-# BM25Index._rare_term_docs): a rare word next to a very frequent one otherwise keeps the k-th best score low while
+# _prune_kernel.top_k): a rare word next to a very frequent one otherwise keeps the k-th best score low while
 # the frequent word's postings are walked (a 31-document word with a 980k-document one: 13 ms -> 0.1 ms).
 SEED_POSTINGS = 4096
 # search() on a large index adds every posting of a query with this many distinct terms (compiled, term at a time)
@@ -272,32 +272,13 @@ class BM25Index:
 
     def _pruned_search(self, terms: list[tuple[int, int]], named: np.ndarray, k: int,
                        mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`search` by dynamic pruning. The exactly named documents and every document of the query's rarest
-        terms are scored first (subset scoring) and seed the result; the walk passes over them, so it needs only
-        the other terms (a document it visits holds no rare term), and starts with a high k-th best score."""
-        rare, rare_docs = self._rare_terms(terms)
-        seeded = sorted_unique(np.concatenate([np.asarray(named, dtype=np.int64), rare_docs]))
-        seeds = seeded if mask is None else seeded[mask[seeded]]
-        seed_scores = self._sorted_scores(terms, named, seeds)
-        keep = seed_scores > 0
-        seeds, seed_scores = seeds[keep], seed_scores[keep]
-        walk = [(tid, count) for tid, count in terms if tid not in rare]  # query order: the same float32 sums
-        if not walk:
-            return top_k(seeds, seed_scores, k)
-        return bm25_prune.pruned_top_k(self.postings, walk, self._idf, self.k1, self.b, self._avgdl, k, mask,
-                                       seeds, seed_scores, seeded)
-
-    def _rare_terms(self, terms: list[tuple[int, int]]) -> tuple[set[int], np.ndarray]:
-        """The query's rarest terms, with at most :data:`SEED_POSTINGS` documents in all (none when every term is
-        frequent), and those documents: the likeliest top documents, cheap to score exactly."""
-        rare, found, total = set(), [], 0
-        for df, tid in sorted((self.postings.df(tid), tid) for tid, _ in terms):
-            if total + df > SEED_POSTINGS:
-                break
-            rare.add(tid)
-            found.append(self.postings.docs(tid).astype(np.int64))
-            total += df
-        return rare, np.concatenate(found) if found else np.zeros(0, np.int64)
+        """:meth:`search` by dynamic pruning, in one compiled call. The exactly named documents and every document
+        of the query's rarest terms are scored first and seed the result (a seed is looked up in the other terms
+        only while it can still reach the k-th best score); the walk passes over them, so it needs only the other
+        terms (a document it visits holds no rare term), and starts with a high k-th best score."""
+        boost = self._exact_boost(terms) if len(named) else np.float32(0)
+        return bm25_prune.pruned_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k, mask,
+                                       np.asarray(named, dtype=np.int64), boost, SEED_POSTINGS)
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""

@@ -34,6 +34,10 @@ from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
 MERGE_POSTINGS_PER_CHUNK_DOC = 64
+# A chunk also stops at this many characters per document of its size: splitting and counting hold about 150 bytes
+# a token, so chunks are bounded by their text, not their number of documents (MAG's node documents, ~680 characters
+# each, took 1.25 GB in 25,000-document chunks; the Zipf benchmark's, ~375 characters, stay whole).
+CHUNK_BYTES_PER_DOC = 400
 
 
 class _Vocabulary(dict):
@@ -67,28 +71,51 @@ class _Vocabulary(dict):
 
 
 def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int) -> Iterator[list[str] | pa.ChunkedArray]:
+    """Consecutive chunks of at most ``size`` documents and :data:`CHUNK_BYTES_PER_DOC` ``* size`` characters (at
+    least one document): a chunk's memory follows its tokens, so long documents make shorter chunks."""
+    budget = size * CHUNK_BYTES_PER_DOC
     if isinstance(docs, pa.Array | pa.ChunkedArray):  # Arrow text: zero-copy slices, no Python string per document
+        import pyarrow.compute as pc
+
         if isinstance(docs, pa.Array):
             docs = pa.chunked_array([docs])
-        for start in range(0, len(docs), size):
-            yield docs.slice(start, size)
+        start = 0
+        while start < len(docs):
+            window = docs.slice(start, size)
+            lengths = pc.fill_null(pc.binary_length(window), 0).to_numpy()
+            count = _fitting(lengths, budget)
+            yield window.slice(0, count)
+            start += count
         return
     it = iter(docs)
-    while chunk := list(itertools.islice(it, size)):
+    pending: list = []
+    while chunk := pending + list(itertools.islice(it, size - len(pending))):
         if not all(isinstance(d, str) for d in chunk):
             chunk = [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
+        count = _fitting(np.fromiter(map(len, chunk), np.int64, len(chunk)), budget)
+        chunk, pending = chunk[:count], chunk[count:]
         yield chunk
 
 
+def _fitting(lengths: np.ndarray, budget: int) -> int:
+    """How many of the first documents fit ``budget`` characters together (at least one)."""
+    return max(int(np.searchsorted(np.cumsum(lengths), budget, side="right")), 1)
+
+
 def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) -> Iterator[list[list[str]]]:
-    """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty)."""
+    """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty), bounded as
+    :func:`_chunks`."""
     it = iter(docs)
-    while chunk := list(itertools.islice(it, size)):
-        records = []
-        for record in chunk:
+    pending: list[list[str]] = []
+    while chunk := pending + list(itertools.islice(it, size - len(pending))):
+        records = pending
+        for record in chunk[len(pending):]:
             if isinstance(record, str) or len(record) != n_fields:
                 raise ValueError(f"each document needs {n_fields} fields, got {record!r:.200}")
             records.append([f if isinstance(f, str) else ("" if f is None else str(f)) for f in record])
+        lengths = np.fromiter((sum(map(len, record)) for record in records), np.int64, len(records))
+        count = _fitting(lengths, size * CHUNK_BYTES_PER_DOC)
+        records, pending = records[:count], records[count:]
         yield records
 
 

@@ -15,9 +15,15 @@ holding that document must reach the k-th score, or the document is skipped with
 otherwise the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound
 fails. A document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
 bit-identical and the result (ties by lower id) equals the exhaustive one. Bounds are float64 and inflated by
-:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The caller may
-seed the heap with exactly scored documents (the exactly named ones, every document of the query's rarest terms);
-the walk passes over them, and terms all of whose documents are seeds are left out of it.
+:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The heap is
+first seeded (:mod:`ark.index._seed_kernel`) with the exactly named documents and every document of the query's
+rarest terms: their rare terms' weights are added from those terms' postings; the k-th best of these partial sums
+(divided by the slack) is a floor under the final k-th best score, so a seed whose partial sum plus the other terms'
+bounds stays below the floor (or below the k-th best so far) is dropped without looking the other terms up; the
+others are looked up through the fine skip list. The walk passes over the seeds, and the rare terms are left out of
+it. Everything from the query's term ids to the sorted result is one compiled call: called cold (the machine busy
+with other work between queries), a numba call costs 10-30 us and each numpy step a few, which was most of a query
+on a rare word.
 
 Subset scoring (:func:`subset_scores`, a node's neighbours) is compiled too: per term, a cursor moves forward through
 the sorted candidates, jumping whole groups by galloping over the fine skip list (every 16 postings) and decoding
@@ -32,6 +38,7 @@ import functools
 import numpy as np
 
 BOUND_SLACK = 1e-5
+_NO_MASK, _NO_DOCS = np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
 
 
 @functools.cache
@@ -43,23 +50,22 @@ def available() -> bool:
 
 
 def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float, k: int,
-                 mask: np.ndarray | None, seed_docs: np.ndarray, seed_scores: np.ndarray,
-                 skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` (ids, scores) over ``terms`` ((term id, occurrences) in query order), descending, ties by lower id.
+                 mask: np.ndarray | None, named: np.ndarray, boost: np.float32,
+                 seed_postings: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` (ids, scores) over ``terms`` ((term id, occurrences) in query order), descending, ties by lower id,
+    in one compiled call (a call's cost, cold, is most of a rare word's query): the ``named`` documents (``boost``
+    added) and those of the rarest terms (up to ``seed_postings`` postings) scored first, then the walk over the
+    other terms."""
+    from ark.index import _seed_kernel as kernel
 
-    ``seed_docs``/``seed_scores`` are documents already scored (the exactly named ones); ``skip`` (sorted) are the
-    documents the walk must not score again."""
-    from ark.index import _prune_kernel as kernel
-
-    tids = np.array([t for t, _ in terms], dtype=np.int64)
+    skip_last, skip_ptr, step = postings.skips()
     # numba's stubs type a compiled function's call without its parameters.
-    scores, docs = kernel.search(  # type: ignore[call-arg]
-        *_postings_arrays(postings), _term_rows(postings, tids), idf[tids].astype(np.float64),
-        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64),
-        1.0 + BOUND_SLACK, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask, skip.astype(np.int64),
-        seed_scores.astype(np.float32), seed_docs.astype(np.int64))
-    order = np.lexsort((docs, -scores))
-    return docs[order], scores[order]
+    scores, docs = kernel.top_k(  # type: ignore[call-arg]
+        *_postings_arrays(postings), skip_last, step, postings.term_first, postings.term_bytes, postings.term_widths,
+        postings.term_ptr, postings.block_ptr, skip_ptr, idf, np.array(terms, dtype=np.int64),
+        np.array([k1, b, avgdl]), 1.0 + BOUND_SLACK, int(k), _NO_MASK if mask is None else mask,
+        np.sort(named) if len(named) else _NO_DOCS, np.float32(boost), int(seed_postings))
+    return docs, scores
 
 
 def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
@@ -108,10 +114,12 @@ def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
 
 
 def _term_rows(postings, tids: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
-    """The kernel's per-term row (first document, first byte, width, first posting, df, first block, blocks);
-    with ``groups``, the term's groups of that skip list instead of its blocks."""
-    ptr, blocks = np.asarray(postings.term_ptr), postings.block_ptr if groups is None else groups
-    return np.ascontiguousarray(np.stack(
-        [np.asarray(postings.term_first)[tids].astype(np.int64), np.asarray(postings.term_bytes)[tids],
-         np.asarray(postings.term_widths)[tids].astype(np.int64), ptr[tids], ptr[tids + 1] - ptr[tids],
-         blocks[tids], blocks[tids + 1] - blocks[tids]], axis=1))
+    """The kernel's per-term rows (first document, first byte, width, first posting, df, first block, blocks, first
+    group and groups of the finest skip list); with ``groups``, the term's groups of that skip list instead of its
+    blocks. Compiled: numpy's nine gathers and a stack took ~25 us a query."""
+    from ark.index import _prune_kernel as kernel
+
+    skips = postings.skips()[1]
+    return kernel.term_rows(  # type: ignore[call-arg]
+        tids, np.asarray(postings.term_first), np.asarray(postings.term_bytes), np.asarray(postings.term_widths),
+        np.asarray(postings.term_ptr), postings.block_ptr if groups is None else groups, skips)

@@ -48,20 +48,10 @@ class ExactNames:
     @classmethod
     def build(cls, names: Iterable[Sequence[str]]) -> ExactNames:
         """``names[i]`` lists node ``i``'s names (name, synonyms, identifiers); empty keys are skipped."""
-        pairs: dict[int, set[int]] = {}
+        builder = ExactNamesBuilder()
         for node, values in enumerate(names):
-            for value in values:
-                key = exact_key(value)
-                if key:
-                    pairs.setdefault(_hash(key), set()).add(node)
-        hashes = np.fromiter(pairs, dtype=np.uint64, count=len(pairs))
-        order = np.argsort(hashes)
-        keys = hashes[order]
-        groups = [sorted(pairs[int(h)]) for h in keys.tolist()]
-        indptr = np.zeros(len(groups) + 1, dtype=np.int64)
-        np.cumsum([len(g) for g in groups], out=indptr[1:])
-        nodes = np.fromiter((n for g in groups for n in g), dtype=np.int64, count=int(indptr[-1]))
-        return cls(keys, indptr, nodes)
+            builder.add(node, values)
+        return builder.finish()
 
     def lookup(self, query: str) -> np.ndarray:
         """Ids of the nodes one of whose names has the query's exact key (ascending; empty when none)."""
@@ -94,3 +84,45 @@ class ExactNames:
             except ValueError:  # an empty array cannot be memory-mapped
                 arrays.append(np.load(directory / f"{name}.npy"))
         return cls(*arrays)
+
+
+class ExactNamesBuilder:
+    """Collects nodes' names as (key hash, node) pairs in numpy chunks, 16 bytes a name and no Python object kept
+    per node (a graph's build streams millions of nodes through it), then sorts them into an :class:`ExactNames`."""
+
+    CHUNK = 65_536
+
+    def __init__(self) -> None:
+        self._hashes: list[int] = []
+        self._nodes: list[int] = []
+        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, node: int, values: Sequence[str]) -> None:
+        """Node ``node``'s names (empty keys skipped)."""
+        for value in values:
+            key = exact_key(value)
+            if key:
+                self._hashes.append(_hash(key))
+                self._nodes.append(node)
+        if len(self._hashes) >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._parts.append((np.array(self._hashes, dtype=np.uint64), np.array(self._nodes, dtype=np.int64)))
+        self._hashes, self._nodes = [], []
+
+    def finish(self) -> ExactNames:
+        """The table: keys ascending, each key's distinct nodes ascending."""
+        self._flush()
+        hashes = np.concatenate([h for h, _ in self._parts])
+        nodes = np.concatenate([n for _, n in self._parts])
+        self._parts = []
+        order = np.lexsort((nodes, hashes))
+        hashes, nodes = hashes[order], nodes[order]
+        distinct = np.ones(len(hashes), dtype=bool)
+        distinct[1:] = (hashes[1:] != hashes[:-1]) | (nodes[1:] != nodes[:-1])
+        hashes, nodes = hashes[distinct], nodes[distinct]
+        starts = np.flatnonzero(np.concatenate([[True], hashes[1:] != hashes[:-1]])) if len(hashes) else \
+            np.zeros(0, dtype=np.int64)
+        indptr = np.append(starts, len(hashes)).astype(np.int64)
+        return ExactNames(hashes[starts], indptr, nodes)

@@ -120,17 +120,38 @@ def node_names(graph: Any, keys_by_type: dict[str, list[str]]) -> Iterator[list[
     """Each node's names: the values of its type's name keys (list properties give one name per item)."""
     codes = np.asarray(graph.node_type_codes)
     by_code = [keys_by_type.get(t, []) for t in graph.node_types]
-    for i in range(graph.num_nodes):
-        keys = by_code[int(codes[i])]
-        props = graph.properties(i) if any(k not in ("name", "id") for k in keys) else {}
-        values: list[str] = []
-        for key in keys:
-            value = graph.name(i) if key == "name" else graph.node_id(i) if key == "id" else props.get(key)
-            if isinstance(value, (list, tuple)):
-                values.extend(str(v) for v in value if v not in (None, ""))
-            elif value not in (None, ""):
-                values.append(str(value))
-        yield list(dict.fromkeys(values))
+    with_ids = any("id" in keys for keys in by_code)
+    for start in range(0, graph.num_nodes, NAME_BATCH):
+        stop = min(start + NAME_BATCH, graph.num_nodes)
+        names = _column_slice(graph, "name", start, stop)
+        ids = _column_slice(graph, "id", start, stop) if with_ids else []
+        for i in range(start, stop):
+            keys = by_code[int(codes[i])]
+            props = graph.properties(i) if any(k not in ("name", "id") for k in keys) else {}
+            values: list[str] = []
+            for key in keys:
+                value = names[i - start] if key == "name" else ids[i - start] if key == "id" else props.get(key)
+                if isinstance(value, (list, tuple)):
+                    values.extend(str(v) for v in value if v not in (None, ""))
+                elif value not in (None, ""):
+                    values.append(str(value))
+            yield list(dict.fromkeys(values))
+
+
+NAME_BATCH = 8192  # nodes whose names and ids are read at a time
+
+
+def _column_slice(graph: Any, column: str, start: int, stop: int) -> list[Any]:
+    """Nodes ``start..stop-1``'s ``name`` or ``id``: a slice of the graph's Arrow column where it has one (the
+    graph's own ``name(i)`` would keep the whole column as Python strings for its lifetime), else asked node by
+    node."""
+    import pyarrow as pa
+
+    nodes = getattr(graph, "nodes", None)
+    if isinstance(nodes, pa.Table) and column in nodes.column_names:
+        return nodes.column(column).slice(start, stop - start).to_pylist()
+    read = graph.name if column == "name" else graph.node_id
+    return [read(i) for i in range(start, stop)]
 
 
 def settings_hash(settings: dict) -> str:

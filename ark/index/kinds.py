@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from .bm25 import BM25Index
-from .exact import ExactNames
+from .exact import ExactNamesBuilder
 from .graph_index import IndexKind, node_documents, node_names, register_index_kind, resolve_name_keys
 from .tokenizer import Tokenizer
 
@@ -74,19 +74,19 @@ def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, ca
     if settings.get("scoring") != "fielded":
         return BM25Index.build(docs, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
                                progress=progress, workdir=cache_dir)
-    names: list[list[str]] = []
+    exact = ExactNamesBuilder() if settings["exact"] else None  # 16 bytes a name, not the names themselves
 
     def records() -> Iterable[tuple[str, str]]:
-        for node_names_, text in docs:
-            if settings["exact"]:
-                names.append(node_names_)
+        for node, (node_names_, text) in enumerate(docs):
+            if exact is not None:
+                exact.add(node, node_names_)
             yield "\n".join(node_names_), text
 
     index = BM25Index.build_fielded(records(), ("names", "text"), (settings["name_weight"], 1.0),
                                     (settings["name_b"], settings["b"]), k1=settings["k1"], tokenizer=tokenizer,
                                     num_docs=num_docs, progress=progress, workdir=cache_dir)
-    if settings["exact"]:
-        index.exact = ExactNames.build(names)
+    if exact is not None:
+        index.exact = exact.finish()
     return index
 
 

@@ -186,3 +186,40 @@ def test_an_index_saved_without_the_fine_skip_list_scores_the_same(tmp_path, sea
         np.testing.assert_array_equal(older.score(query, candidates), index.score(query, candidates))
         np.testing.assert_array_equal(older.search(query, 20)[0], index.search(query, 20)[0])
     _assert_search_is_exhaustive(older, _queries(3, words, 8), [None])
+
+
+def _rare_and_frequent_corpus(seed: int, n_docs: int) -> list[str]:
+    """A frequent word in most documents, a rare one in 125 (five times in 13 of them, so the rare word's strong
+    documents fill a top 5 that its weak ones plus the frequent word can no longer reach), repeated documents
+    (ties), and background words."""
+    rng = np.random.default_rng(seed)
+    docs = []
+    for i in range(n_docs):
+        words = list(rng.choice([f"b{j}x" for j in range(50)], rng.integers(3, 20)))
+        if rng.random() < 0.8:
+            words += ["often"] * int(rng.integers(1, 4))
+        if i % 40 == 0:
+            words += ["seldom"] * (5 if i % 400 == 0 else 1)
+        docs.append(" ".join(words))
+    for i in range(0, n_docs - 200, 400):  # duplicates of rare-word documents: equal scores, told apart by id
+        docs[i + 200] = docs[i]
+    return docs
+
+
+def test_seeds_that_cannot_reach_the_top_are_passed_over_exactly(search_path):
+    """The rare word's documents (125, under the seeding budget of the ``pruned-seeded`` path) seed the result;
+    the frequent word is looked up only in the seeds whose rare weight plus its bound can still reach the k-th
+    best, then walked: ranks and scores as the exhaustive pass, with masks, ties, the exact-name boost and field
+    weights."""
+    docs = _rare_and_frequent_corpus(11, 5000)
+    queries = ["seldom often", "often seldom b3x", "seldom", "often b7x seldom seldom"]
+    rng = np.random.default_rng(12)
+    masks = [None, rng.random(len(docs)) < 0.5]
+    assert _assert_search_is_exhaustive(BM25Index.build(docs, chunk_size=900), queries, masks, ks=(1, 5, 20)) > 0
+    names = [[" ".join(d.split()[:2])] for d in docs]
+    names[7] = names[3000] = ["seldom often"]  # exactly named by the first query: boosted above every seed
+    records = [("\n".join(n), d) for n, d in zip(names, docs, strict=True)]
+    fielded = BM25Index.build_fielded(records, ("names", "text"), (3.0, 1.0), (0.5, 0.75),
+                                      exact=ExactNames.build(names), chunk_size=900)
+    assert _assert_search_is_exhaustive(fielded, queries, masks, ks=(1, 5, 20)) > 0
+    assert sorted(fielded.search("seldom often", 2)[0].tolist()) == [7, 3000]

@@ -10,7 +10,8 @@ import pytest
 
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.index import BM25Index, Tokenizer, open_index
-from ark.index.exact import ExactNames, exact_key
+from ark.index.exact import ExactNames, ExactNamesBuilder, _hash, exact_key
+from ark.index.graph_index import node_names, resolve_name_keys
 
 DOCS = [
     ("FBN1", "FBN1 gene. Associated diseases: Marfan syndrome; Acromicric dysplasia; Stiff skin syndrome"),
@@ -141,3 +142,46 @@ def test_fielded_settings_are_cached_apart(tmp_path):
     assert len(list((tmp_path / "g" / "index").iterdir())) == 3
     again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
     assert again.index.exact is not None and again.search("OMIM:154700", 1)[0][0] == 1
+
+
+def _exact_names_reference(names):
+    """The table as a dict of sets (the first implementation): key hash -> sorted distinct nodes."""
+    pairs: dict[int, set[int]] = {}
+    for node, values in enumerate(names):
+        for value in values:
+            if exact_key(value):
+                pairs.setdefault(_hash(exact_key(value)), set()).add(node)
+    return {h: sorted(nodes) for h, nodes in pairs.items()}
+
+
+def test_exact_names_collected_in_chunks_equal_the_dict_of_sets(monkeypatch):
+    monkeypatch.setattr(ExactNamesBuilder, "CHUNK", 7)  # many chunks, a key's nodes spread over several
+    rng = np.random.default_rng(0)
+    vocabulary = ["FBN1", "fbn1", "Marfan syndrome", "marfan-SYNDROME", "", "  ", "OMIM:154700", "x", "Seizure"]
+    names = [list(rng.choice(vocabulary, int(rng.integers(0, 4)))) for _ in range(300)]
+    table = ExactNames.build(names)
+    expected = _exact_names_reference(names)
+    assert table.keys.tolist() == sorted(expected) and table.keys.dtype == np.uint64
+    got = {int(h): table.nodes[table.indptr[i]: table.indptr[i + 1]].tolist() for i, h in enumerate(table.keys)}
+    assert got == expected
+    empty = ExactNames.build([[], [""]])
+    assert len(empty) == 0 and empty.indptr.tolist() == [0] and empty.lookup("x").tolist() == []
+
+
+def test_node_names_are_read_in_batches_without_keeping_the_name_column(monkeypatch):
+    import ark.index.graph_index as graph_index
+
+    monkeypatch.setattr(graph_index, "NAME_BATCH", 4)  # 6 nodes: two batches
+    graph = _graph()
+    keys = resolve_name_keys(graph)
+    expected = []
+    for i in range(graph.num_nodes):
+        props = graph.properties(i)
+        values = []
+        for key in keys[graph.node_type(i)]:
+            value = graph.name(i) if key == "name" else graph.node_id(i) if key == "id" else props.get(key)
+            values += [str(v) for v in value] if isinstance(value, list) else [str(value)] if value else []
+        expected.append(list(dict.fromkeys(values)))
+    fresh = _graph()
+    assert list(node_names(fresh, keys)) == expected
+    assert "_names" not in fresh.__dict__ and "_ids" not in fresh.__dict__  # no whole column as Python strings
