@@ -33,7 +33,7 @@ from ..storage.atomic import atomic_directory
 from ..storage.checksums import file_records
 from ..storage.locks import build_lock
 from .schema import CypherSchema, PropertyColumn, build_schema, convert_property
-from .stream import ExportChunks, edge_parts, node_index_chunks, scan_property_columns
+from .stream import ExportChunks, edge_parts, node_index_chunks, release_pages, scan_property_columns
 
 LAYOUT_VERSION = 1  # bump when the exported tables change
 DB_FILE = "graph.lbug"
@@ -145,7 +145,7 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
     import ladybug
 
     chunks = chunks or ExportChunks()
-    columns = scan_property_columns(graph, chunks.scan_rows) if property_columns is None else property_columns
+    columns = scan_property_columns(graph, chunks.node_rows(graph)) if property_columns is None else property_columns
     schema = build_schema(graph, property_columns=columns)
     staging = Path(tempfile.mkdtemp(prefix=".parquet-", dir=db_file.parent))
     try:
@@ -175,6 +175,7 @@ def _copy_nodes(connection: Any, graph: Any, schema: CypherSchema, staging: Path
             pq.write_table(node_table(graph, spec, indices), file)
             connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
             file.unlink()
+            release_pages(graph)
             done += len(indices)
             _say(progress, f"nodes {spec.label}: {done:,} of {spec.count:,}")
 

@@ -11,7 +11,9 @@ CSR's order), so the database holds the same nodes, properties, ``idx`` values a
 
 from __future__ import annotations
 
+import ctypes
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ import pyarrow.parquet as pq
 from .schema import CypherSchema, PropertyColumn, PropertyScan
 
 SCAN_ROWS = 1 << 20  # nodes or CSR entries read from the memory-mapped arrays at a time
+_MADV_DONTNEED = 4  # Linux
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,32 @@ class ExportChunks:
         return max(1, int(self.node_bytes // max(per_row, 1.0)))
 
 
-def scan_property_columns(graph: Any, window: int = SCAN_ROWS) -> dict[str, tuple[PropertyColumn, ...]]:
-    """Node type -> its property columns, found by reading the nodes' property texts ``window`` at a time; empty
-    when no node has properties (the same columns :func:`~ark.graphdb.schema.build_schema` finds from every
-    node's property dict)."""
+def release_pages(graph: Any) -> None:
+    """Drop from this process's resident memory the pages of the graph's memory-mapped files (read-only
+    mappings of files under its folder) that the export has read: they stay in the page cache, and a later read maps
+    them again, so what the export holds does not grow with the files it reads. Linux only; elsewhere, or for a
+    graph without a folder, nothing."""
+    folder = getattr(graph, "path", None)
+    if folder is None or not sys.platform.startswith("linux"):
+        return
+    root = str(Path(folder).resolve()) + "/"
+    try:
+        lines = Path("/proc/self/maps").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[1] in ("r--s", "r--p") and fields[5].startswith(root):
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_DONTNEED)
+
+
+def scan_property_columns(graph: Any, window: int | None = None) -> dict[str, tuple[PropertyColumn, ...]]:
+    """Node type -> its property columns, found by reading the nodes' property texts ``window`` at a time (default:
+    a node chunk of :class:`ExportChunks`); empty when no node has properties (the same columns
+    :func:`~ark.graphdb.schema.build_schema` finds from every node's property dict)."""
+    window = window or ExportChunks().node_rows(graph)
     if "properties" not in graph.nodes.column_names:
         return {}
     column = graph.nodes.column("properties")
@@ -66,6 +91,7 @@ def scan_property_columns(graph: Any, window: int = SCAN_ROWS) -> dict[str, tupl
         for text, code in zip(texts, np.asarray(codes[start:start + window]).tolist(), strict=True):
             if text and text != "{}":
                 scans[code].add(json.loads(text))
+        release_pages(graph)
     return {node_type: scan.columns() for node_type, scan in zip(graph.node_types, scans, strict=True)}
 
 
@@ -159,7 +185,12 @@ def edge_parts(graph: Any, schema: CypherSchema, folder: Path, rows: int,
                                       pa.schema([("from", pa.string()), ("to", pa.string())]))
     ids = graph.nodes.column("id")
     codes = graph.node_type_codes
+    scanned = 0
     for src, dst, rel in edge_chunks(graph, entries):
+        scanned += len(src)
+        if scanned >= rows:  # the CSR and id pages read since the last release
+            release_pages(graph)
+            scanned = 0
         combined = (rel * types + np.asarray(codes[src], dtype=np.int64)) * types + np.asarray(codes[dst], np.int64)
         order = np.argsort(combined, kind="stable")
         present, starts = np.unique(combined[order], return_index=True)

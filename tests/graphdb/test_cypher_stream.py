@@ -124,3 +124,27 @@ def test_properties_arrive_in_their_typed_columns_chunk_by_chunk(tmp_path: Path)
                 for idx, value in rows:
                     raw = graph.properties(idx).get(column.key)
                     assert (value is None) == (raw is None), (spec.label, column.name, idx)
+
+
+def mapped_kb(folder: Path) -> int:
+    """Resident kB of this process's mappings of files under ``folder``."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if "-" in line.split(" ")[0] and len(line.split()) >= 5 and ":" not in line.split()[0]:
+            inside = line.split()[-1].startswith(str(folder.resolve()) + "/")
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="Linux only")
+def test_released_pages_leave_the_resident_set_and_read_back_unchanged(tmp_path: Path) -> None:
+    from ark.graphdb.stream import release_pages
+
+    graph = saved(tmp_path, build_drug_graph)
+    before = [np.array(a) for a in (graph.indptr, graph.neighbor_array, graph.code_array)], graph.nodes.to_pylist()
+    assert mapped_kb(tmp_path / "graph") > 0
+    release_pages(graph)
+    assert mapped_kb(tmp_path / "graph") == 0
+    after = [np.array(a) for a in (graph.indptr, graph.neighbor_array, graph.code_array)], graph.nodes.to_pylist()
+    assert all(np.array_equal(a, b) for a, b in zip(before[0], after[0], strict=True)) and before[1] == after[1]
