@@ -33,7 +33,14 @@ from ..storage.atomic import atomic_directory
 from ..storage.checksums import file_records
 from ..storage.locks import build_lock
 from .schema import CypherSchema, PropertyColumn, build_schema, convert_property
-from .stream import ExportChunks, edge_parts, node_index_chunks, release_pages, scan_property_columns
+from .stream import (
+    ExportChunks,
+    edge_parts,
+    node_index_chunks,
+    release_pages,
+    scan_property_columns,
+    take_rows,
+)
 
 LAYOUT_VERSION = 1  # bump when the exported tables change
 DB_FILE = "graph.lbug"
@@ -89,8 +96,10 @@ def cached_database(directory: Path, fingerprint: str, settings: dict[str, Any])
     return None
 
 
-def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) -> LadybugDatabase:
-    """The ladybug database of ``graph``, built on first use (see the module docstring for the cache)."""
+def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
+                     chunks: ExportChunks | None = None) -> LadybugDatabase:
+    """The ladybug database of ``graph``, built on first use (see the module docstring for the cache), an export
+    loading ``chunks`` at a time (default :class:`~ark.graphdb.stream.ExportChunks`)."""
     settings = build_settings()
     fingerprint = graph.metadata.get("fingerprint")
     graph_path = getattr(graph, "path", None)
@@ -108,7 +117,7 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
                     if cached is not None:
                         return cached
                     with atomic_directory(directory) as tmp:
-                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress)
+                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress, chunks)
                         manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict(),
                                     "version": graph.metadata.get("graph_version", 0), "made": made,
                                     "exported_bytes": exported,
@@ -119,21 +128,21 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
                 pass  # the folder became unwritable meanwhile: fall through to a temporary database
     folder = Path(tempfile.mkdtemp(prefix="ark-cypher-"))
     atexit.register(shutil.rmtree, folder, True)
-    schema = write_database(graph, folder / DB_FILE, progress=progress)
+    schema = write_database(graph, folder / DB_FILE, progress=progress, chunks=chunks)
     return LadybugDatabase(folder / DB_FILE, schema, temporary=True)
 
 
-def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool
-           ) -> tuple[CypherSchema, str, int]:
+def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool,
+           chunks: ExportChunks | None = None) -> tuple[CypherSchema, str, int]:
     """Write ``graph``'s database into ``folder``: from the previous version's when it can follow the update, else
     exported whole; with how it was made (``update`` or ``export``) and the size of the last whole export."""
     from .versioned import follow_update
 
-    columns = scan_property_columns(graph)
+    columns = scan_property_columns(graph, (chunks or ExportChunks()).node_rows(graph))
     followed = follow_update(graph, folder / DB_FILE, name, settings, columns, progress)
     if followed is not None:
         return followed[0], "update", followed[1]
-    schema = write_database(graph, folder / DB_FILE, progress=progress, property_columns=columns)
+    schema = write_database(graph, folder / DB_FILE, progress=progress, property_columns=columns, chunks=chunks)
     return schema, "export", (folder / DB_FILE).stat().st_size
 
 
@@ -218,15 +227,14 @@ def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
 def node_table(graph: Any, spec: Any, indices: np.ndarray | None = None) -> pa.Table:
     """The rows of node table ``spec``: every node of its type, or those at ``indices``."""
     indices = graph.nodes_of_type(spec.node_type) if indices is None else np.asarray(indices, dtype=np.int64)
-    take = pa.array(indices, pa.int64())
     data: dict[str, pa.Array] = {
-        "id": graph.nodes.column("id").take(take),
-        "name": graph.nodes.column("name").take(take),
-        "text": graph.nodes.column("text").take(take),
+        "id": take_rows(graph.nodes.column("id"), indices),
+        "name": take_rows(graph.nodes.column("name"), indices),
+        "text": take_rows(graph.nodes.column("text"), indices),
         "idx": pa.array(indices.astype(np.int64), pa.int64()),
     }
     if spec.properties:
-        rows = [json.loads(text or "{}") for text in graph.nodes.column("properties").take(take).to_pylist()]
+        rows = [json.loads(text or "{}") for text in take_rows(graph.nodes.column("properties"), indices).to_pylist()]
         for column in spec.properties:
             data[column.name] = pa.array([convert_property(row.get(column.key), column.type) for row in rows],
                                          _ARROW_TYPES[column.type])

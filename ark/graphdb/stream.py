@@ -74,6 +74,26 @@ def release_pages(graph: Any) -> None:
             libc.madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), _MADV_DONTNEED)
 
 
+def take_rows(column: pa.Array | pa.ChunkedArray, indices: np.ndarray) -> pa.Array:
+    """``column[indices]``, gathered chunk by chunk: pyarrow's ``ChunkedArray.take`` first concatenates the whole
+    column (a copy of a memory-mapped column of gigabytes for every chunk the export reads)."""
+    indices = np.asarray(indices, dtype=np.int64)
+    if isinstance(column, pa.Array):
+        return column.take(pa.array(indices))
+    offsets = np.cumsum([0, *(len(chunk) for chunk in column.chunks)])
+    which = np.searchsorted(offsets, indices, side="right") - 1
+    order = np.argsort(which, kind="stable")
+    bounds = np.searchsorted(which[order], np.arange(column.num_chunks + 1))
+    pieces = [column.chunk(k).take(pa.array(indices[order[bounds[k]:bounds[k + 1]]] - offsets[k]))
+              for k in range(column.num_chunks) if bounds[k] < bounds[k + 1]]
+    gathered = pa.concat_arrays(pieces) if pieces else pa.array([], column.type)
+    if np.array_equal(order, np.arange(len(order))):
+        return gathered
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return gathered.take(pa.array(inverse))
+
+
 def scan_property_columns(graph: Any, window: int | None = None) -> dict[str, tuple[PropertyColumn, ...]]:
     """Node type -> its property columns, found by reading the nodes' property texts ``window`` at a time (default:
     a node chunk of :class:`ExportChunks`); empty when no node has properties (the same columns
@@ -200,7 +220,7 @@ def edge_parts(graph: Any, schema: CypherSchema, folder: Path, rows: int,
                 raise ValueError(f"an edge of relation {graph.relation_types[key // types // types]!r} between "
                                  "node types the graph's schema does not list: the graph's files disagree")
             chosen = order[lo:hi]
-            table = pa.table({"from": ids.take(pa.array(src[chosen])), "to": ids.take(pa.array(dst[chosen]))})
+            table = pa.table({"from": take_rows(ids, src[chosen]), "to": take_rows(ids, dst[chosen])})
             for path in writers[key].write(table):
                 yield keys[key], path
     for key, writer in writers.items():

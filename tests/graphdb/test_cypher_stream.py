@@ -148,3 +148,16 @@ def test_released_pages_leave_the_resident_set_and_read_back_unchanged(tmp_path:
     assert mapped_kb(tmp_path / "graph") == 0
     after = [np.array(a) for a in (graph.indptr, graph.neighbor_array, graph.code_array)], graph.nodes.to_pylist()
     assert all(np.array_equal(a, b) for a, b in zip(before[0], after[0], strict=True)) and before[1] == after[1]
+
+
+def test_rows_taken_chunk_by_chunk_equal_a_whole_take() -> None:
+    import pyarrow as pa
+
+    from ark.graphdb.stream import take_rows
+
+    column = pa.chunked_array([pa.array(["a", "b", "c"]), pa.array([], pa.string()), pa.array(["d", "e"]),
+                               pa.array(["f"])])
+    rng = np.random.default_rng(1)
+    for size in range(12):
+        for indices in (rng.integers(0, 6, size), np.sort(rng.integers(0, 6, size))):
+            assert take_rows(column, indices).to_pylist() == [column[int(i)].as_py() for i in indices]
