@@ -70,7 +70,8 @@ def stage_command(stage: str, fmt: str, scale: float, folder: Path, args: argpar
                     str(folder / "graph")]
         return [ark_cmd, "graph", "import", "grbench", str(folder / "src"), "--out", str(folder / "graph")]
     return [sys.executable, str(Path(__file__).resolve()), "--stage", stage, "--format", fmt, "--scale", str(scale),
-            "--workdir", str(folder), "--calls", str(args.calls), "--questions", str(args.questions)]
+            "--workdir", str(folder), "--calls", str(args.calls), "--questions", str(args.questions),
+            "--cypher-edge-rows", str(args.cypher_edge_rows), "--cypher-pool-mb", str(args.cypher_pool_mb)]
 
 
 def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> dict:
@@ -130,12 +131,15 @@ def child_bm25(folder: Path, args: argparse.Namespace) -> dict:
 def child_cypher(folder: Path, args: argparse.Namespace) -> dict:
     try:
         from ark.graphdb.export import ladybug_database
+        from ark.graphdb.stream import ExportChunks
     except ImportError as error:
         return {"skipped": f"graphdb extra missing ({error})"}
     graph = _graph(folder)
     started = time.perf_counter()
-    database = ladybug_database(graph)
-    return {"export_s": round(time.perf_counter() - started, 1), "database": str(database.path)}
+    chunks = ExportChunks(edge_rows=args.cypher_edge_rows, buffer_pool_mb=args.cypher_pool_mb)
+    database = ladybug_database(graph, chunks=chunks)
+    return {"export_s": round(time.perf_counter() - started, 1), "database": str(database.path),
+            "edge_rows": chunks.edge_rows, "buffer_pool_mb": chunks.buffer_pool_mb}
 
 
 def child_search(folder: Path, args: argparse.Namespace) -> dict:
@@ -292,6 +296,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--heavy-nice", type=int, default=10)
+    parser.add_argument("--cypher-edge-rows", type=int, default=4_000_000, help="edges a COPY of the Cypher export")
+    parser.add_argument("--cypher-pool-mb", type=int, default=1024, help="ladybug's buffer pool while exporting")
     parser.add_argument("--stage", choices=tuple(CHILDREN), help=argparse.SUPPRESS)
     parser.add_argument("--format", help=argparse.SUPPRESS)
     parser.add_argument("--scale", type=float, help=argparse.SUPPRESS)

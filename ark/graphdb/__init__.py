@@ -80,13 +80,13 @@ def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
         from .schema import build_schema as schema_of
 
         return Neo4jEngine(settings.url, user=settings.user, password=settings.password, database=settings.database,
-                           schema=schema_of(graph, _properties(graph)), **options)
+                           schema=schema_of(graph, property_columns=_property_columns(graph)), **options)
     from .ladybug_engine import open_ladybug
 
     return open_ladybug(graph, progress=progress, **options)
 
 
-def _properties(graph: Any) -> dict[str, list[dict[str, Any]]]:
-    from .export import node_properties_by_type
+def _property_columns(graph: Any) -> dict[str, Any]:
+    from .stream import scan_property_columns
 
-    return node_properties_by_type(graph)
+    return scan_property_columns(graph)

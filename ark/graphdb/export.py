@@ -8,8 +8,8 @@ change, and published atomically (a folder without a manifest is never trusted).
 graph held only in memory, or one whose folder cannot be written, is exported to a temporary folder removed when
 the engine closes (or the process exits).
 
-Nodes and edges travel as Parquet files (one per node type, one per relationship FROM/TO pair) loaded with
-``COPY ... FROM``, the engine's bulk path.
+Nodes and edges travel as Parquet files loaded with ``COPY ... FROM``, the engine's bulk path, a bounded chunk at a
+time (:mod:`ark.graphdb.stream`): the export's memory does not grow with the graph.
 """
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ import pyarrow.parquet as pq
 from ..storage.atomic import atomic_directory
 from ..storage.checksums import file_records
 from ..storage.locks import build_lock
-from .schema import CypherSchema, build_schema, convert_property
+from .schema import CypherSchema, PropertyColumn, build_schema, convert_property
+from .stream import (
+    ExportChunks,
+    edge_parts,
+    node_index_chunks,
+    release_pages,
+    scan_property_columns,
+    take_rows,
+)
 
 LAYOUT_VERSION = 1  # bump when the exported tables change
 DB_FILE = "graph.lbug"
@@ -88,8 +96,10 @@ def cached_database(directory: Path, fingerprint: str, settings: dict[str, Any])
     return None
 
 
-def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) -> LadybugDatabase:
-    """The ladybug database of ``graph``, built on first use (see the module docstring for the cache)."""
+def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
+                     chunks: ExportChunks | None = None) -> LadybugDatabase:
+    """The ladybug database of ``graph``, built on first use (see the module docstring for the cache), an export
+    loading ``chunks`` at a time (default :class:`~ark.graphdb.stream.ExportChunks`)."""
     settings = build_settings()
     fingerprint = graph.metadata.get("fingerprint")
     graph_path = getattr(graph, "path", None)
@@ -107,7 +117,7 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
                     if cached is not None:
                         return cached
                     with atomic_directory(directory) as tmp:
-                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress)
+                        schema, made, exported = _build(graph, tmp, directory.name, settings, progress, chunks)
                         manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict(),
                                     "version": graph.metadata.get("graph_version", 0), "made": made,
                                     "exported_bytes": exported,
@@ -118,55 +128,79 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False) 
                 pass  # the folder became unwritable meanwhile: fall through to a temporary database
     folder = Path(tempfile.mkdtemp(prefix="ark-cypher-"))
     atexit.register(shutil.rmtree, folder, True)
-    schema = write_database(graph, folder / DB_FILE, progress=progress)
+    schema = write_database(graph, folder / DB_FILE, progress=progress, chunks=chunks)
     return LadybugDatabase(folder / DB_FILE, schema, temporary=True)
 
 
-def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool
-           ) -> tuple[CypherSchema, str, int]:
+def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool,
+           chunks: ExportChunks | None = None) -> tuple[CypherSchema, str, int]:
     """Write ``graph``'s database into ``folder``: from the previous version's when it can follow the update, else
     exported whole; with how it was made (``update`` or ``export``) and the size of the last whole export."""
     from .versioned import follow_update
 
-    properties = node_properties_by_type(graph)
-    followed = follow_update(graph, folder / DB_FILE, name, settings, properties, progress)
+    columns = scan_property_columns(graph, (chunks or ExportChunks()).node_rows(graph))
+    followed = follow_update(graph, folder / DB_FILE, name, settings, columns, progress)
     if followed is not None:
         return followed[0], "update", followed[1]
-    schema = write_database(graph, folder / DB_FILE, progress=progress, properties=properties)
+    schema = write_database(graph, folder / DB_FILE, progress=progress, property_columns=columns, chunks=chunks)
     return schema, "export", (folder / DB_FILE).stat().st_size
 
 
 def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2,
-                   properties: dict[str, list[dict[str, Any]]] | None = None) -> CypherSchema:
-    """Create a ladybug database at ``db_file`` holding ``graph``; returns its schema."""
+                   property_columns: dict[str, tuple[PropertyColumn, ...]] | None = None,
+                   chunks: ExportChunks | None = None) -> CypherSchema:
+    """Create a ladybug database at ``db_file`` holding ``graph``, loaded ``chunks`` at a time (default
+    :class:`~ark.graphdb.stream.ExportChunks`); returns its schema."""
     import ladybug
 
-    properties = node_properties_by_type(graph) if properties is None else properties
-    schema = build_schema(graph, properties)
+    chunks = chunks or ExportChunks()
+    columns = scan_property_columns(graph, chunks.node_rows(graph)) if property_columns is None else property_columns
+    schema = build_schema(graph, property_columns=columns)
     staging = Path(tempfile.mkdtemp(prefix=".parquet-", dir=db_file.parent))
     try:
-        database = ladybug.Database(str(db_file), max_num_threads=threads)
+        database = ladybug.Database(str(db_file), max_num_threads=threads,
+                                    buffer_pool_size=chunks.buffer_pool_mb * 2**20)
         connection = ladybug.Connection(database)
         try:
-            for spec in schema.nodes:
-                connection.execute(create_node_table(spec))
-                file = staging / f"nodes-{len(list(staging.iterdir()))}.parquet"
-                pq.write_table(node_table(graph, spec, properties.get(spec.node_type)), file)
-                connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
-                _say(progress, f"nodes {spec.label}: {spec.count:,}")
-            for spec in schema.rels:
-                connection.execute(create_rel_table(spec))
-            for (label, source, target), table in edge_tables(graph, schema).items():
-                file = staging / f"edges-{len(list(staging.iterdir()))}.parquet"
-                pq.write_table(table, file)
-                connection.execute(f"COPY `{label}` FROM '{_quote(file)}' (from='{source}', to='{target}')")
-                _say(progress, f"edges {label} ({source})->({target}): {table.num_rows:,}")
+            _copy_nodes(connection, graph, schema, staging, chunks, progress)
+            _copy_edges(connection, graph, schema, staging, chunks, progress)
         finally:
             connection.close()
             database.close()
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return schema
+
+
+def _copy_nodes(connection: Any, graph: Any, schema: CypherSchema, staging: Path, chunks: ExportChunks,
+                progress: bool) -> None:
+    """Create every node table and load its nodes, a chunk at a time."""
+    rows = chunks.node_rows(graph)
+    for spec in schema.nodes:
+        connection.execute(create_node_table(spec))
+        done = 0
+        for indices in node_index_chunks(graph, spec.node_type, rows, chunks.scan_rows):
+            file = staging / "nodes.parquet"
+            pq.write_table(node_table(graph, spec, indices), file)
+            connection.execute(f"COPY `{spec.label}` FROM '{_quote(file)}'")
+            file.unlink()
+            release_pages(graph)
+            done += len(indices)
+            _say(progress, f"nodes {spec.label}: {done:,} of {spec.count:,}")
+
+
+def _copy_edges(connection: Any, graph: Any, schema: CypherSchema, staging: Path, chunks: ExportChunks,
+                progress: bool) -> None:
+    """Create every relationship table and load its edges, a chunk at a time (one pass over the graph's CSR)."""
+    for spec in schema.rels:
+        connection.execute(create_rel_table(spec))
+    loaded: dict[tuple[str, str, str], int] = {}
+    for key, file in edge_parts(graph, schema, staging, chunks.edge_rows, chunks.scan_rows):
+        label, source, target = key
+        connection.execute(f"COPY `{label}` FROM '{_quote(file)}' (from='{source}', to='{target}')")
+        loaded[key] = loaded.get(key, 0) + pq.read_metadata(file).num_rows
+        file.unlink()
+        _say(progress, f"edges {label} ({source})->({target}): {loaded[key]:,}")
 
 
 def create_node_table(spec: Any) -> str:
@@ -190,21 +224,20 @@ def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def node_table(graph: Any, spec: Any, properties: list[dict[str, Any]] | None,
-               indices: np.ndarray | None = None) -> pa.Table:
-    """The rows of node table ``spec``: every node of its type, or those at ``indices`` (``properties`` holds their
-    property dicts, in the same order)."""
+def node_table(graph: Any, spec: Any, indices: np.ndarray | None = None) -> pa.Table:
+    """The rows of node table ``spec``: every node of its type, or those at ``indices``."""
     indices = graph.nodes_of_type(spec.node_type) if indices is None else np.asarray(indices, dtype=np.int64)
-    take = pa.array(indices, pa.int64())
     data: dict[str, pa.Array] = {
-        "id": graph.nodes.column("id").take(take),
-        "name": graph.nodes.column("name").take(take),
-        "text": graph.nodes.column("text").take(take),
+        "id": take_rows(graph.nodes.column("id"), indices),
+        "name": take_rows(graph.nodes.column("name"), indices),
+        "text": take_rows(graph.nodes.column("text"), indices),
         "idx": pa.array(indices.astype(np.int64), pa.int64()),
     }
-    for column in spec.properties:
-        values = [convert_property(row.get(column.key), column.type) for row in properties or ()]
-        data[column.name] = pa.array(values or [None] * len(indices), _ARROW_TYPES[column.type])
+    if spec.properties:
+        rows = [json.loads(text or "{}") for text in take_rows(graph.nodes.column("properties"), indices).to_pylist()]
+        for column in spec.properties:
+            data[column.name] = pa.array([convert_property(row.get(column.key), column.type) for row in rows],
+                                         _ARROW_TYPES[column.type])
     return pa.table(data)
 
 

@@ -166,34 +166,45 @@ class CypherSchema:
         return cls(nodes, rels, data.get("graph_name", ""))
 
 
+def value_kind(value: Any) -> str:
+    """The column kind of one non-null property value (``JSON`` for a nested or mixed one)."""
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INT64" if -(2**63) <= value < 2**63 else "STRING"
+    if isinstance(value, float):
+        return "DOUBLE"
+    if isinstance(value, str):
+        return "STRING"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "STRING[]"
+    if isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return "DOUBLE[]"
+    return "JSON"
+
+
+def type_of_kinds(kinds: set[str]) -> str:
+    """The column type holding values of every kind in ``kinds`` (see :func:`infer_property_type`)."""
+    if not kinds:
+        return "STRING"
+    if kinds == {"INT64", "DOUBLE"}:
+        return "DOUBLE"
+    if len(kinds) > 1:
+        return "STRING"
+    kind = next(iter(kinds))
+    return "STRING" if kind == "JSON" else kind
+
+
 def infer_property_type(values: Iterable[Any]) -> str:
     """The column type holding every non-null value: the narrowest of :data:`PROPERTY_TYPES` (else ``STRING``)."""
     kinds: set[str] = set()
     for value in values:
         if value is None:
             continue
-        if isinstance(value, bool):
-            kinds.add("BOOLEAN")
-        elif isinstance(value, int):
-            kinds.add("INT64" if -(2**63) <= value < 2**63 else "STRING")
-        elif isinstance(value, float):
-            kinds.add("DOUBLE")
-        elif isinstance(value, str):
-            kinds.add("STRING")
-        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
-            kinds.add("STRING[]")
-        elif isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-            kinds.add("DOUBLE[]")
-        else:
-            kinds.add("JSON")
+        kinds.add(value_kind(value))
         if len(kinds) > 1 and kinds != {"INT64", "DOUBLE"}:
             return "STRING"
-    if not kinds:
-        return "STRING"
-    if kinds == {"INT64", "DOUBLE"}:
-        return "DOUBLE"
-    kind = kinds.pop()
-    return "STRING" if kind == "JSON" else kind
+    return type_of_kinds(kinds)
 
 
 def convert_property(value: Any, column_type: str) -> Any:
@@ -209,16 +220,19 @@ def convert_property(value: Any, column_type: str) -> Any:
     return value
 
 
-def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]] | None = None) -> CypherSchema:
+def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]] | None = None, *,
+                 property_columns: dict[str, tuple[PropertyColumn, ...]] | None = None) -> CypherSchema:
     """The :class:`CypherSchema` of ``graph``; ``properties_by_type`` (node type -> property dicts of its nodes)
-    gives the property columns (none when omitted)."""
+    or ``property_columns`` (node type -> its columns, as :class:`PropertyScan` finds them) gives the property
+    columns (none when both are omitted)."""
     counts = graph.type_counts()
     taken: set[str] = set()
     nodes: list[NodeTableSpec] = []
     for node_type in graph.node_types:
         label = _unique(cypher_identifier(node_type), taken)
-        nodes.append(NodeTableSpec(label, node_type, counts.get(node_type, 0),
-                                   _property_columns((properties_by_type or {}).get(node_type, []))))
+        columns = (property_columns.get(node_type, ()) if property_columns is not None
+                   else _property_columns((properties_by_type or {}).get(node_type, [])))
+        nodes.append(NodeTableSpec(label, node_type, counts.get(node_type, 0), columns))
     label_of = {spec.node_type: spec.label for spec in nodes}
     pairs: dict[str, list[RelPair]] = {}
     for triple in graph.schema:
@@ -229,18 +243,35 @@ def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]]
     return CypherSchema(nodes, rels, str(graph.metadata.get("name", "")))
 
 
+class PropertyScan:
+    """The property columns of one node table, from its nodes' property dicts seen one at a time (in node order):
+    the keys in first-seen order and the kinds of value each held, so a graph's rows need not be held at once."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, set[str]] = {}
+
+    def add(self, row: dict[str, Any]) -> None:
+        for key, value in row.items():
+            kinds = self.kinds.setdefault(key, set())
+            if value is not None:
+                kinds.add(value_kind(value))
+
+    def columns(self) -> tuple[PropertyColumn, ...]:
+        taken = {name for name, _ in BASE_COLUMNS}
+        columns = []
+        for key, kinds in self.kinds.items():
+            if str(key).startswith("_"):
+                continue
+            name = cypher_identifier(key)
+            if name.lower() in taken:
+                name = "p_" + name
+            name = _unique(name, taken)
+            columns.append(PropertyColumn(name, str(key), type_of_kinds(kinds)))
+        return tuple(columns)
+
+
 def _property_columns(rows: list[dict[str, Any]]) -> tuple[PropertyColumn, ...]:
-    keys: dict[str, None] = {}
+    scan = PropertyScan()
     for row in rows:
-        keys.update(dict.fromkeys(row))
-    taken = {name for name, _ in BASE_COLUMNS}
-    columns = []
-    for key in keys:
-        if str(key).startswith("_"):
-            continue
-        name = cypher_identifier(key)
-        if name.lower() in taken:
-            name = "p_" + name
-        name = _unique(name, taken)
-        columns.append(PropertyColumn(name, str(key), infer_property_type(row.get(key) for row in rows)))
-    return tuple(columns)
+        scan.add(row)
+    return scan.columns()

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..storage.checksums import DamagedFileError
-from .schema import CypherSchema, build_schema
+from .schema import CypherSchema, PropertyColumn, build_schema
 
 # A database updated in place keeps the pages its old rows held (ladybug reuses few of them): HPO's 24 MB grew to
 # 63, 115, 171 MB over three updates of 1,000 nodes. Once the previous version's file is this many times the size
@@ -110,8 +110,9 @@ def database_after_update(graph: Any, progress: bool = False) -> Any:
     return ladybug_database(graph, progress=progress)
 
 
-def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any], properties: dict[str, Any],
-                  progress: bool = False) -> tuple[CypherSchema, int] | None:
+def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any],
+                  property_columns: dict[str, tuple[PropertyColumn, ...]], progress: bool = False
+                  ) -> tuple[CypherSchema, int] | None:
     """Make ``db_file`` the database of ``graph`` from the previous version's (copied, the update applied); its
     schema and the size of the whole export it descends from. None (nothing written) when there is none, the
     tables would change (see the module doc) or the previous file outgrew :data:`GROWTH_LIMIT` times that export."""
@@ -120,7 +121,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     previous = previous_database(graph, name, settings)
     if previous is None or previous[0].stat().st_size > GROWTH_LIMIT * previous[2]:
         return None
-    schema = build_schema(graph, properties)
+    schema = build_schema(graph, property_columns=property_columns)
     changes = schema_changes(previous[1], schema)
     if changes is None:
         return None
@@ -129,7 +130,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     except (DamagedFileError, OSError, ValueError):
         return None  # its files are gone or damaged: export
     shutil.copyfile(previous[0], db_file)
-    apply_update(db_file, graph, delta, schema, properties, changes)
+    apply_update(db_file, graph, delta, schema, changes)
     if progress:
         import sys
 
@@ -138,8 +139,8 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     return schema, previous[2]
 
 
-def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, properties: dict[str, Any],
-                 changes: list[str], threads: int = 2) -> None:
+def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, changes: list[str],
+                 threads: int = 2) -> None:
     """Turn the database at ``db_file`` (the previous version's, a private copy) into ``graph``'s by ``delta``.
 
     The tables are extended by ``changes`` (:func:`schema_changes`); in one transaction, upserted nodes the copy
@@ -175,8 +176,8 @@ def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, pr
         for spec in schema.nodes:
             run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: node_key}}) DETACH DELETE n", gone)
         _remove_edges(run, graph, schema, delta, touched)
-        _set_rows(run, graph, schema, properties, in_place)
-        _load_rows(run, graph, schema, properties, [x for x in upserted if held.get(x) != labels[x]])
+        _set_rows(run, graph, schema, in_place)
+        _load_rows(run, graph, schema, [x for x in upserted if held.get(x) != labels[x]])
         _load_edges(run, graph, schema, delta, moved, touched)
         _renumber(run, connection, graph, schema)
         connection.execute("COMMIT")
@@ -238,8 +239,7 @@ def _remove_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, touche
             pass
 
 
-def _row_tables(graph: Any, schema: CypherSchema, properties: dict[str, Any], ids: list[str]
-                ) -> Iterator[tuple[Any, pa.Table]]:
+def _row_tables(graph: Any, schema: CypherSchema, ids: list[str]) -> Iterator[tuple[Any, pa.Table]]:
     """(node table, its rows) of the nodes ``ids`` of ``graph``, by table."""
     from .export import node_table
 
@@ -250,19 +250,18 @@ def _row_tables(graph: Any, schema: CypherSchema, properties: dict[str, Any], id
         chosen = indices[codes == code]
         if chosen.size:
             spec = tables[node_type]
-            rows = [graph.properties(int(i)) for i in chosen] if properties and spec.properties else None
-            yield spec, node_table(graph, spec, rows, chosen)
+            yield spec, node_table(graph, spec, chosen)
 
 
-def _load_rows(run: Any, graph: Any, schema: CypherSchema, properties: dict[str, Any], ids: list[str]) -> None:
+def _load_rows(run: Any, graph: Any, schema: CypherSchema, ids: list[str]) -> None:
     """Load the rows of nodes the database does not hold (in their table)."""
-    for spec, table in _row_tables(graph, schema, properties, ids):
+    for spec, table in _row_tables(graph, schema, ids):
         run(f"COPY `{spec.label}` FROM FILE", table)
 
 
-def _set_rows(run: Any, graph: Any, schema: CypherSchema, properties: dict[str, Any], ids: list[str]) -> None:
+def _set_rows(run: Any, graph: Any, schema: CypherSchema, ids: list[str]) -> None:
     """Write the new columns of nodes the database holds in their table (their edges untouched)."""
-    for spec, table in _row_tables(graph, schema, properties, ids):
+    for spec, table in _row_tables(graph, schema, ids):
         table = table.rename_columns([f"v_{name}" for name in table.column_names])
         assign = ", ".join(f"n.`{name}` = v_{name}" for name, _ in spec.columns if name != "id")
         run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: v_id}}) SET {assign}", table)
@@ -272,11 +271,12 @@ def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, moved: l
                 touched: set[str]) -> None:
     """The new version's edges of re-typed nodes, and the added edges between untouched nodes."""
     from .export import edge_tables
+    from .stream import edge_chunks
 
-    src, dst, rel = graph.edges()
     mark = np.zeros(graph.num_nodes, dtype=bool)
     mark[_indices(graph, pa.array(moved, pa.string()))] = True
-    mine = mark[src] | mark[np.asarray(dst)]
+    theirs = [(src[mine], dst[mine], rel[mine]) for src, dst, rel in edge_chunks(graph)
+              if (mine := mark[src] | mark[dst]).any()]  # read a chunk at a time: the graph's edges are not held
     added = _untouched(delta.edges_added, touched) if delta.edges_added.num_rows else delta.edges_added
     if added.num_rows:  # an added edge the graph had already is no new edge (the graph holds each edge once)
         held: set[tuple[str, str, str]] = set()
@@ -288,9 +288,8 @@ def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, moved: l
     codes = {name: code for code, name in enumerate(graph.relation_types)}
     extra = (_indices(graph, added.column("source")), _indices(graph, added.column("target")),
              np.array([codes[r] for r in added.column("relation").to_pylist()], dtype=np.int64))
-    edges = (np.concatenate([np.asarray(src)[mine], extra[0]]), np.concatenate([np.asarray(dst)[mine], extra[1]]),
-             np.concatenate([np.asarray(rel, dtype=np.int64)[mine], extra[2]]))
-    for (label, source, target), table in edge_tables(graph, schema, edges).items():
+    src, dst, rel = (np.concatenate([*(part[k] for part in theirs), extra[k]]) for k in range(3))
+    for (label, source, target), table in edge_tables(graph, schema, (src, dst, rel)).items():
         run(f"COPY `{label}` FROM FILE (from='{source}', to='{target}')", table)
 
 

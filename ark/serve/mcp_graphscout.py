@@ -46,10 +46,10 @@ class GraphScoutTools:
         """The Cypher schema the solver's prompt describes (node tables with their properties)."""
         with self._lock:
             if self._schema is None:
-                from ark.graphdb.export import node_properties_by_type
                 from ark.graphdb.schema import build_schema
+                from ark.graphdb.stream import scan_property_columns
 
-                self._schema = build_schema(self.graph, node_properties_by_type(self.graph))
+                self._schema = build_schema(self.graph, property_columns=scan_property_columns(self.graph))
             return self._schema
 
     def _toolbox(self) -> Any:
