@@ -220,6 +220,7 @@ def child_questions(folder: Path, args: argparse.Namespace) -> dict:
     figures: dict = {"quiz_s": round(time.perf_counter() - started, 1), "templates": sorted(per_template)}
     queries, _ = open_queries(source, graph)
     for name in ("ark", "graphscout"):
+        shutil.rmtree(folder / f"runs-{name}", ignore_errors=True)  # answered afresh, not resumed from a past run
         started = time.perf_counter()
         choice = MethodChoice.make(name, {}, MethodContext(llm=None))
         outcome = run_eval(graph, choice, queries, folder / f"runs-{name}", queries_source=str(source))
