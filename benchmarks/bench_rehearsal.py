@@ -6,16 +6,19 @@
 Each run ``FORMAT:SCALE`` writes a synthetic graph in the released files' format at that fraction of the real node
 and edge counts (``benchmarks/synthetic_rehearsal.py``: the real files are not reachable here; random texts, our
 type mixes), then runs each stage as its own process: ``generate``; ``import`` (the real command: ``ark graph import
-stark prime`` / ``ark graph import grbench``); ``bm25`` (the index build, ``open_index``); ``cypher`` (the embedded
+stark prime`` / ``ark graph import grbench``); ``bm25`` (the index builds: ``open_index`` and
+GraphScout's name index); ``cypher`` (the embedded
 ladybug export, skipped without the graphdb extra); ``search`` (``search_in_graph`` latency on node names and text
 passages, ``search_in_neighborhood`` on the largest hub); ``ark`` (offline ARK, the offline policy and not an LLM, on
 ``--questions`` questions naming a node and asking for its neighbours); ``questions`` (a GraphScout quiz of
 ``--questions`` questions on the graph, its first question of each template answered by offline ARK and offline
-GraphScout, Cypher on the exported database). Per stage: wall and CPU seconds, the child's
-peak RSS (``wait4``), the disk its folder holds after it and the most it added while running (scratch files
-included, sampled every 2 s), and the load average before and after. The stages of a run print side by
-side, then, for every format run at two scales, the figures at scale 1 by a straight line through them (the
-extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy stages run at nice 10.
+GraphScout, Cypher on the exported database). Per stage: wall and CPU seconds, the child's peak RSS (``wait4``),
+its peak private memory (``RssAnon``, sampled every 0.2 s by a Python child itself: RSS without the pages of
+memory-mapped files, which the kernel may drop and read again), the disk its folder holds after it and the most it
+added while running (scratch files included, sampled every 2 s), and the load average before and after. The stages
+of a run print side by side, then, for every format run at two scales, the figures at scale 1 by a straight line
+through them (the extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy
+stages run at nice 10.
 """
 
 from __future__ import annotations
@@ -59,6 +62,21 @@ def _sample_disk(folder: Path, done: threading.Event, peak: list[int]) -> None:
     while not done.wait(2):
         with contextlib.suppress(OSError):  # a file removed while it was being listed
             peak[0] = max(peak[0], work_bytes(folder))
+
+
+def _anon_kib() -> int:
+    """This process's private (anonymous) resident memory, KiB: its RSS without the pages of memory-mapped files,
+    which the kernel may drop and read again (the graph's arrays, the node table, the index)."""
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        status = Path("/proc/self/status").read_text()
+        return int(next(line for line in status.splitlines() if line.startswith("RssAnon:")).split()[1])
+    return 0
+
+
+def _sample_anon(done: threading.Event, peak: list[int]) -> None:
+    """Largest :func:`_anon_kib` seen until ``done`` (every 0.2 s)."""
+    while not done.wait(0.2):
+        peak[0] = max(peak[0], _anon_kib())
 
 
 def stage_command(stage: str, fmt: str, scale: float, folder: Path, args: argparse.Namespace) -> list[str]:
@@ -119,13 +137,20 @@ def _graph(folder: Path):
 
 
 def child_bm25(folder: Path, args: argparse.Namespace) -> dict:
+    """The BM25 builds: ARK's index over node texts, then GraphScout's retriever index over node names (built here,
+    with the other build, so that the questions stage only opens it)."""
     from ark.index import open_index
+    from ark.methods.graphscout.options import GraphScoutOptions
+    from ark.methods.graphscout.solver import open_node_index
 
     graph = _graph(folder)
     started = time.perf_counter()
     index = open_index(graph, "bm25", progress=False)
-    return {"nodes": graph.num_nodes, "edges": graph.num_edges, "build_s": round(time.perf_counter() - started, 1),
-            "docs": index.index.num_docs}
+    build_s = round(time.perf_counter() - started, 1)
+    started = time.perf_counter()
+    open_node_index(graph, GraphScoutOptions())
+    return {"nodes": graph.num_nodes, "edges": graph.num_edges, "build_s": build_s, "docs": index.index.num_docs,
+            "name_index_s": round(time.perf_counter() - started, 1)}
 
 
 def child_cypher(folder: Path, args: argparse.Namespace) -> dict:
@@ -216,6 +241,7 @@ def child_questions(folder: Path, args: argparse.Namespace) -> dict:
     figures: dict = {"quiz_s": round(time.perf_counter() - started, 1), "templates": sorted(per_template)}
     queries, _ = open_queries(source, graph)
     for name in ("ark", "graphscout"):
+        shutil.rmtree(folder / f"runs-{name}", ignore_errors=True)  # answered afresh, not resumed from a past run
         started = time.perf_counter()
         choice = MethodChoice.make(name, {}, MethodContext(llm=None))
         outcome = run_eval(graph, choice, queries, folder / f"runs-{name}", queries_source=str(source))
@@ -233,11 +259,12 @@ CHILDREN = {"generate": child_generate, "bm25": child_bm25, "cypher": child_cyph
 # ---------------------------------------------------------------------------------------------------- report
 def print_table(results: list[dict]) -> None:
     print("\n== stages side by side (load = 1-minute load average after <- before; 2-core machine) ==")
-    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'disk GB':>8} "
+    print(f"{'run':<16} {'stage':<9} {'wall s':>8} {'CPU s':>8} {'peak RSS GB':>11} {'anon GB':>7} {'disk GB':>8} "
           f"{'peak +disk GB':>13}  load")
     for r in results:
+        anon = f"{r['peak_anon_gb']:>7.2f}" if "peak_anon_gb" in r else f"{'-':>7}"
         print(f"{r['format'] + ':' + str(r['scale']):<16} {r['stage']:<9} {r['wall_s']:>8.1f} {r['cpu_s']:>8.1f} "
-              f"{r['peak_rss_gb']:>11.2f} {r['disk_gb']:>8.3f} {r.get('peak_added_disk_gb', 0):>13.3f}  "
+              f"{r['peak_rss_gb']:>11.2f} {anon} {r['disk_gb']:>8.3f} {r.get('peak_added_disk_gb', 0):>13.3f}  "
               f"{r['load'][0]} <- {r['load'][1]}"
               + (f"  ({r['skipped']})" if "skipped" in r else ""))
     for r in results:
@@ -303,7 +330,11 @@ def main() -> None:
     parser.add_argument("--scale", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:
+        peak_anon, done = [0], threading.Event()
+        threading.Thread(target=_sample_anon, args=(done, peak_anon), daemon=True).start()
         figures = CHILDREN[args.stage](args.workdir, args)
+        done.set()
+        figures["peak_anon_gb"] = round(max(peak_anon[0], _anon_kib()) / 2**20, 3)
         (args.workdir / f"{args.stage}.json").write_text(json.dumps(figures, indent=1))
         return
     runs = [(part.split(":")[0], float(part.split(":")[1])) for part in args.runs.split(",") if part.strip()]

@@ -79,8 +79,9 @@ def write_graph(folder: Path, domain: str = "amazon", target_bytes: int = 1_000_
                 degree: int = 3, seed: int = 0) -> Path:
     """Write ``folder/graph.json`` of about ``target_bytes`` (streamed: the generator itself stays small)."""
     types = DOMAINS[domain].values()
-    # bytes a node of each type takes: ids and names (~70), ~5.7 bytes a word, ~9 bytes a neighbor id
-    per_type = sum(70 + 5.7 * text_words * len(extra) + 9 * degree / 2 * len(kinds) for _n, extra, kinds in types)
+    # bytes a node of each type takes: ids and names (~70), ~5.7 bytes a word, ~14 bytes a neighbor id (quoted, with
+    # its separator)
+    per_type = sum(70 + 5.7 * text_words * len(extra) + 14 * degree / 2 * len(kinds) for _n, extra, kinds in types)
     nodes_per_type = max(2, int(target_bytes / per_type))
     folder.mkdir(parents=True, exist_ok=True)
     file = folder / "graph.json"

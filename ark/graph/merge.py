@@ -67,12 +67,11 @@ def plan_nodes(base: KnowledgeGraph, deltas: list[GraphDelta]) -> NodePlan:
 
 
 def lookup(graph: KnowledgeGraph, values: pa.Array | pa.ChunkedArray | list[str]) -> np.ndarray:
-    """Positions of the ids ``values`` in ``graph``, -1 where absent: from its id dictionary when it has built it
-    (a graph held open), else by one vectorised look-up (building the dictionary of every id costs more)."""
-    cached = graph.__dict__.get("_index_by_id")
-    if cached is not None:
+    """Positions of the ids ``values`` in ``graph``, -1 where absent: from its id table when it has built it (a
+    graph held open), else by one vectorised look-up (building the table of every id costs more)."""
+    if "_id_table" in graph.__dict__:
         items = values if isinstance(values, list) else values.to_pylist()
-        return np.fromiter((cached.get(x, -1) for x in items), np.int64, len(items))
+        return np.fromiter((graph._row_of(x) for x in items), np.int64, len(items))
     array = pa.array(values, pa.string()) if isinstance(values, list) else values
     return _positions(array, graph.nodes.column("id"))
 

@@ -18,6 +18,8 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from .keys import KeyTable, column_chunks
+
 Direction = Literal["both", "out", "in"]
 DIRECTIONS: tuple[str, ...] = ("both", "out", "in")
 
@@ -91,13 +93,16 @@ class KnowledgeGraph:
         return f"KnowledgeGraph({name!r}, nodes={self.num_nodes:,}, edges={self.num_edges:,})"
 
     # ----------------------------------------------------------------- nodes
+    # Ids and names are read from the memory-mapped node table, never copied into Python lists, and ids are found
+    # through a table of their hashes (:mod:`.keys`, ~12 bytes a node): at GRBench Amazon's size a list of every id
+    # and every name and a dict of the ids took ~2.4 GB in each process that opened the graph.
     @cached_property
-    def _ids(self) -> list[str]:
-        return self.nodes.column("id").to_pylist()
+    def _id_column(self) -> pa.Array | pa.ChunkedArray:
+        return _unchunked(self.nodes.column("id"))
 
     @cached_property
-    def _names(self) -> list[str]:
-        return self.nodes.column("name").to_pylist()
+    def _name_column(self) -> pa.Array | pa.ChunkedArray:
+        return _unchunked(self.nodes.column("name"))
 
     @cached_property
     def _texts(self) -> pa.Array | pa.ChunkedArray:
@@ -108,14 +113,14 @@ class KnowledgeGraph:
         return _unchunked(self.nodes.column("properties"))
 
     @cached_property
-    def _index_by_id(self) -> dict[str, int]:
-        return {node_id: i for i, node_id in enumerate(self._ids)}
+    def _id_table(self) -> KeyTable:
+        return KeyTable.build(column_chunks(self.nodes.column("id")))
 
     def node_id(self, i: int) -> str:
-        return self._ids[i]
+        return self._id_column[i].as_py()
 
     def name(self, i: int) -> str:
-        return self._names[i]
+        return self._name_column[i].as_py()
 
     def text(self, i: int) -> str:
         """The node's document: the text that search ranks."""
@@ -127,15 +132,20 @@ class KnowledgeGraph:
     def node_type(self, i: int) -> str:
         return self.node_types[int(self.node_type_codes[i])]
 
+    def _row_of(self, node_id: str) -> int:
+        """The index of ``node_id``, -1 when no node has it."""
+        rows = self._id_table.rows(node_id, self.node_id)
+        return rows[0] if rows else -1
+
     def has_node(self, node_id: str) -> bool:
-        return node_id in self._index_by_id
+        return self._row_of(node_id) >= 0
 
     def index_of(self, node_id: str) -> int:
         """Internal index of a source id such as ``HP:0001250``; ``KeyError`` naming the id if unknown."""
-        try:
-            return self._index_by_id[node_id]
-        except KeyError:
-            raise KeyError(f"unknown node id {node_id!r} in graph {self.metadata.get('name', '')!r}") from None
+        row = self._row_of(node_id)
+        if row < 0:
+            raise KeyError(f"unknown node id {node_id!r} in graph {self.metadata.get('name', '')!r}")
+        return row
 
     def is_valid_index(self, i: int) -> bool:
         return 0 <= i < self.num_nodes

@@ -231,13 +231,13 @@ def check_delta(graph: KnowledgeGraph, delta: GraphDelta) -> None:
 def _existing_edges(graph: KnowledgeGraph, sources: set[str]) -> set[tuple[str, str, str]]:
     """The graph's edges leaving the nodes ``sources`` (those present), as (source, target, relation) ids: read
     from their rows of the adjacency, not from all edges (a large graph has millions)."""
-    ids, relations = graph._ids, graph.relation_types
+    relations = graph.relation_types
     found: set[tuple[str, str, str]] = set()
     for source in sources:
         if graph.has_node(source):
             out = graph.neighbors(graph.index_of(source), direction="out")
-            found.update((source, ids[d], relations[r]) for d, r in zip(out.nodes.tolist(), out.relations.tolist(),
-                                                                        strict=True))
+            found.update((source, graph.node_id(d), relations[r])
+                         for d, r in zip(out.nodes.tolist(), out.relations.tolist(), strict=True))
     return found
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph import KnowledgeGraph
+from ..graph.keys import KeyTable, column_chunks
 from .spec import Step
 
 
@@ -25,12 +26,28 @@ class Hop:
 
 
 def nameable_mask(graph: KnowledgeGraph) -> np.ndarray:
-    """Nodes that can be named in a question: a non-empty name no other node of the same type shares."""
-    names = [" ".join(graph.name(i).lower().split()) for i in range(graph.num_nodes)]
-    counts = Counter(zip(graph.node_type_codes.tolist(), names, strict=True))
-    return np.asarray(
-        [bool(name) and counts[(t, name)] == 1 for t, name in zip(graph.node_type_codes.tolist(), names, strict=True)]
-    )
+    """Nodes that can be named in a question: a non-empty name no other node of the same type shares.
+
+    Counted by the hash of (type, name) a record batch at a time (:class:`~ark.graph.keys.KeyTable`), never a
+    Python set of every name: only the rows whose hash another row shares are compared by their names."""
+    codes = np.asarray(graph.node_type_codes)
+
+    def normalized(start: int, names: list) -> list:
+        return [(int(t), " ".join(name.lower().split()))
+                for t, name in zip(codes[start:start + len(names)].tolist(), names, strict=True)]
+
+    def key(start: int, names: list) -> list:
+        return [pair if pair[1] else None for pair in normalized(start, names)]
+
+    table = KeyTable.build((start, key(start, names)) for start, names in column_chunks(graph.nodes.column("name")))
+    mask = np.zeros(graph.num_nodes, dtype=bool)
+    mask[table.row_array] = True  # a non-empty name
+    shared = table.shared_hash_rows()
+    if len(shared):
+        pairs = [normalized(int(row), [graph.name(int(row))])[0] for row in shared]
+        counts = Counter(pairs)
+        mask[shared] = [counts[pair] == 1 for pair in pairs]
+    return mask
 
 
 def schema_hops(graph: KnowledgeGraph, nameable: np.ndarray) -> tuple[list[Hop], list[str]]:

@@ -94,7 +94,7 @@ def test_the_drawing_is_the_same_every_time_and_caps_intermediate_nodes(graph, m
 
 @pytest.mark.parametrize("hostile", ['<script>alert("x")</script>', "a & b ' \" ]]> \x00\x1b[31m", "</svg><svg>"])
 def test_svg_carries_any_name_as_text(graph, hostile, monkeypatch):
-    names = list(graph._names)
+    names = graph.nodes.column("name").to_pylist()
     names[SCN1A] = hostile
     monkeypatch.setattr(type(graph), "name", lambda self, i: names[i])
     drawing = evidence_graph(record([around(DRAVET, (SCN1A, [hostile], []))], ranked=[SCN1A]), graph)

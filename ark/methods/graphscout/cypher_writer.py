@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import KnowledgeGraph, normalize_name
+from ...graph.keys import KeyTable, column_chunks
 from ...graphdb.schema import CypherSchema
 from ...question import TAXONOMY_RELATIONS, QuestionReader, name_tokens
 from .answer import answer_type as question_answer_type
@@ -63,6 +64,13 @@ class CypherPlan:
         return f"{query}\n{show}"
 
 
+def _name_key(name: str | None, cached: bool = True) -> tuple[str, ...] | None:
+    """The words ``name`` is linked by, None for a name of question words only; ``cached=False`` (reading every
+    name) leaves ``name_tokens``'s cache to the question's words."""
+    tokens = (name_tokens if cached else name_tokens.__wrapped__)(name or "")
+    return tokens if tokens and not set(tokens) <= _QUESTION_WORDS else None
+
+
 @dataclass
 class Hop:
     label: str  # relationship table
@@ -76,15 +84,21 @@ class CypherWriter:
         self.graph = graph
         self.schema = schema
         self.reader = QuestionReader(graph)
-        self._names: dict[tuple[str, ...], list[int]] = {}
-        for i in range(graph.num_nodes):
-            tokens = name_tokens(graph.name(i) or "")
-            if tokens and not set(tokens) <= _QUESTION_WORDS:
-                self._names.setdefault(tokens, []).append(i)
-        self._longest = max((len(re.findall(r"\w+", self.graph.name(i) or "")) for i in range(graph.num_nodes)),
-                            default=1)
+        self._longest = 1
+        # Nodes by the words of their names, as a table of hashes (:mod:`ark.graph.keys`): no dict of every name.
+        self._names = KeyTable.build((start, self._name_keys(names))
+                                     for start, names in column_chunks(graph.nodes.column("name")))
         self._type_words = {w for words in self.reader.type_words.values() for w in words}
         self._type_codes = np.asarray(graph.node_type_codes)
+
+    def _name_keys(self, names: list[str | None]) -> list[tuple[str, ...] | None]:
+        """The words a name is linked by (None: a name of question words only), noting the longest name."""
+        self._longest = max([self._longest, *(len(re.findall(r"\w+", name or "")) for name in names)])
+        return [_name_key(name, cached=False) for name in names]
+
+    def _named(self, key: tuple[str, ...]) -> list[int]:
+        """The nodes whose name has the words ``key``, ascending."""
+        return self._names.rows(key, lambda i: _name_key(self.graph.name(i)))
 
     # ------------------------------------------------------------------ reading the question
     def answer_type(self, question: str, target_types: list[str]) -> str:
@@ -109,7 +123,7 @@ class CypherWriter:
                 begin, end = words[start].start(), words[start + size - 1].end()
                 span = question[begin:end]
                 key = name_tokens(span)
-                nodes = self._names.get(key, [])
+                nodes = self._named(key) if key else []
                 if not key or not nodes or set(key) <= self._type_words:
                     continue
                 nodes = [i for i in nodes if len(self.graph.name(i)) > 4 or self.graph.name(i) in span]

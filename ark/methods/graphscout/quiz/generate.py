@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ....graph import KnowledgeGraph
+from ....graph.keys import column_slices
 from ....quiz.phrasebook import PhraseBook, builtin_phrasebook
 from ....quiz.schema_hops import nameable_mask
 from ....quiz.splits import DEFAULT_FRACTIONS, SPLITS, anchor_split
@@ -116,13 +118,12 @@ class SeedPool:
                  fractions: tuple[float, float, float]) -> None:
         degree = np.diff(np.asarray(graph.indptr))
         usable = nameable & (degree > 0)
-        splits = np.asarray([anchor_split(graph.node_id(i), seed, fractions) if usable[i] else ""
-                             for i in range(graph.num_nodes)])
+        splits = split_codes(graph, usable, seed, fractions)
         self.by_split: dict[str, dict[str, np.ndarray]] = {}
-        for split in SPLITS:
+        for code, split in enumerate(SPLITS):
             self.by_split[split] = {}
             for k, node_type in enumerate(graph.node_types):
-                nodes = np.flatnonzero(usable & (splits == split) & (graph.node_type_codes == k)).astype(np.int32)
+                nodes = np.flatnonzero(usable & (splits == code) & (graph.node_type_codes == k)).astype(np.int32)
                 if len(nodes):
                     self.by_split[split][node_type] = nodes
 
@@ -133,6 +134,19 @@ class SeedPool:
             return None
         nodes = self.by_split[split][types[int(rng.integers(len(types)))]]
         return int(nodes[int(rng.integers(len(nodes)))])
+
+
+def split_codes(graph: KnowledgeGraph, usable: np.ndarray, seed: int,
+                fractions: tuple[float, float, float]) -> np.ndarray:
+    """Per node, the position in :data:`SPLITS` of its split (-1 where not ``usable``): the ids read a record batch
+    at a time from the node table, one byte a node kept."""
+    codes = np.full(graph.num_nodes, -1, dtype=np.int8)
+    position = {split: k for k, split in enumerate(SPLITS)}
+    for start, values in column_slices(graph.nodes.column("id")):
+        rows = np.flatnonzero(usable[start:start + len(values)])
+        ids = values.take(pa.array(rows)).to_pylist()
+        codes[rows + start] = [position[anchor_split(node_id, seed, fractions)] for node_id in ids]
+    return codes
 
 
 class QuestionWriter:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
+from ark.graph.keys import KeyTable, column_chunks
 from ark.runtime.tools import BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import GraphScoutOptions
@@ -39,16 +40,14 @@ class NodeResolver:
 
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
-        names: dict[str, int] = {}
-        shared: set[str] = set()
-        for i in range(graph.num_nodes):
-            name = graph.name(i)
-            if not name:
-                continue
-            if name in names:
-                shared.add(name)
-            names[name] = i
-        self.unique_names = {name: i for name, i in names.items() if name not in shared}
+        # Names as a table of hashes (:mod:`ark.graph.keys`), not a dict of every name.
+        self._names = KeyTable.build((start, [name or None for name in names])
+                                     for start, names in column_chunks(graph.nodes.column("name")))
+
+    def unique_name(self, text: str) -> int | None:
+        """The node named ``text`` when exactly one node has that name."""
+        rows = self._names.rows(text, self.graph.name) if text else []
+        return rows[0] if len(rows) == 1 else None
 
     def nodes(self, indices: Iterable[int], strings: Iterable[str]) -> list[int]:
         """Valid ``indices``, then the nodes whose id, else whose unique name, is one of ``strings``; no repeats."""
@@ -60,8 +59,8 @@ class NodeResolver:
         for text in strings:
             if g.has_node(text):
                 found.setdefault(g.index_of(text), None)
-            elif text in self.unique_names:
-                found.setdefault(self.unique_names[text], None)
+            elif (row := self.unique_name(text)) is not None:
+                found.setdefault(row, None)
         return list(found)
 
 
