@@ -71,3 +71,15 @@ def test_a_failing_document_source_fails_the_pipelined_build(monkeypatch):
     monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 2)
     with pytest.raises(OSError, match="disk gone"):
         BM25Index.build(docs(), chunk_size=3)
+
+
+def test_packed_token_lookup_numbers_terms_as_the_string_lookup():
+    """Short ASCII tokens are looked up by their packed integers; ids and term order equal the dict's."""
+    tokenizer = Tokenizer(stemmer=None)
+    by_key, by_string = bm25_build._Vocabulary(tokenizer), bm25_build._Vocabulary(tokenizer)
+    docs = [str(d or "") for d in _corpus(4, 200)] + ["Ünïcode w1 W2 longerword3 w1"]
+    for start in range(0, len(docs), 30):
+        batch = tokenizer.split(docs[start:start + 30])
+        assert batch.packed is not None and 0 < len(batch.packed) < len(batch.dictionary)
+        np.testing.assert_array_equal(by_key.ids_of(batch.dictionary, batch.packed), by_string.ids_of(batch.dictionary))
+    assert by_key.terms == by_string.terms and len(by_key.packed_keys) > 0
