@@ -70,7 +70,8 @@ class _Vocabulary(dict):
         are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
         Unseen tokens get ids in ``raws`` order either way."""
         ids = np.full(len(raws), -2, dtype=np.int64)
-        n_packed = 0 if packed is None else len(packed)
+        packed = np.zeros(0, dtype="<u8") if packed is None else packed
+        n_packed = len(packed)
         if n_packed and len(self.packed_keys):
             at = np.minimum(np.searchsorted(self.packed_keys, packed), len(self.packed_keys) - 1)
             known = self.packed_keys[at] == packed
@@ -81,7 +82,7 @@ class _Vocabulary(dict):
         unseen = np.flatnonzero(ids == -2)
         for pos in unseen.tolist():
             ids[pos] = self[raws[pos]]
-        if packed is not None and len(new := unseen[unseen < n_packed]):
+        if len(new := unseen[unseen < n_packed]):
             keys = packed[new]
             order = np.argsort(keys)
             at = np.searchsorted(self.packed_keys, keys[order])
