@@ -279,7 +279,9 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return writer.encode(df[t0:t1], docs, pseudo.astype(np.float32))
 
-        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings)):
+        # Batches in flight: one per worker and one ready; smaller ones keep the memory of one batch of before.
+        in_flight = max(PIPELINE_WORKERS, 0) + 1
+        for batch in _in_order(encoded, _term_batches(df, num_terms, max(batch_postings // in_flight, 1))):
             writer.write(batch)
         shutil.rmtree(self.directory, ignore_errors=True)
         return writer.close()
@@ -341,6 +343,11 @@ class BuildDirectory:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
 
 
+def _spill_workers() -> int:
+    """One thread counts and spills chunks while the calling thread looks the next one up (more hold more chunks)."""
+    return min(PIPELINE_WORKERS, 1)
+
+
 def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary) -> Iterator[tuple[SplitBatch, np.ndarray, int, int]]:
     """Each split chunk with its dictionary's term ids, the vocabulary's size then and the chunk's first document:
     the one sequential step (term ids are numbered in order of first occurrence), run in the calling thread."""
@@ -362,7 +369,7 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
 
     with progress_bar("BM25 indexing", num_docs, progress) as bar:
         split = _in_order(tokenizer.split, _chunks(docs, chunk_size))
-        for chunk in _in_order(spilled, _looked_up(split, vocab)):
+        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
             runs.append(chunk)
             bar.advance(len(chunk.doc_lengths))
     return vocab.terms
@@ -387,7 +394,7 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
 
     with progress_bar("BM25F indexing", num_docs, progress) as bar:
         split = _in_order(tokenizer.split, flattened())
-        for chunk in _in_order(spilled, _looked_up(split, vocab)):
+        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
             runs.append(chunk)
             bar.advance(len(chunk.doc_lengths))
     return vocab.terms
