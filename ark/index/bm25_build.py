@@ -279,9 +279,8 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return writer.encode(df[t0:t1], docs, pseudo.astype(np.float32))
 
-        # Batches in flight: one per worker and one ready; smaller ones keep the memory of one batch of before.
-        in_flight = max(PIPELINE_WORKERS, 0) + 1
-        for batch in _in_order(encoded, _term_batches(df, num_terms, max(batch_postings // in_flight, 1))):
+        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
+        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings)):
             writer.write(batch)
         shutil.rmtree(self.directory, ignore_errors=True)
         return writer.close()
