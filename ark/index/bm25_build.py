@@ -20,16 +20,17 @@ import shutil
 import tempfile
 import weakref
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
-from ark.index.postings import Postings, PostingsWriter, tf_dtype
+from ark.index.postings import EncodedPostings, Postings, PostingsWriter, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
@@ -38,6 +39,11 @@ MERGE_POSTINGS_PER_CHUNK_DOC = 64
 # a token, so chunks are bounded by their text, not their number of documents (MAG's node documents, ~680 characters
 # each, took 1.25 GB in 25,000-document chunks; the Zipf benchmark's, ~375 characters, stay whole).
 CHUNK_BYTES_PER_DOC = 400
+# Worker threads per pipelined step of a build (0: every step in the calling thread; the output is the same).
+PIPELINE_WORKERS = 2
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 class _Vocabulary(dict):
@@ -48,6 +54,8 @@ class _Vocabulary(dict):
         self.tokenizer = tokenizer
         self.terms: list[str] = []
         self.term_ids: dict[str, int] = {}
+        self.packed_keys = np.zeros(0, dtype="<u8")  # packed raw tokens seen (SplitBatch.packed), ascending
+        self.packed_ids = np.zeros(0, dtype=np.int64)  # their term ids
 
     def __missing__(self, raw: str) -> int:
         term = self.tokenizer.term_of(raw)
@@ -61,12 +69,29 @@ class _Vocabulary(dict):
         self[raw] = tid
         return tid
 
-    def ids_of(self, raws: list[str]) -> np.ndarray:
-        """Term ids (-1 if dropped) of distinct raw tokens: plain dict lookups, analysing only unseen tokens."""
+    def ids_of(self, raws: list[str], packed: np.ndarray | None = None) -> np.ndarray:
+        """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
+        are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
+        Unseen tokens get ids in ``raws`` order either way."""
+        ids = np.full(len(raws), -2, dtype=np.int64)
+        packed = np.zeros(0, dtype="<u8") if packed is None else packed
+        n_packed = len(packed)
+        if n_packed and len(self.packed_keys):
+            at = np.minimum(np.searchsorted(self.packed_keys, packed), len(self.packed_keys) - 1)
+            known = self.packed_keys[at] == packed
+            ids[:n_packed][known] = self.packed_ids[at[known]]
         # dict.get through map runs in C (~0.1 us a token); subscripting this subclass costs ~10x more.
-        ids = np.fromiter(map(self.get, raws, itertools.repeat(-2)), np.int64, len(raws))
-        for pos in np.flatnonzero(ids == -2).tolist():
+        ids[n_packed:] = np.fromiter(map(self.get, raws[n_packed:], itertools.repeat(-2)), np.int64,
+                                     len(raws) - n_packed)
+        unseen = np.flatnonzero(ids == -2)
+        for pos in unseen.tolist():
             ids[pos] = self[raws[pos]]
+        if len(new := unseen[unseen < n_packed]):
+            keys = packed[new]
+            order = np.argsort(keys)
+            at = np.searchsorted(self.packed_keys, keys[order])
+            self.packed_keys = np.insert(self.packed_keys, at, keys[order])
+            self.packed_ids = np.insert(self.packed_ids, at, ids[new][order])
         return ids
 
 
@@ -90,7 +115,7 @@ def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int) -> Iter
     it = iter(docs)
     pending: list = []
     while chunk := pending + list(itertools.islice(it, size - len(pending))):
-        if not all(isinstance(d, str) for d in chunk):
+        if not set(map(type, chunk)) <= {str}:  # one C pass; a str subclass is copied to a plain equal str
             chunk = [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
         count = _fitting(np.fromiter(map(len, chunk), np.int64, len(chunk)), budget)
         chunk, pending = chunk[:count], chunk[count:]
@@ -119,16 +144,23 @@ def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) 
         yield records
 
 
-def _split_ahead(tokenizer: Tokenizer, chunks: Iterator[list[str]], workers: int = 2) -> Iterator[SplitBatch]:
-    """Split chunks in worker threads, keeping ``workers`` chunks in flight, yielding results in order.
+def _in_order(work: Callable[[_T], _R], items: Iterable[_T], workers: int | None = None) -> Iterator[_R]:
+    """``map(work, items)`` with ``workers`` items in worker threads at a time, results in input order.
 
-    Arrow's kernels and most of numpy release the GIL, so splitting the next chunk overlaps with counting the
-    current one.
+    Arrow's kernels, scipy's sparse tools and most of numpy release the GIL, so the steps of a build overlap on
+    several cores: splitting the next chunks, counting and spilling the previous ones, and the vocabulary (Python
+    dict lookups, which need the GIL) in the calling thread. Every step's output depends only on its own input, so
+    the files written are the same with any number of workers (``PIPELINE_WORKERS = 0``: no threads, as the tests
+    check).
     """
+    workers = PIPELINE_WORKERS if workers is None else workers
+    if workers <= 0:
+        yield from map(work, items)
+        return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending: deque = deque()
-        for chunk in chunks:
-            pending.append(pool.submit(tokenizer.split, chunk))
+        pending: deque[Future[_R]] = deque()
+        for item in items:
+            pending.append(pool.submit(work, item))
             if len(pending) > workers:
                 yield pending.popleft().result()
         while pending:
@@ -145,20 +177,20 @@ class _ChunkCounts:
     lengths: np.ndarray  # int32 document length in kept tokens
 
 
-def _chunk_term_counts(batch: SplitBatch, vocab: _Vocabulary) -> _ChunkCounts:
-    """Count one split chunk: map raw tokens to terms, then let scipy sum the repeated (document, term) pairs.
+def _chunk_term_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> _ChunkCounts:
+    """Count one split chunk, given the term id of each raw token of its dictionary (``-1``: dropped) and an upper
+    bound on the term ids: scipy sums the repeated (document, term) pairs.
 
     scipy's COO -> CSR conversion sorts each document's terms separately (short rows) and adds duplicates in C++,
     about 1.3x faster than one global sort of int64 (document, term) keys, with the same result."""
     import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
 
     n = batch.num_texts
-    # One Python lookup per distinct raw token of the chunk, none per token.
-    terms = vocab.ids_of(batch.dictionary)[batch.codes]
+    terms = term_ids[batch.codes]
     kept = terms >= 0
     terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
     lengths = np.bincount(docs, minlength=n).astype(np.int32)
-    counts = sp.csr_matrix((np.ones(len(terms), dtype=np.float32), (docs, terms)), shape=(n, max(len(vocab.terms), 1)))
+    counts = sp.csr_matrix((np.ones(len(terms), dtype=np.float32), (docs, terms)), shape=(n, max(width, 1)))
     counts.sum_duplicates()  # canonical: terms ascending within each document, tf summed
     return _ChunkCounts(np.diff(counts.indptr), counts.indices.astype(np.int32, copy=False), counts.data, lengths)
 
@@ -187,6 +219,17 @@ class _Run:
     size: int
 
 
+@dataclass
+class _Spilled:
+    """One chunk written as a run (``run`` is None for a chunk without postings), with its statistics."""
+
+    per_term: np.ndarray  # postings per term id of the chunk
+    max_tf: float
+    field_lengths: np.ndarray  # (n_fields, n) int32
+    doc_lengths: np.ndarray
+    run: _Run | None
+
+
 class SortedRuns:
     """Chunks of postings spilled to ``directory`` in term-major order, merged into a :class:`Postings`."""
 
@@ -201,7 +244,12 @@ class SortedRuns:
         self.num_docs = 0
 
     def add(self, counts: _ChunkCounts, field_lengths: np.ndarray) -> None:
-        """Spill one chunk (document-major counts; ``counts.tf`` one row per field) as a run."""
+        """Spill one chunk (document-major counts; ``counts.tf`` one row per field) as the next run."""
+        self.append(self.spill(counts, field_lengths, self.num_docs, len(self.runs)))
+
+    def spill(self, counts: _ChunkCounts, field_lengths: np.ndarray, first_doc: int, number: int) -> _Spilled:
+        """Write one chunk whose documents start at ``first_doc`` as run file set ``number``, touching nothing
+        shared (worker threads spill chunks side by side); :meth:`append` then adds it, chunks in order."""
         import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
 
         n, tf = len(counts.lengths), counts.tf.reshape(self.n_fields, -1)
@@ -210,31 +258,35 @@ class SortedRuns:
         np.cumsum(counts.row_counts, out=indptr[1:])
         order = np.arange(len(counts.terms), dtype=np.int64)
         term_major = sp.csr_matrix((order, counts.terms, indptr), shape=(n, max(n_terms, 1))).tocsc()
-        per_term = np.diff(term_major.indptr)
-        present = np.flatnonzero(per_term).astype(np.int32)
-        self._extend(n_terms, per_term, tf, field_lengths, counts.lengths)
+        per_term = np.diff(term_major.indptr)[:n_terms]
+        spilled = _Spilled(per_term, float(tf.max()) if tf.size else 0.0, field_lengths, counts.lengths, None)
         if not len(order):
-            return
-        name = self.directory / f"run{len(self.runs):05d}"
+            return spilled
+        present = np.flatnonzero(per_term).astype(np.int32)
+        name = self.directory / f"run{number:05d}"
         run = _Run(name.with_suffix(".terms.npy"), name.with_suffix(".ptr.npy"), name.with_suffix(".docs"),
                    name.with_suffix(".tf"), len(order))
         np.save(run.terms, present)
         ptr = np.zeros(len(present) + 1, dtype=np.int64)
         np.cumsum(per_term[present], out=ptr[1:])
         np.save(run.ptr, ptr)
-        (term_major.indices.astype(np.int32) + np.int32(self.num_docs - n)).tofile(run.docs)
+        (term_major.indices.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
         np.ascontiguousarray(tf[:, term_major.data]).tofile(run.tf)
-        self.runs.append(run)
+        spilled.run = run
+        return spilled
 
-    def _extend(self, n_terms: int, per_term: np.ndarray, tf: np.ndarray, field_lengths: np.ndarray,
-                doc_lengths: np.ndarray) -> None:
+    def append(self, spilled: _Spilled) -> None:
+        """Add the next chunk's spilled run and its statistics."""
+        n_terms = len(spilled.per_term)
         if len(self.df) < n_terms:
             self.df = np.concatenate([self.df, np.zeros(n_terms - len(self.df), dtype=np.int64)])
-        self.df[:n_terms] += per_term[:n_terms]
-        self.max_tf = max(self.max_tf, float(tf.max()) if tf.size else 0.0)
-        self.lengths.append(field_lengths)
-        self.doc_lengths.append(doc_lengths)
-        self.num_docs += len(doc_lengths)
+        self.df[:n_terms] += spilled.per_term
+        self.max_tf = max(self.max_tf, spilled.max_tf)
+        self.lengths.append(spilled.field_lengths)
+        self.doc_lengths.append(spilled.doc_lengths)
+        self.num_docs += len(spilled.doc_lengths)
+        if spilled.run is not None:
+            self.runs.append(spilled.run)
 
     def merge(self, out: Path, num_terms: int, batch_postings: int, fields: tuple | None = None) -> Postings:
         """Merge the runs into postings files in ``out``; ``fields = (weights, b)`` for BM25F pseudo frequencies."""
@@ -242,21 +294,21 @@ class SortedRuns:
         doc_lengths = np.concatenate(self.doc_lengths) if self.doc_lengths else np.zeros(0, np.int32)
         norms = self._field_norms(fields) if fields is not None else None
         writer = PostingsWriter(out, tf_dtype(self.max_tf, fields is not None), doc_lengths)
-        ends = np.cumsum(df)
-        t0 = 0
-        while t0 < num_terms:
-            base = ends[t0 - 1] if t0 else 0
-            t1 = max(int(np.searchsorted(ends, base + batch_postings, side="right")), t0 + 1)
-            docs, tf = self._gather(t0, min(t1, num_terms), df)
-            if norms is not None:
-                assert fields is not None  # norms are computed for fielded indexes only
-                pseudo = np.zeros(len(docs), dtype=np.float64)
-                for f, norm in enumerate(norms):
-                    pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
-                writer.add(df[t0:t1], docs, pseudo.astype(np.float32))
-            else:
-                writer.add(df[t0:t1], docs, tf[0])
-            t0 = t1
+
+        def encoded(terms: tuple[int, int]) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
+            t0, t1 = terms
+            docs, tf = self._gather(t0, t1, df)
+            if norms is None:
+                return writer.encode(df[t0:t1], docs, tf[0])
+            assert fields is not None  # norms are computed for fielded indexes only
+            pseudo = np.zeros(len(docs), dtype=np.float64)
+            for f, norm in enumerate(norms):
+                pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
+            return writer.encode(df[t0:t1], docs, pseudo.astype(np.float32))
+
+        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the thread.
+        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings), _spill_workers()):
+            writer.write(batch)
         shutil.rmtree(self.directory, ignore_errors=True)
         return writer.close()
 
@@ -295,6 +347,17 @@ class SortedRuns:
         return docs, tf
 
 
+def _term_batches(df: np.ndarray, num_terms: int, batch_postings: int) -> Iterator[tuple[int, int]]:
+    """Consecutive term ranges ``(t0, t1)`` of about ``batch_postings`` postings each (at least one term)."""
+    ends = np.cumsum(df)
+    t0 = 0
+    while t0 < num_terms:
+        base = ends[t0 - 1] if t0 else 0
+        t1 = min(max(int(np.searchsorted(ends, base + batch_postings, side="right")), t0 + 1), num_terms)
+        yield t0, t1
+        t0 = t1
+
+
 class BuildDirectory:
     """A temporary folder holding a freshly built index's files (memory-mapped), removed when the index goes."""
 
@@ -306,15 +369,36 @@ class BuildDirectory:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
 
 
+def _spill_workers() -> int:
+    """One thread counts and spills chunks while the calling thread looks the next one up (more hold more chunks),
+    and one gathers and encodes merge batches while it writes (two contended for the GIL: slower at 1M docs)."""
+    return min(PIPELINE_WORKERS, 1)
+
+
+def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary) -> Iterator[tuple[SplitBatch, np.ndarray, int, int]]:
+    """Each split chunk with its dictionary's term ids, the vocabulary's size then and the chunk's first document:
+    the one sequential step (term ids are numbered in order of first occurrence), run in the calling thread."""
+    first_doc = 0
+    for batch in batches:
+        yield batch, vocab.ids_of(batch.dictionary, batch.packed), len(vocab.terms), first_doc
+        first_doc += batch.num_texts
+
+
 def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: Tokenizer, runs: SortedRuns,
                  chunk_size: int, num_docs: int | None, progress: bool) -> list[str]:
     """Plain BM25: tokenize and count ``docs`` chunk by chunk into ``runs``; returns the vocabulary by term id."""
     vocab = _Vocabulary(tokenizer)
+
+    def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
+        batch, term_ids, width, first_doc = item
+        counts = _chunk_term_counts(batch, term_ids, width)
+        return runs.spill(counts, counts.lengths[None, :], first_doc, first_doc)
+
     with progress_bar("BM25 indexing", num_docs, progress) as bar:
-        for batch in _split_ahead(tokenizer, _chunks(docs, chunk_size)):
-            counts = _chunk_term_counts(batch, vocab)
-            runs.add(counts, counts.lengths[None, :])
-            bar.advance(batch.num_texts)
+        split = _in_order(tokenizer.split, _chunks(docs, chunk_size))
+        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
+            runs.append(chunk)
+            bar.advance(len(chunk.doc_lengths))
     return vocab.terms
 
 
@@ -328,10 +412,16 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         for chunk in _chunks_of_records(docs, chunk_size, n_fields):
             yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
 
+    def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
+        batch, term_ids, width, first_virtual = item
+        n = batch.num_texts // n_fields
+        counts, lengths = _fielded_counts(_chunk_term_counts(batch, term_ids, width), n, n_fields, width)
+        first_doc = first_virtual // n_fields
+        return runs.spill(counts, lengths, first_doc, first_doc)
+
     with progress_bar("BM25F indexing", num_docs, progress) as bar:
-        for batch in _split_ahead(tokenizer, flattened()):
-            n = batch.num_texts // n_fields
-            counts, lengths = _fielded_counts(_chunk_term_counts(batch, vocab), n, n_fields, len(vocab.terms))
-            runs.add(counts, lengths)
-            bar.advance(n)
+        split = _in_order(tokenizer.split, flattened())
+        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
+            runs.append(chunk)
+            bar.advance(len(chunk.doc_lengths))
     return vocab.terms

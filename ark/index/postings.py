@@ -155,6 +155,18 @@ class Postings:
         return cls(**blobs, **arrays)
 
 
+@dataclass
+class EncodedPostings:
+    """A batch of terms' postings ready to append (:meth:`PostingsWriter.encode`): per term its postings count,
+    first document, delta width and byte offset within the batch's ``doc_deltas``; each file's bytes."""
+
+    df: np.ndarray
+    first: np.ndarray
+    offsets: np.ndarray
+    widths: np.ndarray
+    blobs: dict[str, np.ndarray]  # contiguous arrays, written as they are in memory (little-endian here)
+
+
 class PostingsWriter:
     """Appends term-major batches of postings (consecutive term ids) to the files of a :class:`Postings`."""
 
@@ -169,6 +181,11 @@ class PostingsWriter:
 
     def add(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
         """Postings of the next ``len(df)`` terms: ``df[i]`` of them each, ``docs`` ascending within a term."""
+        self.write(self.encode(df, docs, tf))
+
+    def encode(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
+        """A batch of terms' postings (as :meth:`add` takes them) encoded, not yet written: touches no state, so
+        worker threads encode batches side by side and :meth:`write` writes them in order."""
         df = df.astype(np.int64)
         starts = np.zeros(len(df), dtype=np.int64)
         np.cumsum(df[:-1], out=starts[1:])
@@ -193,24 +210,29 @@ class PostingsWriter:
         for byte in range(4):
             sel = term_width > byte
             blob[position[sel] + byte] = (deltas[sel] >> (8 * byte)) & 0xFF
-        self._write_blocks(df, starts, docs, tf)
-        self.files["doc_deltas"].write(blob.tobytes())
-        self.files["tfs"].write(tf.astype(self.tf_type, copy=False).tobytes())
-        self.term_parts["term_first"].append(first)
-        self.term_parts["term_bytes"].append(offsets + self.bytes_written)
-        self.term_parts["term_widths"].append(widths)
-        self.df_parts.append(df)
-        self.bytes_written += len(blob)
+        blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
+                 **self._blocks(df, starts, docs, tf)}
+        return EncodedPostings(df, first, offsets, widths, blobs)
 
-    def _write_blocks(self, df: np.ndarray, starts: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
+    def write(self, batch: EncodedPostings) -> None:
+        """Append an encoded batch (batches in term order)."""
+        for name, data in batch.blobs.items():
+            self.files[name].write(data.data.cast("B"))
+        self.term_parts["term_first"].append(batch.first)
+        self.term_parts["term_bytes"].append(batch.offsets + self.bytes_written)
+        self.term_parts["term_widths"].append(batch.widths)
+        self.df_parts.append(batch.df)
+        self.bytes_written += len(batch.blobs["doc_deltas"])
+
+    def _blocks(self, df: np.ndarray, starts: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> dict[str, np.ndarray]:
         block_start, block_end = _groups(df, starts, BLOCK)
         if not len(block_start):
-            return
-        self.files["block_last"].write(docs[block_end - 1].astype(np.int32).tobytes())
-        self.files["skip_last"].write(docs[_groups(df, starts, SKIP)[1] - 1].astype(np.int32).tobytes())
-        self.files["block_max_tf"].write(np.maximum.reduceat(tf, block_start).astype(np.float32).tobytes())
+            return {}
         lengths = self.doc_lengths[docs]
-        self.files["block_min_dl"].write(np.minimum.reduceat(lengths, block_start).astype(np.int32).tobytes())
+        return {"block_last": docs[block_end - 1].astype(np.int32),
+                "skip_last": docs[_groups(df, starts, SKIP)[1] - 1].astype(np.int32),
+                "block_max_tf": np.maximum.reduceat(tf, block_start).astype(np.float32),
+                "block_min_dl": np.minimum.reduceat(lengths, block_start).astype(np.int32)}
 
     def close(self) -> Postings:
         """Finish the files and open them (memory-mapped)."""

@@ -45,6 +45,9 @@ class SplitBatch:
     doc_ids: np.ndarray
     codes: np.ndarray
     dictionary: list[str]
+    # ``dictionary[:len(packed)]`` packed into one little-endian uint64 each (ASCII tokens of at most 8 bytes): a
+    # vocabulary can look them up in numpy instead of hashing strings.
+    packed: np.ndarray | None = None
 
 
 def _ascii_table(lower: bool) -> bytes:
@@ -77,8 +80,9 @@ def _split_ascii(arr: pa.Array, lower: bool) -> pa.ListArray:
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
-def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tuple[np.ndarray, list[str]]:
-    """Dictionary-encode tokens: codes per token (ASCII tokens first, then the others) and the distinct tokens.
+def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Dictionary-encode tokens: codes per token (ASCII tokens first, then the others), the distinct tokens and the
+    packed integers of the first of them (:attr:`SplitBatch.packed`).
 
     Hashing millions of short strings is the costliest step of splitting, so ASCII tokens of at most 8 bytes
     (most words) are packed exactly into one little-endian integer each (tokens never contain a zero byte,
@@ -104,7 +108,7 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
         short_words = keys.view("S8").astype("U8").tolist()  # ASCII bytes, trailing zeros dropped
     else:
         short = np.zeros(len(ascii_tokens), dtype=bool)
-        short_codes, short_words = np.zeros(0, dtype=np.int32), []
+        short_codes, short_words, keys = np.zeros(0, dtype=np.int32), [], np.zeros(0, dtype="<u8")
     rest = ascii_tokens.filter(pa.array(~short)) if not short.all() else ascii_tokens.slice(0, 0)
     if other_tokens is not None:
         rest = pa.concat_arrays([rest, other_tokens.cast(rest.type)])
@@ -115,7 +119,7 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
     rest_codes = encoded.indices.to_numpy(zero_copy_only=False) + len(short_words)
     ascii_codes[~short] = rest_codes[: len(ascii_tokens) - int(short.sum())]
     codes[len(ascii_tokens) :] = rest_codes[len(ascii_tokens) - int(short.sum()) :]
-    return codes, short_words + encoded.dictionary.to_pylist()
+    return codes, short_words + encoded.dictionary.to_pylist(), keys
 
 
 def _token_doc_ids(lists: pa.ListArray, ids: np.ndarray) -> np.ndarray:
@@ -204,7 +208,7 @@ class Tokenizer:
         if ascii_mask.all():
             lists = _split_ascii(arr, self.lower)
             doc_ids = _token_doc_ids(lists, np.arange(n, dtype=np.int32))
-            codes, dictionary = _encode_tokens(lists.flatten(), None)
+            codes, dictionary, packed = _encode_tokens(lists.flatten(), None)
         else:
             ascii_ids = np.flatnonzero(ascii_mask).astype(np.int32)
             other_ids = np.flatnonzero(~ascii_mask).astype(np.int32)
@@ -216,8 +220,8 @@ class Tokenizer:
             doc_ids = np.concatenate(
                 [_token_doc_ids(ascii_lists, ascii_ids), _token_doc_ids(other_lists, other_ids)]
             )
-            codes, dictionary = _encode_tokens(ascii_lists.flatten(), other_lists.flatten())
-        return SplitBatch(n, doc_ids, codes, dictionary)
+            codes, dictionary, packed = _encode_tokens(ascii_lists.flatten(), other_lists.flatten())
+        return SplitBatch(n, doc_ids, codes, dictionary, packed)
 
     def term_of(self, raw: str) -> str | None:
         """The index term for one raw (lowercased) token, or None if it is too short or a stopword."""

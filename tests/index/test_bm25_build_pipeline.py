@@ -1,0 +1,85 @@
+"""The pipelined BM25 build (worker threads splitting, counting, spilling and encoding) writes the very files a build
+with every step in one thread writes: plain and fielded, stemmed, many small runs and merge batches."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import ark.index.bm25 as bm25_module
+import ark.index.bm25_build as bm25_build
+from ark.index import BM25Index, Tokenizer
+
+
+def _corpus(seed: int, n: int) -> list:
+    """Zipf-like documents: short and long (over 8 bytes) ASCII words, non-ASCII words, stopwords, empty texts."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(300)] + [f"longerword{i}" for i in range(100)] + ["The", "of", "a", "x"]
+    words += ["Über", "café", "naïve", "straße", "ΣΊΣΥΦΟΣ", "東京", "running", "runs", "runner"]
+    weights = 1.0 / np.arange(1, len(words) + 1)
+    docs: list = [" ".join(rng.choice(words, rng.integers(0, 30), p=weights / weights.sum())) for _ in range(n)]
+    docs[5], docs[17] = None, 42
+    return docs
+
+
+def _digests(index: BM25Index, folder) -> dict[str, str]:
+    index.save(folder)
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _serial_and_pipelined(monkeypatch, tmp_path, build) -> tuple[dict, dict]:
+    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 4)  # many merge batches in flight
+    monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 0)
+    serial = _digests(build(), tmp_path / "serial")
+    monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 3)
+    pipelined = _digests(build(), tmp_path / "pipelined")
+    return serial, pipelined
+
+
+@pytest.mark.parametrize(("chunk_size", "stemmer"), [(2, None), (25, None), (64, "english"), (10_000, None)])
+def test_pipelined_build_writes_the_files_of_a_serial_build(monkeypatch, tmp_path, chunk_size, stemmer):
+    docs = _corpus(1, 300 if chunk_size > 2 else 40)
+    pytest.importorskip("Stemmer") if stemmer else None
+
+    def build() -> BM25Index:
+        return BM25Index.build(docs, tokenizer=Tokenizer(stemmer=stemmer), chunk_size=chunk_size)
+
+    serial, pipelined = _serial_and_pipelined(monkeypatch, tmp_path, build)
+    assert "doc_deltas.bin" in serial and serial == pipelined
+
+
+@pytest.mark.parametrize("chunk_size", [1, 25, 10_000])
+def test_pipelined_fielded_build_writes_the_files_of_a_serial_build(monkeypatch, tmp_path, chunk_size):
+    n = 300 if chunk_size > 1 else 30
+    texts, names = _corpus(2, n), _corpus(3, n)
+    docs = [(str(name or ""), str(text or "")) for name, text in zip(names, texts, strict=True)]
+
+    def build() -> BM25Index:
+        return BM25Index.build_fielded(docs, ("names", "text"), (2.0, 1.0), (0.5, 0.75), chunk_size=chunk_size)
+
+    serial, pipelined = _serial_and_pipelined(monkeypatch, tmp_path, build)
+    assert "tfs.bin" in serial and serial == pipelined
+
+
+def test_a_failing_document_source_fails_the_pipelined_build(monkeypatch):
+    def docs():
+        yield from ["alpha beta"] * 10
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 2)
+    with pytest.raises(OSError, match="disk gone"):
+        BM25Index.build(docs(), chunk_size=3)
+
+
+def test_packed_token_lookup_numbers_terms_as_the_string_lookup():
+    """Short ASCII tokens are looked up by their packed integers; ids and term order equal the dict's."""
+    tokenizer = Tokenizer(stemmer=None)
+    by_key, by_string = bm25_build._Vocabulary(tokenizer), bm25_build._Vocabulary(tokenizer)
+    docs = [str(d or "") for d in _corpus(4, 200)] + ["Ünïcode w1 W2 longerword3 w1"]
+    for start in range(0, len(docs), 30):
+        batch = tokenizer.split(docs[start:start + 30])
+        assert batch.packed is not None and 0 < len(batch.packed) < len(batch.dictionary)
+        np.testing.assert_array_equal(by_key.ids_of(batch.dictionary, batch.packed), by_string.ids_of(batch.dictionary))
+    assert by_key.terms == by_string.terms and len(by_key.packed_keys) > 0
