@@ -16,6 +16,8 @@ from .store import KnowledgeGraph, SchemaTriple
 from .tables import EdgeTable, NodeTable, string_column
 
 FINGERPRINT_COLUMNS = ("id", "name", "text")
+# The largest text a string array's 32-bit offsets can address; a longer column hashes 64-bit offsets.
+OFFSET32_LIMIT = 2**31 - 1
 
 
 def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | None = None) -> KnowledgeGraph:
@@ -181,17 +183,25 @@ def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> Any:
     :func:`build_graph_from_arrays` computes over the whole table, with one chunk in memory at a time."""
     digest = hashlib.blake2b(digest_size=16)
     for name in FINGERPRINT_COLUMNS:
+        total = sum(int(o[-1] - o[0]) for o in map(_chunk_offsets, batches(name)))
+        offset_type = np.int64 if total > OFFSET32_LIMIT else np.int32
         base, first = 0, True
         for chunk in batches(name):  # offsets of every chunk, rebased as one array's
-            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
-            digest.update((offsets - offsets[0] + base).astype(np.int32)[0 if first else 1 :].data)
+            offsets = _chunk_offsets(chunk)
+            digest.update((offsets.astype(np.int64) - offsets[0] + base).astype(offset_type)[0 if first else 1 :].data)
             base += int(offsets[-1] - offsets[0])
             first = False
         for chunk in batches(name):
-            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset : chunk.offset + len(chunk) + 1]
+            offsets = _chunk_offsets(chunk)
             if offsets[-1] > offsets[0]:
                 digest.update(memoryview(chunk.buffers()[2])[int(offsets[0]) : int(offsets[-1])])
     return digest
+
+
+def _chunk_offsets(chunk: pa.Array) -> np.ndarray:
+    """A string chunk's offsets (int32 or, for ``large_string``, int64), without copying."""
+    kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+    return np.frombuffer(chunk.buffers()[1], dtype=kind)[chunk.offset : chunk.offset + len(chunk) + 1]
 
 
 def _string_buffers(column: pa.ChunkedArray) -> Iterator:
@@ -207,12 +217,14 @@ def _string_buffers(column: pa.ChunkedArray) -> Iterator:
         for chunk in chunks if len(chunks) == 1 else [column.combine_chunks()]:
             yield from (buffer for buffer in chunk.buffers() if buffer is not None)
         return
-    offset_type = np.int64 if pa.types.is_large_string(kind) else np.int32
+    total = sum(int(o[-1] - o[0]) for o in map(_chunk_offsets, chunks))
+    # one array of more than 2 GiB of text would need 64-bit offsets (a large_string): hash them so
+    offset_type = np.int64 if pa.types.is_large_string(kind) or total > OFFSET32_LIMIT else np.int32
     spans, base = [], 0
     for k, chunk in enumerate(chunks):
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset : chunk.offset + len(chunk) + 1]
+        offsets = _chunk_offsets(chunk)
         spans.append((chunk.buffers()[2], int(offsets[0]), int(offsets[-1])))
-        yield (offsets - offsets[0] + base).astype(offset_type)[0 if k == 0 else 1 :].data
+        yield (offsets.astype(np.int64) - offsets[0] + base).astype(offset_type)[0 if k == 0 else 1 :].data
         base += int(offsets[-1] - offsets[0])
     for data, start, end in spans:
         if end > start:

@@ -128,3 +128,16 @@ def test_peak_memory_grows_far_less_than_the_file(tmp_path):
         peaks.append(peak_rss_mb(STREAM, str(folder), str(tmp_path / f"o{size:.0f}"), "20000")[1])
         assert KnowledgeGraph.load(tmp_path / f"o{size:.0f}").num_nodes > 0
     assert peaks[1] - peaks[0] < 100, peaks
+
+
+def test_a_text_column_past_32_bit_offsets_imports_with_the_whole_file_loaders_fingerprint(tmp_path, monkeypatch):
+    """A full-size graph's names or texts pass 2 GiB (GRBench Amazon's did): one array of them needs 64-bit offsets,
+    and both the streaming import and the in-memory build hash them so (the limit lowered to a few bytes here)."""
+    from ark.graph import build
+
+    monkeypatch.setattr(build, "OFFSET32_LIMIT", 64)
+    out = stream_import_grbench(FIXTURES / "academic", tmp_path / "g", chunk_size=2)  # text over 64 bytes, batches
+    _same_graph(load_grbench(FIXTURES / "academic"), KnowledgeGraph.load(out))
+    monkeypatch.setattr(build, "OFFSET32_LIMIT", 2**31 - 1)
+    whole = load_grbench(FIXTURES / "academic").metadata["fingerprint"]
+    assert KnowledgeGraph.load(out).metadata["fingerprint"] != whole  # the offsets' width is in the digest
