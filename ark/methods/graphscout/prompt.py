@@ -34,19 +34,37 @@ class CypherExample:
         return f"rows = cypher({self.cypher!r}, {self.params!r})\nprint(rows)"
 
 
+EDGE_SAMPLE_NODES = 8192  # source nodes whose adjacency is read at a time while looking for an example edge
+
+
 def _edge_sample(graph: KnowledgeGraph, relation: str, source_type: str, target_type: str) -> tuple[int, int] | None:
-    """A (source, target) edge of this kind whose source has a handful (2-20, else any) of such edges."""
-    src, dst, rel = graph.edges()
-    codes = np.asarray(graph.node_type_codes)
-    keep = ((rel == graph.relation_types.index(relation))
-            & (codes[src] == graph.node_types.index(source_type)) & (codes[dst] == graph.node_types.index(target_type)))
-    sources, targets = src[keep], dst[keep]
-    if len(sources) == 0:
-        return None
-    values, counts = np.unique(sources, return_counts=True)
-    good = values[(counts >= 2) & (counts <= 20)]
-    chosen = int(good[0]) if len(good) else int(values[0])
-    return chosen, int(targets[np.flatnonzero(sources == chosen)[0]])
+    """A (source, target) edge of this kind whose source has a handful (2-20, else any) of such edges: the lowest
+    such source and its first such edge. Sources are read a block of :data:`EDGE_SAMPLE_NODES` at a time, so memory
+    is bounded by the block, not by the graph's edges (GRBench Amazon has 311M), and the scan stops at the first
+    block that holds one."""
+    relation_code = graph.relation_types.index(relation)
+    target_code = graph.node_types.index(target_type)
+    sources = graph.nodes_of_type(source_type)
+    indptr, type_codes = np.asarray(graph.indptr), np.asarray(graph.node_type_codes)
+    fallback: tuple[int, int] | None = None
+    for start in range(0, len(sources), EDGE_SAMPLE_NODES):
+        block = sources[start:start + EDGE_SAMPLE_NODES].astype(np.int64)
+        begins, lengths = indptr[block], indptr[block + 1] - indptr[block]
+        total = int(lengths.sum())
+        if total == 0:
+            continue
+        positions = np.repeat(begins - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+        owners, codes = np.repeat(block, lengths), np.asarray(graph.code_array[positions])
+        targets = np.asarray(graph.neighbor_array[positions])
+        keep = ((codes & 1) == 0) & ((codes >> 1) == relation_code) & (type_codes[targets] == target_code)
+        if not keep.any():
+            continue
+        values, first, counts = np.unique(owners[keep], return_index=True, return_counts=True)
+        good = np.flatnonzero((counts >= 2) & (counts <= 20))
+        if len(good):
+            return int(values[good[0]]), int(targets[keep][first[good[0]]])
+        fallback = fallback or (int(values[0]), int(targets[keep][first[0]]))
+    return fallback
 
 
 def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
