@@ -188,9 +188,9 @@ def neo4j_import_statements(graph: Any, schema: CypherSchema | None = None, batc
         yield (f"CREATE CONSTRAINT IF NOT EXISTS FOR (n:`{spec.label}`) REQUIRE n.id IS UNIQUE", {})
     for spec in schema.nodes:
         yield from _node_statements(graph, spec, batch_size, window)
-    for spec in schema.rels:
-        for pair in spec.pairs:
-            yield from _edge_statements(graph, schema, spec, pair, batch_size, window)
+    for rel_spec in schema.rels:
+        for pair in rel_spec.pairs:
+            yield from _edge_statements(graph, schema, rel_spec, pair, batch_size, window)
 
 
 def _node_statements(graph: Any, spec: Any, batch_size: int, window: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -212,11 +212,11 @@ def _node_statements(graph: Any, spec: Any, batch_size: int, window: int) -> Ite
 def _edge_statements(graph: Any, schema: CypherSchema, spec: Any, pair: Any, batch_size: int,
                      window: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """The batches of one relation's edges between one FROM/TO pair, in the graph's edge order."""
-    from .stream import edge_chunks
+    from .stream import _type_of, edge_chunks
 
     r = graph.relation_types.index(spec.relation)
-    s_code = graph.node_types.index(schema.node_table(pair.source).node_type)
-    t_code = graph.node_types.index(schema.node_table(pair.target).node_type)
+    s_code = graph.node_types.index(_type_of(schema, pair.source))
+    t_code = graph.node_types.index(_type_of(schema, pair.target))
     statement = (f"UNWIND $rows AS row MATCH (a:`{pair.source}` {{id: row.source}}), "
                  f"(b:`{pair.target}` {{id: row.target}}) CREATE (a)-[:`{spec.label}`]->(b)")
     codes = graph.node_type_codes
