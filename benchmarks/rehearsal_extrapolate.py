@@ -58,16 +58,17 @@ def target_sizes(measured: dict[str, float], nodes: int, edges: int) -> dict[str
     return {"nodes": nodes, "edges": edges, "rows": nodes + edges, **scaled}
 
 
-def _rate(points: list[tuple[float, float]], figure: str) -> tuple[float, float]:
-    """(per unit, fixed) from (size, value) points, largest size last."""
+def _rate(points: list[tuple[float, float]], figure: str) -> tuple[float, float, str]:
+    """(per unit, fixed, how) from (size, value) points, largest size last."""
     (x1, y1) = points[-1]
     if figure == "peak_rss_gb" and len(points) >= 2 and points[-2][0] < x1:
         (x0, y0) = points[-2]
         slope = (y1 - y0) / (x1 - x0)
         if slope >= 0:
-            return slope, y1 - slope * x1
-        return 0.0, y1  # flat or falling between the two: held at the largest run's value
-    return (y1 / x1 if x1 else 0.0), 0.0
+            return slope, y1 - slope * x1, "line"
+        return 0.0, y1, "flat"  # falling between the two: held at the largest run's value
+    how = "in proportion, an upper bound" if figure == "peak_rss_gb" else "in proportion"
+    return (y1 / x1 if x1 else 0.0), 0.0, how
 
 
 def stage_rates(records_by_run: list[list[dict[str, Any]]], stage: str) -> dict[str, Any] | None:
@@ -102,18 +103,21 @@ def project(records_by_run: list[list[dict[str, Any]]], nodes: int, edges: int) 
         for figure in ("cpu_s", "peak_rss_gb", "disk_gb", "peak_added_disk_gb"):
             if figure not in rates:
                 continue
-            per_unit, fixed, driver = rates[figure]
+            per_unit, fixed, how, driver = rates[figure]
             if driver not in target:
                 continue
             row[figure] = per_unit * target[driver] + fixed
             if figure != "peak_added_disk_gb":
-                row["rates"][figure] = (per_unit * UNIT_SIZE[driver], fixed, UNIT_NAMES[driver])
+                row["rates"][figure] = (per_unit * UNIT_SIZE[driver], fixed, UNIT_NAMES[driver], how)
         # the disk held while the stage runs: what the stages before it left plus the most this one added
         row["disk_peak_gb"] = disk_total + max(row.get("peak_added_disk_gb", 0.0), row.get("disk_gb", 0.0))
         disk_total += row.get("disk_gb", 0.0)
         rss = row.get("peak_rss_gb", 0.0)
-        row["fits"] = ("yes" if rss <= MACHINE["goal_gb"] else "memory over the 16 GB goal" if rss <= MACHINE[
-            "memory_gb"] else "no: memory") + ("" if row["disk_peak_gb"] <= MACHINE["disk_gb"] else "; no: disk")
+        over = [f"memory {rss:.0f} GB > {MACHINE['memory_gb']:.0f}"] if rss > MACHINE["memory_gb"] else []
+        if row["disk_peak_gb"] > MACHINE["disk_gb"]:
+            over.append(f"disk {row['disk_peak_gb']:.0f} GB > {MACHINE['disk_gb']:.0f}")
+        row["fits"] = ("no: " + ", ".join(over) if over else
+                       "yes, over the 16 GB goal" if rss > MACHINE["goal_gb"] else "yes")
         rows.append(row)
     return rows
 
@@ -127,8 +131,8 @@ def print_projection(shape: str, rows: list[dict[str, Any]], nodes: int, edges: 
     print(f"{'stage':<10} {'from':<14} {'CPU h':>7} {'peak RSS GB':>11} {'disk GB':>8} {'disk peak':>9}  fits; "
           "rates (per unit + fixed)")
     for r in rows:
-        rates = "; ".join(f"{figure} {per:.4g}/{unit}" + (f" + {fixed:.2f}" if fixed else "")
-                          for figure, (per, fixed, unit) in r["rates"].items())
+        rates = "; ".join(f"{figure} {per:.4g}/{unit}" + (f" + {fixed:.2f}" if fixed else "") + f" ({how})"
+                          for figure, (per, fixed, unit, how) in r["rates"].items())
         disk = f"{r['disk_gb']:>8.1f}" if "disk_gb" in r else f"{'-':>8}"
         print(f"{r['stage']:<10} {r['from']:<14} {r.get('cpu_s', 0) / 3600:>7.2f} {r.get('peak_rss_gb', 0):>11.1f} "
               f"{disk} {r['disk_peak_gb']:>9.1f}  {r['fits']}; {rates}")
