@@ -28,6 +28,8 @@ DRIVERS: dict[str, dict[str, str]] = {
     "ark": {"cpu_s": "nodes", "peak_rss_gb": "nodes"},
     "questions": {"cpu_s": "nodes", "peak_rss_gb": "nodes"},
 }
+for _figures in DRIVERS.values():  # private memory (RSS without mapped files' pages) by the same size as RSS
+    _figures["peak_anon_gb"] = _figures["peak_rss_gb"]
 UNIT_NAMES = {"source_bytes": "GB of source file", "text_bytes": "GB of node text", "rows": "M rows (nodes + edges)",
               "nodes": "M nodes"}
 UNIT_SIZE = {"source_bytes": 1e9, "text_bytes": 1e9, "rows": 1e6, "nodes": 1e6}
@@ -61,13 +63,14 @@ def target_sizes(measured: dict[str, float], nodes: int, edges: int) -> dict[str
 def _rate(points: list[tuple[float, float]], figure: str) -> tuple[float, float, str]:
     """(per unit, fixed, how) from (size, value) points, largest size last."""
     (x1, y1) = points[-1]
-    if figure == "peak_rss_gb" and len(points) >= 2 and points[-2][0] < x1:
+    memory = figure in ("peak_rss_gb", "peak_anon_gb")
+    if memory and len(points) >= 2 and points[-2][0] < x1:
         (x0, y0) = points[-2]
         slope = (y1 - y0) / (x1 - x0)
         if slope >= 0:
             return slope, y1 - slope * x1, "line"
         return 0.0, y1, "flat"  # falling between the two: held at the largest run's value
-    how = "in proportion, an upper bound" if figure == "peak_rss_gb" else "in proportion"
+    how = "in proportion, an upper bound" if memory else "in proportion"
     return (y1 / x1 if x1 else 0.0), 0.0, how
 
 
@@ -100,7 +103,7 @@ def project(records_by_run: list[list[dict[str, Any]]], nodes: int, edges: int) 
         if rates is None:
             continue
         row: dict[str, Any] = {"stage": stage, "from": rates["from"], "rates": {}}
-        for figure in ("cpu_s", "peak_rss_gb", "disk_gb", "peak_added_disk_gb"):
+        for figure in ("cpu_s", "peak_rss_gb", "peak_anon_gb", "disk_gb", "peak_added_disk_gb"):
             if figure not in rates:
                 continue
             per_unit, fixed, how, driver = rates[figure]
@@ -128,11 +131,12 @@ def print_projection(shape: str, rows: list[dict[str, Any]], nodes: int, edges: 
     print(f"\n== PROJECTED {shape} at {nodes:,} nodes / {edges:,} edges by measured per-unit rates (synthetic graphs; "
           f"not measured at this size); fits = a {MACHINE['cores']}-core, {MACHINE['memory_gb']:.0f} GB machine with "
           f"{MACHINE['disk_gb']:.0f} GB disk (goal <= {MACHINE['goal_gb']:.0f} GB) ==")
-    print(f"{'stage':<10} {'from':<14} {'CPU h':>7} {'peak RSS GB':>11} {'disk GB':>8} {'disk peak':>9}  fits; "
-          "rates (per unit + fixed)")
+    print(f"{'stage':<10} {'from':<14} {'CPU h':>7} {'peak RSS GB':>11} {'private GB':>10} {'disk GB':>8} "
+          f"{'disk peak':>9}  fits; rates (per unit + fixed)")
     for r in rows:
         rates = "; ".join(f"{figure} {per:.4g}/{unit}" + (f" + {fixed:.2f}" if fixed else "") + f" ({how})"
                           for figure, (per, fixed, unit, how) in r["rates"].items())
         disk = f"{r['disk_gb']:>8.1f}" if "disk_gb" in r else f"{'-':>8}"
+        private = f"{r['peak_anon_gb']:>10.1f}" if "peak_anon_gb" in r else f"{'-':>10}"
         print(f"{r['stage']:<10} {r['from']:<14} {r.get('cpu_s', 0) / 3600:>7.2f} {r.get('peak_rss_gb', 0):>11.1f} "
-              f"{disk} {r['disk_peak_gb']:>9.1f}  {r['fits']}; {rates}")
+              f"{private} {disk} {r['disk_peak_gb']:>9.1f}  {r['fits']}; {rates}")
