@@ -333,6 +333,9 @@ def main() -> None:
     stages = [s for s in args.stages.split(",") if s]
     if bad or set(stages) - set(STAGES):
         parser.error(f"formats must be among {', '.join(REAL)} and stages among {', '.join(STAGES)}")
+    missing = [str(path) for path in args.measured if not path.is_file()]
+    if missing:
+        parser.error(f"--measured: no such file {', '.join(missing)} (a summary.json of an earlier run)")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ark-rehearsal-"))
     print(f"data in {workdir}; {os.cpu_count()} CPUs; load average {os.getloadavg()}; "
           f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
@@ -349,7 +352,8 @@ def main() -> None:
             (workdir / "summary.json").write_text(json.dumps({"runs": results}, indent=1))
         measured = [r for path in args.measured for r in json.loads(path.read_text())["runs"]]
         projected = project_all(measured + results)
-        (workdir / "summary.json").write_text(json.dumps({"runs": results, "projected": projected}, indent=1))
+        if results:  # projecting from earlier records alone leaves a work folder's summary as it was
+            (workdir / "summary.json").write_text(json.dumps({"runs": results, "projected": projected}, indent=1))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
