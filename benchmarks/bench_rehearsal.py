@@ -2,6 +2,7 @@
 
     python benchmarks/bench_rehearsal.py [--runs prime:1,amazon:0.005,amazon:0.01,legal:0.002,legal:0.004]
                                          [--workdir DIR] [--keep] [--calls 200] [--questions 20]
+                                         [--measured benchmarks/rehearsal_measured.json]
 
 Each run ``FORMAT:SCALE`` writes a synthetic graph in the released files' format at that fraction of the real node
 and edge counts (``benchmarks/synthetic_rehearsal.py``: the real files are not reachable here; random texts, our
@@ -16,9 +17,11 @@ GraphScout, Cypher on the exported database). Per stage: wall and CPU seconds, t
 its peak private memory (``RssAnon``, sampled every 0.2 s by a Python child itself: RSS without the pages of
 memory-mapped files, which the kernel may drop and read again), the disk its folder holds after it and the most it
 added while running (scratch files included, sampled every 2 s), and the load average before and after. The stages
-of a run print side by side, then, for every format run at two scales, the figures at scale 1 by a straight line
-through them (the extrapolation, labelled so). ``summary.json`` in the work folder keeps everything. Heavy
-stages run at nice 10.
+of a run print side by side, then, for every format, each stage projected to the benchmark's real node and edge
+counts by the per-unit rates of its largest measured run (``benchmarks/rehearsal_extrapolate.py``: per byte of the
+source file, per byte of node text, per row loaded, per node; labelled as projections) and whether it fits a 2-core,
+24 GB machine with 64 GB of disk. ``--measured SUMMARY`` adds earlier runs' records (``--runs ''`` projects from them
+alone). ``summary.json`` in the work folder keeps everything. Heavy stages run at nice 10.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_scale import _latency_row, _time_calls  # noqa: E402
+from benchmarks.rehearsal_extrapolate import print_projection, project  # noqa: E402
 from benchmarks.synthetic_rehearsal import GRBENCH_SIZES, PRIME_EDGE_ROWS, PRIME_TYPES  # noqa: E402
 
 STAGES = ("generate", "import", "bm25", "cypher", "search", "ark", "questions")
@@ -112,6 +116,8 @@ def run_stage(stage: str, fmt: str, scale: float, folder: Path, args: argparse.N
         raise SystemExit(f"{fmt}:{scale} stage {stage!r} failed (exit {os.waitstatus_to_exitcode(status)})")
     figures_file = folder / f"{stage}.json"
     figures = json.loads(figures_file.read_text()) if figures_file.is_file() else {}
+    if stage == "import" and (folder / "graph" / "nodes.arrow").is_file():  # the node table: the texts' bytes
+        figures["text_bytes"] = (folder / "graph" / "nodes.arrow").stat().st_size
     disk = disk_bytes(disk_path)
     return {"format": fmt, "scale": scale, "stage": stage, "wall_s": round(wall, 1),
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "peak_rss_gb": round(usage.ru_maxrss / 2**20, 3),
@@ -280,36 +286,19 @@ def print_table(results: list[dict]) -> None:
                   f"questions, median {r['question_s_median']} s a question, {r['metrics_offline_policy']}")
 
 
-def extrapolate(results: list[dict]) -> list[dict]:
-    """Per format run at two or more scales and stage: the figures at scale 1 by a least-squares line."""
-    rows = []
+def project_all(results: list[dict]) -> dict[str, list[dict]]:
+    """Per format: each stage at the benchmark's real size by the measured per-unit rates of that format's runs
+    (``benchmarks/rehearsal_extrapolate.py``), printed and returned."""
+    projected = {}
     for fmt in dict.fromkeys(r["format"] for r in results):
-        scales = sorted({r["scale"] for r in results if r["format"] == fmt})
-        if len(scales) < 2:
-            continue
-        for stage in STAGES:
-            points = [r for r in results if r["format"] == fmt and r["stage"] == stage]
-            if len(points) < 2:
-                continue
-            x = np.array([p["scale"] for p in points])
-            row = {"format": fmt, "stage": stage, "from_scales": scales}
-            for key in ("wall_s", "cpu_s", "peak_rss_gb", "disk_gb"):
-                slope, intercept = np.polyfit(x, [p[key] for p in points], 1)
-                row[key] = round(float(slope + intercept), 2)
-            rows.append(row)
-    return rows
-
-
-def print_extrapolation(rows: list[dict]) -> None:
-    if not rows:
-        return
-    print("\n== EXTRAPOLATED to the real size (scale 1): a straight line through the measured scales, not measured ==")
-    print(f"{'format':<8} {'nodes':>12} {'edges':>13} {'stage':<9} {'wall h':>8} {'CPU h':>8} {'peak RSS GB':>11} "
-          f"{'disk GB':>8}")
-    for r in rows:
-        nodes, edges = REAL[r["format"]]
-        print(f"{r['format']:<8} {nodes:>12,} {edges:>13,} {r['stage']:<9} {r['wall_s'] / 3600:>8.2f} "
-              f"{r['cpu_s'] / 3600:>8.2f} {r['peak_rss_gb']:>11.1f} {r['disk_gb']:>8.1f}")
+        by_run: dict[float, list[dict]] = {}
+        for r in results:
+            if r["format"] == fmt:
+                by_run.setdefault(r["scale"], []).append(r)
+        nodes, edges = REAL[fmt]
+        projected[fmt] = project(list(by_run.values()), nodes, edges)
+        print_projection(fmt, projected[fmt], nodes, edges)
+    return projected
 
 
 # ---------------------------------------------------------------------------------------------------- main
@@ -323,6 +312,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--heavy-nice", type=int, default=10)
+    parser.add_argument("--measured", type=Path, action="append", default=[],
+                        help="a summary.json of earlier runs whose stage records join the projection (repeatable)")
     parser.add_argument("--cypher-edge-rows", type=int, default=4_000_000, help="edges a COPY of the Cypher export")
     parser.add_argument("--cypher-pool-mb", type=int, default=1024, help="ladybug's buffer pool while exporting")
     parser.add_argument("--stage", choices=tuple(CHILDREN), help=argparse.SUPPRESS)
@@ -342,6 +333,9 @@ def main() -> None:
     stages = [s for s in args.stages.split(",") if s]
     if bad or set(stages) - set(STAGES):
         parser.error(f"formats must be among {', '.join(REAL)} and stages among {', '.join(STAGES)}")
+    missing = [str(path) for path in args.measured if not path.is_file()]
+    if missing:
+        parser.error(f"--measured: no such file {', '.join(missing)} (a summary.json of an earlier run)")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ark-rehearsal-"))
     print(f"data in {workdir}; {os.cpu_count()} CPUs; load average {os.getloadavg()}; "
           f"{time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}", flush=True)
@@ -353,10 +347,13 @@ def main() -> None:
             for stage in stages:
                 results.append(run_stage(stage, fmt, scale, folder, args))
                 print(json.dumps({k: v for k, v in results[-1].items() if k != "latency"}), flush=True)
-        print_table(results)
-        rows = extrapolate(results)
-        print_extrapolation(rows)
-        (workdir / "summary.json").write_text(json.dumps({"runs": results, "extrapolated": rows}, indent=1))
+        if results:
+            print_table(results)
+            (workdir / "summary.json").write_text(json.dumps({"runs": results}, indent=1))
+        measured = [r for path in args.measured for r in json.loads(path.read_text())["runs"]]
+        projected = project_all(measured + results)
+        if results:  # projecting from earlier records alone leaves a work folder's summary as it was
+            (workdir / "summary.json").write_text(json.dumps({"runs": results, "projected": projected}, indent=1))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from .engine import (
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT_S,
@@ -169,43 +171,62 @@ def plain_value(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------- import into a server
-def neo4j_import_statements(graph: Any, schema: CypherSchema | None = None,
-                            batch_size: int = 5000) -> Iterator[tuple[str, dict[str, Any]]]:
+def neo4j_import_statements(graph: Any, schema: CypherSchema | None = None, batch_size: int = 5000,
+                            scan_rows: int | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(statement, parameters) pairs that load ``graph`` into an empty Neo4j database: a uniqueness constraint per
-    label, then nodes and edges in ``UNWIND $rows`` batches. Run them in write transactions, in order."""
-    from .export import node_properties_by_type
-    from .schema import build_schema
+    label, then nodes and edges in ``UNWIND $rows`` batches. Run them in write transactions, in order.
 
-    properties = node_properties_by_type(graph)
-    schema = schema or build_schema(graph, properties)
+    Streamed as the embedded export is (:mod:`ark.graphdb.stream`): nodes and edges are read from the graph's
+    arrays ``scan_rows`` at a time (one pass over the CSR per FROM/TO pair), so what is held at once is one batch,
+    whatever the graph's size."""
+    from .schema import build_schema
+    from .stream import SCAN_ROWS, scan_property_columns
+
+    window = scan_rows or SCAN_ROWS
+    schema = schema or build_schema(graph, property_columns=scan_property_columns(graph, window))
     for spec in schema.nodes:
         yield (f"CREATE CONSTRAINT IF NOT EXISTS FOR (n:`{spec.label}`) REQUIRE n.id IS UNIQUE", {})
     for spec in schema.nodes:
-        indices = graph.nodes_of_type(spec.node_type)
-        rows_props = properties.get(spec.node_type)
-        for start in range(0, len(indices), batch_size):
-            rows = []
-            for offset, i in enumerate(indices[start:start + batch_size].tolist()):
-                row = {"id": graph.node_id(i), "name": graph.name(i), "text": graph.text(i), "idx": int(i)}
-                if rows_props:
-                    props = rows_props[start + offset]
-                    from .schema import convert_property
+        yield from _node_statements(graph, spec, batch_size, window)
+    for rel_spec in schema.rels:
+        for pair in rel_spec.pairs:
+            yield from _edge_statements(graph, schema, rel_spec, pair, batch_size, window)
 
-                    row.update({c.name: convert_property(props.get(c.key), c.type) for c in spec.properties})
-                rows.append(row)
-            yield (f"UNWIND $rows AS row CREATE (n:`{spec.label}`) SET n = row", {"rows": rows})
-    src, dst, rel = graph.edges()
-    for spec in schema.rels:
-        r = graph.relation_types.index(spec.relation)
-        for pair in spec.pairs:
-            s_code = graph.node_types.index(schema.node_table(pair.source).node_type)
-            t_code = graph.node_types.index(schema.node_table(pair.target).node_type)
-            keep = (rel == r) & (graph.node_type_codes[src] == s_code) & (graph.node_type_codes[dst] == t_code)
-            sources, targets = src[keep].tolist(), dst[keep].tolist()
-            statement = (f"UNWIND $rows AS row MATCH (a:`{pair.source}` {{id: row.source}}), "
-                         f"(b:`{pair.target}` {{id: row.target}}) CREATE (a)-[:`{spec.label}`]->(b)")
-            for start in range(0, len(sources), batch_size):
-                rows = [{"source": graph.node_id(a), "target": graph.node_id(b)}
-                        for a, b in zip(sources[start:start + batch_size], targets[start:start + batch_size],
-                                        strict=True)]
+
+def _node_statements(graph: Any, spec: Any, batch_size: int, window: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    from .schema import convert_property
+    from .stream import node_index_chunks
+
+    statement = f"UNWIND $rows AS row CREATE (n:`{spec.label}`) SET n = row"
+    for indices in node_index_chunks(graph, spec.node_type, batch_size, window):
+        rows = []
+        for i in indices.tolist():
+            row = {"id": graph.node_id(i), "name": graph.name(i), "text": graph.text(i), "idx": int(i)}
+            if spec.properties:
+                props = graph.properties(i)
+                row.update({c.name: convert_property(props.get(c.key), c.type) for c in spec.properties})
+            rows.append(row)
+        yield statement, {"rows": rows}
+
+
+def _edge_statements(graph: Any, schema: CypherSchema, spec: Any, pair: Any, batch_size: int,
+                     window: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The batches of one relation's edges between one FROM/TO pair, in the graph's edge order."""
+    from .stream import _type_of, edge_chunks
+
+    r = graph.relation_types.index(spec.relation)
+    s_code = graph.node_types.index(_type_of(schema, pair.source))
+    t_code = graph.node_types.index(_type_of(schema, pair.target))
+    statement = (f"UNWIND $rows AS row MATCH (a:`{pair.source}` {{id: row.source}}), "
+                 f"(b:`{pair.target}` {{id: row.target}}) CREATE (a)-[:`{spec.label}`]->(b)")
+    codes = graph.node_type_codes
+    rows: list[dict[str, str]] = []
+    for src, dst, rel in edge_chunks(graph, window):
+        keep = (rel == r) & (np.asarray(codes[src]) == s_code) & (np.asarray(codes[dst]) == t_code)
+        for a, b in zip(src[keep].tolist(), dst[keep].tolist(), strict=True):
+            rows.append({"source": graph.node_id(a), "target": graph.node_id(b)})
+            if len(rows) == batch_size:
                 yield statement, {"rows": rows}
+                rows = []
+    if rows:
+        yield statement, {"rows": rows}

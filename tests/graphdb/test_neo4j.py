@@ -202,3 +202,64 @@ def test_import_statements_load_the_same_labels_as_the_embedded_export():
     assert len(edges) == graph.num_edges
     assert any("(a:`gene_protein`" in s and "[:`interacts`]" in s for s, _ in edges)
     assert max(len(p.get("rows", [])) for _, p in statements) <= 2
+
+
+def _whole_graph_statements(graph, batch_size):
+    """The statements as the whole-graph formulation gives them (every property dict and every edge at once): the
+    oracle the streamed statements must equal."""
+    from ark.graphdb.export import node_properties_by_type
+    from ark.graphdb.schema import convert_property
+
+    properties = node_properties_by_type(graph)
+    schema = build_schema(graph, properties)
+    out = [(f"CREATE CONSTRAINT IF NOT EXISTS FOR (n:`{s.label}`) REQUIRE n.id IS UNIQUE", {}) for s in schema.nodes]
+    for spec in schema.nodes:
+        members = graph.nodes_of_type(spec.node_type).tolist()
+        props = properties.get(spec.node_type) or [{}] * len(members)
+        rows = [{"id": graph.node_id(i), "name": graph.name(i), "text": graph.text(i), "idx": i,
+                 **{c.name: convert_property(p.get(c.key), c.type) for c in spec.properties}}
+                for i, p in zip(members, props, strict=True)]
+        out += [(f"UNWIND $rows AS row CREATE (n:`{spec.label}`) SET n = row", {"rows": rows[k:k + batch_size]})
+                for k in range(0, len(rows), batch_size)]
+    src, dst, rel = (a.tolist() for a in graph.edges())
+    codes = graph.node_type_codes
+    for spec in schema.rels:
+        for pair in spec.pairs:
+            wanted = (graph.relation_types.index(spec.relation), schema.node_table(pair.source).node_type,
+                      schema.node_table(pair.target).node_type)
+            rows = [{"source": graph.node_id(a), "target": graph.node_id(b)}
+                    for a, b, r in zip(src, dst, rel, strict=True)
+                    if (r, graph.node_types[codes[a]], graph.node_types[codes[b]]) == wanted]
+            statement = (f"UNWIND $rows AS row MATCH (a:`{pair.source}` {{id: row.source}}), "
+                         f"(b:`{pair.target}` {{id: row.target}}) CREATE (a)-[:`{spec.label}`]->(b)")
+            out += [(statement, {"rows": rows[k:k + batch_size]}) for k in range(0, len(rows), batch_size)]
+    return out
+
+
+@pytest.mark.parametrize("build", ["build_clinical_graph", "build_conditions_graph", "build_drug_graph"])
+@pytest.mark.parametrize(("batch_size", "scan_rows"), [(2, 3), (3, 1), (5000, None)])
+def test_streamed_import_statements_equal_the_whole_graph_ones(tmp_path, build, batch_size, scan_rows):
+    from ark.graph import KnowledgeGraph
+    from tests.support import graphs
+
+    getattr(graphs, build)().save(tmp_path / "graph")
+    graph = KnowledgeGraph.load(tmp_path / "graph")  # memory-mapped, as a large graph is read
+    streamed = list(neo4j_import_statements(graph, batch_size=batch_size, scan_rows=scan_rows))
+    assert streamed == _whole_graph_statements(graph, batch_size)
+    assert any(len(p.get("rows", [])) for s, p in streamed if "MATCH (a:" in s)
+
+
+def test_import_statements_never_hold_every_edge_or_property_dict(tmp_path, monkeypatch):
+    import ark.graphdb.export
+    from ark.graph import KnowledgeGraph
+
+    build_drug_graph().save(tmp_path / "graph")
+    graph = KnowledgeGraph.load(tmp_path / "graph")
+
+    def whole(*_args, **_kwargs):
+        raise AssertionError("the whole graph's edges or property dicts were built")
+
+    monkeypatch.setattr(KnowledgeGraph, "edges", whole)
+    monkeypatch.setattr(ark.graphdb.export, "node_properties_by_type", whole)
+    statements = list(neo4j_import_statements(graph, batch_size=2, scan_rows=2))
+    assert sum(len(p["rows"]) for s, p in statements if "MATCH (a:" in s) == graph.num_edges
