@@ -101,6 +101,7 @@ class BM25Index:
         n = len(postings.doc_lengths)
         self._avgdl = max(float(postings.doc_lengths.mean()) if n else 1.0, 1e-12)
         self._idf_cache: np.ndarray | None = None
+        self._vocabulary_arrays: tuple[np.ndarray, ...] | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -198,12 +199,26 @@ class BM25Index:
         """Known query terms as (term id, occurrences), in order of first occurrence."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(self._term_ids, TermTable) and self._prunes():
+            return self._compiled_query_terms(query)
         counts: dict[int, int] = {}
         for term in self.tokenizer.tokenize(query):
             tid = self._term_ids.get(term)
             if tid is not None:
                 counts[tid] = counts.get(tid, 0) + 1
         return list(counts.items())
+
+    def _compiled_query_terms(self, query: str) -> list[tuple[int, int]]:
+        """:meth:`_query_terms` on a large saved index: every term looked up in one compiled call (a Python binary
+        search over the saved vocabulary takes ~20 us a term, most of a rare word's query)."""
+        from ark.index import _lookup_kernel
+
+        if self._vocabulary_arrays is None:
+            self._vocabulary_arrays = self._term_ids.arrays()  # type: ignore[union-attr]
+        # A lone surrogate passes as bytes no saved term (valid UTF-8) holds: not found, as TermTable.get says.
+        keys = "\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass")
+        rows = _lookup_kernel.query_rows(*self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
+        return [(tid, count) for tid, count in rows.tolist()]
 
     def _exactly_named(self, query: str) -> np.ndarray:
         """Documents one of whose names equals the whole query (empty without an exact-names table)."""
