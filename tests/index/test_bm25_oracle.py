@@ -241,3 +241,25 @@ def test_document_lengths_in_a_narrower_type_score_the_same(longest, dtype, sear
     for query in _queries(16, words, 6):
         candidates = rng.integers(0, len(docs), 300)
         np.testing.assert_array_equal(index.score(query, candidates), index._score_dense(query, candidates))
+
+
+def test_a_larger_index_seeds_with_a_share_of_its_documents(monkeypatch):
+    """The seed budget grows with the index (``SEED_FRACTION`` of its documents, at least ``SEED_POSTINGS``):
+    still the exhaustive ranking, with the budget the kernel is given."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import bm25_prune
+
+    if not bm25_prune.available():
+        pytest.skip("numba is not installed")
+    budgets = []
+    real = bm25_prune.pruned_top_k
+    monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a: budgets.append(a[-1]) or real(*a))
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 40)
+    monkeypatch.setattr(bm25_module, "SEED_FRACTION", 20)
+    docs = _rare_and_frequent_corpus(17, 5000)
+    rng = np.random.default_rng(18)
+    queries = ["seldom often", "often seldom b3x", "b5x often", "often b7x seldom seldom b9x"]
+    assert _assert_search_is_exhaustive(BM25Index.build(docs, chunk_size=900), queries,
+                                        [None, rng.random(len(docs)) < 0.5], ks=(1, 5, 20)) > 0
+    assert set(budgets) == {250}
