@@ -65,6 +65,10 @@ PRUNE_MIN_DOCS = 200_000
 # _prune_kernel.top_k): a rare word next to a very frequent one otherwise keeps the k-th best score low while
 # the frequent word's postings are walked (a 31-document word with a 980k-document one: 13 ms -> 0.1 ms).
 SEED_POSTINGS = 4096
+# ... or up to 1/256 of the corpus's documents on a larger index: walking the other terms costs more as their
+# postings grow, so a larger seed (a higher early k-th best score) pays (3M Zipf documents, CPU median, caches as
+# a run of different queries leaves them: 4,096 postings 1.78 ms, 12,288 1.47 ms; 1M: 4,096 best).
+SEED_FRACTION = 256
 # search() on a large index adds every posting of a query with this many distinct terms (compiled, term at a time)
 # instead of walking them document at a time: the walk's work per document grows with the terms. On 1M Zipf
 # documents (CPU ms, median of 12 queries, loaded machine) walk / add: 16 words 8.8 / 20.2, 24 words 20.9 / 23.6,
@@ -101,6 +105,7 @@ class BM25Index:
         n = len(postings.doc_lengths)
         self._avgdl = max(float(postings.doc_lengths.mean()) if n else 1.0, 1e-12)
         self._idf_cache: np.ndarray | None = None
+        self._vocabulary_arrays: tuple[np.ndarray, ...] | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -198,12 +203,26 @@ class BM25Index:
         """Known query terms as (term id, occurrences), in order of first occurrence."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
+        if isinstance(self._term_ids, TermTable) and self._prunes():
+            return self._compiled_query_terms(query)
         counts: dict[int, int] = {}
         for term in self.tokenizer.tokenize(query):
             tid = self._term_ids.get(term)
             if tid is not None:
                 counts[tid] = counts.get(tid, 0) + 1
         return list(counts.items())
+
+    def _compiled_query_terms(self, query: str) -> list[tuple[int, int]]:
+        """:meth:`_query_terms` on a large saved index: every term looked up in one compiled call (a Python binary
+        search over the saved vocabulary takes ~20 us a term, most of a rare word's query)."""
+        from ark.index import _lookup_kernel
+
+        if self._vocabulary_arrays is None:
+            self._vocabulary_arrays = self._term_ids.arrays()  # type: ignore[union-attr]
+        # A lone surrogate passes as bytes no saved term (valid UTF-8) holds: not found, as TermTable.get says.
+        keys = "\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass")
+        rows = _lookup_kernel.query_rows(*self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
+        return [(tid, count) for tid, count in rows.tolist()]
 
     def _exactly_named(self, query: str) -> np.ndarray:
         """Documents one of whose names equals the whole query (empty without an exact-names table)."""
@@ -278,7 +297,8 @@ class BM25Index:
         terms (a document it visits holds no rare term), and starts with a high k-th best score."""
         boost = self._exact_boost(terms) if len(named) else np.float32(0)
         return bm25_prune.pruned_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k, mask,
-                                       np.asarray(named, dtype=np.int64), boost, SEED_POSTINGS)
+                                       np.asarray(named, dtype=np.int64), boost,
+                                       max(SEED_POSTINGS, self.num_docs // SEED_FRACTION) if SEED_POSTINGS else 0)
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""

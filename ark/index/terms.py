@@ -88,6 +88,11 @@ class TermTable(Sequence[str]):
         return iter(bytes(self._blob[: max(int(self._offsets[-1]) - 1, 0)]).decode("utf-8").split("\n")
                     if len(self) else [])
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(the file's bytes as uint8, the offsets, the order): what a compiled lookup searches (no copies)."""
+        blob = np.frombuffer(self._blob, dtype=np.uint8) if len(self._blob) else np.zeros(0, np.uint8)
+        return blob, np.asarray(self._offsets), np.asarray(self._order)
+
     def get(self, term: str | None, default: int | None = None) -> int | None:
         """The id of ``term``, or ``default`` when the vocabulary does not hold it."""
         if not isinstance(term, str):

@@ -223,3 +223,43 @@ def test_seeds_that_cannot_reach_the_top_are_passed_over_exactly(search_path):
                                       exact=ExactNames.build(names), chunk_size=900)
     assert _assert_search_is_exhaustive(fielded, queries, masks, ks=(1, 5, 20)) > 0
     assert sorted(fielded.search("seldom often", 2)[0].tolist()) == [7, 3000]
+
+
+@pytest.mark.parametrize(("longest", "dtype"), [(200, np.uint8), (400, np.uint16), (66_000, np.int32)])
+def test_document_lengths_in_a_narrower_type_score_the_same(longest, dtype, search_path):
+    """The compiled paths read the document lengths in the narrowest type that holds them (a byte below 256
+    tokens, two below 65,536): rankings and scores as the exhaustive pass's, subset scores as the numpy path's."""
+    from ark.index import bm25_prune
+
+    docs, words = _corpus(13, 1500, 90)
+    rng = np.random.default_rng(14)
+    for i in rng.choice(len(docs), 8, replace=False):  # long documents: lengths up to ``longest`` tokens
+        docs[i] = " ".join(rng.choice(words, int(rng.integers(longest - 100, longest + 1))))
+    index = BM25Index.build(docs, chunk_size=400)
+    assert bm25_prune.narrow_lengths(index.doc_lengths).dtype == dtype
+    assert _assert_search_is_exhaustive(index, _queries(15, words, 12), [None, rng.random(len(docs)) < 0.3]) > 0
+    for query in _queries(16, words, 6):
+        candidates = rng.integers(0, len(docs), 300)
+        np.testing.assert_array_equal(index.score(query, candidates), index._score_dense(query, candidates))
+
+
+def test_a_larger_index_seeds_with_a_share_of_its_documents(monkeypatch):
+    """The seed budget grows with the index (``SEED_FRACTION`` of its documents, at least ``SEED_POSTINGS``):
+    still the exhaustive ranking, with the budget the kernel is given."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import bm25_prune
+
+    if not bm25_prune.available():
+        pytest.skip("numba is not installed")
+    budgets = []
+    real = bm25_prune.pruned_top_k
+    monkeypatch.setattr(bm25_prune, "pruned_top_k", lambda *a: budgets.append(a[-1]) or real(*a))
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 40)
+    monkeypatch.setattr(bm25_module, "SEED_FRACTION", 20)
+    docs = _rare_and_frequent_corpus(17, 5000)
+    rng = np.random.default_rng(18)
+    queries = ["seldom often", "often seldom b3x", "b5x often", "often b7x seldom seldom b9x"]
+    assert _assert_search_is_exhaustive(BM25Index.build(docs, chunk_size=900), queries,
+                                        [None, rng.random(len(docs)) < 0.5], ks=(1, 5, 20)) > 0
+    assert set(budgets) == {250}

@@ -4,6 +4,7 @@ saved before the table existed are read as before and get the table for their ne
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ark.index import BM25Index
 from ark.index.terms import OFFSETS_FILE, ORDER_FILE, TermTable, save_table
@@ -58,3 +59,41 @@ def test_an_empty_vocabulary_saves_and_loads(tmp_path):
     loaded = BM25Index.load(tmp_path / "index")
     assert loaded.vocabulary_size == 0 and list(loaded.terms) == []
     assert loaded.search("anything", 5)[0].tolist() == []
+
+
+def test_the_compiled_lookup_finds_and_counts_as_the_dict(tmp_path):
+    """A large saved index looks a query's terms up in one compiled call: ids, counts and first-occurrence order
+    as the dict of its terms gives them, unknown terms (a lone surrogate, a prefix, a longer word) skipped."""
+    pytest.importorskip("numba")
+    from ark.index import _lookup_kernel
+
+    (tmp_path / "terms.txt").write_text("\n".join(TERMS), encoding="utf-8")
+    save_table(tmp_path, TERMS)
+    table = TermTable.load(tmp_path, len(TERMS))
+    assert table is not None
+    oracle = {term: i for i, term in enumerate(TERMS)}
+    rng = np.random.default_rng(0)
+    probes = [*TERMS, "seizure", "seizu", "zz", "東", "E", "\udcff", "abc" * 39, "abc" * 41]
+    for _ in range(200):
+        query = [probes[int(i)] for i in rng.integers(0, len(probes), rng.integers(0, 8))]
+        expected: dict[int, int] = {}
+        for term in query:
+            if term in oracle:
+                expected[oracle[term]] = expected.get(oracle[term], 0) + 1
+        keys = np.frombuffer("\n".join(query).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        assert _lookup_kernel.query_rows(*table.arrays(), keys).tolist() == [list(p) for p in expected.items()]
+
+
+def test_a_large_saved_index_finds_the_query_terms_as_the_python_lookup(tmp_path, monkeypatch):
+    pytest.importorskip("numba")
+    import ark.index.bm25 as bm25_module
+
+    docs = ["generalized tonic clonic seizures", "febrile seizures in infants", "renal cysts", "東京 straße", ""]
+    BM25Index.build(docs).save(tmp_path / "index")
+    index = BM25Index.load(tmp_path / "index")
+    queries = ["seizures seizures febrile", "straße 東京 東京", "nothing here", "", "the of", "renal \udcff cysts"]
+    python = [index._query_terms(q) for q in queries]  # below PRUNE_MIN_DOCS: the Python binary search
+    assert python[0] == [(index._term_ids.get("seizures"), 2), (index._term_ids.get("febrile"), 1)]
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    assert [index._query_terms(q) for q in queries] == python
+    assert index._vocabulary_arrays is not None  # the compiled path was taken
