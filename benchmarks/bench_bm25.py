@@ -248,6 +248,7 @@ def search_tantivy(args, index_dir: Path, queries: list[str], out: Path) -> dict
     return {"search_ms": _time_each(search, queries, cpu), "search_cpu_ms": cpu}
 
 
+SOURCE_VARIABLE = "ARK_BENCH_SOURCE"  # the folder a worker imports ARK from
 BASELINE = "ark@base"  # ARK from --baseline's source folder (e.g. ``git worktree add /tmp/base main``)
 BUILDERS = {"ark": build_ark, "bm25s": build_bm25s, "tantivy": build_tantivy}
 SEARCHERS = {"ark": search_ark, "bm25s": search_bm25s, "tantivy": search_tantivy}
@@ -261,6 +262,10 @@ def run_worker(args) -> None:
         result["size_mb"] = _dir_size_mb(args.index)
     else:
         result = SEARCHERS[args.worker](args, args.index, queries, args.out)
+    if args.worker in ("ark", "bm25s"):  # which ARK ran: the parent checks it is the checkout it asked for
+        import ark
+
+        result["ark_source"] = str(Path(ark.__file__).resolve().parents[1])
     (args.out / "result.json").write_text(json.dumps(result))
 
 
@@ -274,12 +279,15 @@ def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: P
            "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
     cmd += ["--save-scores"] if save_scores else []
     source = args.baseline if system == BASELINE else REPO
-    env = {**os.environ, "PYTHONPATH": str(source), **(SINGLE_THREAD if phase == "search" else {})}
+    env = {**os.environ, SOURCE_VARIABLE: str(source), **(SINGLE_THREAD if phase == "search" else {})}
     proc = subprocess.run(cmd, env=env)
     if proc.returncode != 0:
         print(f"  {system} {phase} failed (exit {proc.returncode})", flush=True)
         return None
     result = json.loads((out / "result.json").read_text())
+    ran = result.pop("ark_source", None)
+    if ran is not None and Path(ran) != Path(source).resolve():
+        raise SystemExit(f"error: {system} {phase} ran ARK from {ran}, not from {Path(source).resolve()}")
     summary = {key: round(float(np.median(v)) if isinstance(v, list) else v, 3) for key, v in result.items()}
     print(f"  {system} {phase}: {json.dumps(summary)} (medians)", flush=True)
     return result
@@ -439,7 +447,9 @@ def main() -> None:
         parser.add_argument(hidden, type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--save-scores", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
+    # A worker imports ARK from the checkout its parent names (this one, or --baseline's for ark@base); before
+    # 27 November 2026 this checkout was put first for workers too, so ark@base ran this checkout's code.
+    sys.path.insert(0, os.environ.get(SOURCE_VARIABLE, str(REPO)) if args.worker else str(REPO))
     if args.worker:
         args.docs = args.docs[0]
         run_worker(args)
