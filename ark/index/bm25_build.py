@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
-from ark.index.postings import EncodedPostings, Postings, PostingsWriter, tf_dtype
+from ark.index.postings import EncodedPostings, Postings, PostingsWriter, _encode_kernel, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
@@ -211,6 +211,46 @@ def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> 
 
 
 @dataclass
+class TermMajor:
+    """Distinct (term, document) pairs of one chunk in term-major order, documents ascending within a term."""
+
+    ptr: np.ndarray  # each term id's first pair (one more than the term ids counted)
+    docs: np.ndarray  # document ids within the chunk
+    tf: np.ndarray  # (n_fields, pairs) float32 frequencies
+    lengths: np.ndarray  # int32 document length in kept tokens
+
+
+def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> TermMajor:
+    """Count one split chunk straight into term-major order (plain BM25): the tokens, in document order, as a
+    sparse row per document; scipy's CSR -> CSC counting sort (stable) puts each term's tokens in document order,
+    so a document's repeats of a term are adjacent and their count is the gap between distinct neighbours. The
+    same pairs as :func:`_chunk_term_counts` turned term-major, without sorting each document's terms first."""
+    import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
+
+    n = batch.num_texts
+    terms = term_ids[batch.codes]
+    kept = terms >= 0
+    terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
+    if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):  # non-ASCII texts' tokens come after the others
+        order = np.argsort(docs, kind="stable")
+        terms, docs = terms[order], docs[order]
+    lengths = np.bincount(docs, minlength=n).astype(np.int32)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    ones = np.ones(len(terms), dtype=np.float32)
+    tokens = sp.csr_matrix((ones, terms, indptr), shape=(n, max(width, 1))).tocsc()  # no duplicates summed
+    by_doc, ptr = tokens.indices, tokens.indptr.astype(np.int64, copy=False)
+    distinct = np.ones(len(by_doc), dtype=bool)
+    np.not_equal(by_doc[1:], by_doc[:-1], out=distinct[1:])
+    distinct[ptr[:-1][ptr[:-1] < len(by_doc)]] = True  # each term's first token
+    starts = np.flatnonzero(distinct)
+    tf = np.diff(np.append(starts, len(by_doc))).astype(np.float32)
+    seen = np.zeros(len(by_doc) + 1, dtype=np.int64)
+    np.cumsum(distinct, out=seen[1:])
+    return TermMajor(seen[ptr], by_doc[starts], tf[None, :], lengths)
+
+
+@dataclass
 class _Run:
     terms: Path  # distinct term ids of the run, ascending (npy)
     ptr: Path  # their postings' offsets in the run (npy, one more than terms)
@@ -258,20 +298,30 @@ class SortedRuns:
         np.cumsum(counts.row_counts, out=indptr[1:])
         order = np.arange(len(counts.terms), dtype=np.int64)
         term_major = sp.csr_matrix((order, counts.terms, indptr), shape=(n, max(n_terms, 1))).tocsc()
-        per_term = np.diff(term_major.indptr)[:n_terms]
+        return self.spill_term_major(TermMajor(term_major.indptr, term_major.indices, tf[:, term_major.data],
+                                               counts.lengths), field_lengths, first_doc, number)
+
+    def spill_term_major(self, counts: TermMajor, field_lengths: np.ndarray, first_doc: int,
+                         number: int) -> _Spilled:
+        """:meth:`spill` for counts already term-major."""
+        n_terms = len(counts.ptr) - 1
+        while n_terms and counts.ptr[n_terms - 1] == counts.ptr[n_terms]:  # as many terms as the last one present
+            n_terms -= 1
+        per_term = np.diff(counts.ptr)[:n_terms].astype(np.int64, copy=False)
+        tf = counts.tf
         spilled = _Spilled(per_term, float(tf.max()) if tf.size else 0.0, field_lengths, counts.lengths, None)
-        if not len(order):
+        if not len(counts.docs):
             return spilled
         present = np.flatnonzero(per_term).astype(np.int32)
         name = self.directory / f"run{number:05d}"
         run = _Run(name.with_suffix(".terms.npy"), name.with_suffix(".ptr.npy"), name.with_suffix(".docs"),
-                   name.with_suffix(".tf"), len(order))
+                   name.with_suffix(".tf"), len(counts.docs))
         np.save(run.terms, present)
         ptr = np.zeros(len(present) + 1, dtype=np.int64)
         np.cumsum(per_term[present], out=ptr[1:])
         np.save(run.ptr, ptr)
-        (term_major.indices.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
-        np.ascontiguousarray(tf[:, term_major.data]).tofile(run.tf)
+        (counts.docs.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
+        np.ascontiguousarray(tf).tofile(run.tf)
         spilled.run = run
         return spilled
 
@@ -330,6 +380,7 @@ class SortedRuns:
         total = int(counts.sum())
         docs = np.empty(total, dtype=np.int32)
         tf = np.empty((self.n_fields, total), dtype=np.float32)
+        kernel = _encode_kernel()
         for run in self.runs:
             terms = np.load(run.terms, mmap_mode="r")
             i0, i1 = np.searchsorted(terms, [t0, t1])
@@ -338,11 +389,15 @@ class SortedRuns:
             ptr = np.load(run.ptr, mmap_mode="r")[i0: i1 + 1]
             p0, p1 = int(ptr[0]), int(ptr[-1])
             local = np.asarray(terms[i0:i1], dtype=np.int64) - t0
+            run_docs = np.fromfile(run.docs, dtype=np.int32, count=p1 - p0, offset=4 * p0)
+            run_tf = np.memmap(run.tf, dtype=np.float32, mode="r", shape=(self.n_fields, run.size))[:, p0:p1]
+            if kernel is not None:
+                kernel.scatter_run(fill, local, np.asarray(ptr), run_docs, np.asarray(run_tf), docs, tf)
+                continue
             sizes = np.diff(ptr)
             dest = np.repeat(fill[local] - (ptr[:-1] - p0), sizes) + np.arange(p1 - p0)
-            docs[dest] = np.fromfile(run.docs, dtype=np.int32, count=p1 - p0, offset=4 * p0)
-            run_tf = np.memmap(run.tf, dtype=np.float32, mode="r", shape=(self.n_fields, run.size))
-            tf[:, dest] = run_tf[:, p0:p1]
+            docs[dest] = run_docs
+            tf[:, dest] = run_tf
             fill[local] += sizes
         return docs, tf
 
@@ -391,8 +446,8 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
 
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_doc = item
-        counts = _chunk_term_counts(batch, term_ids, width)
-        return runs.spill(counts, counts.lengths[None, :], first_doc, first_doc)
+        counts = _term_major_counts(batch, term_ids, width)
+        return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
     with progress_bar("BM25 indexing", num_docs, progress) as bar:
         split = _in_order(tokenizer.split, _chunks(docs, chunk_size))

@@ -185,8 +185,20 @@ class PostingsWriter:
 
     def encode(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
         """A batch of terms' postings (as :meth:`add` takes them) encoded, not yet written: touches no state, so
-        worker threads encode batches side by side and :meth:`write` writes them in order."""
+        worker threads encode batches side by side and :meth:`write` writes them in order. Compiled when numba is
+        installed (:mod:`ark.index._encode_kernel`), else numpy: the same bytes."""
         df = df.astype(np.int64)
+        kernel = _encode_kernel()
+        if kernel is not None:
+            tf = np.ascontiguousarray(tf, dtype=self.tf_type)
+            docs = np.ascontiguousarray(docs, dtype=np.int32)
+            first, widths, offsets, blob = kernel.encode_deltas(df, docs)
+            bounds = kernel.group_bounds(df, docs, tf, self.doc_lengths, BLOCK, SKIP)
+            blobs = {"doc_deltas": blob, "tfs": tf, **dict(zip(BLOCK_DTYPES, bounds, strict=True))}
+            return EncodedPostings(df, first, offsets, widths, blobs)
+        return self._encode_numpy(df, docs, tf)
+
+    def _encode_numpy(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
         starts = np.zeros(len(df), dtype=np.int64)
         np.cumsum(df[:-1], out=starts[1:])
         has = df > 0
@@ -247,6 +259,15 @@ class PostingsWriter:
         blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
                  for name, file in BLOB_FILES.items()}
         return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
+
+
+def _encode_kernel() -> Any:
+    """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
+    try:
+        from ark.index import _encode_kernel as kernel
+    except ImportError:
+        return None
+    return kernel
 
 
 def _group_ptr(df: np.ndarray, size: int) -> np.ndarray:
