@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -356,10 +357,11 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return writer.encode(df[t0:t1], docs, pseudo.astype(np.float32))
 
-        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the thread.
-        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings), _spill_workers()):
+        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
+        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings), _merge_workers()):
             writer.write(batch)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        # Unlinking a few hundred MB of runs takes most of a second: a thread does it while the index is finished.
+        threading.Thread(target=shutil.rmtree, args=(self.directory, True), name="bm25-runs-cleanup").start()
         return writer.close()
 
     def _field_norms(self, fields: tuple) -> list[np.ndarray]:
@@ -422,6 +424,12 @@ class BuildDirectory:
         self.path = Path(tempfile.mkdtemp(prefix="bm25-", dir=parent))
         (self.path / "runs").mkdir()
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
+
+
+def _merge_workers() -> int:
+    """Threads gathering and encoding merge batches: one without numba (numpy's many small steps contend for the
+    GIL), else the pipeline's (the compiled loops release it)."""
+    return PIPELINE_WORKERS if _encode_kernel() is not None else min(PIPELINE_WORKERS, 1)
 
 
 def _spill_workers() -> int:
