@@ -226,6 +226,21 @@ class PostingsWriter:
                  **self._blocks(df, starts, docs, tf)}
         return EncodedPostings(df, first, offsets, widths, blobs)
 
+    def encode_piece(self, docs: np.ndarray, previous: int | None, tf: np.ndarray, width: int,
+                     df: int | None) -> EncodedPostings:
+        """Consecutive postings of one term too large for a batch, encoded as :meth:`encode` encodes the whole term:
+        ``previous`` is the document before ``docs`` (None for the term's first piece, which gives its ``df``),
+        ``width`` the term's delta width, and every piece but the last holds whole blocks."""
+        deltas = np.diff(docs.astype(np.int64), prepend=docs[0] if previous is None else previous)
+        blob = np.ascontiguousarray(deltas.astype(_WIDTH_DTYPES[width]).astype(f"<u{width}")).view(np.uint8)
+        blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
+                 **self._blocks(np.array([len(docs)], np.int64), np.zeros(1, np.int64), docs, tf)}
+        if df is None:  # a later piece: its term's entries came with the first
+            return EncodedPostings(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64),
+                                   np.zeros(0, np.uint8), blobs)
+        return EncodedPostings(np.array([df], np.int64), np.array([docs[0]], np.int32), np.zeros(1, np.int64),
+                               np.array([width], np.uint8), blobs)
+
     def write(self, batch: EncodedPostings) -> None:
         """Append an encoded batch (batches in term order)."""
         for name, data in batch.blobs.items():
