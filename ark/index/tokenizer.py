@@ -65,6 +65,7 @@ def _ascii_table(lower: bool) -> bytes:
 
 
 _ASCII_TABLES = {lower: _ascii_table(lower) for lower in (True, False)}
+_TABLE_ARRAYS = {lower: np.frombuffer(table, dtype=np.uint8) for lower, table in _ASCII_TABLES.items()}
 
 
 def _split_ascii(arr: pa.Array, lower: bool) -> pa.ListArray:
@@ -122,8 +123,6 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
     so the zero padding is unambiguous) and encoded as integers; longer or non-ASCII tokens are encoded as
     strings. Arrow's string ``dictionary_encode`` is the oracle in the tests.
     """
-    import pyarrow.compute as pc
-
     _, offsets_buf, data = ascii_tokens.buffers()
     start = ascii_tokens.offset
     offset_type = np.int64 if pa.types.is_large_string(ascii_tokens.type) else np.int32
@@ -135,23 +134,56 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
         padded[: len(data)] = np.frombuffer(data, dtype=np.uint8)
         # A little-endian uint64 starting at every byte (unaligned strides are fine for a gather).
         words = np.ndarray((len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-        packed = pc.dictionary_encode(pa.array(words[offsets[:-1][short]] & _LOW_BYTES[lengths[short]]))
-        short_codes = packed.indices.to_numpy(zero_copy_only=False)
-        keys = packed.dictionary.to_numpy(zero_copy_only=False).astype("<u8", copy=False)
+        packed = words[offsets[:-1][short]] & _LOW_BYTES[lengths[short]]
     else:
-        short = np.zeros(len(ascii_tokens), dtype=bool)
-        short_codes, keys = np.zeros(0, dtype=np.int32), np.zeros(0, dtype="<u8")
+        short, packed = np.zeros(len(ascii_tokens), dtype=bool), np.zeros(0, dtype="<u8")
     rest = ascii_tokens.filter(pa.array(~short)) if not short.all() else ascii_tokens.slice(0, 0)
+    return _dictionary(short, packed, rest, other_tokens)
+
+
+def _dictionary(short: np.ndarray, packed: np.ndarray, rest: pa.Array,
+                other_tokens: pa.Array | None) -> tuple[np.ndarray, TokenDictionary, np.ndarray]:
+    """:func:`_encode_tokens` from the ASCII tokens split into short ones (``short``: their packed integers, in
+    token order) and the others (``rest``, strings in token order)."""
+    import pyarrow.compute as pc
+
+    if len(packed):
+        encoded_short = pc.dictionary_encode(pa.array(packed))
+        short_codes = encoded_short.indices.to_numpy(zero_copy_only=False)
+        keys = encoded_short.dictionary.to_numpy(zero_copy_only=False).astype("<u8", copy=False)
+    else:
+        short_codes, keys = np.zeros(0, dtype=np.int32), np.zeros(0, dtype="<u8")
     if other_tokens is not None:
         rest = pa.concat_arrays([rest, other_tokens.cast(rest.type)])
     encoded = pc.dictionary_encode(rest)
-    codes = np.empty(len(ascii_tokens) + (0 if other_tokens is None else len(other_tokens)), dtype=np.int32)
-    ascii_codes = codes[: len(ascii_tokens)]
+    n_ascii = len(short)
+    codes = np.empty(n_ascii + (0 if other_tokens is None else len(other_tokens)), dtype=np.int32)
+    ascii_codes = codes[:n_ascii]
     ascii_codes[short] = short_codes
     rest_codes = encoded.indices.to_numpy(zero_copy_only=False) + len(keys)
-    ascii_codes[~short] = rest_codes[: len(ascii_tokens) - int(short.sum())]
-    codes[len(ascii_tokens) :] = rest_codes[len(ascii_tokens) - int(short.sum()) :]
+    ascii_codes[~short] = rest_codes[: n_ascii - len(packed)]
+    codes[n_ascii:] = rest_codes[n_ascii - len(packed):]
     return codes, TokenDictionary(keys, encoded.dictionary.to_pylist()), keys
+
+
+def _split_compiled(arr: pa.Array, lower: bool) -> tuple[np.ndarray, np.ndarray, TokenDictionary, np.ndarray] | None:
+    """(doc ids, codes, dictionary, packed) of an all-ASCII string array split by the compiled loop, or None
+    without numba (:mod:`ark.index._split_kernel`)."""
+    try:
+        from ark.index import _split_kernel
+    except ImportError:
+        return None
+    _, offsets_buf, data = arr.buffers()[:3]
+    if data is not None and len(data) >= 2**31 - 1:  # the long tokens' bytes are given 32-bit offsets
+        return None
+    offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[arr.offset: arr.offset + len(arr) + 1]
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+    doc_ids, short, packed, long_offsets, long_data = _split_kernel.split_ascii(raw, offsets, _TABLE_ARRAYS[lower])
+    rest = pa.Array.from_buffers(pa.string(), len(long_offsets) - 1,
+                                 [None, pa.py_buffer(long_offsets), pa.py_buffer(long_data)])
+    codes, dictionary, keys = _dictionary(short, packed.view("<u8"), rest, None)
+    return doc_ids, codes, dictionary, keys
 
 
 def _ascii_joined(texts: Sequence[str]) -> pa.Array | None:
@@ -265,7 +297,9 @@ class Tokenizer:
         n = len(arr)
         ascii_mask = (np.ones(n, dtype=bool) if all_ascii else
                       pc.fill_null(pc.string_is_ascii(arr), True).to_numpy(zero_copy_only=False))
-        if ascii_mask.all():
+        if ascii_mask.all() and arr.null_count == 0 and (compiled := _split_compiled(arr, self.lower)) is not None:
+            doc_ids, codes, dictionary, packed = compiled
+        elif ascii_mask.all():
             lists = _split_ascii(arr, self.lower)
             doc_ids = _token_doc_ids(lists, np.arange(n, dtype=np.int32))
             codes, dictionary, packed = _encode_tokens(lists.flatten(), None)
