@@ -110,3 +110,28 @@ def test_terms_larger_than_a_merge_batch_are_merged_in_pieces_into_the_same_file
         monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", workers)
         assert _digests(build(), tmp_path / f"pieces-{workers}") == whole
     assert pieces and max(pieces) == 256 and min(pieces) < 256
+
+
+@pytest.mark.parametrize("fielded", [False, True])
+def test_the_compiled_loops_write_the_files_of_the_numpy_and_arrow_paths(monkeypatch, tmp_path, fielded):
+    """With numba the build splits ASCII chunks, gathers and encodes merge batches in compiled loops: the files
+    are those of the Arrow and numpy paths a build without numba takes (plain and fielded, pieces included)."""
+    pytest.importorskip("numba")
+    import ark.index.postings as postings_module
+    import ark.index.tokenizer as tokenizer_module
+
+    docs = [str(d or "") for d in _corpus(5, 600)]
+    docs[:400] = [d.encode("ascii", "ignore").decode() for d in docs[:400]]  # all-ASCII chunks: the compiled split
+    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 2)  # small batches and pieces of big terms
+
+    def build() -> BM25Index:
+        if fielded:
+            records = [(d[:12], d) for d in docs]
+            return BM25Index.build_fielded(records, ("names", "text"), (2.0, 1.0), (0.5, 0.75), chunk_size=100)
+        return BM25Index.build(docs, chunk_size=100)
+
+    compiled = _digests(build(), tmp_path / "compiled")
+    monkeypatch.setattr(postings_module, "_encode_kernel", lambda: None)
+    monkeypatch.setattr(bm25_build, "_encode_kernel", lambda: None)
+    monkeypatch.setattr(tokenizer_module, "_split_compiled", lambda arr, lower: None)
+    assert _digests(build(), tmp_path / "numpy") == compiled
