@@ -70,7 +70,7 @@ class _Vocabulary(dict):
         self[raw] = tid
         return tid
 
-    def ids_of(self, raws: list[str], packed: np.ndarray | None = None) -> np.ndarray:
+    def ids_of(self, raws: Sequence[str], packed: np.ndarray | None = None) -> np.ndarray:
         """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
         are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
         Unseen tokens get ids in ``raws`` order either way."""
@@ -264,7 +264,7 @@ class _Run:
         """``count`` values from ``start`` of one of the run's raw files (``n_fields`` rows of ``size`` for tf):
         one read, no memory map (a merge reads each run once per batch: at 10M documents, 400 runs x 250)."""
         itemsize = np.dtype(dtype).itemsize
-        rows = [np.fromfile(path, dtype=dtype, count=count, offset=itemsize * (f * self.size + start))
+        rows: list[np.ndarray] = [np.fromfile(path, dtype=dtype, count=count, offset=itemsize * (f * self.size + start))
                 for f in range(n_fields)]
         return rows[0] if n_fields == 1 else np.stack(rows)
 
