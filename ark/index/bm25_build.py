@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import shutil
 import tempfile
+import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
-from ark.index.postings import EncodedPostings, Postings, PostingsWriter, tf_dtype
+from ark.index.postings import BLOCK, EncodedPostings, Postings, PostingsWriter, _encode_kernel, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
@@ -69,7 +70,7 @@ class _Vocabulary(dict):
         self[raw] = tid
         return tid
 
-    def ids_of(self, raws: list[str], packed: np.ndarray | None = None) -> np.ndarray:
+    def ids_of(self, raws: Sequence[str], packed: np.ndarray | None = None) -> np.ndarray:
         """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
         are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
         Unseen tokens get ids in ``raws`` order either way."""
@@ -211,12 +212,61 @@ def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> 
 
 
 @dataclass
+class TermMajor:
+    """Distinct (term, document) pairs of one chunk in term-major order, documents ascending within a term."""
+
+    ptr: np.ndarray  # each term id's first pair (one more than the term ids counted)
+    docs: np.ndarray  # document ids within the chunk
+    tf: np.ndarray  # (n_fields, pairs) float32 frequencies
+    lengths: np.ndarray  # int32 document length in kept tokens
+
+
+def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> TermMajor:
+    """Count one split chunk straight into term-major order (plain BM25): the tokens, in document order, as a
+    sparse row per document; scipy's CSR -> CSC counting sort (stable) puts each term's tokens in document order,
+    so a document's repeats of a term are adjacent and their count is the gap between distinct neighbours. The
+    same pairs as :func:`_chunk_term_counts` turned term-major, without sorting each document's terms first."""
+    import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
+
+    n = batch.num_texts
+    terms = term_ids[batch.codes]
+    kept = terms >= 0
+    terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
+    if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):  # non-ASCII texts' tokens come after the others
+        order = np.argsort(docs, kind="stable")
+        terms, docs = terms[order], docs[order]
+    lengths = np.bincount(docs, minlength=n).astype(np.int32)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    ones = np.ones(len(terms), dtype=np.float32)
+    tokens = sp.csr_matrix((ones, terms, indptr), shape=(n, max(width, 1))).tocsc()  # no duplicates summed
+    by_doc, ptr = tokens.indices, tokens.indptr.astype(np.int64, copy=False)
+    distinct = np.ones(len(by_doc), dtype=bool)
+    np.not_equal(by_doc[1:], by_doc[:-1], out=distinct[1:])
+    distinct[ptr[:-1][ptr[:-1] < len(by_doc)]] = True  # each term's first token
+    starts = np.flatnonzero(distinct)
+    tf = np.diff(np.append(starts, len(by_doc))).astype(np.float32)
+    seen = np.zeros(len(by_doc) + 1, dtype=np.int64)
+    np.cumsum(distinct, out=seen[1:])
+    return TermMajor(seen[ptr], by_doc[starts], tf[None, :], lengths)
+
+
+@dataclass
 class _Run:
-    terms: Path  # distinct term ids of the run, ascending (npy)
-    ptr: Path  # their postings' offsets in the run (npy, one more than terms)
+    terms: Path  # distinct term ids of the run, ascending (raw int32)
+    ptr: Path  # their postings' offsets in the run (raw int64, one more than terms)
     docs: Path  # int32 document ids, term-major (raw)
     tf: Path  # float32 frequencies, one row per field (raw)
     size: int
+    cuts: np.ndarray | None = None  # the merge's: each batch's first term's index in ``terms`` (and the end)
+
+    def read(self, path: Path, dtype: type, start: int, count: int, n_fields: int = 1) -> np.ndarray:
+        """``count`` values from ``start`` of one of the run's raw files (``n_fields`` rows of ``size`` for tf):
+        one read, no memory map (a merge reads each run once per batch: at 10M documents, 400 runs x 250)."""
+        itemsize = np.dtype(dtype).itemsize
+        rows: list[np.ndarray] = [np.fromfile(path, dtype=dtype, count=count, offset=itemsize * (f * self.size + start))
+                for f in range(n_fields)]
+        return rows[0] if n_fields == 1 else np.stack(rows)
 
 
 @dataclass
@@ -258,20 +308,30 @@ class SortedRuns:
         np.cumsum(counts.row_counts, out=indptr[1:])
         order = np.arange(len(counts.terms), dtype=np.int64)
         term_major = sp.csr_matrix((order, counts.terms, indptr), shape=(n, max(n_terms, 1))).tocsc()
-        per_term = np.diff(term_major.indptr)[:n_terms]
+        return self.spill_term_major(TermMajor(term_major.indptr, term_major.indices, tf[:, term_major.data],
+                                               counts.lengths), field_lengths, first_doc, number)
+
+    def spill_term_major(self, counts: TermMajor, field_lengths: np.ndarray, first_doc: int,
+                         number: int) -> _Spilled:
+        """:meth:`spill` for counts already term-major."""
+        n_terms = len(counts.ptr) - 1
+        while n_terms and counts.ptr[n_terms - 1] == counts.ptr[n_terms]:  # as many terms as the last one present
+            n_terms -= 1
+        per_term = np.diff(counts.ptr)[:n_terms].astype(np.int64, copy=False)
+        tf = counts.tf
         spilled = _Spilled(per_term, float(tf.max()) if tf.size else 0.0, field_lengths, counts.lengths, None)
-        if not len(order):
+        if not len(counts.docs):
             return spilled
         present = np.flatnonzero(per_term).astype(np.int32)
         name = self.directory / f"run{number:05d}"
-        run = _Run(name.with_suffix(".terms.npy"), name.with_suffix(".ptr.npy"), name.with_suffix(".docs"),
-                   name.with_suffix(".tf"), len(order))
-        np.save(run.terms, present)
+        run = _Run(name.with_suffix(".terms"), name.with_suffix(".ptr"), name.with_suffix(".docs"),
+                   name.with_suffix(".tf"), len(counts.docs))
+        present.tofile(run.terms)
         ptr = np.zeros(len(present) + 1, dtype=np.int64)
         np.cumsum(per_term[present], out=ptr[1:])
-        np.save(run.ptr, ptr)
-        (term_major.indices.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
-        np.ascontiguousarray(tf[:, term_major.data]).tofile(run.tf)
+        ptr.tofile(run.ptr)
+        (counts.docs.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
+        np.ascontiguousarray(tf).tofile(run.tf)
         spilled.run = run
         return spilled
 
@@ -295,22 +355,62 @@ class SortedRuns:
         norms = self._field_norms(fields) if fields is not None else None
         writer = PostingsWriter(out, tf_dtype(self.max_tf, fields is not None), doc_lengths)
 
-        def encoded(terms: tuple[int, int]) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
-            t0, t1 = terms
-            docs, tf = self._gather(t0, t1, df)
+        def frequencies(docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
             if norms is None:
-                return writer.encode(df[t0:t1], docs, tf[0])
+                return tf[0]
             assert fields is not None  # norms are computed for fielded indexes only
             pseudo = np.zeros(len(docs), dtype=np.float64)
             for f, norm in enumerate(norms):
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
-            return writer.encode(df[t0:t1], docs, pseudo.astype(np.float32))
+            return pseudo.astype(np.float32)
 
-        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the thread.
-        for batch in _in_order(encoded, _term_batches(df, num_terms, batch_postings), _spill_workers()):
+        def encoded(item: tuple) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
+            if item[0] == "terms":
+                _, t0, t1, number = item
+                docs, tf = self._gather(t0, t1, df, number)
+                return writer.encode(df[t0:t1], docs, frequencies(docs, tf))
+            _, t, p0, p1, width, slices = item
+            docs, tf = _read_postings(slices, max(p0 - 1, 0), p1, self.n_fields)
+            if p0:  # the previous piece's last document, for the first delta
+                return writer.encode_piece(docs[1:], int(docs[0]), frequencies(docs[1:], tf[:, 1:]), width, None)
+            return writer.encode_piece(docs, None, frequencies(docs, tf), width, int(df[t]))
+
+        # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
+        for batch in _in_order(encoded, self._merge_items(df, num_terms, batch_postings), _merge_workers()):
             writer.write(batch)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        # Unlinking a few hundred MB of runs takes most of a second: a thread does it while the index is finished.
+        threading.Thread(target=shutil.rmtree, args=(self.directory, True), name="bm25-runs-cleanup").start()
         return writer.close()
+
+    def _merge_items(self, df: np.ndarray, num_terms: int, batch_postings: int) -> Iterator[tuple]:
+        """The merge's work: ``("terms", t0, t1, batch number)`` batches of whole terms, and a term with more
+        postings than a batch (a frequent word: one in most documents has as many postings as the corpus documents)
+        in pieces of whole blocks, ``("piece", t, p0, p1, width, slices)``: memory stays bounded by the batch, not
+        the corpus. Each run's term list is read once here, to find where each batch starts in it."""
+        batches = list(_term_batches(df, num_terms, batch_postings))
+        starts = np.array([t0 for t0, _ in batches] + [num_terms], dtype=np.int64)
+        for run in self.runs:
+            run.cuts = np.searchsorted(np.fromfile(run.terms, dtype=np.int32), starts)
+        piece = max(batch_postings // BLOCK, 1) * BLOCK  # whole blocks: each piece's groups are the term's
+        for number, (t0, t1) in enumerate(batches):
+            if t1 - t0 > 1 or df[t0] <= piece:
+                yield "terms", t0, t1, number
+                continue
+            slices = self._term_slices(number)
+            width = _delta_width(slices, int(df[t0]), piece, self.n_fields)
+            for p0 in range(0, int(df[t0]), piece):
+                yield "piece", t0, p0, min(p0 + piece, int(df[t0])), width, slices
+
+    def _term_slices(self, number: int) -> list[tuple[_Run, int, int]]:
+        """Where the one term of batch ``number`` has its postings in the runs: (run, first posting, count)."""
+        slices = []
+        for run in self.runs:
+            assert run.cuts is not None
+            at = int(run.cuts[number])
+            if run.cuts[number + 1] > at:
+                p0, p1 = run.read(run.ptr, np.int64, at, 2).tolist()
+                slices.append((run, p0, p1 - p0))
+        return slices
 
     def _field_norms(self, fields: tuple) -> list[np.ndarray]:
         weights, bs = fields
@@ -322,29 +422,61 @@ class SortedRuns:
             norms.append(1.0 - bs[f] + bs[f] * lengths / avg)
         return norms
 
-    def _gather(self, t0: int, t1: int, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Term-major postings of terms ``t0 .. t1 - 1`` from every run, each term's runs in order."""
+    def _gather(self, t0: int, t1: int, df: np.ndarray, number: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term-major postings of terms ``t0 .. t1 - 1`` (merge batch ``number``) from every run, each term's runs
+        in order."""
         counts = df[t0:t1]
         fill = np.zeros(len(counts), dtype=np.int64)
         np.cumsum(counts[:-1], out=fill[1:])
         total = int(counts.sum())
         docs = np.empty(total, dtype=np.int32)
         tf = np.empty((self.n_fields, total), dtype=np.float32)
+        kernel = _encode_kernel()
         for run in self.runs:
-            terms = np.load(run.terms, mmap_mode="r")
-            i0, i1 = np.searchsorted(terms, [t0, t1])
+            assert run.cuts is not None
+            i0, i1 = int(run.cuts[number]), int(run.cuts[number + 1])
             if i0 == i1:
                 continue
-            ptr = np.load(run.ptr, mmap_mode="r")[i0: i1 + 1]
+            ptr = run.read(run.ptr, np.int64, i0, i1 - i0 + 1)
             p0, p1 = int(ptr[0]), int(ptr[-1])
-            local = np.asarray(terms[i0:i1], dtype=np.int64) - t0
+            local = run.read(run.terms, np.int32, i0, i1 - i0).astype(np.int64) - t0
+            run_docs = run.read(run.docs, np.int32, p0, p1 - p0)
+            run_tf = run.read(run.tf, np.float32, p0, p1 - p0, self.n_fields).reshape(self.n_fields, -1)
+            if kernel is not None:
+                kernel.scatter_run(fill, local, ptr, run_docs, run_tf, docs, tf)
+                continue
             sizes = np.diff(ptr)
             dest = np.repeat(fill[local] - (ptr[:-1] - p0), sizes) + np.arange(p1 - p0)
-            docs[dest] = np.fromfile(run.docs, dtype=np.int32, count=p1 - p0, offset=4 * p0)
-            run_tf = np.memmap(run.tf, dtype=np.float32, mode="r", shape=(self.n_fields, run.size))
-            tf[:, dest] = run_tf[:, p0:p1]
+            docs[dest] = run_docs
+            tf[:, dest] = run_tf
             fill[local] += sizes
         return docs, tf
+
+
+def _read_postings(slices: list[tuple[_Run, int, int]], p0: int, p1: int,
+                   n_fields: int) -> tuple[np.ndarray, np.ndarray]:
+    """Postings ``p0 .. p1 - 1`` of one term whose postings lie in ``slices`` (see ``SortedRuns._term_slices``)."""
+    docs = np.empty(p1 - p0, dtype=np.int32)
+    tf = np.empty((n_fields, p1 - p0), dtype=np.float32)
+    seen = 0
+    for run, start, count in slices:
+        lo, hi = max(p0, seen), min(p1, seen + count)
+        if lo < hi:
+            first = start + lo - seen
+            docs[lo - p0: hi - p0] = run.read(run.docs, np.int32, first, hi - lo)
+            tf[:, lo - p0: hi - p0] = run.read(run.tf, np.float32, first, hi - lo, n_fields).reshape(n_fields, -1)
+        seen += count
+    return docs, tf
+
+
+def _delta_width(slices: list[tuple[_Run, int, int]], df: int, piece: int, n_fields: int) -> int:
+    """Bytes a delta of a term read piece by piece (the narrowest of 1, 2, 4 holding its largest gap)."""
+    largest = 0
+    for p0 in range(0, df, piece):
+        docs = _read_postings(slices, max(p0 - 1, 0), min(p0 + piece, df), n_fields)[0]
+        if len(docs) > 1:
+            largest = max(largest, int(np.diff(docs).max()))
+    return 1 if largest < 2**8 else 2 if largest < 2**16 else 4
 
 
 def _term_batches(df: np.ndarray, num_terms: int, batch_postings: int) -> Iterator[tuple[int, int]]:
@@ -369,6 +501,12 @@ class BuildDirectory:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
 
 
+def _merge_workers() -> int:
+    """Threads gathering and encoding merge batches: one without numba (numpy's many small steps contend for the
+    GIL), else the pipeline's (the compiled loops release it)."""
+    return PIPELINE_WORKERS if _encode_kernel() is not None else min(PIPELINE_WORKERS, 1)
+
+
 def _spill_workers() -> int:
     """One thread counts and spills chunks while the calling thread looks the next one up (more hold more chunks),
     and one gathers and encodes merge batches while it writes (two contended for the GIL: slower at 1M docs)."""
@@ -391,8 +529,8 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
 
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_doc = item
-        counts = _chunk_term_counts(batch, term_ids, width)
-        return runs.spill(counts, counts.lengths[None, :], first_doc, first_doc)
+        counts = _term_major_counts(batch, term_ids, width)
+        return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
     with progress_bar("BM25 indexing", num_docs, progress) as bar:
         split = _in_order(tokenizer.split, _chunks(docs, chunk_size))

@@ -185,8 +185,20 @@ class PostingsWriter:
 
     def encode(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
         """A batch of terms' postings (as :meth:`add` takes them) encoded, not yet written: touches no state, so
-        worker threads encode batches side by side and :meth:`write` writes them in order."""
+        worker threads encode batches side by side and :meth:`write` writes them in order. Compiled when numba is
+        installed (:mod:`ark.index._encode_kernel`), else numpy: the same bytes."""
         df = df.astype(np.int64)
+        kernel = _encode_kernel()
+        if kernel is not None:
+            tf = np.ascontiguousarray(tf, dtype=self.tf_type)
+            docs = np.ascontiguousarray(docs, dtype=np.int32)
+            first, widths, offsets, blob = kernel.encode_deltas(df, docs)
+            bounds = kernel.group_bounds(df, docs, tf, self.doc_lengths, BLOCK, SKIP)
+            blobs = {"doc_deltas": blob, "tfs": tf, **dict(zip(BLOCK_DTYPES, bounds, strict=True))}
+            return EncodedPostings(df, first, offsets, widths, blobs)
+        return self._encode_numpy(df, docs, tf)
+
+    def _encode_numpy(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
         starts = np.zeros(len(df), dtype=np.int64)
         np.cumsum(df[:-1], out=starts[1:])
         has = df > 0
@@ -213,6 +225,21 @@ class PostingsWriter:
         blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
                  **self._blocks(df, starts, docs, tf)}
         return EncodedPostings(df, first, offsets, widths, blobs)
+
+    def encode_piece(self, docs: np.ndarray, previous: int | None, tf: np.ndarray, width: int,
+                     df: int | None) -> EncodedPostings:
+        """Consecutive postings of one term too large for a batch, encoded as :meth:`encode` encodes the whole term:
+        ``previous`` is the document before ``docs`` (None for the term's first piece, which gives its ``df``),
+        ``width`` the term's delta width, and every piece but the last holds whole blocks."""
+        deltas = np.diff(docs.astype(np.int64), prepend=docs[0] if previous is None else previous)
+        blob = np.ascontiguousarray(deltas.astype(_WIDTH_DTYPES[width]).astype(f"<u{width}")).view(np.uint8)
+        blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
+                 **self._blocks(np.array([len(docs)], np.int64), np.zeros(1, np.int64), docs, tf)}
+        if df is None:  # a later piece: its term's entries came with the first
+            return EncodedPostings(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64),
+                                   np.zeros(0, np.uint8), blobs)
+        return EncodedPostings(np.array([df], np.int64), np.array([docs[0]], np.int32), np.zeros(1, np.int64),
+                               np.array([width], np.uint8), blobs)
 
     def write(self, batch: EncodedPostings) -> None:
         """Append an encoded batch (batches in term order)."""
@@ -247,6 +274,15 @@ class PostingsWriter:
         blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
                  for name, file in BLOB_FILES.items()}
         return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
+
+
+def _encode_kernel() -> Any:
+    """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
+    try:
+        from ark.index import _encode_kernel as kernel
+    except ImportError:
+        return None
+    return kernel
 
 
 def _group_ptr(df: np.ndarray, size: int) -> np.ndarray:

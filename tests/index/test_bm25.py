@@ -313,3 +313,31 @@ def test_merging_the_spilled_runs_in_small_batches_gives_the_same_postings(monke
         docs_of_term = whole.postings.docs(term)
         assert np.all(np.diff(docs_of_term) > 0)
         assert [d for d, doc in enumerate(docs) if whole.terms[term] in doc.split()] == docs_of_term.tolist()
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_compiled_split_of_ascii_texts_equals_arrows(monkeypatch, lower):
+    """All-ASCII batches are split by a compiled loop when numba is installed: the same tokens of each text, the
+    same distinct tokens in the same order and packed integers as Arrow's split (plain strings and an Arrow column
+    with a sliced offset). Arrow's whitespace split also yields empty tokens (an empty text, trailing spaces),
+    which every index drops; the compiled loop yields none."""
+    pytest.importorskip("numba")
+    import pyarrow as pa
+
+    import ark.index.tokenizer as tokenizer_module
+
+    rng = np.random.default_rng(9)
+    alphabet = list("abcXYZ019_") + [" ", " ", "-", ".", "'", "\t", "\n", "/"]
+    texts = ["".join(rng.choice(alphabet, rng.integers(0, 80))) for _ in range(400)]
+    texts += ["abcdefgh abcdefghi ABCDEFGH abcdefgh_ 12345678 123456789", "x" * 40, "", "  ", "a", "Z" * 9]
+    tok = Tokenizer(stopwords="none", lower=lower)
+    column = pa.array(["padding"] + texts).slice(1)
+    compiled = [tok.split(texts), tok.split(column)]
+    monkeypatch.setattr(tokenizer_module, "_split_compiled", lambda arr, lower: None)
+    for batch, arrow in zip(compiled, [tok.split(texts), tok.split(column)], strict=True):
+        assert batch.num_texts == arrow.num_texts == len(texts)
+        tokens = [(d, batch.dictionary[c]) for d, c in zip(batch.doc_ids.tolist(), batch.codes.tolist(), strict=True)]
+        expected = [(d, arrow.dictionary[c]) for d, c in zip(arrow.doc_ids.tolist(), arrow.codes.tolist(), strict=True)]
+        assert tokens == [(d, t) for d, t in expected if t] and len(tokens) > 1000
+        assert list(batch.dictionary) == [t for t in arrow.dictionary if t]
+        np.testing.assert_array_equal(batch.packed, arrow.packed[arrow.packed != 0])

@@ -83,3 +83,55 @@ def test_packed_token_lookup_numbers_terms_as_the_string_lookup():
         assert batch.packed is not None and 0 < len(batch.packed) < len(batch.dictionary)
         np.testing.assert_array_equal(by_key.ids_of(batch.dictionary, batch.packed), by_string.ids_of(batch.dictionary))
     assert by_key.terms == by_string.terms and len(by_key.packed_keys) > 0
+
+
+@pytest.mark.parametrize("fielded", [False, True])
+def test_terms_larger_than_a_merge_batch_are_merged_in_pieces_into_the_same_files(monkeypatch, tmp_path, fielded):
+    """A word in most documents has about as many postings as the corpus has documents: the merge writes such a
+    term in pieces of whole blocks (memory bounded by the batch), and the files are those of one whole batch."""
+    rng = np.random.default_rng(7)
+    common = ["alpha", "beta"]  # in nearly every document: thousands of postings, gaps of 1 and of over 255
+    docs = [" ".join([*common[: 1 + (i % 2)], *rng.choice([f"w{j}" for j in range(50)], 5)]) for i in range(3000)]
+    docs[1000:1400] = ["w1 w2"] * 400  # a gap of 400 documents in both common words: 2-byte deltas
+    pairs = [(d.split()[0], d) for d in docs]
+
+    def build() -> BM25Index:
+        if fielded:
+            return BM25Index.build_fielded(pairs, ("name", "text"), (2.0, 1.0), (0.5, 0.75), chunk_size=300)
+        return BM25Index.build(docs, chunk_size=300)
+
+    whole = _digests(build(), tmp_path / "whole")
+    pieces = []
+    encode_piece = bm25_build.PostingsWriter.encode_piece
+    monkeypatch.setattr(bm25_build.PostingsWriter, "encode_piece",
+                        lambda self, *a: pieces.append(len(a[0])) or encode_piece(self, *a))
+    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of 300 postings: pieces of 256
+    for workers in (0, 2):
+        monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", workers)
+        assert _digests(build(), tmp_path / f"pieces-{workers}") == whole
+    assert pieces and max(pieces) == 256 and min(pieces) < 256
+
+
+@pytest.mark.parametrize("fielded", [False, True])
+def test_the_compiled_loops_write_the_files_of_the_numpy_and_arrow_paths(monkeypatch, tmp_path, fielded):
+    """With numba the build splits ASCII chunks, gathers and encodes merge batches in compiled loops: the files
+    are those of the Arrow and numpy paths a build without numba takes (plain and fielded, pieces included)."""
+    pytest.importorskip("numba")
+    import ark.index.postings as postings_module
+    import ark.index.tokenizer as tokenizer_module
+
+    docs = [str(d or "") for d in _corpus(5, 600)]
+    docs[:400] = [d.encode("ascii", "ignore").decode() for d in docs[:400]]  # all-ASCII chunks: the compiled split
+    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 2)  # small batches and pieces of big terms
+
+    def build() -> BM25Index:
+        if fielded:
+            records = [(d[:12], d) for d in docs]
+            return BM25Index.build_fielded(records, ("names", "text"), (2.0, 1.0), (0.5, 0.75), chunk_size=100)
+        return BM25Index.build(docs, chunk_size=100)
+
+    compiled = _digests(build(), tmp_path / "compiled")
+    monkeypatch.setattr(postings_module, "_encode_kernel", lambda: None)
+    monkeypatch.setattr(bm25_build, "_encode_kernel", lambda: None)
+    monkeypatch.setattr(tokenizer_module, "_split_compiled", lambda arr, lower: None)
+    assert _digests(build(), tmp_path / "numpy") == compiled
