@@ -65,14 +65,15 @@ class QuestionMaker:
         return bool(tokens) and self._unique.get(tokens) == 1 and "," not in name and len(name) > 2
 
     def _pick(self, node_type: str, accept: Callable[[int], Found | None], tries: int = 2_000) -> tuple[int, Found]:
-        """A usable ``node_type`` node and what ``accept`` found there (an empty or None result rejects it)."""
+        """A usable ``node_type`` node and what ``accept`` found there (None rejects the node; a node index 0 or
+        any other falsy find does not)."""
         pool = self._by_type[node_type]
         for _ in range(tries):
             node = pool[self.rng.randrange(len(pool))]
             if not self.usable(node):
                 continue
             result = accept(node)
-            if result:
+            if result is not None:
                 return node, result
         raise RuntimeError(f"no {node_type} node fits this template")
 
@@ -80,8 +81,8 @@ class QuestionMaker:
     def number(self, kind: int) -> SyntheticQuestion:
         g = self.graph
 
-        def counted(x: list[int]) -> list[int]:
-            return x if len(x) >= MIN_COUNT else []
+        def counted(x: list[int]) -> list[int] | None:
+            return x if len(x) >= MIN_COUNT else None
 
         if kind == 0:
             node, genes = self._pick("disease", lambda d: counted(self.walk(d, "associated_gene", "out", "gene")))
@@ -93,10 +94,10 @@ class QuestionMaker:
             node, genes = self._pick("disease", lambda d: counted(self.walk(d, "has_phenotype", "out", "phenotype")))
             text = f"How many phenotypes does {g.name(node)} have?"
         else:
-            def two_hop(p: int) -> list[int]:
+            def two_hop(p: int) -> list[int] | None:
                 genes = {j for d in self.walk(p, "has_phenotype", "in", "disease")
                          for j in self.walk(d, "associated_gene", "out", "gene")}
-                return sorted(genes) if MIN_COUNT <= len(genes) <= 500 else []
+                return sorted(genes) if MIN_COUNT <= len(genes) <= 500 else None
 
             node, genes = self._pick("phenotype", two_hop)
             text = f"How many genes are associated with diseases that have the phenotype {g.name(node)}?"
@@ -105,8 +106,8 @@ class QuestionMaker:
     def set(self, kind: int) -> SyntheticQuestion:
         g = self.graph
 
-        def sized(x: list[int]) -> list[int]:
-            return x if MIN_COUNT <= len(x) <= MAX_SET else []
+        def sized(x: list[int]) -> list[int] | None:
+            return x if MIN_COUNT <= len(x) <= MAX_SET else None
 
         if kind == 0:
             node, found = self._pick("disease", lambda d: sized(self.walk(d, "associated_gene", "out", "gene")))
@@ -151,8 +152,8 @@ class QuestionMaker:
     def entity(self, kind: int) -> SyntheticQuestion:
         g = self.graph
 
-        def single(x: list[int]) -> list[int]:
-            return x if len(x) == 1 else []
+        def single(x: list[int]) -> list[int] | None:
+            return x if len(x) == 1 else None
 
         if kind == 0:
             node, found = self._pick("disease", lambda d: single(self.walk(d, "associated_gene", "out", "gene")))
