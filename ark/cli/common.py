@@ -256,10 +256,9 @@ def make_policy(
         return None
     from ..llm.settings import LOCAL_PREFIX, resolve_settings
 
-    overrides = {"model": model, "base_url": base_url, "temperature": temperature, "max_tokens": max_tokens,
-                 "max_tool_calls_per_turn": max_tool_calls_per_turn}
-    try:
-        settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
+    try:  # resolve_settings ignores the overrides left None
+        settings = resolve_settings(model=model, base_url=base_url, temperature=temperature, max_tokens=max_tokens,
+                                    max_tool_calls_per_turn=max_tool_calls_per_turn)
     except ValueError as exc:
         fail(str(exc))
     if settings.model and settings.model.startswith(LOCAL_PREFIX):

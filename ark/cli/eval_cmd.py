@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +29,7 @@ class _EvalGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] in self.commands:
-            _COMMAND.parse_args(self, ctx, [])
+            _COMMAND_PARSE_ARGS(self, ctx, [])
             ctx._protected_args, ctx.args = args[:1], args[1:]
             return ctx.args
         return super().parse_args(ctx, args)
@@ -37,6 +38,7 @@ class _EvalGroup(TyperGroup):
 # click's plain Command class, found through TyperGroup's bases rather than imported: recent typer releases ship
 # their own copy of click and no longer install the `click` package.
 _COMMAND = next(base for base in TyperGroup.__mro__ if base.__name__ == "Command")
+_COMMAND_PARSE_ARGS: Callable[[TyperGroup, Any, list[str]], list[str]] = vars(_COMMAND)["parse_args"]
 
 eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_help=False,
                        help="Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` compares.")
@@ -299,7 +301,7 @@ def _make_judge(model: str | None):
     from ..llm import resolve_settings
     from ..metrics.judge import make_judge
 
-    settings = resolve_settings(**({"model": model} if model else {}))
+    settings = resolve_settings(model=model or None)
     if not settings.configured():
         fail("--judge needs a chat model: --judge-model, ARK_MODEL/OPENAI_BASE_URL, or [llm] in config.toml")
     return make_judge(**({"model": model} if model else {}))

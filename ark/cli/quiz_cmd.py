@@ -121,8 +121,7 @@ def _lookup(graph: str, recipe: str, out: Path) -> None:
 def _paraphrase_client(model: str | None, base_url: str | None):
     from ..llm import resolve_settings
 
-    overrides = {"model": model, "base_url": base_url}
-    if not resolve_settings(**{k: v for k, v in overrides.items() if v is not None}).configured():
+    if not resolve_settings(model=model, base_url=base_url).configured():  # None: not overridden
         fail("--paraphrase needs an LLM: pass --model and --base-url, or set ARK_MODEL and OPENAI_BASE_URL")
     return make_policy(model=model, base_url=base_url)
 

@@ -99,8 +99,7 @@ def _exclusions(graph, path: Path | None):
 def _scout_policy(model: str | None, base_url: str | None):
     from ..llm import resolve_settings
 
-    overrides = {"model": model, "base_url": base_url}
-    if not resolve_settings(**{k: v for k, v in overrides.items() if v is not None}).configured():
+    if not resolve_settings(model=model, base_url=base_url).configured():  # None: not overridden
         fail("--quizzer scout needs a chat model: pass --model and --base-url, or set ARK_MODEL and OPENAI_BASE_URL "
              "(without one, use --quizzer objective)")
     return make_policy(model=model, base_url=base_url)

@@ -43,9 +43,8 @@ def _model_settings(model: str | None, base_url: str | None, temperature: float 
     from .common import settings_problem
 
     if not offline:
-        overrides = {"model": model, "base_url": base_url, "temperature": temperature}
-        try:
-            settings = resolve_settings(**{k: v for k, v in overrides.items() if v is not None})
+        try:  # resolve_settings ignores the overrides left None
+            settings = resolve_settings(model=model, base_url=base_url, temperature=temperature)
         except ValueError as exc:
             fail(str(exc))
         problem = settings_problem(settings, model, base_url)

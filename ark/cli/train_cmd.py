@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from .common import console, fail, guarded, load_graph
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 train_app = typer.Typer(help="Train a method's model: seeder (needs the seeder extra), mfar (dense), graphscout "
                         "(train, graphdb).",
@@ -67,7 +71,7 @@ def graphscout(
     console.print(f"Use it: ark ask {graph} \"...\" --method graphscout --model hf:{result.weights_dir}")
 
 
-def _settings(sets: list[str], preset: dict, seed: int | None, model: type):
+def _settings(sets: list[str], preset: dict, seed: int | None, model: type[BaseModel]):
     from pydantic import ValidationError
 
     from ..methods.graphscout.options import GraphScoutOptions

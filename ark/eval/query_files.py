@@ -142,7 +142,7 @@ def match_answer_ids(check: QueryCheck, graph: KnowledgeGraph) -> QueryCheck:
                and (q.answer_type or infer_answer_type(q.answer)) in ("entity", "set")]
     if pending:
         matcher = AnswerMatcher(graph)
-        found = {q.id: matcher.ids(q.answer) for q in pending}
+        found = {q.id: matcher.ids(q.answer) for q in pending if q.answer is not None}  # all of them
         check.queries = [replace(q, answer_ids=found[q.id]) if q.id in found else q for q in check.queries]
     return check
 

@@ -108,7 +108,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], truncate: int | None = None,
     """Means overall and per template (when the queries have templates), with counts of what was left out."""
     templates = sorted({r["template"] for r in rows if r.get("template") is not None})
     scored = [r for r in rows if retrieval_scored(r)]
-    by_template = {}
+    by_template: dict[str, dict[str, Any]] = {}  # metric means, with the answer metrics nested under "answers"
     for t in templates:
         of_t = [r for r in scored if r.get("template") == t]
         by_template[t] = {"n": len(of_t), **mean_metrics(of_t)}
@@ -132,13 +132,13 @@ def summarize(rows: Sequence[Mapping[str, Any]], truncate: int | None = None,
     return summary
 
 
-def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, float]]]:
+def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """(scope, metrics) pairs: ``overall`` first, then each template when there is more than one row to show.
     Where the queries carry answer texts, each scope's metrics hold its answer metrics under ``answers``."""
     overall = dict(summary["overall"])
     if "answers" in summary:
         overall["answers"] = summary["answers"]
-    rows: list[tuple[str, Mapping[str, float]]] = [("overall", overall)]
+    rows: list[tuple[str, Mapping[str, Any]]] = [("overall", overall)]
     by_template = summary.get("by_template") or {}
     if len(by_template) > 1 or (by_template and next(iter(by_template.values()))["n"] != summary["overall"]["n"]):
         rows.extend((f"template: {t}", m) for t, m in by_template.items())

@@ -344,7 +344,7 @@ def _vote(value: Any) -> int:
 def _scalar_properties(info: dict[str, Any]) -> str:
     import json
 
-    kept = {}
+    kept: dict[str, bool | int | float | str] = {}
     for key, value in info.items():
         if isinstance(value, bool | int | np.integer):
             kept[key] = int(value) if not isinstance(value, bool) else value

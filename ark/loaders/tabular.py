@@ -252,7 +252,8 @@ def _texts_and_properties(names: pa.ChunkedArray | pa.Array, properties: pa.Chun
     n = len(names)
     if properties is None:
         return pa.chunked_array([names], pa.string()), pa.chunked_array([pa.repeat(pa.scalar("{}"), n)], pa.string())
-    texts, stored, bad = [], [], []
+    texts, stored = [], []
+    bad: list[str] = []  # the malformed rows, as _parse_properties notes them
     for start in range(0, n, batch):
         end = min(start + batch, n)
         column = properties[start:end]

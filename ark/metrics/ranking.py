@@ -20,9 +20,12 @@ every metric, so MRR is 0 when no answer is in the top 20.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+NodeId = TypeVar("NodeId", bound=Hashable)  # a node id (a string, or an int index inside one graph)
 
 HIT_CUTOFFS = (1, 5, 10, 20)
 RECALL_CUTOFFS = (5, 10, 20)
@@ -34,7 +37,7 @@ METRIC_NAMES: tuple[str, ...] = (
 HEADLINE_METRICS: tuple[str, ...] = ("hit@1", "hit@5", "recall@20", "mrr")
 
 
-def dedupe(ranked: Sequence[str]) -> list[str]:
+def dedupe(ranked: Iterable[NodeId]) -> list[NodeId]:
     """The ranking with repeated nodes removed, each kept at its first position."""
     return list(dict.fromkeys(ranked))
 
@@ -47,7 +50,8 @@ def filter_answers(answers: Iterable[str], is_candidate: Callable[[str], bool]) 
     return kept, dropped
 
 
-def query_metrics(ranked: Sequence[str], answers: Iterable[str], truncate: int | None = None) -> dict[str, float]:
+def query_metrics(ranked: Sequence[NodeId], answers: Iterable[NodeId], truncate: int | None = None
+                  ) -> dict[str, float]:
     """All metrics of one query: ``ranked`` node ids best first, ``answers`` the valid (candidate) answer ids."""
     if truncate is not None and truncate < 1:
         raise ValueError(f"truncate must be a positive number of nodes or None, got {truncate!r}")

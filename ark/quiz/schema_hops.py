@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import KnowledgeGraph
 from ..graph.keys import KeyTable, column_chunks
-from .spec import Step
+from .spec import Step, StepDirection
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,11 @@ def schema_hops(graph: KnowledgeGraph, nameable: np.ndarray) -> tuple[list[Hop],
             continue
         s_code, t_code = graph.node_types.index(triple.source_type), graph.node_types.index(triple.target_type)
         mask = (rel == graph.relation_types.index(triple.relation)) & (types[src] == s_code) & (types[dst] == t_code)
-        for from_type, to_type, direction, ends in (
+        ways: tuple[tuple[str, str, StepDirection, np.ndarray], ...] = (
             (triple.source_type, triple.target_type, "out", src[mask]),
             (triple.target_type, triple.source_type, "in", dst[mask]),
-        ):
+        )
+        for from_type, to_type, direction, ends in ways:
             starts = np.unique(ends).astype(np.int32)
             starts = starts[nameable[starts]]
             if len(starts) == 0:

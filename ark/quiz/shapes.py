@@ -251,18 +251,21 @@ def _add_attributes(quiz: _ShapeQuiz, per_shape: int, modes: dict[int, set[int]]
 def _add_compounds(quiz: _ShapeQuiz, per_shape: int, modes: dict[int, set[int]]) -> None:
     """compound: an attribute mode, a partner and a finding described by its definition."""
     g, truth, roles, rng = quiz.graph, quiz.truth, quiz.roles, quiz.rng
+    partner_type, partner_relation = roles.partner, roles.partner_relation  # both set or both None
+    if not partner_relation or partner_type is None:
+        return
     made, tries = 0, 0
-    while roles.partner_relation and modes and made < per_shape and tries < 5000:
+    while modes and made < per_shape and tries < 5000:
         tries += 1
         disease = rng.choice(quiz.answers)
         own_modes = [m for m in modes if disease in modes[m]]
-        partners = sorted(truth.linked(disease, roles.partner_relation, roles.partner))
+        partners = sorted(truth.linked(disease, partner_relation, partner_type))
         described = [f for f in truth.linked(disease, roles.finding_relation, roles.finding)
                      if definition(g.text(f)) and len(quiz.self_linked(f, None)) <= 400]
         if not own_modes or not partners or not described:
             continue
         mode, partner, finding = own_modes[0], rng.choice(partners), rng.choice(sorted(described))
-        both = modes[mode] & truth.having(finding) & truth.linked(partner, roles.partner_relation, roles.answer)
+        both = modes[mode] & truth.having(finding) & truth.linked(partner, partner_relation, roles.answer)
         quiz.add("compound", f"Which {roles.answer} with {g.name(mode).lower()} is linked to the {g.name(partner)} "
                  f"{roles.partner} and shows {definition(g.text(finding))}?", both,
                  anchors=[g.node_id(mode), g.node_id(partner), g.node_id(finding)])

@@ -125,8 +125,9 @@ class CodeSandbox:
         self.starts += 1
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
-            write_message(self._process.stdin.fileno(), config)
-            ready = read_message(self._process.stdout.fileno(), deadline, MAX_RESULT_BYTES)
+            stdin, stdout = _pipes(self._process)
+            write_message(stdin, config)
+            ready = read_message(stdout, deadline, MAX_RESULT_BYTES)
         except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
             ready = {"op": "failed", "error": "the worker did not start"}
         if ready.get("op") != "ready":
@@ -156,7 +157,8 @@ class CodeSandbox:
                 process.wait(timeout=10)
             for stream in (process.stdin, process.stdout):
                 with contextlib.suppress(OSError):
-                    stream.close()
+                    if stream is not None:
+                        stream.close()
         if self._stderr is not None:
             with contextlib.suppress(OSError):
                 self._stderr.close()
@@ -220,7 +222,7 @@ class CodeSandbox:
         request_id = self._request_id
         started = time.monotonic()
         deadline = started + timeout + GRACE_S
-        stdin, stdout = self._process.stdin.fileno(), self._process.stdout.fileno()
+        stdin, stdout = _pipes(self._process)
         try:
             write_message(stdin, {"op": "run", "id": request_id, "code": code, "timeout_s": timeout})
             while True:
@@ -320,6 +322,13 @@ class _Spawner:
 
 
 _SPAWNER = _Spawner()
+
+
+def _pipes(process: subprocess.Popen) -> tuple[int, int]:
+    """The descriptors of the worker's stdin and stdout (it is always started with both piped)."""
+    if process.stdin is None or process.stdout is None:
+        raise OSError("the sandbox worker has no stdin/stdout pipe")
+    return process.stdin.fileno(), process.stdout.fileno()
 
 
 def _result(fields: dict[str, Any], output_chars: int) -> RunResult:

@@ -272,8 +272,10 @@ class Worker:
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         tree = ast.parse(code, filename, "exec")
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):  # show the value of a final expression, as a REPL does
-            last = ast.Expression(tree.body.pop().value)
+        final = tree.body[-1] if tree.body else None
+        if isinstance(final, ast.Expr):  # show the value of a final expression, as a REPL does
+            tree.body.pop()
+            last = ast.Expression(final.value)
         exec(compile(tree, filename, "exec"), self.namespace)
         if last is not None:
             value = eval(compile(last, filename, "eval"), self.namespace)

@@ -82,7 +82,9 @@ class TokenMiddleware:
         self.token = token.encode()
 
     def _valid(self, candidate: str | None) -> bool:
-        return bool(candidate) and hmac.compare_digest(candidate.encode(), self.token)
+        if not candidate:
+            return False
+        return hmac.compare_digest(candidate.encode(), self.token)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] not in ("http", "websocket"):

@@ -51,7 +51,7 @@ class ArkTool(Tool):
 def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
     """The SDK tool objects for every tool of ``tools`` (anything with ``mcp_schemas()`` and ``aexecute()``)."""
     metadata = func_metadata(_no_arguments, structured_output=False)
-    out = []
+    out: list[Tool] = []
     for schema in tools.mcp_schemas():
         name = schema["name"]
 

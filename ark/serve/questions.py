@@ -236,8 +236,8 @@ class QuestionService:
 
         try:
             configured = resolve_settings()
-            resolved = resolve_settings(**{k: v for k, v in (("model", settings.model), ("base_url", settings.base_url),
-                                                              ("temperature", settings.temperature)) if v is not None})
+            resolved = resolve_settings(model=settings.model, base_url=settings.base_url,  # None: not overridden
+                                        temperature=settings.temperature)
         except (ValueError, TypeError) as exc:
             raise RequestError(f"model settings: {' '.join(str(exc).split())}", 422, "invalid_model") from None
         trusted = {(url or "").rstrip("/") for url in (configured.base_url, self.defaults.base_url)}

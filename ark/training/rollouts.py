@@ -24,7 +24,7 @@ class Rollout:
     payload: dict[str, Any] = field(default_factory=dict)
 
 
-def group_advantages(rewards: Sequence[float], mode: str = "centred", baseline: float | None = None,
+def group_advantages(rewards: Sequence[float] | np.ndarray, mode: str = "centred", baseline: float | None = None,
                      eps: float = 1e-6) -> np.ndarray:
     """Advantages of one group's rewards.
 

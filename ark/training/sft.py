@@ -217,7 +217,7 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
     continue from the newest checkpoint in ``out_dir/checkpoints`` (a fresh start when there is none).
     """
     import torch
-    from transformers import EarlyStoppingCallback
+    from transformers import EarlyStoppingCallback, TrainerCallback
     from trl import SFTTrainer
 
     settings = settings or SFTSettings()
@@ -242,7 +242,7 @@ def train_sft(dataset_path: str | Path, base: str | Path, out_dir: str | Path, s
 
     if not settings.progress:  # the libraries' own bars too (tokenising, writing shards), not just the trainer's
         _disable_library_progress_bars()
-    callbacks = []
+    callbacks: list[TrainerCallback] = []
     if validation and settings.early_stopping_patience is not None:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience))
     trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(train_samples),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ..base import AnswerType
+
 WRAPPER = r"\answer{...}"
 _OPEN = "\\answer{"
 _FENCE = re.compile(r"^\s*(?:```\w*|\$\$?)\s*$")
@@ -38,7 +40,7 @@ def extract_answer(content: str | None) -> str | None:
     return None
 
 
-def answer_type(question: str, target_types: list[str]) -> str:
+def answer_type(question: str, target_types: list[str]) -> AnswerType:
     """The answer type a question asks for: "how many" -> number; a question opening with is/are/does/... ->
     boolean (not "can you name/list ..."); "what is"/"which is" or "which <singular wanted type>" -> entity;
     otherwise a set."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from ...graph import KnowledgeGraph, normalize_name
 from ...graph.keys import KeyTable, column_chunks
+from ...graph.store import Direction
 from ...graphdb.schema import CypherSchema
 from ...question import TAXONOMY_RELATIONS, QuestionReader, name_tokens
 from .answer import answer_type as question_answer_type
@@ -178,7 +179,7 @@ class CypherWriter:
 
     def _local_edges(self, node: int, relation: str, arrow: str, far: str) -> int:
         """How many ``relation`` edges in direction ``arrow`` link ``node`` to nodes of type ``far``."""
-        direction = {"->": "out", "<-": "in"}.get(arrow, "both")
+        direction: Direction = "out" if arrow == "->" else "in" if arrow == "<-" else "both"
         found = self.graph.neighbors(node, relation, direction).nodes
         far_code = self.graph.node_types.index(far)
         return int((self._type_codes[found] == far_code).sum()) if len(found) else 0
@@ -218,7 +219,9 @@ class CypherWriter:
         anchor_types = {self.graph.node_type(a) for a in anchors}
         target = analysis.target_types[0] if analysis.target_types else self.graph.node_type(anchors[0])
         via, split = self._via(masked, analysis, target, anchor_types) if len(anchors) == 1 else (None, None)
-        patterns, params, hops = [], {}, []
+        patterns: list[str] = []
+        params: dict[str, Any] = {}
+        hops: list[str] = []
         target_label = self.schema.node_label(target)
         for k, anchor in enumerate(anchors):
             path = self._path(anchor, target, via, masked, analysis.hierarchy, split)

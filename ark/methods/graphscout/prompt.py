@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import KnowledgeGraph
+from ...graphdb.engine import CypherEngine
 from ...graphdb.schema import CypherSchema
 
 MAX_RELATION_EXAMPLES = 6
@@ -67,6 +68,22 @@ def _edge_sample(graph: KnowledgeGraph, relation: str, source_type: str, target_
     return fallback
 
 
+def engine_schema(engine: CypherEngine) -> CypherSchema:
+    """The schema of ``engine``, which GraphScout's prompt, tools and scripted policy are written against."""
+    if engine.schema is None:
+        raise ValueError(f"GraphScout needs a Cypher engine that knows its schema; this {engine.dialect} engine was "
+                         "opened without one (open it with ark.graphdb.open_cypher)")
+    return engine.schema
+
+
+def _node_type(schema: CypherSchema, label: str) -> str:
+    """The graph node type behind the node table ``label`` (a relationship pair's endpoint)."""
+    table = schema.node_table(label)
+    if table is None:
+        raise KeyError(f"no node table {label!r} in the schema; valid: {', '.join(n.label for n in schema.nodes)}")
+    return table.node_type
+
+
 def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
                     max_relations: int = MAX_RELATION_EXAMPLES) -> list[CypherExample]:
     """Examples for the prompt: finding nodes by name, a node's relations, then for the most frequent relations a
@@ -90,8 +107,8 @@ def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
     for _, spec, pair in pairs:
         if len(used) >= max_relations:
             break
-        source_type = schema.node_table(pair.source).node_type
-        target_type = schema.node_table(pair.target).node_type
+        source_type = _node_type(schema, pair.source)
+        target_type = _node_type(schema, pair.target)
         sample = _edge_sample(graph, spec.relation, source_type, target_type)
         if sample is None:
             continue
@@ -118,8 +135,8 @@ def cypher_examples(graph: KnowledgeGraph, schema: CypherSchema,
     for spec, pair in used:  # a two-hop chain: (x)-[first]->(pair.source)-[spec]->(pair.target)
         for other, left in used:
             if left.target == pair.source and (other, left) != (spec, pair):
-                sample = _edge_sample(graph, other.relation, schema.node_table(left.source).node_type,
-                                      schema.node_table(left.target).node_type)
+                sample = _edge_sample(graph, other.relation, _node_type(schema, left.source),
+                                      _node_type(schema, left.target))
                 if sample is None:
                     continue
                 examples.append(CypherExample(

@@ -23,14 +23,15 @@ from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
 from ark.storage.jsonl import append_jsonl
 
-from ..base import Answer
+from ..base import Answer, AnswerType
 from .answer import WRAPPER, answer_type, extract_answer
 from .options import GraphScoutOptions
-from .prompt import solver_system_prompt
+from .prompt import engine_schema, solver_system_prompt
 from .tools import NodeResolver, Toolbox
 
 if TYPE_CHECKING:
     from ark.index.graph_index import TextIndex
+    from ark.question import QuestionReader
 
 FIRST_USER_MESSAGE = "Question: {question}"
 NO_ANSWER_MESSAGE = (f"Your reply has no final answer. Call a tool to continue, or end your reply with the answer "
@@ -114,19 +115,19 @@ class GraphScout:
 
             isolation_mode(self.options.sandbox.isolation)
         self.engine = engine if engine is not None else open_cypher(graph, progress=progress)
-        self.schema = self.engine.schema
+        self.schema = engine_schema(self.engine)
         self.index = index if index is not None else open_node_index(graph, self.options, progress=progress)
-        self.llm = llm
-        if self.llm is None:
+        if llm is None:
             from .offline import ScriptedSolver
 
-            self.llm = ScriptedSolver(graph, self.schema, topk=self.options.retriever.default_topk)
+            llm = ScriptedSolver(graph, self.schema, topk=self.options.retriever.default_topk)
+        self.llm: ChatPolicy = llm
         self.resolver = NodeResolver(graph)
         from .sandbox_pool import pool_for
 
         self.pool = pool_for(self.engine, self.options)
         self.system_prompt = solver_system_prompt(graph, self.schema, self.options, self.engine, self.pool)
-        self._reader = None
+        self._reader: QuestionReader | None = None
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.on_step = on_step  # called after every step (a live view)
 
@@ -134,7 +135,8 @@ class GraphScout:
     async def asolve(self, question: str, agent_index: int = 0) -> Solution:
         """Run one trajectory on ``question``; never raises for model misbehaviour (see the trajectory)."""
         started = time.perf_counter()
-        sandbox = self.pool.acquire() if self.pool is not None else None
+        pool = self.pool
+        sandbox = pool.acquire() if pool is not None else None
         toolbox = Toolbox(self.graph, self.schema, self.index, self.options,
                           sandbox_factory=(lambda: sandbox) if sandbox is not None else None, resolver=self.resolver)
         messages: list[dict] = [{"role": "system", "content": self.system_prompt},
@@ -147,8 +149,8 @@ class GraphScout:
                                 tool_choice=self.options.tool_choice, on_no_tool_call=_needs_answer,
                                 on_step=self.on_step)
         finally:
-            if sandbox is not None:
-                await asyncio.to_thread(self.pool.release, sandbox)
+            if pool is not None and sandbox is not None:
+                await asyncio.to_thread(pool.release, sandbox)
         if toolbox.failure is not None:
             trajectory.error, trajectory.stop_reason, trajectory.finished = toolbox.failure, "error", False
         text = None
@@ -176,7 +178,7 @@ class GraphScout:
 
         return asyncio.run(once())
 
-    def answer_type(self, question: str) -> str:
+    def answer_type(self, question: str) -> AnswerType:
         """The answer type the question asks for (entity, set, number, boolean)."""
         if self._reader is None:
             from ark.question import QuestionReader

@@ -18,11 +18,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ...graph import KnowledgeGraph
+from ...graph.store import Direction
 from ...question import name_tokens
 
 MIN_COUNT, MAX_SET = 2, 10
+Found = TypeVar("Found")  # what a template finds at a node (its answer nodes, a partner node)
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class QuestionMaker:
         self._by_type = {t: graph.nodes_of_type(t).tolist() for t in graph.node_types}
 
     # ------------------------------------------------------------------ graph walks (the truth)
-    def walk(self, node: int, relation: str, direction: str, node_type: str) -> list[int]:
+    def walk(self, node: int, relation: str, direction: Direction, node_type: str) -> list[int]:
         """Distinct neighbors of ``node`` along ``relation`` in ``direction`` that have ``node_type``."""
         found = self.graph.neighbors(node, relation, direction).nodes.tolist()
         return sorted({j for j in found if self.graph.node_type(j) == node_type})
@@ -61,37 +64,40 @@ class QuestionMaker:
         tokens = name_tokens(name)
         return bool(tokens) and self._unique.get(tokens) == 1 and "," not in name and len(name) > 2
 
-    def _pick(self, node_type: str, accept: Callable[[int], object], tries: int = 2_000) -> tuple[int, object]:
+    def _pick(self, node_type: str, accept: Callable[[int], Found | None], tries: int = 2_000) -> tuple[int, Found]:
+        """A usable ``node_type`` node and what ``accept`` found there (None rejects the node; a node index 0 or
+        any other falsy find does not)."""
         pool = self._by_type[node_type]
         for _ in range(tries):
             node = pool[self.rng.randrange(len(pool))]
             if not self.usable(node):
                 continue
             result = accept(node)
-            if result:
+            if result is not None:
                 return node, result
         raise RuntimeError(f"no {node_type} node fits this template")
 
     # ------------------------------------------------------------------ templates
     def number(self, kind: int) -> SyntheticQuestion:
         g = self.graph
+
+        def counted(x: list[int]) -> list[int] | None:
+            return x if len(x) >= MIN_COUNT else None
+
         if kind == 0:
-            node, genes = self._pick("disease", lambda d: (x := self.walk(d, "associated_gene", "out", "gene"))
-                                     and len(x) >= MIN_COUNT and x)
+            node, genes = self._pick("disease", lambda d: counted(self.walk(d, "associated_gene", "out", "gene")))
             text = f"How many genes are associated with {g.name(node)}?"
         elif kind == 1:
-            node, genes = self._pick("phenotype", lambda p: (x := self.walk(p, "has_phenotype", "in", "disease"))
-                                     and len(x) >= MIN_COUNT and x)
+            node, genes = self._pick("phenotype", lambda p: counted(self.walk(p, "has_phenotype", "in", "disease")))
             text = f"How many diseases have the phenotype {g.name(node)}?"
         elif kind == 2:
-            node, genes = self._pick("disease", lambda d: (x := self.walk(d, "has_phenotype", "out", "phenotype"))
-                                     and len(x) >= MIN_COUNT and x)
+            node, genes = self._pick("disease", lambda d: counted(self.walk(d, "has_phenotype", "out", "phenotype")))
             text = f"How many phenotypes does {g.name(node)} have?"
         else:
-            def two_hop(p: int) -> list[int]:
+            def two_hop(p: int) -> list[int] | None:
                 genes = {j for d in self.walk(p, "has_phenotype", "in", "disease")
                          for j in self.walk(d, "associated_gene", "out", "gene")}
-                return sorted(genes) if MIN_COUNT <= len(genes) <= 500 else []
+                return sorted(genes) if MIN_COUNT <= len(genes) <= 500 else None
 
             node, genes = self._pick("phenotype", two_hop)
             text = f"How many genes are associated with diseases that have the phenotype {g.name(node)}?"
@@ -100,8 +106,8 @@ class QuestionMaker:
     def set(self, kind: int) -> SyntheticQuestion:
         g = self.graph
 
-        def sized(x: list[int]) -> list[int]:
-            return x if MIN_COUNT <= len(x) <= MAX_SET else []
+        def sized(x: list[int]) -> list[int] | None:
+            return x if MIN_COUNT <= len(x) <= MAX_SET else None
 
         if kind == 0:
             node, found = self._pick("disease", lambda d: sized(self.walk(d, "associated_gene", "out", "gene")))
@@ -117,9 +123,11 @@ class QuestionMaker:
     def boolean(self, kind: int, truth: bool) -> SyntheticQuestion:
         g = self.graph
         if kind == 0:
-            first_type, relation, direction, second_type = "gene", "associated_gene", "in", "disease"
+            first_type, relation, second_type = "gene", "associated_gene", "disease"
+            direction: Direction = "in"
         else:
-            first_type, relation, direction, second_type = "disease", "has_phenotype", "out", "phenotype"
+            first_type, relation, second_type = "disease", "has_phenotype", "phenotype"
+            direction = "out"
         pool = self._by_type[second_type]
 
         def partner(node: int) -> int | None:
@@ -144,8 +152,8 @@ class QuestionMaker:
     def entity(self, kind: int) -> SyntheticQuestion:
         g = self.graph
 
-        def single(x: list[int]) -> list[int]:
-            return x if len(x) == 1 else []
+        def single(x: list[int]) -> list[int] | None:
+            return x if len(x) == 1 else None
 
         if kind == 0:
             node, found = self._pick("disease", lambda d: single(self.walk(d, "associated_gene", "out", "gene")))

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +96,7 @@ class Expansion:
         return self.nodes[order], scores
 
 
-def khop_with_filter(graph: Any, node_sims: np.ndarray, relation_sims: np.ndarray, seeds: Sequence[int],
+def khop_with_filter(graph: Any, node_sims: np.ndarray, relation_sims: np.ndarray, seeds: Iterable[int],
                      hop_budgets: Sequence[int], budget: int | None = None) -> Expansion:
     """K-HOP-WITH-FILTERING from ``seeds``: at hop h keep the ``hop_budgets[h-1]`` best new frontier neighbours.
 
@@ -104,20 +104,20 @@ def khop_with_filter(graph: Any, node_sims: np.ndarray, relation_sims: np.ndarra
     are followed in both directions. The kept nodes form the next frontier. Expansion stops after the last hop or
     once ``budget`` nodes (seeds included) are collected. Ties go to the lower node index.
     """
-    seeds = np.asarray(list(dict.fromkeys(int(s) for s in seeds)), dtype=np.int64)
-    if budget is not None and budget < len(seeds):
-        raise ValueError(f"the node budget ({budget}) is smaller than the number of seeds ({len(seeds)})")
+    starts = np.asarray(list(dict.fromkeys(int(s) for s in seeds)), dtype=np.int64)
+    if budget is not None and budget < len(starts):
+        raise ValueError(f"the node budget ({budget}) is smaller than the number of seeds ({len(starts)})")
     if any(b < 0 for b in hop_budgets):
         raise ValueError(f"hop budgets must be non-negative, got {list(hop_budgets)}")
-    limit = budget if budget is not None else len(seeds) + int(sum(hop_budgets))
+    limit = budget if budget is not None else len(starts) + int(sum(hop_budgets))
     taken = np.zeros(graph.num_nodes, dtype=bool)
-    taken[seeds] = True
-    nodes = [seeds]
-    scores = [np.asarray(node_sims[seeds], dtype=np.float32)]
-    hops = [np.zeros(len(seeds), dtype=np.int8)]
-    parents = [np.full(len(seeds), -1, dtype=np.int64)]
-    relations = [np.full(len(seeds), -1, dtype=np.int64)]
-    frontier, total = seeds, len(seeds)
+    taken[starts] = True
+    nodes = [starts]
+    scores = [np.asarray(node_sims[starts], dtype=np.float32)]
+    hops = [np.zeros(len(starts), dtype=np.int8)]
+    parents = [np.full(len(starts), -1, dtype=np.int64)]
+    relations = [np.full(len(starts), -1, dtype=np.int64)]
+    frontier, total = starts, len(starts)
     for hop, keep in enumerate(hop_budgets, start=1):
         room = min(int(keep), limit - total)
         if room <= 0 or len(frontier) == 0:
@@ -154,14 +154,14 @@ class Neighborhood:
     relation: np.ndarray  # int64
 
 
-def two_hop_neighborhood(graph: Any, seeds: Sequence[int], node_sims: np.ndarray, max_nodes: int = 2000,
+def two_hop_neighborhood(graph: Any, seeds: Iterable[int], node_sims: np.ndarray, max_nodes: int = 2000,
                          hops: int = 2) -> Neighborhood:
     """The seeds and their ``hops``-hop neighbours, at most ``max_nodes`` of them: each hop keeps its neighbours
     most similar to the query when the cap would be exceeded (hubs make unbounded 2-hop sets graph-sized)."""
-    seeds = np.asarray(list(dict.fromkeys(int(s) for s in seeds)), dtype=np.int64)
+    starts = np.asarray(list(dict.fromkeys(int(s) for s in seeds)), dtype=np.int64)
     taken = np.zeros(graph.num_nodes, dtype=bool)
-    taken[seeds] = True
-    layers, frontier = [seeds], seeds
+    taken[starts] = True
+    layers, frontier = [starts], starts
     for _ in range(hops):
         room = max_nodes - sum(len(layer) for layer in layers)
         if room <= 0 or len(frontier) == 0:

@@ -55,7 +55,8 @@ def collate(subgraphs: Sequence[QuerySubgraph], node_features: np.ndarray, node_
             repeats: int = 1, device: str | torch.device = "cpu") -> Batch:
     """Lay out ``repeats`` copies of each subgraph (consecutively) as one disjoint graph."""
     xs, sims, priors, types, graphs, seeds, golds = [], [], [], [], [], [], []
-    srcs, dsts, codes, edge_sims, queries, offsets, source = [], [], [], [], [], [0], []
+    srcs, dsts, codes, edge_sims, queries, offsets = [], [], [], [], [], [0]
+    source: list[int] = []  # which subgraph each trajectory copies
     offset = 0
     for position, sub in enumerate(subgraphs):
         feats = np.asarray(node_features[sub.nodes], dtype=np.float32)
@@ -67,14 +68,23 @@ def collate(subgraphs: Sequence[QuerySubgraph], node_features: np.ndarray, node_
         is_gold[sub.answers] = True
         for _ in range(repeats):
             g = len(source)
-            xs.append(feats), sims.append(sub.node_sims), priors.append(sub.prior), types.append(node_types)
-            graphs.append(np.full(sub.size, g, np.int64)), seeds.append(is_seed), golds.append(is_gold)
-            srcs.append(sub.edge_src + offset), dsts.append(sub.edge_dst + offset), codes.append(sub.edge_code)
-            edge_sims.append(sub.edge_sims), queries.append(sub.query_features)
+            xs.append(feats)
+            sims.append(sub.node_sims)
+            priors.append(sub.prior)
+            types.append(node_types)
+            graphs.append(np.full(sub.size, g, np.int64))
+            seeds.append(is_seed)
+            golds.append(is_gold)
+            srcs.append(sub.edge_src + offset)
+            dsts.append(sub.edge_dst + offset)
+            codes.append(sub.edge_code)
+            edge_sims.append(sub.edge_sims)
+            queries.append(sub.query_features)
             offset += sub.size
-            offsets.append(offset), source.append(position)
+            offsets.append(offset)
+            source.append(position)
 
-    def cat(parts, dtype):
+    def cat(parts: list[np.ndarray], dtype: torch.dtype) -> torch.Tensor:
         return torch.as_tensor(np.concatenate(parts) if parts else np.zeros(0), dtype=dtype, device=device)
 
     width = node_features.shape[1]

@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -34,6 +35,9 @@ from .model import Architecture, SeederNetwork
 from .rollout import Batch, collate, rankings, run_policy, run_rerank
 from .subgraph import QuerySubgraph
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
 ADVANTAGE_MODE = {"mean": "centred", "none": "none", "greedy": "greedy"}
 
 
@@ -47,6 +51,14 @@ class History:
 
     step_rewards: list[float] = field(default_factory=list)
     epochs: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class StepResult:
+    """One minibatch: the total loss to back-propagate and the detached figures (rl, bpr, entropy, reward)."""
+
+    loss: torch.Tensor
+    figures: dict[str, float]
 
 
 @dataclass
@@ -128,7 +140,7 @@ class PolicyTrainer:
             rewards[g] = recall_any_reward(sub.nodes[selected[lo:hi]].tolist(), sub.gold.tolist())
         return rewards
 
-    def step(self, net: SeederNetwork, questions: Sequence[QuerySubgraph]) -> dict[str, float]:
+    def step(self, net: SeederNetwork, questions: Sequence[QuerySubgraph]) -> StepResult:
         """One minibatch: sample, score, and return the losses (the caller steps the optimiser)."""
         s = self.settings
         if s.policy == "rerank":
@@ -137,13 +149,13 @@ class PolicyTrainer:
             loss = pairwise_ranking_loss(run.scores, run.selected, batch.gold, batch.graph, batch.num_graphs,
                                          s.bpr_loss, s.margin)
             rewards = self._rewards(batch, run.selected, questions)
-            return {"loss": loss, "rl": 0.0, "bpr": float(loss.detach()), "entropy": 0.0,
-                    "reward": float(rewards.mean())}
+            return StepResult(loss, {"rl": 0.0, "bpr": float(loss.detach()), "entropy": 0.0,
+                                     "reward": float(rewards.mean())})
         m = s.trajectories
         batch = collate(questions, self.node_features, self.node_type_codes, m, self.device)
         run = run_policy(net, batch, s.search.sizes, s.search.caps, sample=True, temperature=s.temperature)
         rewards = self._rewards(batch, run.selected, questions)
-        greedy = None
+        greedy: np.ndarray | None = None
         if s.baseline == "greedy":
             net.eval()
             with torch.no_grad():
@@ -161,8 +173,8 @@ class PolicyTrainer:
                                          s.bpr_loss, s.margin) if s.bpr_weight > 0 else loss_rl * 0.0
         entropy = run.entropy.mean()
         loss = loss_rl + s.bpr_weight * loss_bpr - s.entropy_weight * entropy
-        return {"loss": loss, "rl": float(loss_rl.detach()), "bpr": float(loss_bpr.detach()),
-                "entropy": float(entropy.detach()), "reward": float(rewards.mean())}
+        return StepResult(loss, {"rl": float(loss_rl.detach()), "bpr": float(loss_bpr.detach()),
+                                 "entropy": float(entropy.detach()), "reward": float(rewards.mean())})
 
     # ------------------------------------------------------------------ the loop
     def fit(self) -> TrainOutcome:
@@ -193,13 +205,13 @@ class PolicyTrainer:
                 net.train()
                 for b in range(steps_per_epoch):
                     questions = [self.train_set[i] for i in order[b * s.batch_size:(b + 1) * s.batch_size]]
-                    stats = self.step(net, questions)
+                    result = self.step(net, questions)
                     optimizer.zero_grad(set_to_none=True)
-                    stats["loss"].backward()
+                    result.loss.backward()
                     torch.nn.utils.clip_grad_norm_(net.parameters(), s.max_grad_norm)
                     optimizer.step()
                     scheduler.step()
-                    stats["loss"] = float(stats["loss"].detach())
+                    stats = {"loss": float(result.loss.detach()), **result.figures}
                     for key in sums:
                         sums[key] += stats[key]
                     history.step_rewards.append(stats["reward"])
@@ -276,8 +288,8 @@ class _Progress:
 
     def __init__(self, enabled: bool, total: int, done: int) -> None:
         self.enabled, self.total, self.done = enabled, total, done
-        self._progress = None
-        self._task = None
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if self.enabled:
@@ -291,9 +303,10 @@ class _Progress:
         return self
 
     def advance(self, description: str) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, description=description)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
         if self._progress is not None:
-            self._progress.__exit__(*exc)
+            self._progress.__exit__(kind, error, trace)

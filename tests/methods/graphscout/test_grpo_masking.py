@@ -94,3 +94,10 @@ def test_tool_outputs_carry_zero_loss_weight(trainer_and_world, monkeypatch):
     tool_tokens = batch["completion_mask"].bool() & ~tool_mask.bool()
     assert tool_tokens.any() and torch.all(weight[tool_tokens] == 0)
     assert torch.all(weight[model_tokens] > 0)
+
+
+def test_gradient_checkpointing_follows_the_setting(trainer_and_world):
+    """The fixture's settings leave gradient checkpointing off (GRPOSettings' default); TRL's own default is on, so
+    the setting must reach TRL's config explicitly."""
+    trainer, *_ = trainer_and_world
+    assert trainer.args.gradient_checkpointing is False

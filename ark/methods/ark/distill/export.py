@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ....runtime.trajectory_file import read_trajectory_file
 from ....storage.jsonl import write_json_atomic, write_jsonl_atomic
@@ -35,6 +35,7 @@ EXPORT_FILE = "export.json"
 PAPER_TRAJECTORIES_PER_QUESTION = 3
 PAPER_TEMPERATURE = 0.7
 PAPER_VALIDATION_QUESTIONS = 200
+RecordT = TypeVar("RecordT", bound=Mapping[str, Any])  # a retrieval record, as read or as built
 OFFLINE_NOTE = ("The offline policy is deterministic: temperature does not apply. Its trajectories of one question "
                 "differ only through the agent index, which seeds each agent's choices (the wording of its "
                 "neighbourhood queries, how many candidates it verifies).")
@@ -96,7 +97,7 @@ def read_records(source: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-def records_for(records: Sequence[Mapping[str, Any]], queries: Sequence[Query]) -> list[Mapping[str, Any]]:
+def records_for(records: Sequence[RecordT], queries: Sequence[Query]) -> list[RecordT]:
     """The records whose question is one of ``queries`` (matched by text), in record order."""
     wanted = {query.query for query in queries}
     return [record for record in records if record["question"] in wanted]

@@ -134,10 +134,12 @@ def _question(messages: list[dict]) -> str:
 
 def _calls_by_tool(messages: list[dict]) -> dict[str, dict]:
     """The structured result of the latest call of each tool (from the ``data`` beside each tool message)."""
-    names = {}
+    names: dict[str, str] = {}  # call id -> tool name (a call without a name answers no tool)
     for message in messages:
         for call in message.get("tool_calls") or []:
-            names[call.get("id")] = (call.get("function") or {}).get("name")
+            name = (call.get("function") or {}).get("name")
+            if isinstance(name, str):
+                names[call.get("id")] = name
     found: dict[str, dict] = {}
     for message in messages:
         if message.get("role") == "tool" and message.get("tool_call_id") in names:

@@ -20,9 +20,9 @@ from ....graph import KnowledgeGraph
 from ....quiz.traverse import FrontierTooLarge
 from .evaluate import Evaluator, step
 from .objective import MAX_SET, MEET_PATTERNS, NAMED_PATTERNS, Objective, fits, part_min_hops
-from .program import Anchor, Expr, Meet, Program, Walk
+from .program import Anchor, Ask, Direction, Expr, Meet, Program, Walk
 
-ASK_OF = {"set": "list", "entity": "the_one", "number": "count"}
+ASK_OF: dict[str, Ask] = {"set": "list", "entity": "the_one", "number": "count"}
 MIN_COUNT = 2
 
 
@@ -31,7 +31,7 @@ class Move:
     """A hop the schema allows from some node type: a relation and direction (or any: ``None``, "any")."""
 
     relation: str | None
-    direction: str
+    direction: Direction
     node_type: str
 
     def reverse(self, source_type: str) -> Move:
@@ -63,7 +63,7 @@ class SchemaMoves:
     def neighbors(self, node: int, move: Move) -> np.ndarray:
         """The ``move.node_type`` neighbors of ``node`` along ``move``."""
         g = self.graph
-        if move.relation is None:
+        if move.relation is None or move.direction == "any":  # a wildcard move (the two go together)
             found = np.asarray(g.neighbors(node).nodes)
         else:
             found = np.asarray(g.neighbors(node, move.relation, move.direction).nodes)
@@ -136,8 +136,8 @@ class ProgramBuilder:
             candidate = self._candidate(expr, frontier, anchors, truth, rng)
             if candidate is None:
                 return None
-        ask = ("contains" if contains else "exists") if boolean else ASK_OF[objective.answer_type]
-        program = Program(expr, ask, candidate)  # type: ignore[arg-type]
+        ask: Ask = ("contains" if contains else "exists") if boolean else ASK_OF[objective.answer_type]
+        program = Program(expr, ask, candidate)
         if not fits(program, objective.difficulty):
             return None
         values = self.evaluator.values(program)
@@ -176,7 +176,7 @@ class ProgramBuilder:
                 relation = move.relation
             frontier = step(self.graph, frontier, move.relation, move.direction, move.node_type,
                             self.evaluator.limit)
-            expr = Walk(expr, move.relation, move.direction, move.node_type)  # type: ignore[arg-type]
+            expr = Walk(expr, move.relation, move.direction, move.node_type)
         return expr, frontier
 
     def _empty_hop(self, expr: Expr, frontier: np.ndarray, named: bool, relation: str | None,
@@ -187,7 +187,7 @@ class ProgramBuilder:
             move = options[k]
             reached = step(self.graph, frontier, move.relation, move.direction, move.node_type, self.evaluator.limit)
             if len(reached) == 0:
-                return Walk(expr, move.relation, move.direction, move.node_type), reached  # type: ignore[arg-type]
+                return Walk(expr, move.relation, move.direction, move.node_type), reached
         return None
 
     def _meet(self, expr: Expr, frontier: np.ndarray, hops: int, named: bool, relation: str | None,
@@ -219,7 +219,7 @@ class ProgramBuilder:
         right: Expr = Anchor(self.graph.node_id(node), self.graph.node_type(node))
         for move, left_node in reversed(path):
             back = move.reverse(self.graph.node_type(left_node))
-            right = Walk(right, back.relation, back.direction, back.node_type)  # type: ignore[arg-type]
+            right = Walk(right, back.relation, back.direction, back.node_type)
         meet = Meet(left, right)
         program = Program(meet, "list")
         values = self.evaluator.values(program)
@@ -255,7 +255,8 @@ class ProgramBuilder:
             return len(answers) >= MIN_COUNT
         if program.ask == "exists":
             return (len(answers) > 0) == truth
-        index = self.graph.index_of(program.candidate)  # type: ignore[arg-type]
+        assert program.candidate is not None  # Program's own check: a 'contains' question names its candidate
+        index = self.graph.index_of(program.candidate)
         return bool(np.isin(index, answers)) == truth
 
 

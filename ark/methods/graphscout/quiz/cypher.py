@@ -104,7 +104,7 @@ def database_answer(program: Program, engine: Any, timeout_s: float | None = Non
     if program.ask == "contains":
         truth = bool(rows and rows[0]["answer"])
         return {"answer": "yes" if truth else "no", "ids": []}
-    row = rows[0] if rows else {"n": 0, "ids": []}
+    row: dict[str, Any] = rows[0] if rows else {"n": 0, "ids": []}
     ids = sorted(str(i) for i in (row["ids"] or []))
     count = int(row["n"] or 0)
     if program.ask == "count":

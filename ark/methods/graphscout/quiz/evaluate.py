@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import KnowledgeGraph
+from ....graph.store import Direction as GraphDirection
 from ....quiz.traverse import EMPTY, SMALL_FRONTIER, FrontierTooLarge
 from .program import Anchor, Expr, Meet, Program, Walk
 
@@ -25,7 +26,8 @@ def step(graph: KnowledgeGraph, nodes: np.ndarray, relation: str | None, directi
         found = _row_entries(graph, nodes, None)
     elif len(nodes) <= SMALL_FRONTIER:
         code = graph.relation_code(relation)
-        parts = [np.asarray(graph.neighbors(int(i), code, direction).nodes) for i in nodes]  # type: ignore[arg-type]
+        way: GraphDirection = "in" if direction == "in" else "out"  # a named relation is walked "out" or "in"
+        parts = [np.asarray(graph.neighbors(int(i), code, way).nodes) for i in nodes]
         found = np.concatenate(parts) if parts else EMPTY
     else:
         found = _row_entries(graph, nodes, 2 * graph.relation_code(relation) + (direction == "in"))

@@ -217,7 +217,8 @@ class QuestionWriter:
             witness = int(answers[int(rng.integers(len(answers)))]) if len(answers) else None
             return ("yes" if len(answers) else "no"), [], None, witness
         if program.ask == "contains":
-            index = g.index_of(program.candidate)  # type: ignore[arg-type]
+            assert program.candidate is not None  # Program's own check: a 'contains' question names its candidate
+            index = g.index_of(program.candidate)
             truth = bool(np.isin(index, answers))
             return ("yes" if truth else "no"), [], None, index if truth else None
         ids = sorted(g.node_id(int(i)) for i in answers)

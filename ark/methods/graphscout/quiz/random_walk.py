@@ -61,7 +61,7 @@ class RandomWalkQuizzer:
             move = options[int(rng.integers(len(options)))]
             reached = self.moves.neighbors(node, move)
             node = int(reached[int(rng.integers(len(reached)))])
-            expr = Walk(expr, move.relation, move.direction, move.node_type)  # type: ignore[arg-type]
+            expr = Walk(expr, move.relation, move.direction, move.node_type)
         try:
             answers = self.evaluator.answers(Program(expr, "count"))
         except FrontierTooLarge:  # too broad to ask about

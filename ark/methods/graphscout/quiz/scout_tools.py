@@ -310,21 +310,25 @@ def answer_from_rows(graph: KnowledgeGraph, answer_type: str, rows: list[dict[st
                     f"row(s){f' of {len(rows[0])} columns' if rows else ''}.")
         value = next(iter(rows[0].values()))
         if kind == "number":
-            if isinstance(value, bool) or not isinstance(value, numbers.Number):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 return f"a number verification query returns a number (an aggregation), got {value!r}."
-            return (str(int(value)) if float(value).is_integer() else f"{value:g}"), []
+            if isinstance(value, numbers.Integral):
+                return str(int(value)), []
+            number = float(value)
+            return (str(int(number)) if number.is_integer() else f"{value:g}"), []
         if isinstance(value, bool):
             return ("yes" if value else "no"), []
-        if isinstance(value, numbers.Number):
-            return ("yes" if value > 0 else "no"), []
+        if isinstance(value, numbers.Real):
+            return ("yes" if float(value) > 0 else "no"), []
         return f"a boolean verification query returns a count or true/false, got {value!r}."
     if truncated or not rows:
         return f"a {kind} verification query returns one row per answer node; got {len(rows)} row(s)."
-    items = [_item(graph, next(iter(row.values()), None)) for row in rows]
-    if any(item is None for item in items):
+    found = [_item(graph, next(iter(row.values()), None)) for row in rows]
+    items = [item for item in found if item is not None]
+    if len(items) < len(found):
         return "each verification row must start with the answer node (or its name or id)."
-    names = list(dict.fromkeys(name for name, _ in items))  # type: ignore[misc]
-    ids = sorted({i for _, i in items if i})  # type: ignore[misc]
+    names = list(dict.fromkeys(name for name, _ in items))
+    ids = sorted({i for _, i in items if i})
     if kind == "entity":
         if len(names) != 1:
             return f"an entity question has exactly one answer; the verification query gives {len(names)}."

@@ -35,13 +35,13 @@ class ScoutWorld:
                  index: TextIndex | None = None, progress: bool = False) -> None:
         from ark.graphdb import open_cypher
 
-        from ..prompt import solver_system_prompt
+        from ..prompt import engine_schema, solver_system_prompt
         from ..solver import open_node_index
 
         self.graph = graph
         self.options = options or GraphScoutOptions()
         self.engine = engine if engine is not None else open_cypher(graph, progress=progress)
-        self.schema = self.engine.schema
+        self.schema = engine_schema(self.engine)
         self.index = index if index is not None else open_node_index(graph, self.options, progress=progress)
         self.resolver = NodeResolver(graph)
         from ..sandbox_pool import pool_for
@@ -107,15 +107,19 @@ class RetrieverEnvironment:
 
     # ------------------------------------------------------------------ internals
     def _take_sandbox(self) -> Any:
-        self._sandbox = self._world.pool.acquire()
+        pool = self._world.pool
+        if pool is None:  # reset() gives the toolbox this factory only when there is a pool
+            raise RuntimeError("no sandbox pool: the code interpreter is off in these options")
+        self._sandbox = pool.acquire()
         return self._sandbox
 
     def _hand_back_sandbox(self) -> None:
         sandbox, self._sandbox = self._sandbox, None
-        if sandbox is None:
+        pool = self._world.pool
+        if sandbox is None or pool is None:  # a sandbox only ever comes from the pool
             return
         try:
-            self._world.pool.release(sandbox)
+            pool.release(sandbox)
         except Exception as exc:  # noqa: BLE001 - a worker that cannot reset is dropped, never reused
             log.warning("discarding a sandbox that failed to reset: %s", exc)
             with contextlib.suppress(Exception):
@@ -124,6 +128,7 @@ class RetrieverEnvironment:
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
         if self._toolbox is None:
             self.reset()
+        assert self._toolbox is not None  # reset() built it
         try:
             result = self._toolbox.execute(name, arguments)
         except Exception as exc:  # noqa: BLE001 - e.g. a sandbox worker that died; costs this sample only

@@ -27,7 +27,8 @@ class GRPORewardFunction:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[list[dict[str, Any]]], *,
                  environments: Sequence[Any], answer: Sequence[str], answer_type: Sequence[str],
-                 clue_ids: Sequence[list[str]], log_metric: Any = None, **_: Any) -> list[float]:
+                 clue_ids: Sequence[list[str]], log_metric: Any = None, **_: Any) -> list[float | None]:
+        """One reward per completion (TRL's reward-function contract, where None would mean "not scored")."""
         rewards, f1s, clues, answered = [], [], [], 0
         calls = failed = 0
         for completion, env, gold, kind, clue in zip(completions, environments, answer, answer_type, clue_ids,
@@ -55,7 +56,7 @@ class GRPORewardFunction:
         if log_metric is not None:
             for key in ("answer_f1", "clue_fraction", "answered", "failed_call_rate"):
                 log_metric(f"graphscout/{key}", summary[key])
-        return rewards
+        return list(rewards)
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.llm.hf_models import (
     ADAPTER_META,
@@ -43,6 +43,9 @@ from .data import grpo_rows, training_questions, warm_start_samples
 from .environment import ScoutWorld
 from .reward_function import GRPORewardFunction
 from .settings import GRPOSettings
+
+if TYPE_CHECKING:
+    from transformers import TrainerCallback
 
 log = logging.getLogger(__name__)
 
@@ -212,38 +215,37 @@ def _warm_start(world: ScoutWorld, questions: list, base: str, folder: Path, set
     return result.weights_dir
 
 
-class _ProgressCallback:
-    """Writes one line per logged step to ``progress.jsonl`` and hands it to ``on_step``."""
+def _progress_callback(path: Path, total: int, reward_fn: GRPORewardFunction, on_step: Any, show: bool
+                       ) -> TrainerCallback:
+    """A callback that writes one line per logged step to ``progress.jsonl`` and hands it to ``on_step``."""
+    from transformers import TrainerCallback  # imported here: transformers is an extra
 
-    def __new__(cls, *args: Any, **kwargs: Any):  # built lazily: transformers is an extra
-        from transformers import TrainerCallback
+    class ProgressCallback(TrainerCallback):
+        def __init__(self, path: Path, total: int, reward_fn: GRPORewardFunction, on_step: Any,
+                     show: bool) -> None:
+            self.path, self.total, self.reward_fn, self.on_step, self.show = path, total, reward_fn, on_step, show
+            self.started = time.perf_counter()
 
-        class ProgressCallback(TrainerCallback):
-            def __init__(self, path: Path, total: int, reward_fn: GRPORewardFunction, on_step: Any,
-                         show: bool) -> None:
-                self.path, self.total, self.reward_fn, self.on_step, self.show = path, total, reward_fn, on_step, show
-                self.started = time.perf_counter()
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if not logs or "reward" not in logs:
+                return
+            record = {"step": int(state.global_step), "of": self.total,
+                      "reward": logs.get("reward"), "reward_std": logs.get("reward_std"),
+                      "answer_f1": logs.get("graphscout/answer_f1"),
+                      "clue_fraction": logs.get("graphscout/clue_fraction"),
+                      "answered": logs.get("graphscout/answered"),
+                      "failed_call_rate": logs.get("graphscout/failed_call_rate"),
+                      "tool_calls": logs.get("tools/call_frequency"), "kl": logs.get("kl"),
+                      "loss": logs.get("loss"), "elapsed_s": round(time.perf_counter() - self.started, 1)}
+            append_jsonl(self.path, [record])
+            if self.show:
+                print(f"step {record['step']}/{self.total}  mean reward {record['reward']:.3f}  "
+                      f"answered {record['answered'] or 0:.2f}  failed calls {record['failed_call_rate'] or 0:.2f}"
+                      f"  ({record['elapsed_s']:.0f}s)", flush=True)
+            if self.on_step is not None:
+                self.on_step(record)
 
-            def on_log(self, args, state, control, logs=None, **kwargs):
-                if not logs or "reward" not in logs:
-                    return
-                record = {"step": int(state.global_step), "of": self.total,
-                          "reward": logs.get("reward"), "reward_std": logs.get("reward_std"),
-                          "answer_f1": logs.get("graphscout/answer_f1"),
-                          "clue_fraction": logs.get("graphscout/clue_fraction"),
-                          "answered": logs.get("graphscout/answered"),
-                          "failed_call_rate": logs.get("graphscout/failed_call_rate"),
-                          "tool_calls": logs.get("tools/call_frequency"), "kl": logs.get("kl"),
-                          "loss": logs.get("loss"), "elapsed_s": round(time.perf_counter() - self.started, 1)}
-                append_jsonl(self.path, [record])
-                if self.show:
-                    print(f"step {record['step']}/{self.total}  mean reward {record['reward']:.3f}  "
-                          f"answered {record['answered'] or 0:.2f}  failed calls {record['failed_call_rate'] or 0:.2f}"
-                          f"  ({record['elapsed_s']:.0f}s)", flush=True)
-                if self.on_step is not None:
-                    self.on_step(record)
-
-        return ProgressCallback(*args, **kwargs)
+    return ProgressCallback(path, total, reward_fn, on_step, show)
 
 
 def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any, out: Path,
@@ -286,10 +288,10 @@ def build_trainer(world: ScoutWorld, rows: list[dict], base: str, tokenizer: Any
         data_seed=settings.seed, report_to="none",
         disable_tqdm=True, remove_unused_columns=False, shuffle_dataset=True,
         lr_scheduler_type="constant", warmup_steps=0, log_completions=False,
-        **({"gradient_checkpointing": True} if settings.gradient_checkpointing else {}),
+        gradient_checkpointing=settings.gradient_checkpointing,  # TRL's default is on; the setting's is off
     )
     reward_fn = GRPORewardFunction(GraphScoutReward(world.graph, delta=settings.delta, use_clue=settings.use_clue))
-    callback = _ProgressCallback(out / PROGRESS_FILE, settings.steps, reward_fn, on_step, settings.progress)
+    callback = _progress_callback(out / PROGRESS_FILE, settings.steps, reward_fn, on_step, settings.progress)
     trainer = GRPOTrainer(model=model, reward_funcs=[reward_fn], args=config, train_dataset=Dataset.from_list(rows),
                           processing_class=tokenizer, peft_config=peft_config, callbacks=[callback],
                           environment_factory=world.environment)
