@@ -221,7 +221,8 @@ class BM25Index:
             self._vocabulary_arrays = self._term_ids.arrays()  # type: ignore[union-attr]
         # A lone surrogate passes as bytes no saved term (valid UTF-8) holds: not found, as TermTable.get says.
         keys = "\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass")
-        rows = _lookup_kernel.query_rows(*self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
+        rows = _lookup_kernel.query_rows(  # type: ignore[call-arg]  # numba's Dispatcher has no signature
+            *self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
         return [(tid, count) for tid, count in rows.tolist()]
 
     def _exactly_named(self, query: str) -> np.ndarray:
