@@ -31,15 +31,21 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
+from ark.index.bm25_chunks import (  # noqa: F401 - CHUNK_BYTES_PER_DOC re-exported
+    CHUNK_BYTES_PER_DOC,
+    TermMajor,
+    _chunk_term_counts,
+    _ChunkCounts,
+    _chunks,
+    _chunks_of_records,
+    _fielded_counts,
+    _term_major_counts,
+)
 from ark.index.postings import BLOCK, EncodedPostings, Postings, PostingsWriter, _encode_kernel, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
 MERGE_POSTINGS_PER_CHUNK_DOC = 64
-# A chunk also stops at this many characters per document of its size: splitting and counting hold about 150 bytes
-# a token, so chunks are bounded by their text, not their number of documents (MAG's node documents, ~680 characters
-# each, took 1.25 GB in 25,000-document chunks; the Zipf benchmark's, ~375 characters, stay whole).
-CHUNK_BYTES_PER_DOC = 400
 # Worker threads per pipelined step of a build (0: every step in the calling thread; the output is the same).
 PIPELINE_WORKERS = 2
 
@@ -96,55 +102,6 @@ class _Vocabulary(dict):
         return ids
 
 
-def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int) -> Iterator[list[str] | pa.ChunkedArray]:
-    """Consecutive chunks of at most ``size`` documents and :data:`CHUNK_BYTES_PER_DOC` ``* size`` characters (at
-    least one document): a chunk's memory follows its tokens, so long documents make shorter chunks."""
-    budget = size * CHUNK_BYTES_PER_DOC
-    if isinstance(docs, pa.Array | pa.ChunkedArray):  # Arrow text: zero-copy slices, no Python string per document
-        import pyarrow.compute as pc
-
-        if isinstance(docs, pa.Array):
-            docs = pa.chunked_array([docs])
-        start = 0
-        while start < len(docs):
-            window = docs.slice(start, size)
-            lengths = pc.fill_null(pc.binary_length(window), 0).to_numpy()
-            count = _fitting(lengths, budget)
-            yield window.slice(0, count)
-            start += count
-        return
-    it = iter(docs)
-    pending: list = []
-    while chunk := pending + list(itertools.islice(it, size - len(pending))):
-        if not set(map(type, chunk)) <= {str}:  # one C pass; a str subclass is copied to a plain equal str
-            chunk = [d if isinstance(d, str) else ("" if d is None else str(d)) for d in chunk]
-        count = _fitting(np.fromiter(map(len, chunk), np.int64, len(chunk)), budget)
-        chunk, pending = chunk[:count], chunk[count:]
-        yield chunk
-
-
-def _fitting(lengths: np.ndarray, budget: int) -> int:
-    """How many of the first documents fit ``budget`` characters together (at least one)."""
-    return max(int(np.searchsorted(np.cumsum(lengths), budget, side="right")), 1)
-
-
-def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) -> Iterator[list[list[str]]]:
-    """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty), bounded as
-    :func:`_chunks`."""
-    it = iter(docs)
-    pending: list[list[str]] = []
-    while chunk := pending + list(itertools.islice(it, size - len(pending))):
-        records = pending
-        for record in chunk[len(pending):]:
-            if isinstance(record, str) or len(record) != n_fields:
-                raise ValueError(f"each document needs {n_fields} fields, got {record!r:.200}")
-            records.append([f if isinstance(f, str) else ("" if f is None else str(f)) for f in record])
-        lengths = np.fromiter((sum(map(len, record)) for record in records), np.int64, len(records))
-        count = _fitting(lengths, size * CHUNK_BYTES_PER_DOC)
-        records, pending = records[:count], records[count:]
-        yield records
-
-
 def _in_order(work: Callable[[_T], _R], items: Iterable[_T], workers: int | None = None) -> Iterator[_R]:
     """``map(work, items)`` with ``workers`` items in worker threads at a time, results in input order.
 
@@ -166,89 +123,6 @@ def _in_order(work: Callable[[_T], _R], items: Iterable[_T], workers: int | None
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
-
-
-@dataclass
-class _ChunkCounts:
-    """Distinct (document, term) pairs of one chunk in document-major order, with term frequencies."""
-
-    row_counts: np.ndarray  # distinct terms per document
-    terms: np.ndarray  # int32 term id per pair, ascending within a document
-    tf: np.ndarray  # float32 term frequency per pair
-    lengths: np.ndarray  # int32 document length in kept tokens
-
-
-def _chunk_term_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> _ChunkCounts:
-    """Count one split chunk, given the term id of each raw token of its dictionary (``-1``: dropped) and an upper
-    bound on the term ids: scipy sums the repeated (document, term) pairs.
-
-    scipy's COO -> CSR conversion sorts each document's terms separately (short rows) and adds duplicates in C++,
-    about 1.3x faster than one global sort of int64 (document, term) keys, with the same result."""
-    import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
-
-    n = batch.num_texts
-    terms = term_ids[batch.codes]
-    kept = terms >= 0
-    terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
-    lengths = np.bincount(docs, minlength=n).astype(np.int32)
-    counts = sp.csr_matrix((np.ones(len(terms), dtype=np.float32), (docs, terms)), shape=(n, max(width, 1)))
-    counts.sum_duplicates()  # canonical: terms ascending within each document, tf summed
-    return _ChunkCounts(np.diff(counts.indptr), counts.indices.astype(np.int32, copy=False), counts.data, lengths)
-
-
-def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> tuple[_ChunkCounts, np.ndarray]:
-    """One chunk's per-field counts (virtual document ``f * n + i`` = field ``f`` of document ``i``) as distinct
-    (document, term) pairs, document-major, with each field's frequency (``(n_fields, pairs)`` float32)."""
-    virtual = np.repeat(np.arange(n * n_fields, dtype=np.int64), counts.row_counts)
-    width = max(width, 1)
-    keys = (virtual % n) * width + counts.terms
-    unique, inverse = np.unique(keys, return_inverse=True)
-    per_field = np.zeros((n_fields, len(unique)), dtype=np.float32)
-    per_field[virtual // n, inverse] = counts.tf
-    docs = unique // width
-    lengths = counts.lengths.reshape(n_fields, n)
-    return _ChunkCounts(np.bincount(docs, minlength=n), (unique - docs * width).astype(np.int32), per_field,
-                        lengths.sum(axis=0).astype(np.int32)), lengths
-
-
-@dataclass
-class TermMajor:
-    """Distinct (term, document) pairs of one chunk in term-major order, documents ascending within a term."""
-
-    ptr: np.ndarray  # each term id's first pair (one more than the term ids counted)
-    docs: np.ndarray  # document ids within the chunk
-    tf: np.ndarray  # (n_fields, pairs) float32 frequencies
-    lengths: np.ndarray  # int32 document length in kept tokens
-
-
-def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> TermMajor:
-    """Count one split chunk straight into term-major order (plain BM25): the tokens, in document order, as a
-    sparse row per document; scipy's CSR -> CSC counting sort (stable) puts each term's tokens in document order,
-    so a document's repeats of a term are adjacent and their count is the gap between distinct neighbours. The
-    same pairs as :func:`_chunk_term_counts` turned term-major, without sorting each document's terms first."""
-    import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
-
-    n = batch.num_texts
-    terms = term_ids[batch.codes]
-    kept = terms >= 0
-    terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
-    if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):  # non-ASCII texts' tokens come after the others
-        order = np.argsort(docs, kind="stable")
-        terms, docs = terms[order], docs[order]
-    lengths = np.bincount(docs, minlength=n).astype(np.int32)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    ones = np.ones(len(terms), dtype=np.float32)
-    tokens = sp.csr_matrix((ones, terms, indptr), shape=(n, max(width, 1))).tocsc()  # no duplicates summed
-    by_doc, ptr = tokens.indices, tokens.indptr.astype(np.int64, copy=False)
-    distinct = np.ones(len(by_doc), dtype=bool)
-    np.not_equal(by_doc[1:], by_doc[:-1], out=distinct[1:])
-    distinct[ptr[:-1][ptr[:-1] < len(by_doc)]] = True  # each term's first token
-    starts = np.flatnonzero(distinct)
-    tf = np.diff(np.append(starts, len(by_doc))).astype(np.float32)
-    seen = np.zeros(len(by_doc) + 1, dtype=np.int64)
-    np.cumsum(distinct, out=seen[1:])
-    return TermMajor(seen[ptr], by_doc[starts], tf[None, :], lengths)
 
 
 @dataclass

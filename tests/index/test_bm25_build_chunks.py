@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from ark.index import BM25Index
-from ark.index.bm25_build import CHUNK_BYTES_PER_DOC, _chunks, _chunks_of_records
+from ark.index.bm25_chunks import CHUNK_BYTES_PER_DOC, _chunks, _chunks_of_records
 
 
 def _texts(seed: int, n: int) -> list[str]:
