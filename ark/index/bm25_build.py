@@ -31,8 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
-from ark.index.bm25_chunks import (  # noqa: F401 - CHUNK_BYTES_PER_DOC re-exported
-    CHUNK_BYTES_PER_DOC,
+from ark.index.bm25_chunks import (
     TermMajor,
     _chunk_term_counts,
     _ChunkCounts,
