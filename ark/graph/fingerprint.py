@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..arrays import sorted_unique
+from .csr import row_positions
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -164,10 +165,8 @@ def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[in
     from .delta import edge_keys
     from .merge import lookup
 
-    indptr, n = np.asarray(current.indptr), max(current.num_nodes, 1)
-    starts, lengths = indptr[deleted], indptr[deleted + 1] - indptr[deleted]
-    positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths - starts,
-                                                                          lengths)
+    n = max(current.num_nodes, 1)
+    positions, lengths = row_positions(current.indptr, deleted)
     rows, others = np.repeat(deleted, lengths), np.asarray(current.neighbor_array)[positions].astype(np.int64)
     codes = np.asarray(current.code_array)[positions].astype(np.int64)
     out = (codes & 1) == 0
