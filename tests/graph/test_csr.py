@@ -56,3 +56,26 @@ def test_a_memory_mapped_indptr_is_read_in_place(tmp_path) -> None:
     mapped = np.load(tmp_path / "indptr.npy", mmap_mode="r")
     positions, _ = row_positions(mapped, np.asarray([3, 1]))
     assert positions.tolist() == [4, 5, 1, 2, 3]
+
+
+@pytest.mark.parametrize("block", [1, 3, 1000])
+def test_entry_blocks_read_every_entry_once_in_row_order(block: int) -> None:
+    from ark.graph import NodeTable, build_graph_from_arrays
+    from ark.graph.csr import entry_blocks
+
+    rng = np.random.default_rng(block)
+    n = 40
+    nodes = NodeTable([f"n{i}" for i in range(n)], ["thing"] * n, [f"thing {i}" for i in range(n)]).to_arrow()
+    src, dst = rng.integers(0, 30, size=120), rng.integers(0, 30, size=120)  # rows 30..39 hold no entries
+    graph = build_graph_from_arrays(nodes, np.zeros(n, np.int32), ["thing"], src, dst, rng.integers(0, 2, size=120),
+                                    ["a", "b"])
+    parts = list(entry_blocks(graph, block))
+    assert all(len(rows) <= block or len(np.unique(rows)) == 1 for rows, _, _ in parts)
+    rows, neighbors, codes = (np.concatenate(column) for column in zip(*parts, strict=True))
+    expected_rows = np.repeat(np.arange(n), np.diff(graph.indptr))
+    assert rows.tolist() == expected_rows.tolist()
+    assert neighbors.tolist() == np.asarray(graph.neighbor_array).tolist()
+    assert codes.tolist() == np.asarray(graph.code_array).tolist()
+    out = (codes & 1) == 0  # the outgoing entries are the edges
+    assert sorted(zip(rows[out].tolist(), neighbors[out].tolist(), (codes[out] >> 1).tolist(), strict=True)) == \
+        sorted(zip(*(a.tolist() for a in graph.edges()), strict=True))
