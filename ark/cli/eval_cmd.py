@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,16 +28,12 @@ class _EvalGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] in self.commands:
-            _COMMAND_PARSE_ARGS(self, ctx, [])
+            # the group's own parameters parsed from no words (their defaults); with no words left over the group's
+            # parse_args is click's plain Command.parse_args (the group has no_args_is_help off)
+            super().parse_args(ctx, [])
             ctx._protected_args, ctx.args = args[:1], args[1:]
             return ctx.args
         return super().parse_args(ctx, args)
-
-
-# click's plain Command class, found through TyperGroup's bases rather than imported: recent typer releases ship
-# their own copy of click and no longer install the `click` package.
-_COMMAND = next(base for base in TyperGroup.__mro__ if base.__name__ == "Command")
-_COMMAND_PARSE_ARGS: Callable[[TyperGroup, Any, list[str]], list[str]] = vars(_COMMAND)["parse_args"]
 
 eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_help=False,
                        help="Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` compares.")

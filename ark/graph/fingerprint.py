@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..arrays import sorted_unique
+from .csr import entry_blocks, row_positions
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -103,8 +104,11 @@ def content_sums(graph: Any) -> dict[str, list[int]]:
         nodes = [(a + b) & MASK for a, b in zip(nodes, part, strict=True)]
     ids = id_hashes(graph.nodes.column("id").to_pylist())
     relations = id_hashes(graph.relation_types)
-    src, dst, rel = graph.edges()
-    edges = lane_sums(edge_hashes(ids[np.asarray(src)], ids[np.asarray(dst)], relations[np.asarray(rel, np.int64)]))
+    edges = [0] * LANES
+    for rows, neighbors, codes in entry_blocks(graph):  # a block of CSR rows at a time, not every edge at once
+        out = (codes & 1) == 0  # an edge's outgoing entry, in its source's row
+        part = lane_sums(edge_hashes(ids[rows[out]], ids[neighbors[out]], relations[codes[out] >> 1]))
+        edges = [(a + b) & MASK for a, b in zip(edges, part, strict=True)]
     return {"nodes": nodes, "edges": edges}
 
 
@@ -164,10 +168,8 @@ def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[in
     from .delta import edge_keys
     from .merge import lookup
 
-    indptr, n = np.asarray(current.indptr), max(current.num_nodes, 1)
-    starts, lengths = indptr[deleted], indptr[deleted + 1] - indptr[deleted]
-    positions = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths - starts,
-                                                                          lengths)
+    n = max(current.num_nodes, 1)
+    positions, lengths = row_positions(current.indptr, deleted)
     rows, others = np.repeat(deleted, lengths), np.asarray(current.neighbor_array)[positions].astype(np.int64)
     codes = np.asarray(current.code_array)[positions].astype(np.int64)
     out = (codes & 1) == 0

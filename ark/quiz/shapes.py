@@ -22,6 +22,7 @@ from functools import cached_property
 import numpy as np
 
 from ..graph import KnowledgeGraph, normalize_name
+from ..graph.csr import entry_blocks
 from ..question import TAXONOMY_RELATIONS, name_tokens
 
 SHAPES = ("family", "conjunction", "attribute", "compound", "unanswerable")
@@ -80,8 +81,13 @@ def schema_roles(graph: KnowledgeGraph) -> Roles:
 
 
 def _targets(graph: KnowledgeGraph, relation: str) -> set[int]:
-    sources, targets, codes = graph.edges()
-    return set(np.unique(targets[codes == graph.relation_code(relation)]).tolist())
+    """The nodes some ``relation`` edge points at: the rows holding an incoming entry of it, read a block of rows at a
+    time (memory bounded by the block, not by the graph's edges)."""
+    incoming = 2 * graph.relation_code(relation) + 1
+    found: set[int] = set()
+    for rows, _, codes in entry_blocks(graph):
+        found.update(np.unique(rows[codes == incoming]).tolist())
+    return found
 
 
 class ShapeTruth:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph import KnowledgeGraph
+from ..graph.csr import row_positions
 from .spec import QuestionSpec, Step
 from .textmatch import words
 
@@ -46,14 +47,11 @@ def follow(graph: KnowledgeGraph, nodes: np.ndarray, step: Step, limit: int | No
 def _gather(graph: KnowledgeGraph, nodes: np.ndarray, packed_code: int) -> np.ndarray:
     """Neighbors of many nodes under one packed (relation, direction) code, read straight from the CSR rows.
 
-    Hand-written because one ``graph.neighbors`` call per node costs a few microseconds of Python overhead and a
-    two-step walk may start from thousands of nodes; the test suite checks the results against plain sets.
+    One gather over all the rows (:func:`ark.graph.csr.row_positions`) because one ``graph.neighbors`` call per node
+    costs a few microseconds of Python overhead and a two-step walk may start from thousands of nodes; the test suite
+    checks the results against plain sets.
     """
-    indptr = np.asarray(graph.indptr)
-    starts, ends = indptr[nodes], indptr[nodes + 1]
-    lengths = ends - starts
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    positions = offsets + np.arange(int(lengths.sum()))
+    positions, _ = row_positions(graph.indptr, nodes)
     keep = np.asarray(graph.code_array)[positions] == packed_code
     return np.asarray(graph.neighbor_array)[positions[keep]]
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ark.graph.csr import row_positions
 from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet
 from ark.serve.tool_state import GraphState
 from ark.text import clean_inline
@@ -322,12 +323,9 @@ class GraphTools:
         """Unique neighbours of ``frontier`` (both directions, optionally only some relations) and, for each, the
         first frontier node it was reached from; vectorised over the CSR rows."""
         g = self.graph
-        starts, ends = g.indptr[frontier].astype(np.int64), g.indptr[frontier + 1].astype(np.int64)
-        lengths = ends - starts
-        if not lengths.sum():
+        positions, lengths = row_positions(g.indptr, frontier)
+        if not len(positions):
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-        positions = np.arange(int(lengths.sum()), dtype=np.int64) + offsets
         nodes = np.asarray(g.neighbor_array)[positions].astype(np.int64)
         parents = np.repeat(frontier.astype(np.int64), lengths)
         if relations is not None:

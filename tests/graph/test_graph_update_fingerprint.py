@@ -112,3 +112,22 @@ def test_the_merge_shares_the_base_text_instead_of_copying_it(tmp_path: Path) ->
     assert text.chunk(0).buffers()[2].address == base_data.address  # the rows before the change: the base's bytes
     assert merged.text(1) == "changed text" and merged.text(0) == base.text(0)
     assert merged.text(2) == base.text(2) and text.chunk(2).buffers()[2].address == base_data.address
+
+
+@pytest.mark.parametrize("block", [1, 5, 1 << 22])
+@pytest.mark.parametrize("build", [build_clinical_graph, build_drug_graph])
+def test_content_sums_read_the_edges_a_block_of_rows_at_a_time(monkeypatch, build, block: int) -> None:
+    """The edge sums equal those over every edge at once (``graph.edges()``, gigabytes on a large graph), which
+    they never call."""
+    import numpy as np
+
+    import ark.graph.csr
+
+    graph = build()
+    ids, relations = fingerprint.id_hashes(graph.nodes.column("id").to_pylist()), fingerprint.id_hashes(
+        graph.relation_types)
+    src, dst, rel = graph.edges()
+    expected = fingerprint.lane_sums(fingerprint.edge_hashes(ids[src], ids[dst], relations[np.asarray(rel, np.int64)]))
+    monkeypatch.setattr(ark.graph.csr, "BLOCK_ENTRIES", block)
+    monkeypatch.setattr(KnowledgeGraph, "edges", lambda self: pytest.fail("graph.edges() materialises every edge"))
+    assert fingerprint.content_sums(graph)["edges"] == expected != [0, 0]

@@ -3,8 +3,9 @@ secrets, and no canary planted in the home folder, the project folder or ARK_HOM
 request the server receives.
 
 Run as root (as CI does), the test becomes an unprivileged user first: bubblewrap, still as root, gives the child a
-view where /root (closed to other users) holds only the interpreter, then ``setpriv`` drops to a fresh uid. The
-child is a whole GraphScout run (``tests/support/non_root_child.py``) whose sandbox is built as that user.
+view where each folder closed to other users above the interpreter and the checkout (/root, a ``mktemp -d`` folder)
+holds only them, then ``setpriv`` drops to a fresh uid. The child is a whole GraphScout run
+(``tests/support/non_root_child.py``) whose sandbox is built as that user.
 """
 
 from __future__ import annotations
@@ -58,23 +59,33 @@ print('\\n'.join(found))
 """
 
 
+def closed_above(path: Path) -> Path | None:
+    """The outermost folder above ``path`` that other users cannot enter (no search permission for others): /root,
+    or a checkout's ``mktemp -d`` folder (mode 0700)."""
+    return next((d for d in reversed(path.parents) if d != Path("/") and not os.stat(d).st_mode & 0o001), None)
+
+
 def unprivileged_prefix(home: Path) -> list[str]:
     """The command prefix that runs the child as an ordinary user (nothing when this is one already)."""
     if os.geteuid() != 0:
         return []
     if shutil.which("setpriv") is None:
         pytest.skip("running as root needs setpriv (util-linux) to become an ordinary user")
-    closed = [Path(p) for p in (sys.base_prefix, sys.prefix, REPO) if Path("/root") in Path(p).resolve().parents]
+    paths = list(dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix, REPO)))
+    closed = [(path, top) for path in paths if (top := closed_above(path)) is not None]
+    tops = {top for _, top in closed}
+    tops = {top for top in tops if not any(other in top.parents for other in tops)}
     view = ["bwrap", "--dev-bind", "/", "/"]
-    if closed:  # /root is closed to other users: show the child only the interpreter and the checkout under it
-        view += ["--tmpfs", "/root"]
-        made = {Path("/root")}
-        for path in dict.fromkeys(p.resolve() for p in closed):
-            for folder in reversed(path.parents):  # bubblewrap would make these 0700, closed to the user
-                if Path("/root") in folder.parents and folder not in made:
-                    view += ["--perms", "0755", "--dir", str(folder)]
-                    made.add(folder)
-            view += ["--ro-bind", str(path), str(path)]
+    # a closed folder becomes an empty one open to the user, showing the child only the interpreter and the checkout
+    made = set(tops)
+    for top in sorted(tops):
+        view += ["--tmpfs", str(top)]
+    for path, _ in closed:
+        for folder in reversed(path.parents):  # bubblewrap would make these 0700, closed to the user
+            if any(top in folder.parents for top in tops) and folder not in made:
+                view += ["--perms", "0755", "--dir", str(folder)]
+                made.add(folder)
+        view += ["--ro-bind", str(path), str(path)]
     return [*view, "--", "setpriv", f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups", "--"]
 
 
@@ -89,8 +100,9 @@ def plant(home: Path) -> list[str]:
 
 
 def test_an_ordinary_users_secrets_never_reach_the_model(openai_server, tmp_path):
-    closed = [str(d) for d in Path(__file__).resolve().parents if d != Path("/") and not os.stat(d).st_mode & 0o001]
-    if closed:  # the ordinary user cannot even reach this checkout's interpreter and test files
+    inside = [REPO, *(d for d in Path(__file__).resolve().parents if REPO in d.parents)]
+    closed = [d for d in inside if not os.stat(d).st_mode & 0o001]
+    if closed and os.geteuid() == 0:  # folders above the checkout are opened by the view; the checkout's own are not
         pytest.skip(f"{closed[0]} is closed to other users (mode {os.stat(closed[0]).st_mode & 0o777:o})")
     base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.home()  # not /tmp: the sandbox replaces that
     home = Path(tempfile.mkdtemp(prefix="ark-canary-home-", dir=base))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import KnowledgeGraph
+from ...graph.csr import row_positions
 from ...graphdb.engine import CypherEngine
 from ...graphdb.schema import CypherSchema
 
@@ -46,15 +47,13 @@ def _edge_sample(graph: KnowledgeGraph, relation: str, source_type: str, target_
     relation_code = graph.relation_types.index(relation)
     target_code = graph.node_types.index(target_type)
     sources = graph.nodes_of_type(source_type)
-    indptr, type_codes = np.asarray(graph.indptr), np.asarray(graph.node_type_codes)
+    type_codes = np.asarray(graph.node_type_codes)
     fallback: tuple[int, int] | None = None
     for start in range(0, len(sources), EDGE_SAMPLE_NODES):
         block = sources[start:start + EDGE_SAMPLE_NODES].astype(np.int64)
-        begins, lengths = indptr[block], indptr[block + 1] - indptr[block]
-        total = int(lengths.sum())
-        if total == 0:
+        positions, lengths = row_positions(graph.indptr, block)
+        if not len(positions):
             continue
-        positions = np.repeat(begins - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
         owners, codes = np.repeat(block, lengths), np.asarray(graph.code_array[positions])
         targets = np.asarray(graph.neighbor_array[positions])
         keep = ((codes & 1) == 0) & ((codes >> 1) == relation_code) & (type_codes[targets] == target_code)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.graph.csr import row_positions
 from ark.index.topk import top_k
 
 
@@ -32,13 +33,8 @@ class RowEntries:
 
 def gather_rows(graph: Any, rows: np.ndarray) -> RowEntries:
     """All CSR entries of ``rows`` (both directions), concatenated in row order."""
-    rows = np.asarray(rows, dtype=np.int64)
-    starts = np.asarray(graph.indptr[rows], dtype=np.int64)
-    lengths = np.asarray(graph.indptr[rows + 1], dtype=np.int64) - starts
-    total = int(lengths.sum())
-    owner = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
-    offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    positions = np.repeat(starts, lengths) + offsets
+    positions, lengths = row_positions(graph.indptr, rows)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     codes = np.asarray(graph.code_array[positions], dtype=np.int64)
     return RowEntries(owner, np.asarray(graph.neighbor_array[positions], dtype=np.int64), codes >> 1,
                       (codes & 1).astype(bool))

@@ -161,9 +161,8 @@ def read_model(directory: str | Path) -> ModelRecord:
 def _live_types(graph: Any) -> tuple[set[str], set[str]]:
     """The node types that some node has and the relations that some edge has."""
     counts = np.bincount(np.asarray(graph.node_type_codes, np.int64), minlength=len(graph.node_types))
-    relations = np.bincount(np.asarray(graph.edges()[2], np.int64), minlength=len(graph.relation_types))
     return ({t for t, c in zip(graph.node_types, counts, strict=False) if c},
-            {r for r, c in zip(graph.relation_types, relations, strict=False) if c})
+            {r for r, c in graph.relation_counts().items() if c})  # the schema's edge counts: no edge is read
 
 
 def check_version(record: ModelRecord, graph: Any, trained_version: int) -> str:

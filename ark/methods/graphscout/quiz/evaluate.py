@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....graph import KnowledgeGraph
+from ....graph.csr import row_positions
 from ....graph.store import Direction as GraphDirection
 from ....quiz.traverse import EMPTY, SMALL_FRONTIER, FrontierTooLarge
 from .program import Anchor, Expr, Meet, Program, Walk
@@ -52,16 +53,13 @@ def follow_any(graph: KnowledgeGraph, nodes: np.ndarray, node_type: str, limit: 
 def _row_entries(graph: KnowledgeGraph, nodes: np.ndarray, packed_code: int | None) -> np.ndarray:
     """Neighbours in the CSR rows of ``nodes`` (only entries of one packed (relation, direction) code if given).
 
-    Hand-written for the same reason as ``ark.quiz.traverse._gather``: one ``neighbors`` call per node costs
-    microseconds of Python and a frontier may hold thousands of nodes; the tests check it against plain sets.
+    One gather over all the rows for the same reason as ``ark.quiz.traverse._gather``: one ``neighbors`` call per
+    node costs microseconds of Python and a frontier may hold thousands of nodes; the tests check it against plain
+    sets.
     """
     if len(nodes) == 0:
         return EMPTY
-    indptr = np.asarray(graph.indptr)
-    starts, ends = indptr[nodes], indptr[nodes + 1]
-    lengths = ends - starts
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    positions = offsets + np.arange(int(lengths.sum()))
+    positions, _ = row_positions(graph.indptr, nodes)
     if packed_code is not None:
         positions = positions[np.asarray(graph.code_array)[positions] == packed_code]
     return np.asarray(graph.neighbor_array)[positions]
