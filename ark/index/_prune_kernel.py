@@ -46,8 +46,13 @@ def delta(blob, start, width, pos):
 @jit
 def weight(tfs, p, dl, idf, count, model):
     """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order."""
+    return weight_at(tfs, p, model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2]), idf, count)
+
+
+@jit
+def weight_at(tfs, p, length_norm, idf, count):
+    """:func:`weight` of a posting whose document's ``length_norm`` (``k1 * (1 - b + b * dl / avgdl)``) is known."""
     tf = np.float64(tfs[p])
-    length_norm = model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
     w = np.float32(idf * tf / (tf + length_norm))
     if count != 1.0:
         w = np.float32(w * np.float32(count))
@@ -95,19 +100,29 @@ def sift_down(hs, hd, size):
 
 
 @jit
-def block_bound(block_max_tf, block_min_dl, j, idf, count, model, slack):
-    """Upper bound of every weight in block ``j``: the weight of its largest frequency at its shortest length."""
-    return np.float64(weight(block_max_tf, j, block_min_dl[j], idf, count, model)) * slack
+def block_ratios(block_max_tf, block_min_dl, block_ptr, model):
+    """Each block's largest ``tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (its largest frequency at its shortest
+    length), as float32 rounded up, and each term's largest over its blocks (0 for a term without postings): a
+    weight is ``idf * ratio``, so a bound costs a multiplication, not a division, per block and query."""
+    ratio = np.empty(len(block_max_tf), np.float32)
+    for j in range(len(block_max_tf)):
+        tf = np.float64(block_max_tf[j])
+        exact = tf / (tf + model[0] * (1.0 - model[1] + model[1] * np.float64(block_min_dl[j]) / model[2]))
+        ratio[j] = np.float32(exact)
+        if np.float64(ratio[j]) < exact:
+            ratio[j] = np.nextafter(ratio[j], np.float32(2.0))
+    terms = np.zeros(len(block_ptr) - 1, np.float32)
+    for t in range(len(terms)):
+        for j in range(block_ptr[t], block_ptr[t + 1]):
+            terms[t] = max(terms[t], ratio[j])
+    return ratio, terms
 
 
 @jit
-def term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack):
-    """Each query term's largest block bound (no postings decoded)."""
-    bounds = np.zeros(len(terms))
-    for t in range(len(terms)):
-        for j in range(terms[t, B0], terms[t, B0] + terms[t, NB]):
-            bounds[t] = max(bounds[t], block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack))
-    return bounds
+def block_bound(block_ratio, j, idf, count, slack):
+    """Upper bound of every weight in block ``j`` (its ratio times the term's idf and occurrences, inflated by
+    ``slack`` over float32 rounding)."""
+    return np.float64(idf) * count * np.float64(block_ratio[j]) * slack
 
 
 @jit
@@ -135,7 +150,7 @@ def seek(blob, block_last, start, width, block, first_block, pos, cur, d):
 
 
 @jit
-def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, d, blk, wb):
+def block_window(block_last, block_ratio, terms, idf, count, slack, d, blk, wb):
     """``(bound, end)``: every document from ``d`` to ``end`` (the first end of a block holding ``d``) scores at
     most ``bound``, the sum of the bounds of each term's block holding ``d``; ``wb[t]`` gets term ``t``'s bound."""
     bound, end = 0.0, END
@@ -143,7 +158,7 @@ def block_window(block_last, block_max_tf, block_min_dl, terms, idf, count, mode
         wb[t] = 0.0
         if seek_block(block_last, terms, t, d, blk):
             j = terms[t, B0] + blk[t]
-            wb[t] = block_bound(block_max_tf, block_min_dl, j, idf[t], count[t], model, slack)
+            wb[t] = block_bound(block_ratio, j, idf[t], count[t], slack)
             bound += wb[t]
             end = min(end, np.int64(block_last[j]))
     return bound, end
@@ -164,7 +179,7 @@ def skip_past(blob, block_last, terms, order, essential, end, pos, cur, blk):
 
 
 @jit
-def walk(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, idf, count, model, slack, k, mask,
+def walk(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, model, slack, k, mask,
          skip, bounds, hs, hd, size):
     """MaxScore over ``terms`` (query order; ``bounds`` their largest block bounds) into the heap ``hs``/``hd`` of
     ``size`` documents, passing over the documents ``skip`` (sorted, already scored); returns the heap's size.
@@ -190,8 +205,8 @@ def walk(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms, 
             break
         if size == k:  # block-max skip, the window's bound computed once per window
             if d > window_end:
-                window_bound, window_end = block_window(block_last, block_max_tf, block_min_dl, terms, idf, count,
-                                                        model, slack, d, blk, wb)
+                window_bound, window_end = block_window(block_last, block_ratio, terms, idf, count, slack, d, blk,
+                                                        wb)
             if window_bound < theta:
                 skip_past(blob, block_last, terms, order, essential, window_end, pos, cur, blk)
                 continue

@@ -20,66 +20,117 @@ from ark.index._prune_kernel import (
     push,
     reaching_block,
     sift_down,
-    term_bounds,
     term_rows,
     walk,
-    weight,
+    weight_at,
     worse,
 )
 
 
 @jit
-def top_k(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, skip_last, step, term_first, term_bytes,
+def top_k(blob, tfs, doc_lengths, block_last, block_ratio, term_ratio, skip_last, step, term_first, term_bytes,
           term_widths, term_ptr, block_ptr, skip_ptr, all_idf, query, model, slack, k, mask, named, boost,
           seed_postings):
     """Top-k (scores, docs), best first (ties by lower id), of the ``query`` ((term id, occurrences) rows in query
     order): the rarest terms' documents (up to ``seed_postings`` postings) and the ``named`` ones (sorted;
-    ``boost`` added) are scored first, the rest of the documents by the walk over the other terms. A seed is looked
-    up in the other terms only while its rare terms' weights plus their bounds can reach the k-th best score so far
-    (at least the k-th best of the seeds' rare weights). One call from Python: a cold call costs ~30 us."""
+    ``boost`` added) are scored first, the rest of the documents by the walk over the other terms. The seeds are
+    looked up in the other terms a term at a time, the term of largest bound first, and a seed is dropped once its
+    weights so far plus the bounds of the terms left cannot reach a floor under the final k-th best score: at
+    first the k-th best of the seeds' rare weights, then of their weights so far. One call from Python: a cold call
+    costs ~30 us."""
     tids = query[:, 0].copy()
     terms = term_rows(tids, term_first, term_bytes, term_widths, term_ptr, block_ptr, skip_ptr)
     idf, count = all_idf[tids].astype(np.float64), query[:, 1].astype(np.float64)
     n = len(terms)
+    bounds = np.empty(n)
+    for t in range(n):
+        bounds[t] = idf[t] * count[t] * np.float64(term_ratio[tids[t]]) * slack
     rare = rare_terms(terms, seed_postings)
     seeds = seed_docs(blob, terms, rare, named, mask)
-    weights, partial = seed_weights(blob, tfs, doc_lengths, terms, rare, idf, count, model, seeds)
-    bounds = term_bounds(block_max_tf, block_min_dl, terms, idf, count, model, slack)
-    others = 0.0
-    for t in range(n):
-        if not rare[t]:
-            others += bounds[t]
+    norms = np.empty(len(seeds))
+    for j in range(len(seeds)):  # the seeds in order: one pass over the lengths, each read once
+        norms[j] = model[0] * (1.0 - model[1] + model[1] * np.float64(doc_lengths[seeds[j]]) / model[2])
+    weights, exact = seed_weights(blob, tfs, terms, rare, idf, count, seeds, norms)
     is_named = np.zeros(len(seeds), np.bool_)
-    lower = partial / slack  # no seed's score is below its rare terms' weights (float32 rounding aside)
     for j in range(len(seeds)):
         at = np.searchsorted(named, seeds[j])
         if at < len(named) and named[at] == seeds[j]:
-            is_named[j], lower[j] = True, (partial[j] + boost) / slack
-    floor = -1.0 if len(seeds) <= k or others == 0 else -np.partition(-lower, k - 1)[k - 1]
+            is_named[j] = True
+            exact[j] += np.float64(boost)
+    alive = score_seeds(blob, tfs, skip_last, step, terms, rare, idf, count, bounds, slack, k, seeds, norms, weights,
+                        exact)
     hs, hd, size = np.empty(k, np.float32), np.empty(k, np.int64), 0
-    grp, pos, cur = np.zeros(n, np.int64), np.zeros(n, np.int64), np.where(terms[:, DF] > 0, terms[:, FIRST], END)
-    for j in range(len(seeds)):
-        d = seeds[j]
-        bar = max(floor, np.float64(hs[0])) if size == k else floor
-        if not is_named[j] and partial[j] * slack + others < bar:
-            continue
-        for t in range(n):
-            if not rare[t]:
-                grp[t], pos[t], cur[t] = find(blob, skip_last, terms, t, step, grp[t], pos[t], cur[t], d)
-                if cur[t] == d:
-                    weights[j, t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+    for j in alive:
         s = np.float32(0)
         for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
             s = np.float32(s + weights[j, t])
         if is_named[j]:
             s = np.float32(s + boost)
-        if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
-            size = push(hs, hd, size, k, s, d)
+        if s > 0 and (size < k or worse(hs[0], hd[0], s, seeds[j])):
+            size = push(hs, hd, size, k, s, seeds[j])
     walk_terms = np.flatnonzero(~rare)
     if len(walk_terms):
-        size = walk(blob, tfs, doc_lengths, block_last, block_max_tf, block_min_dl, terms[walk_terms],
-                    idf[walk_terms], count[walk_terms], model, slack, k, mask, seeds, bounds[walk_terms], hs, hd, size)
+        size = walk(blob, tfs, doc_lengths, block_last, block_ratio, terms[walk_terms], idf[walk_terms],
+                    count[walk_terms], model, slack, k, mask, seeds, bounds[walk_terms], hs, hd, size)
     return drain(hs, hd, size)
+
+
+@jit
+def score_seeds(blob, tfs, skip_last, step, terms, rare, idf, count, bounds, slack, k, seeds, norms, weights, exact):
+    """The seeds (indexes, ascending) that can still reach the top k once looked up in the other terms (their
+    weights put in ``weights`` and added to ``exact``), a term at a time, the term of largest bound first. ``exact``
+    divided by ``slack`` is a lower bound of each seed's score (float32 rounding aside), so the k-th best of it is a
+    floor under the final k-th best score; a seed whose ``exact`` plus the bounds of the terms left stays below the
+    floor is dropped before its next lookup."""
+    look = np.flatnonzero(~rare)
+    look = look[np.argsort(-bounds[look], kind="mergesort")]
+    rest = np.zeros(len(look) + 1)
+    for i in range(len(look) - 1, -1, -1):
+        rest[i] = rest[i + 1] + bounds[look[i]]
+    alive = np.arange(len(seeds))
+    for i in range(len(look)):
+        floor = -1.0
+        if len(alive) > k:  # the k-th best lower bound so far
+            floor = -np.partition(-exact[alive] / slack, k - 1)[k - 1]
+        alive = look_up(blob, tfs, skip_last, step, terms, look[i], idf, count, seeds, alive, norms, weights, exact,
+                        rest[i], floor, slack)
+    return alive
+
+
+@jit
+def look_up(blob, tfs, skip_last, step, terms, t, idf, count, seeds, alive, norms, weights, exact, reach, floor,
+            slack):
+    """The ``alive`` seeds whose ``exact`` (times ``slack``) plus ``reach`` (the bounds of the terms not yet looked
+    up, ``t``'s included) reaches ``floor``, each looked up in term ``t``: one cursor moving forward through its
+    postings, whole groups of the fine skip list jumped (galloping when far), the deltas decoded from the group's
+    start."""
+    start, width, p0, g0, ng = terms[t, START], terms[t, WIDTH], terms[t, P0], terms[t, S0], terms[t, SN]
+    grp, pos, cur = 0, 0, terms[t, FIRST] if terms[t, DF] > 0 else END
+    kept = np.empty(len(alive), np.int64)
+    m = 0
+    for j in alive:
+        if exact[j] * slack + reach < floor:
+            continue
+        kept[m] = j
+        m += 1
+        c = seeds[j]
+        if cur < c and skip_last[g0 + grp] < c:  # c lies past the current group: move to the group holding it
+            if grp + 2 < ng and skip_last[g0 + grp + 2] >= c:  # within the next two groups: no search
+                grp += 1 if skip_last[g0 + grp + 1] >= c else 2
+            else:
+                grp = reaching_block(skip_last, g0, ng, grp, c)
+                if grp == ng:
+                    cur = END
+                    continue
+            pos = grp * step
+            cur = skip_last[g0 + grp - 1] + delta(blob, start, width, pos)
+        while cur < c:
+            pos += 1
+            cur += delta(blob, start, width, pos)
+        if cur == c:
+            weights[j, t] = weight_at(tfs, p0 + pos, norms[j], idf[t], count[t])
+            exact[j] += np.float64(weights[j, t])
+    return kept[:m]
 
 
 @jit
@@ -138,9 +189,9 @@ def seed_docs(blob, terms, rare, named, mask):
 
 
 @jit
-def seed_weights(blob, tfs, doc_lengths, terms, rare, idf, count, model, seeds):
+def seed_weights(blob, tfs, terms, rare, idf, count, seeds, norms):
     """Each seed's weight of each rare term (0 where absent; the other terms' columns left 0) and their float64
-    sum per seed: the rare terms' postings merged with the sorted seeds."""
+    sum per seed: the rare terms' postings merged with the sorted seeds (``norms``: their length normalisations)."""
     weights, partial = np.zeros((len(seeds), len(terms)), np.float32), np.zeros(len(seeds))
     for t in range(len(terms)):
         if not rare[t]:
@@ -154,25 +205,6 @@ def seed_weights(blob, tfs, doc_lengths, terms, rare, idf, count, model, seeds):
             if j == len(seeds):
                 break
             if seeds[j] == d:
-                weights[j, t] = weight(tfs, terms[t, P0] + p, doc_lengths[d], idf[t], count[t], model)
+                weights[j, t] = weight_at(tfs, terms[t, P0] + p, norms[j], idf[t], count[t])
                 partial[j] += np.float64(weights[j, t])
     return weights, partial
-
-
-@jit
-def find(blob, skip_last, terms, t, step, grp, pos, cur, c):
-    """Term ``t``'s cursor ``(group, pos, cur)`` moved to its first document >= ``c`` (``END`` past its last),
-    whole groups jumped through the fine skip list."""
-    if cur >= c:
-        return grp, pos, cur
-    g0, ng = terms[t, S0], terms[t, SN]
-    if skip_last[g0 + grp] < c:
-        grp = reaching_block(skip_last, g0, ng, grp, c)
-        if grp == ng:
-            return grp, pos, END
-        pos = grp * step
-        cur = skip_last[g0 + grp - 1] + delta(blob, terms[t, START], terms[t, WIDTH], pos)
-    while cur < c:
-        pos += 1
-        cur += delta(blob, terms[t, START], terms[t, WIDTH], pos)
-    return grp, pos, cur

@@ -11,19 +11,22 @@ The algorithm (Turtle & Flood's MaxScore; block bounds as in Ding & Suel's block
 their largest possible contribution. Once k documents are held, the cheapest terms whose bounds sum to less than the
 k-th best score are *non-essential*: a document matching only them cannot enter, so only documents of the essential
 terms are visited. For each, the essential terms' exact weights plus the non-essential terms' bounds on the block
-holding that document must reach the k-th score, or the document is skipped without decoding those blocks;
-otherwise the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound
-fails. A document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
+holding that document must reach the k-th score, or the document is skipped without decoding those blocks; otherwise
+the non-essential terms are looked up through their skip lists, cheapest last, stopping once the bound fails. A
+document's score is summed in float32 in query-term order, as the exhaustive path adds them, so scores are
 bit-identical and the result (ties by lower id) equals the exhaustive one. Bounds are float64 and inflated by
-:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The heap is
-first seeded (:mod:`ark.index._seed_kernel`) with the exactly named documents and every document of the query's
-rarest terms: their rare terms' weights are added from those terms' postings; the k-th best of these partial sums
-(divided by the slack) is a floor under the final k-th best score, so a seed whose partial sum plus the other terms'
-bounds stays below the floor (or below the k-th best so far) is dropped without looking the other terms up; the
-others are looked up through the fine skip list. The walk passes over the seeds, and the rare terms are left out of
-it. Everything from the query's term ids to the sorted result is one compiled call: called cold (the machine busy
-with other work between queries), a numba call costs 10-30 us and each numpy step a few, which was most of a query
-on a rare word.
+:data:`BOUND_SLACK` over float32 rounding, so a pruned document can never have reached the result. The heap is first
+seeded (:mod:`ark.index._seed_kernel`) with the exactly named documents and every document of the query's rarest
+terms: their rare terms' weights are added from those terms' postings; the k-th best of these partial sums (divided
+by the slack) is a floor under the final k-th best score. The seeds are then looked up in the other terms a term at
+a time, the term of largest bound first, one cursor per term moving forward through the sorted seeds and the fine
+skip list (a tight loop: looking each seed up in every term in turn cost ~3x more per seed); a seed whose weights so
+far plus the bounds of the terms left stay below the floor is dropped before the next lookup, and the floor rises
+between terms to the k-th best of the weights so far. The walk passes over the seeds, and the rare terms are left
+out of it. Bounds are one multiplication each: every block's largest ``tf / (tf + length norm)`` is made once per
+index and model (:func:`block_ratios`). Everything from the query's term ids to the sorted result is one compiled
+call: called cold (the machine busy with other work between queries), a numba call costs 10-30 us and each numpy
+step a few, which was most of a query on a rare word.
 
 Subset scoring (:func:`subset_scores`, a node's neighbours) is compiled too: per term, a cursor moves forward through
 the sorted candidates, jumping whole groups by galloping over the fine skip list (every 16 postings) and decoding
@@ -59,11 +62,13 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     from ark.index import _seed_kernel as kernel
 
     skip_last, skip_ptr, step = postings.skips()
+    blob, tfs, doc_lengths, block_last = _postings_arrays(postings)
+    model = np.array([k1, b, avgdl])
     # numba's stubs type a compiled function's call without its parameters.
     scores, docs = kernel.top_k(  # type: ignore[call-arg]
-        *_postings_arrays(postings), skip_last, step, postings.term_first, postings.term_bytes, postings.term_widths,
-        postings.term_ptr, postings.block_ptr, skip_ptr, idf, np.array(terms, dtype=np.int64),
-        np.array([k1, b, avgdl]), 1.0 + BOUND_SLACK, int(k), _NO_MASK if mask is None else mask,
+        blob, tfs, doc_lengths, block_last, *block_ratios(postings, model), skip_last, step, postings.term_first,
+        postings.term_bytes, postings.term_widths, postings.term_ptr, postings.block_ptr, skip_ptr, idf,
+        np.array(terms, dtype=np.int64), model, 1.0 + BOUND_SLACK, int(k), _NO_MASK if mask is None else mask,
         np.sort(named) if len(named) else _NO_DOCS, np.float32(boost), int(seed_postings))
     return docs, scores
 
@@ -115,8 +120,25 @@ def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
     if arrays is None:
         arrays = postings.__dict__["_kernel_arrays"] = (
             np.asarray(postings.doc_deltas), np.asarray(postings.tfs), narrow_lengths(postings.doc_lengths),
-            np.asarray(postings.block_last), np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl))
+            np.asarray(postings.block_last))
     return arrays
+
+
+def block_ratios(postings, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's and each term's largest ``tf / (tf + length norm)`` under ``model`` ((k1, b, avgdl)), float32
+    rounded up (:func:`ark.index._prune_kernel.block_ratios`), made once per index and model and kept on it: a
+    bound is then one multiplication, where it took a division per block (a frequent term's every block, for its
+    largest bound, in each query: ~15% of a median 3M-document query). 4 bytes a block: ~3% of the postings."""
+    key = tuple(float(x) for x in model)
+    cached = postings.__dict__.get("_block_ratios")
+    if cached is None or cached[0] != key:
+        from ark.index import _prune_kernel as kernel
+
+        ratios = kernel.block_ratios(  # type: ignore[call-arg]
+            np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl), np.asarray(postings.block_ptr),
+            np.asarray(model, dtype=np.float64))
+        cached = postings.__dict__["_block_ratios"] = (key, ratios)
+    return cached[1]
 
 
 def narrow_lengths(doc_lengths: np.ndarray) -> np.ndarray:
