@@ -198,6 +198,9 @@ def walk(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, mod
             theta = np.float64(hs[0])
             while essential < n and prefix[essential] < theta:
                 essential += 1
+            if essential == n - 1:  # one essential term left: most of a long walk, in its own tight loop
+                return walk_one(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, model, slack, k,
+                                mask, skip, order, prefix, pos, cur, blk, wq, wb, n_skip, hs, hd, size)
         d = END
         for i in range(essential, n):
             d = min(d, cur[order[i]])
@@ -246,6 +249,76 @@ def walk(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, mod
         if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
             size = push(hs, hd, size, k, s, d)
     return size
+
+
+@jit
+def walk_one(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, model, slack, k, mask, skip, order,
+             prefix, pos, cur, blk, wq, wb, n_skip, hs, hd, size):
+    """:func:`walk` from where only the term ``order[-1]`` is essential (the heap full) to its end: its documents in
+    a loop of scalars, each term's block bound refreshed only once the document passes that block's end, a whole
+    window skipped when the bounds on it cannot reach the k-th best, the other terms looked up, cheapest last, only
+    while the document can still enter: the result of :func:`walk`'s own loop, with less work a document."""
+    n = len(terms)
+    e = order[n - 1]
+    start, width, p0, b0, df = terms[e, START], terms[e, WIDTH], terms[e, P0], terms[e, B0], terms[e, DF]
+    pe, d, theta = pos[e], cur[e], np.float64(hs[0])
+    ends = np.full(n, np.int64(-1))
+    while d != END:
+        window_end, others = END, 0.0
+        for i in range(n):
+            t = order[i]
+            if d > ends[t]:
+                if seek_block(block_last, terms, t, d, blk):
+                    wb[t] = block_bound(block_ratio, terms[t, B0] + blk[t], idf[t], count[t], slack)
+                    ends[t] = block_last[terms[t, B0] + blk[t]]
+                else:
+                    wb[t], ends[t] = 0.0, END
+            window_end = min(window_end, ends[t])
+            if i < n - 1:
+                others += wb[t]
+        if wb[e] + others < theta:  # nothing in this window can enter: on to the essential term's next window
+            if window_end == END or not seek_block(block_last, terms, e, window_end + 1, blk):
+                break
+            pe, d = seek(blob, block_last, start, width, blk[e], b0, pe, d, window_end + 1)
+            continue
+        w = weight(tfs, p0 + pe, doc_lengths[d], idf[e], count[e], model)
+        exact = np.float64(w)
+        while n_skip < len(skip) and skip[n_skip] < d:
+            n_skip += 1
+        passed_over = (len(mask) and not mask[d]) or (n_skip < len(skip) and skip[n_skip] == d)
+        if not passed_over and exact * slack + others >= theta:
+            wq[:] = 0
+            wq[e] = w
+            i = n - 2
+            while i >= 0 and exact * slack + prefix[i] >= theta:
+                t = order[i]
+                if blk[t] < terms[t, NB]:
+                    pos[t], cur[t] = seek(blob, block_last, terms[t, START], terms[t, WIDTH], blk[t], terms[t, B0],
+                                          pos[t], cur[t], d)
+                    if cur[t] == d:
+                        wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
+                        exact += np.float64(wq[t])
+                i -= 1
+            if i == -1 and offer(hs, hd, size, k, wq, d):
+                theta = np.float64(hs[0])
+                if prefix[n - 1] < theta:  # no document of the essential term alone can enter any more
+                    break
+        pe += 1
+        d = d + delta(blob, start, width, pe) if pe < df else END
+    return size
+
+
+@jit
+def offer(hs, hd, size, k, wq, d):
+    """Push document ``d`` of weights ``wq`` (summed in query order in float32, as the exhaustive pass adds the
+    terms) into the full heap if it ranks above its worst; whether it did."""
+    s = np.float32(0)
+    for t in range(len(wq)):
+        s = np.float32(s + wq[t])
+    if s > 0 and worse(hs[0], hd[0], s, d):
+        push(hs, hd, size, k, s, d)
+        return True
+    return False
 
 
 @jit

@@ -263,3 +263,26 @@ def test_a_larger_index_seeds_with_a_share_of_its_documents(monkeypatch):
     assert _assert_search_is_exhaustive(BM25Index.build(docs, chunk_size=900), queries,
                                         [None, rng.random(len(docs)) < 0.5], ks=(1, 5, 20)) > 0
     assert set(budgets) == {250}
+
+
+def test_a_late_strong_document_of_the_last_essential_term_still_enters(search_path):
+    """Once the heap is full and only one term is still essential, the walk runs that term's documents alone: the
+    strongest documents come last (the middling word five times in a short document, beside the frequent one), so
+    they must enter a heap filled long before, through the other terms' lookups — with ties, masks and k up to 20."""
+    rng = np.random.default_rng(21)
+    docs = []
+    for i in range(6000):
+        words = list(rng.choice([f"b{j}x" for j in range(40)], rng.integers(8, 20)))
+        words += ["often"] * int(rng.integers(1, 4))
+        if i % 6 == 0:
+            words += ["middling"] * (5 if i > 5600 and i % 12 == 0 else 1)
+            if i > 5600:
+                words = words[-8:]
+        docs.append(" ".join(words))
+    for i in range(5700, 5990, 60):  # ties among the strong late documents
+        docs[i + 12] = docs[i]
+    queries = ["often middling", "middling often b3x", "middling b5x b7x often"]
+    masks = [None, rng.random(len(docs)) < 0.6]
+    index = BM25Index.build(docs, chunk_size=1100)
+    assert _assert_search_is_exhaustive(index, queries, masks, ks=(1, 5, 20)) > 0
+    assert index.search("often middling", 5)[0].min() > 5600
