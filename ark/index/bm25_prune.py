@@ -37,6 +37,9 @@ term (at most 15 deltas a candidate, where the 128-posting blocks took 64 on ave
 from __future__ import annotations
 
 import functools
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -59,8 +62,7 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
     in one compiled call (a call's cost, cold, is most of a rare word's query): the ``named`` documents (``boost``
     added) and those of the rarest terms (up to ``seed_postings`` postings) scored first, then the walk over the
     other terms."""
-    from ark.index import _seed_kernel as kernel
-
+    kernel = _seed_kernel()
     skip_last, skip_ptr, step = postings.skips()
     blob, tfs, doc_lengths, block_last = _postings_arrays(postings)
     model = np.array([k1, b, avgdl])
@@ -71,6 +73,36 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: fl
         np.array(terms, dtype=np.int64), model, 1.0 + BOUND_SLACK, int(k), _NO_MASK if mask is None else mask,
         np.sort(named) if len(named) else _NO_DOCS, np.float32(boost), int(seed_postings))
     return docs, scores
+
+
+@functools.cache
+def _seed_kernel() -> ModuleType:
+    """:mod:`ark.index._seed_kernel`, its compiled code on disk dropped first if :mod:`ark.index._prune_kernel`
+    changed after it was compiled: numba keys a cached function by its own file alone, so after an edit or a
+    ``git pull`` that changes only the kernels it calls, :func:`top_k <ark.index._seed_kernel.top_k>` would go on
+    running machine code built from their old source."""
+    from ark.index import _prune_kernel
+    from ark.index import _seed_kernel as kernel
+
+    drop_stale_cache(kernel.top_k, [Path(_prune_kernel.__file__)])
+    return kernel
+
+
+def drop_stale_cache(dispatcher: Any, callee_sources: list[Path]) -> bool:
+    """Flush the on-disk cache of the compiled function ``dispatcher`` if any of ``callee_sources`` (the files of
+    the compiled functions it calls) is newer than its cache index; whether it did. A numba without that cache
+    interface, or no cache yet, is left alone."""
+    cache = getattr(dispatcher, "_cache", None)
+    folder = getattr(cache, "cache_path", None)
+    if cache is None or folder is None or not hasattr(cache, "flush"):
+        return False
+    func = dispatcher.py_func
+    indexes = list(Path(folder).glob(f"{Path(func.__code__.co_filename).stem}.{func.__name__}-*.nbi"))
+    newest = max((source.stat().st_mtime for source in callee_sources), default=0.0)
+    if not indexes or min(index.stat().st_mtime for index in indexes) >= newest:
+        return False
+    cache.flush()
+    return True
 
 
 def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
