@@ -45,15 +45,22 @@ def delta(blob, start, width, pos):
 
 @jit
 def weight(tfs, p, dl, idf, count, model):
-    """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order."""
+    """:func:`ark.index.postings.bm25_weights` of one posting, the same operations in the same order. The length
+    norm is :func:`length_norm`'s, written out: calling it here made the walk's p90 query ~4% slower."""
     return weight_at(tfs, p, model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2]), idf, count)
 
 
 @jit
-def weight_at(tfs, p, length_norm, idf, count):
-    """:func:`weight` of a posting whose document's ``length_norm`` (``k1 * (1 - b + b * dl / avgdl)``) is known."""
+def length_norm(dl, model):
+    """The length normalisation ``k1 * (1 - b + b * dl / avgdl)`` of a document of ``dl`` tokens."""
+    return model[0] * (1.0 - model[1] + model[1] * np.float64(dl) / model[2])
+
+
+@jit
+def weight_at(tfs, p, doc_norm, idf, count):
+    """:func:`weight` of a posting whose document's :func:`length_norm` ``doc_norm`` is known."""
     tf = np.float64(tfs[p])
-    w = np.float32(idf * tf / (tf + length_norm))
+    w = np.float32(idf * tf / (tf + doc_norm))
     if count != 1.0:
         w = np.float32(w * np.float32(count))
     return w
@@ -107,7 +114,7 @@ def block_ratios(block_max_tf, block_min_dl, block_ptr, model):
     ratio = np.empty(len(block_max_tf), np.float32)
     for j in range(len(block_max_tf)):
         tf = np.float64(block_max_tf[j])
-        exact = tf / (tf + model[0] * (1.0 - model[1] + model[1] * np.float64(block_min_dl[j]) / model[2]))
+        exact = tf / (tf + norm(block_min_dl, j, model))
         ratio[j] = np.float32(exact)
         if np.float64(ratio[j]) < exact:
             ratio[j] = np.nextafter(ratio[j], np.float32(2.0))
@@ -243,11 +250,7 @@ def walk(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count, mod
                 i -= 1
             if i != -1:  # the bound failed
                 continue
-        s = np.float32(0)
-        for t in range(n):  # query order, as the exhaustive pass adds the terms: the same float32 sum
-            s = np.float32(s + wq[t])
-        if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
-            size = push(hs, hd, size, k, s, d)
+        size = offer(hs, hd, size, k, wq, d)
     return size
 
 
@@ -301,7 +304,8 @@ def walk_one(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count,
                         wq[t] = weight(tfs, terms[t, P0] + pos[t], doc_lengths[d], idf[t], count[t], model)
                         exact += np.float64(wq[t])
                 i -= 1
-            if i == -1 and offer(hs, hd, size, k, wq, d):
+            if i == -1:
+                size = offer(hs, hd, size, k, wq, d)
                 theta = np.float64(hs[0])
                 if prefix[n - 1] < theta:  # no document of the essential term alone can enter any more
                     break
@@ -312,15 +316,14 @@ def walk_one(blob, tfs, doc_lengths, block_last, block_ratio, terms, idf, count,
 
 @jit
 def offer(hs, hd, size, k, wq, d):
-    """Push document ``d`` of weights ``wq`` (summed in query order in float32, as the exhaustive pass adds the
-    terms) into the full heap if it ranks above its worst; whether it did."""
+    """Offer document ``d`` to the heap of the k best: its weights ``wq`` summed in query order in float32 (as the
+    exhaustive pass adds the terms); only a score > 0. The heap's new size."""
     s = np.float32(0)
     for t in range(len(wq)):
         s = np.float32(s + wq[t])
-    if s > 0 and worse(hs[0], hd[0], s, d):
-        push(hs, hd, size, k, s, d)
-        return True
-    return False
+    if s > 0 and (size < k or worse(hs[0], hd[0], s, d)):
+        size = push(hs, hd, size, k, s, d)
+    return size
 
 
 @jit
@@ -345,8 +348,8 @@ def reaching_block(block_last, first_block, blocks, blk, d):
 
 @jit
 def norm(doc_lengths, d, model):
-    """The length normalisation ``k1 * (1 - b + b * dl / avgdl)`` of document ``d``, as :func:`weight` computes it."""
-    return model[0] * (1.0 - model[1] + model[1] * np.float64(doc_lengths[d]) / model[2])
+    """:func:`length_norm` of document ``d``."""
+    return length_norm(doc_lengths[d], model)
 
 
 @jit
