@@ -9,6 +9,12 @@ OpenMP and Rayon pools set to one thread); tantivy's writer uses ``--tantivy-thr
 index size on disk, build time, subset scoring of 5,000 candidates vs bm25s (which scores everything, then takes
 the subset), the largest score difference from bm25s; and with several sizes, the growth of the median latency.
 
+The same queries at every size: they are drawn from the first ``--query-docs`` documents (default: 1M, or the
+smallest size if less), and a smaller corpus is the first documents of a larger one (same seed, generated in blocks),
+so a growth compares one query set over corpora of different sizes. Drawn from each whole corpus instead
+(``--query-docs 0``; the only way before 27 November 2026), each size gets its own 200 queries, and the medians of
+two such samples differ by up to ~40% on the same index: most of a growth figure was which queries were drawn.
+
     python benchmarks/bench_bm25.py                              # 1M docs x ~50 tokens, 3 repetitions
     python benchmarks/bench_bm25.py --docs 1000000 3000000       # two sizes and the latency growth between them
     python benchmarks/bench_bm25.py --docs 1000000 3000000 --bm25s-max-docs 1000000  # bm25s at 1M only
@@ -58,7 +64,10 @@ def _vocabulary(size: int, rng: np.random.Generator) -> list[str]:
 
 
 def make_corpus(path: Path, docs: int, vocab: int, doc_len: int, seed: int = 0) -> None:
-    """Write ``docs`` lines of Zipf(1)-distributed words (length doc_len +- 20%), streamed in blocks."""
+    """Write ``docs`` lines of Zipf(1)-distributed words (length doc_len +- 20%), streamed in blocks of 100,000
+    documents. A last, partial block is drawn whole and cut, so a smaller corpus is the first documents of a larger
+    one (the same queries can be drawn from both); whole blocks are drawn as before that was so (27 November 2026),
+    so the corpora of 1M, 3M and 10M documents did not change."""
     rng = np.random.default_rng(seed)
     words = _vocabulary(vocab, rng)
     rng.shuffle(words)
@@ -69,8 +78,10 @@ def make_corpus(path: Path, docs: int, vocab: int, doc_len: int, seed: int = 0) 
     with open(tmp, "w", encoding="utf-8") as out:
         for start in range(0, docs, 100_000):
             n = min(100_000, docs - start)
-            lengths = rng.integers(doc_len - spread, doc_len + spread + 1, n)
-            tokens = np.minimum(np.searchsorted(cdf, rng.random(int(lengths.sum()))), vocab - 1).tolist()
+            block = rng.integers(doc_len - spread, doc_len + spread + 1, 100_000)
+            lengths = block[:n]
+            draws = rng.random(int(block.sum()))[: int(lengths.sum())]
+            tokens = np.minimum(np.searchsorted(cdf, draws), vocab - 1).tolist()
             bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
             out.write("\n".join(" ".join(map(words.__getitem__, tokens[bounds[i] : bounds[i + 1]])) for i in range(n)))
             out.write("\n")
@@ -104,7 +115,8 @@ def make_mag_corpus(path: Path, scale: float, seed: int = 0) -> int:
 
 
 def make_queries(corpus: Path, count: int, docs: int, seed: int = 1) -> list[str]:
-    """Queries of 2-5 distinct words drawn from random documents (so every query matches something)."""
+    """Queries of 2-5 distinct words drawn from random documents among the first ``docs`` (so every query matches
+    something); the same queries from any corpus whose first ``docs`` documents are the same."""
     rng = np.random.default_rng(seed)
     wanted = set(rng.choice(docs, size=min(count, docs), replace=False).tolist())
     queries = []
@@ -270,12 +282,12 @@ def run_worker(args) -> None:
 
 
 # ----------------------------------------------------------------------------- driver
-def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path,
+def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path, docs: int,
          save_scores: bool = False) -> dict | None:
     out.mkdir(parents=True, exist_ok=True)
     worker = "ark" if system == BASELINE else system
     cmd = [sys.executable, __file__, "--worker", worker, "--phase", phase, "--corpus", str(corpus),
-           "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(args.docs[0]),
+           "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(docs),
            "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
     cmd += ["--save-scores"] if save_scores else []
     source = args.baseline if system == BASELINE else REPO
@@ -315,12 +327,21 @@ def _corpus(args, docs: int) -> tuple[Path, int]:
     return corpus, int(count.read_text()) if args.mag_scale else docs
 
 
+def query_docs(args, docs: int) -> int:
+    """How many first documents of a ``docs``-document corpus the queries are drawn from: ``--query-docs`` (0: all
+    of them), at most the smallest size of the run and ``docs``; a MAG corpus draws from all its documents."""
+    if args.mag_scale or not args.query_docs:
+        return docs
+    return min(args.query_docs, min(args.docs), docs)
+
+
 def bench_size(args, docs: int, systems: list[str]) -> dict:
     """Build and search every system ``args.repeats`` times at ``docs`` documents; the per-repetition figures."""
     corpus, docs = _corpus(args, docs)
-    query_file = corpus.with_suffix(f".q{args.queries}.json")
+    source = query_docs(args, docs)
+    query_file = corpus.with_suffix(f".q{args.queries}-from{source}-seed{args.query_seed}.json")
     if not query_file.exists():
-        query_file.write_text(json.dumps(make_queries(corpus, args.queries, docs)))
+        query_file.write_text(json.dumps(make_queries(corpus, args.queries, source, args.query_seed)))
     run_dir = Path(tempfile.mkdtemp(prefix=f"run-{docs}-", dir=args.workdir))
     builds: dict[str, list[dict]] = {s: [] for s in systems}
     searches: dict[str, list[dict]] = {s: [] for s in systems}
@@ -332,7 +353,7 @@ def bench_size(args, docs: int, systems: list[str]) -> dict:
                     continue  # built once, for its search and subset scoring; its build is not compared
                 index = kept[system] if rep == 0 else run_dir / f"{system}-index-{rep}"
                 print(f"[{docs:,}] build {system} #{rep + 1} ({_load()})", flush=True)
-                result = _run(args, system, "build", corpus, query_file, index, run_dir / f"out-{system}-b{rep}")
+                result = _run(args, system, "build", corpus, query_file, index, run_dir / f"out-{system}-b{rep}", docs)
                 if result:
                     builds[system].append(result)
                 if rep > 0:
@@ -343,7 +364,7 @@ def bench_size(args, docs: int, systems: list[str]) -> dict:
                     continue
                 print(f"[{docs:,}] search {system} #{rep + 1} ({_load()})", flush=True)
                 out = run_dir / f"out-{system}-s{rep}"
-                result = _run(args, system, "search", corpus, query_file, kept[system], out,
+                result = _run(args, system, "search", corpus, query_file, kept[system], out, docs,
                               save_scores=rep == 0 and system in ("ark", "bm25s"))
                 if result:
                     searches[system].append(result)
@@ -384,10 +405,10 @@ def print_report(result: dict, systems: list[str], args) -> None:
     others = [s for s in systems if s != "ark"]
     corpus = (f"synthetic MAG node documents (benchmarks/synthetic_mag.py, scale {args.mag_scale})" if args.mag_scale
               else f"~{args.doc_len} tokens each, Zipf vocabulary of {args.vocab:,}")
-    print(f"\n== {docs:,} docs, {corpus}; {args.queries} queries "
-          f"of 2-5 words; {args.repeats} repetitions (bm25s built once); tantivy writer: {args.tantivy_threads} "
-          f"threads, {args.tantivy_heap_mb} MB heap; search single-threaded; {result['load']} "
-          f"({os.cpu_count()} cores)")
+    print(f"\n== {docs:,} docs, {corpus}; {args.queries} queries of 2-5 words from the first "
+          f"{query_docs(args, docs):,} documents (seed {args.query_seed}); {args.repeats} repetitions (bm25s built "
+          f"once); tantivy writer: {args.tantivy_threads} threads, {args.tantivy_heap_mb} MB heap; search "
+          f"single-threaded; {result['load']} ({os.cpu_count()} cores)")
     print("metric (median of repetitions)".ljust(32) + "".join(s.rjust(11) for s in systems)
           + "".join(f"{'ark/' + s:>13}" for s in others))
     for label, runs, key, stat, digits in rows:
@@ -429,6 +450,11 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=200_000)
     parser.add_argument("--doc-len", type=int, default=50)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--query-docs", type=int, default=1_000_000,
+                        help="draw the queries from the first this many documents, the same at every size (at most "
+                             "the smallest --docs; 0: from each whole corpus, a different sample at each size)")
+    parser.add_argument("--query-seed", type=int, default=1, help="the random seed drawing the queries (another "
+                                                                   "sample of the same kind)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--build-repeats", type=int, help="builds per system (default: --repeats)")
     parser.add_argument("--baseline", type=Path, help="a source folder of another ARK version, run as " + BASELINE)
@@ -456,6 +482,8 @@ def main() -> None:
         return
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    if args.query_docs < 0:
+        parser.error(f"--query-docs must be >= 0 (0: each whole corpus), got {args.query_docs}")
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.mag_scale:
         args.docs = args.docs[:1]

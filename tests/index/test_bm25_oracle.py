@@ -286,3 +286,46 @@ def test_a_late_strong_document_of_the_last_essential_term_still_enters(search_p
     index = BM25Index.build(docs, chunk_size=1100)
     assert _assert_search_is_exhaustive(index, queries, masks, ks=(1, 5, 20)) > 0
     assert index.search("often middling", 5)[0].min() > 5600
+
+
+
+@pytest.mark.parametrize("fielded", [False, True])
+def test_rare_words_score_a_subset_from_their_postings_as_the_numpy_path(monkeypatch, fielded):
+    """When the query's terms hold few postings for the number of candidates, subset scoring streams them through a
+    table of the candidates (no sort of the candidates): unsorted candidates with repeats,
+    sorted distinct ones (a node's neighbours), a repeated query word, a word in no document, equal the numpy
+    path's float32 scores bit for bit; with more postings than candidates the other path is taken."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import _sparse_kernel, bm25_prune
+
+    if not bm25_prune.available():
+        pytest.skip("numba is not installed")
+    docs, words = _corpus(21, 4000, 3000)  # a long tail: most words in a few documents
+    index = (BM25Index.build_fielded([[doc[: len(doc) // 3], doc] for doc in docs], ("names", "text"), (3.0, 1.0),
+                                     (0.5, 0.75), chunk_size=900) if fielded else BM25Index.build(docs, chunk_size=900))
+
+    def postings(word: str) -> int:
+        return sum(len(index.postings.docs(tid)) for tid, _ in index._query_terms(word))
+
+    rare = [w for w in words[300:] if 0 < postings(w) < 12]
+    frequent = max(words[:5], key=postings)
+    queries = [f"{rare[0]} {rare[1]}", f"{rare[2]} {rare[2]} {rare[3]} the", f"{rare[4]} zzznotaword",
+               f"{frequent} {rare[5]}"]
+    rng = np.random.default_rng(22)
+    candidates = [np.concatenate([index.postings.docs(index._query_terms(q)[0][0])[:3], rng.integers(0, 4000, 200)])
+                  for q in queries]  # some documents of the first word, so some scores are not 0 (and fewer than
+    # 1/16 of the documents, which are scored densely)
+    expected = [index.score(q, c) for q, c in zip(queries, candidates, strict=True)]  # the numpy path
+    distinct = [np.unique(c) for c in candidates]
+    expected_distinct = [index._subset_scores(index._query_terms(q), d) for q, d in zip(queries, distinct, strict=True)]
+    taken: list[int] = []
+    real = _sparse_kernel.posting_scores
+    monkeypatch.setattr(_sparse_kernel, "posting_scores", lambda *a: taken.append(1) or real(*a))
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    for query, cands, want, unique, want_unique in zip(queries, candidates, expected, distinct, expected_distinct,
+                                                       strict=True):
+        taken.clear()
+        np.testing.assert_array_equal(index.score(query, cands), want)
+        np.testing.assert_array_equal(index._subset_scores(index._query_terms(query), unique), want_unique)
+        assert len(taken) == (0 if query.startswith(frequent) else 2), query
+    assert postings(frequent) > 2 * 203 and all(e[:3].all() for e in expected)

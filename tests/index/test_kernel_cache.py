@@ -43,8 +43,9 @@ def test_a_cache_older_than_a_callee_is_flushed_and_a_newer_one_kept(tmp_path):
 
 
 def test_the_real_entry_points_cache_index_is_the_one_checked(monkeypatch):
-    """After a pruned search, the file the guard looks for exists where numba keeps top_k's cache (so a numba
-    that names its index files otherwise fails here, not silently)."""
+    """After a pruned search and a postings-driven subset scoring, the files the guard looks for exist where numba
+    keeps top_k's and posting_scores's caches (so a numba that names its index files otherwise fails here, not
+    silently)."""
     if not bm25_prune.available():
         pytest.skip("numba is not installed")
     import ark.index.bm25 as bm25_module
@@ -52,8 +53,10 @@ def test_the_real_entry_points_cache_index_is_the_one_checked(monkeypatch):
 
     monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
     rng = np.random.default_rng(3)
-    index = BM25Index.build([" ".join(rng.choice(["a1x", "b2x", "c3x", "d4x"], 6)) for _ in range(300)])
+    index = BM25Index.build([" ".join(rng.choice(["a1x", "b2x", "c3x", "d4x"], 6)) for _ in range(300)] + ["e5x"])
     assert len(index.search("a1x c3x", 5)[0]) == 5
-    kernel = bm25_prune._seed_kernel()
-    folder = Path(kernel.top_k._cache.cache_path)
-    assert list(folder.glob("_seed_kernel.top_k-*.nbi")), sorted(p.name for p in folder.glob("*.nbi"))
+    assert index.score("e5x", np.arange(10))[0] == 0  # one posting, ten candidates: the postings-driven kernel
+    for module, entry in ((bm25_prune._seed_kernel(), "top_k"), (bm25_prune._sparse_kernel(), "posting_scores")):
+        folder = Path(getattr(module, entry)._cache.cache_path)
+        stem = module.__name__.rsplit(".", 1)[1]
+        assert list(folder.glob(f"{stem}.{entry}-*.nbi")), sorted(p.name for p in folder.glob("*.nbi"))
