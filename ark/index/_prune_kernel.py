@@ -370,11 +370,11 @@ def subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, mo
             continue
         start, width, g0, ng, p0 = terms[t, START], terms[t, WIDTH], terms[t, B0], terms[t, NB], terms[t, P0]
         grp, pos, cur = 0, 0, terms[t, FIRST]
-        first, span = cur, max(skip_last[g0 + ng - 1] - cur, 1)
+        first, scale = cur, ng / max(skip_last[g0 + ng - 1] - cur, 1)  # groups a document (a float: no division)
         for i in range(np.searchsorted(cands, cur), len(cands)):  # candidates before its first document: no match
             c = cands[i]
             if i + AHEAD < len(cands):  # the lines of a later candidate's group, where the documents spread evenly
-                guess = min((cands[i + AHEAD] - first) * ng // span, ng - 1)
+                guess = min(np.int64((cands[i + AHEAD] - first) * scale), ng - 1)
                 if guess > grp:
                     prefetch(skip_last, g0 + guess)
                     prefetch(blob, start + guess * step * width)
