@@ -296,10 +296,12 @@ def test_rare_words_score_a_subset_from_their_postings_as_the_numpy_path(monkeyp
     sorted distinct ones (a node's neighbours), a repeated query word, a word in no document, equal the numpy
     path's float32 scores bit for bit; with more postings than candidates the other path is taken."""
     import ark.index.bm25 as bm25_module
-    from ark.index import _sparse_kernel, bm25_prune
+    from ark.index import bm25_prune
 
     if not bm25_prune.available():
         pytest.skip("numba is not installed")
+    from ark.index import _sparse_kernel
+
     docs, words = _corpus(21, 4000, 3000)  # a long tail: most words in a few documents
     index = (BM25Index.build_fielded([[doc[: len(doc) // 3], doc] for doc in docs], ("names", "text"), (3.0, 1.0),
                                      (0.5, 0.75), chunk_size=900) if fielded else BM25Index.build(docs, chunk_size=900))
