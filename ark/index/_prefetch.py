@@ -12,6 +12,7 @@ results cannot differ, a hint changes no value.)
 from __future__ import annotations
 
 import numba
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -49,8 +50,6 @@ def _probe(array):
 
 def _compiles() -> bool:
     """Whether the intrinsic compiles here (checked once, at import)."""
-    import numpy as np
-
     try:
         return int(_probe(np.ones(1, np.int64))) == 1
     except Exception:  # noqa: BLE001 - any LLVM or numba failure means: no prefetch

@@ -400,11 +400,7 @@ def subset_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count, mo
             if cur == c:
                 if norms[i] < 0:
                     norms[i] = norm(doc_lengths, c, model)
-                tf = np.float64(tfs[p0 + pos])
-                w = np.float32(idf[t] * tf / (tf + norms[i]))
-                if count[t] != 1.0:
-                    w = np.float32(w * np.float32(count[t]))
-                acc[i] = np.float32(acc[i] + w)
+                acc[i] = np.float32(acc[i] + weight_at(tfs, p0 + pos, norms[i], idf[t], count[t]))
     return acc
 
 
