@@ -17,6 +17,12 @@ if TYPE_CHECKING:
 HOST_HELP = "Address to listen on. Loopback only unless --allow-remote is given with a token."
 REMOTE_HELP = "Accept connections from other machines (needs --token or ARK_SERVE_TOKEN; every request must carry it)."
 TOKEN_HELP = "The token requests must carry (Authorization: Bearer TOKEN); default: ARK_SERVE_TOKEN."
+MODELS_HELP = ("Let a request choose its chat model and endpoint (model.model, model.base_url); without it they are "
+               "the server's and a request naming them gets 403. The server's API key never goes to another endpoint.")
+SET_HELP = ("A method option the server sets, METHOD.KEY=VALUE, e.g. --set graphscout.sandbox.isolation=bwrap "
+            "(repeatable). Requests may set only each method's per-request options (GET /api/methods).")
+CONFIG_HELP = ("TOML file of server-side method options, one table per method (e.g. a graphscout.sandbox table); "
+               "--set wins.")
 
 
 class Transport(StrEnum):
@@ -52,11 +58,35 @@ def _model_settings(model: str | None, base_url: str | None, temperature: float 
             fail(problem)
         if not settings.configured():
             err_console.print("[yellow]No LLM configured: LLM methods use the offline policy (a deterministic "
-                              "baseline, not a model) unless a request names a model and endpoint.[/]")
+                              "baseline, not a model) unless a request names a model and endpoint "
+                              "(--allow-request-models).[/]")
     return ModelSettings(model=model, base_url=base_url, temperature=temperature, offline=offline)
 
 
-def _graph_tools(graph_name: str, max_rows: int, max_chars: int, defaults: Any) -> GraphTools:
+def _server_options(sets: list[str] | None, config: Path | None) -> dict[str, dict[str, Any]]:
+    """The server's method options (``--config`` tables under ``--set METHOD.KEY=VALUE``), each method's checked
+    now: a bad one fails at start, not per request."""
+    import tomllib
+
+    from ..methods import MethodError, get_method_spec
+    from ..methods.options import merge_options, parse_set_values
+
+    try:
+        from_file = tomllib.loads(config.read_text(encoding="utf-8")) if config is not None else {}
+        layers = merge_options(from_file, parse_set_values(sets or []))
+        for method, values in layers.items():
+            if not isinstance(values, dict):
+                raise MethodError(f"server option {method!r}: expected METHOD.KEY=VALUE or a [METHOD] table")
+            get_method_spec(method).make_options(values)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        fail(f"--config {config}: not a readable TOML file ({one_line(str(exc))})")
+    except MethodError as exc:
+        fail(str(exc))
+    return layers
+
+
+def _graph_tools(graph_name: str, max_rows: int, max_chars: int, defaults: Any, allow_request_models: bool,
+                 server_options: dict[str, dict[str, Any]]) -> GraphTools:
     from ..index import open_index
     from ..serve.graph_tools import GraphTools, ResultLimits
     from ..serve.questions import QuestionService
@@ -64,7 +94,9 @@ def _graph_tools(graph_name: str, max_rows: int, max_chars: int, defaults: Any) 
     graph = load_graph(graph_name, quiet=True)
     index = open_index(graph, kind="bm25", progress=err_console.is_terminal)
     limits = ResultLimits(max_rows=max_rows, max_chars=max_chars, default_rows=min(10, max_rows))
-    return GraphTools(graph, index, limits, questions=QuestionService(graph, defaults))
+    questions = QuestionService(graph, defaults, allow_request_models=allow_request_models,
+                                server_options=server_options)
+    return GraphTools(graph, index, limits, questions=questions)
 
 
 def _checked_token(host: str, allow_remote: bool, token: str | None) -> str | None:
@@ -109,6 +141,9 @@ def mcp(
     = False,
     runs: Annotated[list[Path] | None, typer.Option(
         "--runs", help="A folder of run folders (or one run folder) to serve as resources (repeatable).")] = None,
+    allow_request_models: Annotated[bool, typer.Option("--allow-request-models", help=MODELS_HELP)] = False,
+    sets: Annotated[list[str] | None, typer.Option("--set", metavar="METHOD.KEY=VALUE", help=SET_HELP)] = None,
+    config: Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """Serve GRAPH's tools to MCP clients: search, neighbourhoods, nodes, the schema, paths between two nodes and
     retrieve (the evidence any method finds); ARK's strategy as the prompt 'ark'; the schema, node pages and run
@@ -117,7 +152,8 @@ def mcp(
     checked = _checked_token(host, allow_remote, token) if transport is Transport.http else None
     _check_run_folders(runs)
     defaults = _model_settings(model, base_url, temperature, offline)
-    tools = _graph_tools(graph_name, max_rows, max_chars, defaults)
+    tools = _graph_tools(graph_name, max_rows, max_chars, defaults, allow_request_models,
+                         _server_options(sets, config))
     from ..serve.mcp_server import build_mcp_server, http_app
 
     server = build_mcp_server(tools, runs=list(runs or []))
@@ -148,7 +184,10 @@ def serve(
     = None,
     temperature: Annotated[float | None, typer.Option(help="Its sampling temperature.")] = None,
     offline: Annotated[bool, typer.Option(help="LLM methods use the offline policy unless a request names a "
-                                               "model.")] = False,
+                                               "model (with --allow-request-models).")] = False,
+    allow_request_models: Annotated[bool, typer.Option("--allow-request-models", help=MODELS_HELP)] = False,
+    sets: Annotated[list[str] | None, typer.Option("--set", metavar="METHOD.KEY=VALUE", help=SET_HELP)] = None,
+    config: Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)] = None,
 ) -> None:
     """A local web app over GRAPH: ask with any method and watch each agent's steps as they happen, read the fused
     ranking with its evidence, open nodes, browse run folders. JSON API with OpenAPI docs at /docs."""
@@ -157,7 +196,7 @@ def serve(
     checked = _checked_token(host, allow_remote, token)
     _check_run_folders(runs)
     defaults = _model_settings(model, base_url, temperature, offline)
-    tools = _graph_tools(graph_name, 50, 6000, defaults)
+    tools = _graph_tools(graph_name, 50, 6000, defaults, allow_request_models, _server_options(sets, config))
     from ..serve.binding import serve_app
     from ..serve.webapp import create_app
 

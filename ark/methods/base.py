@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -103,9 +103,16 @@ class MethodContext:
 
 
 class MethodOptions(BaseModel):
-    """Base of every method's options model: unknown keys are refused; each field documents itself."""
+    """Base of every method's options model: unknown keys are refused; each field documents itself.
+
+    ``REQUEST_OPTIONS`` is the allow-list of the fields a request to a server (``ark serve``, ``ark mcp``) may set
+    (:func:`ark.methods.options.check_request_options`): a nested options model named there is descended into by
+    its own list. Every other field, and every field added later, is the server's alone (sandbox limits, model
+    folders, endpoints, timeouts, prompts). A subclass that adds fields extends its parent's tuple explicitly.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ()
 
 
 # For the options models of methods a command rarely runs: pydantic builds a model's validator when the model is

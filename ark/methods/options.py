@@ -140,3 +140,85 @@ def type_name(annotation: Any) -> str:
 def options_dict(options: MethodOptions) -> dict[str, Any]:
     """The full options as plain JSON values (what a run's config records and a resume compares)."""
     return options.model_dump(mode="json")
+
+
+class RequestOptionError(ValueError):
+    """An option a request may not set (``server_only``: a setting of the server's; else no such option)."""
+
+    def __init__(self, message: str, key: str, server_only: bool) -> None:
+        super().__init__(message)
+        self.key = key
+        self.server_only = server_only
+
+
+def request_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """The dotted keys a request may set: the fields each options model names in its ``REQUEST_OPTIONS``, a nested
+    options model by its own list (:class:`~ark.methods.base.MethodOptions`)."""
+    out: list[str] = []
+    for name in getattr(model, "REQUEST_OPTIONS", ()):
+        annotation = model.model_fields[name].annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            out += request_keys(annotation, f"{prefix}{name}.")
+        else:
+            out.append(f"{prefix}{name}")
+    return out
+
+
+def request_values(spec: MethodSpec, values: Mapping[str, Any] | BaseModel) -> dict[str, Any]:
+    """The options a request gave, by dotted key, each checked against the method's allow-list
+    (:func:`request_keys`): :class:`RequestOptionError` names the first option the request may not set and lists
+    those it may. Options models given whole count by the fields set in them."""
+    allowed = request_keys(spec.options)
+    known = {info.key for info in describe_options(spec.options)}
+    groups = {key.rsplit(".", depth)[0] for key in known for depth in range(1, key.count(".") + 1)}
+    given: dict[str, Any] = {}
+    for key, value in _dotted(_plain(values), known):
+        if key in allowed:
+            given[key] = value
+            continue
+        under = sorted(k for k in known if k.startswith(f"{key}.")) if key in groups else []
+        refused = [k for k in under if k not in allowed]
+        if under and not refused:  # a whole group of per-request options given as one value
+            given[key] = value
+            continue
+        allowed_text = ", ".join(allowed) or "(none)"
+        if key in known or under:
+            raise RequestOptionError(f"option {key!r} is set by the server, not per request; allowed per-request "
+                                     f"options for {spec.name}: {allowed_text}", key, server_only=True)
+        raise RequestOptionError(f"unknown option {key!r} for method {spec.name!r}; allowed per-request options: "
+                                 f"{allowed_text}", key, server_only=False)
+    return given
+
+
+def _plain(values: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
+    return values.model_dump(exclude_unset=True) if isinstance(values, BaseModel) else values
+
+
+def _dotted(values: Mapping[str, Any], leaves: set[str], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"a": {"b": 1}, "c.d": 2}`` → ``[("a.b", 1), ("c.d", 2)]`` (an option that is itself a leaf is kept whole;
+    a nested options model given as an object counts by the fields set in it)."""
+    out: list[tuple[str, Any]] = []
+    for name, value in values.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, BaseModel) and key not in leaves:
+            value = value.model_dump(exclude_unset=True)
+        if isinstance(value, Mapping) and key not in leaves:
+            out += _dotted(value, leaves, f"{key}.")
+        else:
+            out.append((key, value))
+    return out
+
+
+def nest_keys(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"a.b": 1, "c": 2}`` → ``{"a": {"b": 1}, "c": 2}`` (the inverse of :func:`request_values`' keys)."""
+    nested: dict[str, Any] = {}
+    for key, value in values.items():
+        *groups, leaf = key.split(".")
+        target = nested
+        for group in groups:
+            target = target.setdefault(group, {})
+            if not isinstance(target, dict):
+                raise RequestOptionError(f"option {group!r} is given both as a value and as a group of options",
+                                         key, server_only=False)
+        target[leaf] = value
+    return nested

@@ -50,6 +50,8 @@ class NodeRetrievalOptions(EmbedderChoice):
     """How a baseline grounds the question's entities in the graph (the node retrieval step GraphScout added to
     Cypher and PolyG, Appendix A.4, and Graph-CoT's RetrieveNode)."""
 
+    REQUEST_OPTIONS = ("node_index",)
+
     node_index: Literal["bm25", "dense"] = Field(
         default="bm25", description="index of node names: bm25 (no extra, fast to build) or dense by `embedder` "
                                     "(the paper's vector retrieval, Appendix A.4; the dense extra)")
@@ -57,6 +59,8 @@ class NodeRetrievalOptions(EmbedderChoice):
 
 class GraphFunctionOptions(NodeRetrievalOptions):
     """What Graph-CoT's graph functions show (``graph-cot`` and ``graph-counselor`` call the same ones)."""
+
+    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "neighbour_limit", "feature_chars")
 
     neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists (the rest counted)")
     feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")

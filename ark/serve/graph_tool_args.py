@@ -84,13 +84,31 @@ class FindPathsArgs(BaseModel):
     one_name_as_list = field_validator("edge_types", mode="before")(_as_list)
 
 
+class ModelChoice(BaseModel):
+    """A request's chat model settings (``model`` and ``base_url`` only on a server started with
+    ``--allow-request-models``; :mod:`ark.serve.questions`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(default=None, description="Chat model name (default: the server's; only on a server "
+                                                        "started with --allow-request-models).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (default: the server's; only "
+                                                           "on a server started with --allow-request-models; the "
+                                                           "server's API key is never sent to another endpoint).")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
+    offline: bool = Field(default=False, description="Use the offline policy (no model).")
+
+
 class RetrieveArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(description="The question, in plain language.")
     method: str = Field(default="ark", description="A registered retrieval method (see the tool description).")
     options: dict[str, Any] = Field(default_factory=dict,
-                                    description="The method's options, e.g. {\"n_agents\": 5} for ark.")
+                                    description="The method's per-request options, e.g. {\"n_agents\": 5} for ark "
+                                                "(sandbox, timeouts, embedders and model folders are the server's).")
+    model: ModelChoice | None = Field(default=None, description="LLM methods: the chat model (default: the "
+                                                                "server's).")
     limit: int | None = Field(default=None, ge=1, description="Ranked nodes to return (default 10, at most 50).")
 
 

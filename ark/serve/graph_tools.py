@@ -382,12 +382,15 @@ class GraphTools:
 
     async def retrieve(self, args: RetrieveArgs) -> ToolResult:
         """Evidence for a question from any registered method (see :mod:`ark.serve.questions`)."""
-        from .questions import RequestError
+        from .questions import ModelSettings, RequestError
 
         assert self.questions is not None
         rows, capped = self._rows(args.limit)
+        chosen = args.model
+        model = None if chosen is None else ModelSettings(model=chosen.model, base_url=chosen.base_url,
+                                                          temperature=chosen.temperature, offline=chosen.offline)
         try:
-            answered = await self.questions.ask(args.question, args.method, args.options, top=rows)
+            answered = await self.questions.ask(args.question, args.method, args.options, model=model, top=rows)
         except RequestError as exc:
             return ToolResult.failure(str(exc), exc.kind)
         g = self.graph  # the call's version: the answer's, unless an update landed while it ran

@@ -10,6 +10,14 @@ A graph that changes (``ark graph update``) is picked up between questions: each
 version manifest when it is prepared, opens a newer version, and runs and is answered wholly on the version it
 started with (methods are cached per version; the answer names it as ``graph_version``).
 
+What a request may set is an allow-list. A method's options: only those its options model lists in
+``REQUEST_OPTIONS`` (:func:`ark.methods.options.request_values`), each limit at most :data:`REQUEST_CAPS`; the rest
+(sandbox isolation and limits, Cypher timeouts, embedders and their endpoints, model folders, devices, system
+prompts, and any option added later) are the server's: its ``server_options`` per method, else the defaults. The
+chat model: a request may choose ``temperature`` and ``offline``; its model name and endpoint only where the service
+was made with ``allow_request_models`` (``--allow-request-models``). A request naming a server setting gets a 403
+naming it and the options it may set.
+
 Bad input raises :class:`RequestError` with an HTTP status and a message naming the value and the valid choices;
 a method that fails (a model endpoint that keeps failing) raises it with status 502.
 """
@@ -35,10 +43,26 @@ if TYPE_CHECKING:
     from ark.runtime.records import StepRecord, Trajectory
 
 MAX_QUESTION_CHARS = 2000
-# The most work one question may ask of a method, by option name (at any depth: ``sandbox.memory_mb`` too). The
-# command line has no such bound (its user pays for what they ask); a server must not let one short request start a
-# billion agents. Each is well above the papers' settings (n = 3 agents, T_max = 20 steps, 10 turns, 20 iterations).
-WORK_LIMITS = {"n_agents": 16, "max_steps": 100, "max_turns": 50, "iterations": 200, "memory_mb": 4096}
+# The most work one question may ask of a method, by the last part of a per-request option's key (``tools.
+# max_global_size`` by ``max_global_size``; each item of a list option too, whose length is at most MAX_LIST_ITEMS).
+# The command line has no such bound (its user pays for what they ask); a server must not let one short request start
+# a billion agents. Each is well above the papers' settings (n = 3 agents, T_max = 20 steps, 10 turns, 20 iterations).
+# Every per-request integer option without an upper bound in its model has a cap here (a test checks it).
+REQUEST_CAPS: dict[str, int] = {
+    "n_agents": 16, "max_steps": 100, "max_turns": 50, "iterations": 200, "fusion_seed": 2**31,
+    "default_global_size": 50, "max_global_size": 100, "neighborhood_budget": 100, "max_observation_chars": 20_000,
+    "snippet_chars": 1000, "max_name_chars": 500, "max_global_calls": 200, "max_neighborhood_calls": 200,
+    "max_answer_nodes": 200, "max_rows": 1000, "rows_chars": 20_000, "neighbour_limit": 200, "feature_chars": 4000,
+    "edges_per_node": 200, "max_triples": 1000, "max_paths": 50, "examples": 20, "default_topk": 20, "max_topk": 50,
+    "max_queries": 20, "neighbours": 2000, "pool": 1000, "text_chars": 2000, "chunk_chars": 4000,
+    "edges_per_chunk": 100, "seeds": 20, "max_neighborhood": 20_000, "hop_budgets": 2000, "budget": 2000,
+    "keep": 200, "hops": 4, "beam_width": 200, "max_expansions": 1000, "branching": 1000, "prized_nodes": 200,
+    "prized_edges": 200, "triples": 1000,
+}
+WORK_LIMITS = REQUEST_CAPS  # the former name
+MAX_LIST_ITEMS = 8
+# The model settings a request may always choose; ``model`` and ``base_url`` only with allow_request_models.
+REQUEST_MODEL_FIELDS = ("temperature", "offline")
 StepListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 
 
@@ -84,9 +108,12 @@ class QuestionService:
     """Answers questions over one graph with any registered method (see the module doc)."""
 
     def __init__(self, graph: KnowledgeGraph, defaults: ModelSettings | None = None, cache_size: int = 8,
-                 max_in_flight: int = 16) -> None:
+                 max_in_flight: int = 16, *, allow_request_models: bool = False,
+                 server_options: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.graph = graph
         self.defaults = defaults or ModelSettings()
+        self.allow_request_models = allow_request_models
+        self.server_options = {name: dict(values) for name, values in (server_options or {}).items()}
         self.cache_size = cache_size
         self._retrievers: OrderedDict[tuple, tuple[Retriever, str | None]] = OrderedDict()
         self._building: dict[tuple, asyncio.Lock] = {}
@@ -116,12 +143,14 @@ class QuestionService:
     def methods(self) -> list[dict[str, Any]]:
         """Every registered method with its options' JSON schema and defaults (for forms and clients)."""
         from ark.methods import method_specs
+        from ark.methods.options import request_keys
 
         out = []
         for name, spec in method_specs().items():
             out.append({"name": name, "summary": spec.summary, "family": spec.family, "uses_llm": spec.uses_llm,
                         "requires": list(spec.requires), "options_schema": spec.options.model_json_schema(),
-                        "defaults": spec.options().model_dump(mode="json")})
+                        "defaults": spec.make_options(self.server_options.get(name, {})).model_dump(mode="json"),
+                        "request_options": request_keys(spec.options)})
         return out
 
     # ------------------------------------------------------------------ asking
@@ -149,16 +178,40 @@ class QuestionService:
             spec = get_method_spec(method)
         except MethodError as exc:
             raise RequestError(str(exc), 400, "unknown_method") from None
-        try:
-            chosen = spec.make_options(dict(options or {}))
-        except MethodError as exc:
-            raise RequestError(str(exc), 422, "invalid_options") from None
-        _check_work(method, chosen.model_dump())
+        chosen = self._options(spec, options or {})
+        model = model or ModelSettings()
+        self._check_model(model)
         graph = await asyncio.to_thread(self.current_graph)
         types = self._candidate_types(candidate_types, graph)
-        settings = (model or ModelSettings()).over(self.defaults) if spec.uses_llm else None
+        settings = model.over(self.defaults) if spec.uses_llm else None
         retriever, llm_name = await self._retriever(method, chosen, settings, types, graph)
         return Prepared(question, method, chosen, retriever, llm_name, graph)
+
+    def _check_model(self, model: ModelSettings) -> None:
+        """A request's model settings: its model name and endpoint only where requests may choose the model."""
+        chosen = [f"model.{name}" for name in ("model", "base_url") if getattr(model, name)]
+        if chosen and not self.allow_request_models:
+            raise RequestError(f"{' and '.join(chosen)} {'is' if len(chosen) == 1 else 'are'} set by the server, not "
+                               "per request (a server started with --allow-request-models lets requests choose the "
+                               f"model and its endpoint); a request may set "
+                               f"{', '.join(f'model.{name}' for name in REQUEST_MODEL_FIELDS)}", 403, "server_setting")
+
+    def _options(self, spec: Any, options: Mapping[str, Any]) -> Any:
+        """A request's options checked against the method's allow-list and :data:`REQUEST_CAPS`, over the server's
+        options of that method."""
+        from ark.methods import MethodError
+        from ark.methods.options import RequestOptionError, merge_options, nest_keys, request_values
+
+        try:
+            given = request_values(spec, options)
+            chosen = spec.make_options(merge_options(self.server_options.get(spec.name, {}), nest_keys(given)))
+        except RequestOptionError as exc:
+            raise RequestError(str(exc), 403 if exc.server_only else 422,
+                               "server_setting" if exc.server_only else "invalid_options") from None
+        except MethodError as exc:
+            raise RequestError(str(exc), 422, "invalid_options") from None
+        _check_caps(spec.name, chosen.model_dump(), given)  # the values as validated: "9999" counts as 9999
+        return chosen
 
     async def run(self, prepared: Prepared, top: int = 10, listener: StepListener | None = None) -> dict[str, Any]:
         """Answer a prepared question (at most ``max_in_flight`` at once); a failing method is a 502."""
@@ -312,14 +365,27 @@ def drawing_dict(graph: KnowledgeGraph, drawing: EvidenceGraph) -> dict[str, Any
     return {**drawing.to_dict(), "svg": render_svg(drawing, node_href=lambda index: f"#/node/{index}")}
 
 
-def _check_work(method: str, options: Mapping[str, Any], prefix: str = "") -> None:
-    """Refuse options asking for more work than :data:`WORK_LIMITS` allows one question."""
-    for name, value in options.items():
-        if isinstance(value, Mapping):
-            _check_work(method, value, f"{prefix}{name}.")
-        elif name in WORK_LIMITS and isinstance(value, int) and value > WORK_LIMITS[name]:
-            raise RequestError(f"method {method!r}: {prefix}{name}={value} is more than this server allows one "
-                               f"question (at most {WORK_LIMITS[name]})", 422, "invalid_options")
+def _check_caps(method: str, options: Mapping[str, Any], given: Mapping[str, Any]) -> None:
+    """Refuse per-request options (the keys of ``given``, read from the validated ``options``) asking for more work
+    than :data:`REQUEST_CAPS` allows one question."""
+    for key in given:
+        value: Any = options
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if isinstance(value, Mapping):  # a group given whole: each of its options
+            _check_caps(method, options, {f"{key}.{name}": None for name in value})
+            continue
+        cap = REQUEST_CAPS.get(key.rsplit(".", 1)[-1])
+        if cap is None:
+            continue
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and len(value) > MAX_LIST_ITEMS:
+            raise RequestError(f"method {method!r}: {key} has {len(value)} items; this server allows one question "
+                               f"at most {MAX_LIST_ITEMS}", 422, "invalid_options")
+        for item in items:
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and item > cap:
+                raise RequestError(f"method {method!r}: {key}={item} is more than this server allows one question "
+                                   f"(at most {cap})", 422, "invalid_options")
 
 
 def step_event(graph: KnowledgeGraph, trajectory: Trajectory, step: StepRecord) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 here from ``/openapi.json`` by :mod:`ark.serve.api_docs`: FastAPI's Swagger UI and ReDoc pages load from a CDN and are
 off) and the page on top of it (``static/``, no outside assets).
 
-- ``POST /api/ask``: a question with any method, options and model settings → the fused ranking with each node's
-  evidence. ``POST /api/ask/stream``: the same as server-sent events, ``step`` (one agent step, as it happens), then
+- ``POST /api/ask``: a question with any method, its per-request options and model settings → the fused ranking
+  with each node's evidence (a server setting named in a request: 403, :mod:`ark.serve.questions`).
+  ``POST /api/ask/stream``: the same as server-sent events, ``step`` (one agent step, as it happens), then
   ``answer`` or ``error``.
 - ``GET /api/nodes/{ref}``: a node's text, properties and typed neighbours. ``POST /api/tools/{name}``: any graph
   tool of ``ark mcp``. ``GET /api/graph``, ``GET /api/methods``.
@@ -34,6 +35,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
 
+from .graph_tool_args import ModelChoice
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
 from .questions import MAX_QUESTION_CHARS, ModelSettings, QuestionService, RequestError, evidence_drawing
 from .runs import RunBrowser, RunNotFound
@@ -44,22 +46,13 @@ MAX_BODY_BYTES = 64 * 1024
 MAX_NEIGHBOURS = 200
 
 
-class ModelChoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(default=None, description="Chat model name (default: the server's).")
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint (default: the server's; the "
-                                                           "server's API key is never sent to another endpoint).")
-    temperature: float | None = Field(default=None, ge=0, le=2, description="Sampling temperature.")
-    offline: bool = Field(default=False, description="Use the offline policy (no model).")
-
-
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
     method: str = Field(default="ark", description="A registered method (GET /api/methods).")
-    options: dict[str, Any] = Field(default_factory=dict, description="The method's options.")
+    options: dict[str, Any] = Field(default_factory=dict, description="The method's per-request options "
+                                    "(GET /api/methods: request_options); the others are the server's (403).")
     model: ModelChoice = Field(default_factory=ModelChoice, description="LLM methods: the chat model.")
     candidate_types: list[str] | None = Field(default=None, description="Only rank nodes of these types.")
     top: int = Field(default=10, ge=1, le=100, description="Ranked nodes to return.")
@@ -232,7 +225,8 @@ def _add_question_routes(app: Any, tools: GraphTools, questions: QuestionService
     async def graph_info() -> dict[str, Any]:
         result = await tools.aexecute("graph_schema", {})
         return {**result.data, "defaults": {"model": questions.defaults.model, "base_url": questions.defaults.base_url,
-                                            "offline": questions.defaults.offline}}
+                                            "offline": questions.defaults.offline},
+                "allow_request_models": questions.allow_request_models}
 
 
 def _add_node_routes(app: Any, tools: GraphTools) -> None:
@@ -290,7 +284,8 @@ def _add_tool_route(app: Any, tools: GraphTools) -> None:
         given = arguments if isinstance(arguments, dict) else text
         result = await tools.aexecute(name, given)
         payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
-        return JSONResponse(payload, status_code=200 if result.ok else 422)
+        status = 200 if result.ok else 403 if result.error == "server_setting" else 422
+        return JSONResponse(payload, status_code=status)
 
 
 def _node_page(tools: GraphTools, ref: str, limit: int) -> Any:

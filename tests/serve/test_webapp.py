@@ -59,7 +59,8 @@ def test_ask_returns_the_fused_ranking_with_evidence(client):
     ({"question": ""}, 422, ["question"]),
     ({"question": "x", "top": 0}, 422, ["top"]),
     ({"question": "x", "candidate_types": ["protein"]}, 422, ["protein", "gene"]),
-    ({"question": "x", "model": {"model": "gpt-x"}}, 422, ["gpt-x", "base_url"]),
+    ({"question": "x", "model": {"model": "gpt-x"}}, 403, ["model.model", "--allow-request-models"]),
+    ({"question": "x", "options": {"system_prompt": "obey"}}, 403, ["system_prompt", "server", "n_agents"]),
     ({"question": "x", "surprise": 1}, 422, ["surprise"]),
 ])
 def test_bad_requests_get_a_4xx_json_error_naming_the_value(client, body, status, words):
@@ -71,21 +72,40 @@ def test_bad_requests_get_a_4xx_json_error_naming_the_value(client, body, status
         assert "Traceback" not in response.text
 
 
-@pytest.mark.parametrize(("body", "needs", "words"), [
-    ({"question": "x", "method": "khop-filter", "options": {"embedder": "no-such-embedder"}}, "sentence_transformers",
-     ["khop-filter", "no-such-embedder"]),
-    ({"question": "x", "method": "seeder", "options": {"model": "/no/such/seeder-model"}}, "torch",
-     ["seeder", "/no/such/seeder-model"]),
+@pytest.mark.parametrize(("method", "options", "needs", "words"), [
+    ("khop-filter", {"embedder": "no-such-embedder"}, "sentence_transformers", ["khop-filter", "no-such-embedder"]),
+    ("seeder", {"model": "/no/such/seeder-model"}, "torch", ["seeder", "/no/such/seeder-model"]),
 ])
-def test_options_refused_while_building_the_method_are_a_4xx(client, body, needs, words):
-    """Options that pass the schema but that the method refuses when built (an embedder or model folder that does
-    not exist) are the request's fault: 422 naming the value, not a 500."""
+def test_options_refused_while_building_the_method_are_a_4xx(clinical_dir, client, method, options, needs, words):
+    """An embedder or model folder is the server's (a request naming one: 403); one the server was given that does
+    not exist is refused when the method is built: 422 naming the value, not a 500."""
     pytest.importorskip(needs)
+    key = next(iter(options))
+    refused = client.post("/api/ask", json={"question": "x", "method": method, "options": options})
+    assert refused.status_code == 403 and refused.json()["kind"] == "server_setting", refused.text
+    assert f"option {key!r} is set by the server" in refused.json()["error"]
+    graph = open_graph(str(clinical_dir))
+    service = QuestionService(graph, ModelSettings(offline=True), server_options={method: options})
+    served = TestClient(create_app(GraphTools(graph, build_index(graph), questions=service)))
     for path in ("/api/ask", "/api/ask/stream"):
-        response = client.post(path, json=body)
+        response = served.post(path, json={"question": "x", "method": method})
         assert response.status_code == 422, (path, response.text)
         assert response.json()["kind"] == "invalid_options"
         assert all(word in response.json()["error"] for word in words), response.text
+
+
+def test_a_request_names_its_model_only_where_the_server_allows_it(clinical_dir):
+    """--allow-request-models: a request's model and endpoint are read (a model without an endpoint: 422 naming
+    both); sandbox settings stay the server's (403)."""
+    graph = open_graph(str(clinical_dir))
+    service = QuestionService(graph, ModelSettings(offline=True), allow_request_models=True)
+    served = TestClient(create_app(GraphTools(graph, build_index(graph), questions=service)))
+    response = served.post("/api/ask", json={"question": "x", "model": {"model": "gpt-x"}})
+    assert response.status_code == 422 and all(w in response.json()["error"] for w in ("gpt-x", "base_url"))
+    assert served.get("/api/graph").json()["allow_request_models"] is True
+    response = served.post("/api/ask", json={"question": "x", "method": "graphscout", "model": {
+        "model": "m", "base_url": "http://127.0.0.1:9/v1"}, "options": {"sandbox": {"isolation": "rlimit"}}})
+    assert response.status_code == 403 and "'sandbox.isolation' is set by the server" in response.json()["error"]
 
 
 @pytest.mark.parametrize(("options", "words"), [

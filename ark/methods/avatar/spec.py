@@ -11,6 +11,8 @@ from ..prompting import prompting_spec
 class AvatarOptions(MethodOptions):
     """Where the optimised instructions are and how long the actor may explore."""
 
+    REQUEST_OPTIONS = ("max_steps",)  # not the model folder
+
     model_config = DEFERRED_BUILD
 
     model: str | None = model_folder_field("avatar")

@@ -10,6 +10,8 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class CypherQAOptions(NodeRetrievalOptions):
     """The Cypher baseline's budgets (GraphScout Appendix A.4, Cypher, with its added node retrieval step)."""
 
+    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "candidates", "max_rows", "rows_chars")  # not timeout_s
+
     model_config = DEFERRED_BUILD
 
     candidates: int = Field(default=5, ge=0, le=50, description="nodes retrieved for the question and shown with "

@@ -9,6 +9,8 @@ from ..prompting import GraphFunctionOptions, prompting_spec
 class GraphCoTOptions(GraphFunctionOptions):
     """Graph-CoT's iteration budget and what its graph functions show (Jin et al. 2024, §3)."""
 
+    REQUEST_OPTIONS = (*GraphFunctionOptions.REQUEST_OPTIONS, "max_steps")
+
     model_config = DEFERRED_BUILD
 
     max_steps: int = Field(default=10, ge=1, le=50, description="reasoning-interaction-execution rounds before the "

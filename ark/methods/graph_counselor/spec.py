@@ -10,6 +10,9 @@ from ..prompting import GraphFunctionOptions, prompting_spec
 class GraphCounselorOptions(GraphFunctionOptions):
     """GraphCounselor's budgets (Gao et al. 2025)."""
 
+    REQUEST_OPTIONS = (*GraphFunctionOptions.REQUEST_OPTIONS, "max_steps", "actions_per_step",
+                       "max_reflections")
+
     model_config = DEFERRED_BUILD
 
     max_steps: int = Field(default=8, ge=1, le=30, description="plan-execute steps per round before the round "

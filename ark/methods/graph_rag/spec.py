@@ -9,6 +9,8 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class GraphRAGOptions(NodeRetrievalOptions):
     """Subgraph retrieval around the core entities (GraphScout Appendix A.4, GraphRAG)."""
 
+    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "entities", "hops", "edges_per_node", "max_triples")
+
     model_config = DEFERRED_BUILD
 
     entities: int = Field(default=3, ge=1, le=20, description="core entities taken from the question by node "

@@ -19,6 +19,8 @@ RETRIEVER_FIELDS = ("name", "text")
 class RetrieverConfig(EmbedderChoice):
     """``node_id_retriever(queries, topk)``: semantic search from mentions to node ids (§3.2.2)."""
 
+    REQUEST_OPTIONS = ("index", "fields", "default_topk", "max_topk", "max_queries")  # not the embedder
+
     model_config = DEFERRED_BUILD
 
     index: Literal["bm25", "dense"] = Field(
@@ -51,6 +53,8 @@ class SandboxConfig(MethodOptions):
 
 class GraphScoutOptions(MethodOptions):
     """How the GraphScout solver explores (GraphScout §3.2, §3.4.1, Appendix B.4)."""
+
+    REQUEST_OPTIONS = ("max_turns", "code_interpreter", "tool_choice", "examples", "retriever")  # not sandbox
 
     model_config = DEFERRED_BUILD
 

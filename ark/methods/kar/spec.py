@@ -12,6 +12,8 @@ from ..prompting import prompting_spec
 class KAROptions(EmbedderChoice):
     """KAR's knowledge budget and retriever (Xia et al. 2024)."""
 
+    REQUEST_OPTIONS = ("index", "entities", "triples", "neighbours", "pool", "constraints", "text_chars")
+
     model_config = DEFERRED_BUILD
 
     index: Literal["bm25", "dense"] = Field(

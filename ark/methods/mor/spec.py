@@ -14,6 +14,8 @@ from ..registry import MethodSpec
 class MoROptions(MethodOptions):
     """Which planner runs and where the trained reranker is."""
 
+    REQUEST_OPTIONS = ("planner",)  # not the model folder
+
     model_config = DEFERRED_BUILD
 
     model: str | None = model_folder_field("mor")

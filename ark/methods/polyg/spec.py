@@ -9,6 +9,9 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class PolyGOptions(NodeRetrievalOptions):
     """PolyG's traversal budgets (Liu et al. 2025; GraphScout Appendix A.4 adds node retrieval)."""
 
+    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "edges_per_node", "max_triples", "max_path_hops",
+                       "max_paths")
+
     model_config = DEFERRED_BUILD
 
     edges_per_node: int = Field(default=30, ge=1, description="edges read per node by a traversal")

@@ -11,6 +11,8 @@ from ..registry import MethodSpec
 class BM25Options(MethodOptions):
     """Okapi BM25 parameters (STaRK's baseline uses the common defaults)."""
 
+    REQUEST_OPTIONS = ("k1", "b", "scoring")
+
     k1: float = Field(default=1.5, gt=0, description="term-frequency saturation")
     b: float = Field(default=0.75, ge=0, le=1, description="document-length normalisation")
     scoring: Literal["plain", "fielded"] = Field(

@@ -11,6 +11,8 @@ from ..prompting import prompting_spec
 class TextRAGOptions(EmbedderChoice):
     """Dense retrieval of linearised node chunks (GraphScout Appendix A.4, TextRAG)."""
 
+    REQUEST_OPTIONS = ("index", "top_k", "chunk_chars", "edges_per_chunk")
+
     model_config = DEFERRED_BUILD
 
     index: Literal["dense", "bm25"] = Field(

@@ -13,6 +13,8 @@ class ToGOptions(EmbedderChoice):
     """Think-on-Graph's budgets (Sun et al. 2024: width 3, depth 3) and the retrieval adaptation's (Yu et al. 2025:
     dense seeds, a 2-hop search space, documents at each step, optional reranking)."""
 
+    REQUEST_OPTIONS = ("seed_index", "seeds", "hops", "width", "depth", "candidates", "text_chars", "rerank")
+
     model_config = DEFERRED_BUILD
 
     seed_index: Literal["bm25", "dense"] = Field(

@@ -302,6 +302,11 @@ window.addEventListener("DOMContentLoaded", async () => {
   try {
     const graph = await api("/api/graph");
     $("#graph-name").textContent = `${graph.name}: ${graph.nodes.toLocaleString()} nodes, ${graph.edges.toLocaleString()} edges`;
+    if (!graph.allow_request_models) {  // the model and its endpoint are the server's
+      for (const id of ["#model", "#base-url"]) {
+        Object.assign($(id), { disabled: true, value: "", title: "set by the server (ark serve --allow-request-models lets a request choose it)" });
+      }
+    }
     await loadMethods();
   } catch (error) {
     $("#status").replaceChildren(el("span", { class: "error" }, error.message));
