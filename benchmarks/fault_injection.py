@@ -451,6 +451,9 @@ CASES: list[tuple[str, Callable[..., None]]] = [
 from fault_cases_harden import CASES as HARDENING_CASES  # noqa: E402 - servers, model client, terminal (issue 26)
 
 CASES += HARDENING_CASES
+from fault_cases_requests import CASES as REQUEST_CASES  # noqa: E402 - what a request may set (issue 44)
+
+CASES += REQUEST_CASES
 
 
 def table(rows: list[Row]) -> str:
