@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -50,7 +50,7 @@ class NodeRetrievalOptions(EmbedderChoice):
     """How a baseline grounds the question's entities in the graph (the node retrieval step GraphScout added to
     Cypher and PolyG, Appendix A.4, and Graph-CoT's RetrieveNode)."""
 
-    REQUEST_OPTIONS = ("node_index",)
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("node_index",)
 
     node_index: Literal["bm25", "dense"] = Field(
         default="bm25", description="index of node names: bm25 (no extra, fast to build) or dense by `embedder` "
@@ -60,7 +60,8 @@ class NodeRetrievalOptions(EmbedderChoice):
 class GraphFunctionOptions(NodeRetrievalOptions):
     """What Graph-CoT's graph functions show (``graph-cot`` and ``graph-counselor`` call the same ones)."""
 
-    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "neighbour_limit", "feature_chars")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *NodeRetrievalOptions.REQUEST_OPTIONS, "neighbour_limit", "feature_chars")
 
     neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists (the rest counted)")
     feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")

@@ -105,6 +105,9 @@ def test_page_streams_steps_then_shows_the_answer_and_opens_a_trajectory(browser
         first_row = table.find_elements(By.CSS_SELECTOR, "tbody tr")[0].text
         assert "FBN1" in first_row and ONE_HOP[1] in first_row and "Marfan's gene" in first_row
         assert len(browser.find_elements(By.CSS_SELECTOR, ".step")) == 4
+        # the model and its endpoint are the server's (not started with --allow-request-models)
+        assert not browser.find_element(By.ID, "base-url").is_enabled()
+        assert not browser.find_element(By.ID, "model").is_enabled()
 
         browser.find_element(By.LINK_TEXT, "FBN1").click()  # the node view
         title, _ = wait_for(browser, "#node-title")

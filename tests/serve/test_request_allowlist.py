@@ -248,3 +248,20 @@ def test_ark_mcp_with_allow_request_models_takes_the_model_never_the_sandbox(cli
                                 "--offline", "--allow-request-models")
     assert not failed, text
     assert server.request_count >= 1
+
+
+@pytest.mark.parametrize(("command", "sets", "words"), [
+    ("serve", ["graphscout.sandbox.isolation=none"], ["sandbox.isolation", "'none'", "rlimit"]),
+    ("mcp", ["graphscut.max_turns=3"], ["graphscut", "graphscout"]),
+    ("serve", ["max_turns=3"], ["max_turns", "METHOD.KEY=VALUE"]),
+])
+def test_the_servers_own_method_options_are_checked_at_start(clinical_dir, command, sets, words):
+    from typer.testing import CliRunner
+
+    from ark.cli.main import app
+
+    args = [command, str(clinical_dir), "--port", "0", *(part for value in sets for part in ("--set", value))]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code != 0, done.output
+    text = " ".join(done.output.split())
+    assert all(word in text for word in words), text

@@ -6,7 +6,7 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
@@ -31,10 +31,10 @@ ABLATION_SWITCHES: dict[str, dict[str, bool]] = {
 class ToolConfig(MethodOptions):
     """How the tools behave: budgets, observation caps and the ablation switches of the paper's Table 2."""
 
-    REQUEST_OPTIONS = ("default_global_size", "max_global_size", "neighborhood_budget", "neighborhood_tool",
-                       "neighborhood_query", "neighborhood_filters", "neighborhood_paging", "neighborhood_ranking",
-                       "max_observation_chars", "snippet_chars", "max_name_chars", "max_global_calls",
-                       "max_neighborhood_calls", "max_answer_nodes")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "default_global_size", "max_global_size", "neighborhood_budget", "neighborhood_tool", "neighborhood_query",
+        "neighborhood_filters", "neighborhood_paging", "neighborhood_ranking", "max_observation_chars", "snippet_chars",
+        "max_name_chars", "max_global_calls", "max_neighborhood_calls", "max_answer_nodes")
 
     default_global_size: int = Field(default=5, ge=1, description="global search k when the model gives no size "
                                      "(Appendix A.2: k = 5)")
@@ -70,8 +70,9 @@ class ToolConfig(MethodOptions):
 class ArkOptions(MethodOptions):
     """How ARK explores (Section 3, Appendix A.2)."""
 
-    REQUEST_OPTIONS = ("n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "relevance", "scoring",
-                       "tool_choice", "tools")  # not the embedder, its endpoint nor the system prompt
+    # per request: not the embedder, its endpoint nor the system prompt
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "relevance", "scoring", "tool_choice", "tools")
 
     n_agents: int = Field(default=3, ge=1, description="parallel agents whose answers are fused (n = 3)")
     max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")

@@ -1,6 +1,8 @@
 """Registry entry of ``avatar``: an actor driving ARK's retrieval tools with instructions that ``ark train avatar``
 optimised by contrasting training queries it answered well with those it answered badly."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD, MethodOptions
@@ -11,7 +13,7 @@ from ..prompting import prompting_spec
 class AvatarOptions(MethodOptions):
     """Where the optimised instructions are and how long the actor may explore."""
 
-    REQUEST_OPTIONS = ("max_steps",)  # not the model folder
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("max_steps",)  # not the model folder
 
     model_config = DEFERRED_BUILD
 

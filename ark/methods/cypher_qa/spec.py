@@ -1,6 +1,8 @@
 """Registry entry of ``cypher``: node retrieval, one Cypher query written by the model, its rows back for the
 answer."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
@@ -10,7 +12,9 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class CypherQAOptions(NodeRetrievalOptions):
     """The Cypher baseline's budgets (GraphScout Appendix A.4, Cypher, with its added node retrieval step)."""
 
-    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "candidates", "max_rows", "rows_chars")  # not timeout_s
+    # not timeout_s
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *NodeRetrievalOptions.REQUEST_OPTIONS, "candidates", "max_rows", "rows_chars")
 
     model_config = DEFERRED_BUILD
 

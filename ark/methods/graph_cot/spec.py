@@ -1,5 +1,7 @@
 """Registry entry of ``graph-cot``: Graph-CoT's loop of reasoning, one graph function and its observation."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
@@ -9,7 +11,7 @@ from ..prompting import GraphFunctionOptions, prompting_spec
 class GraphCoTOptions(GraphFunctionOptions):
     """Graph-CoT's iteration budget and what its graph functions show (Jin et al. 2024, §3)."""
 
-    REQUEST_OPTIONS = (*GraphFunctionOptions.REQUEST_OPTIONS, "max_steps")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (*GraphFunctionOptions.REQUEST_OPTIONS, "max_steps")
 
     model_config = DEFERRED_BUILD
 

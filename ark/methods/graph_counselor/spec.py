@@ -1,6 +1,8 @@
 """Registry entry of ``graph-counselor``: planning, execution and reflection agents over Graph-CoT's graph
 functions."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
@@ -10,8 +12,8 @@ from ..prompting import GraphFunctionOptions, prompting_spec
 class GraphCounselorOptions(GraphFunctionOptions):
     """GraphCounselor's budgets (Gao et al. 2025)."""
 
-    REQUEST_OPTIONS = (*GraphFunctionOptions.REQUEST_OPTIONS, "max_steps", "actions_per_step",
-                       "max_reflections")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *GraphFunctionOptions.REQUEST_OPTIONS, "max_steps", "actions_per_step", "max_reflections")
 
     model_config = DEFERRED_BUILD
 

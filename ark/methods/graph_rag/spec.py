@@ -1,5 +1,7 @@
 """Registry entry of ``graph-rag``: the question's core entities, their 2-hop subgraphs linearised into the prompt."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
@@ -9,7 +11,8 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class GraphRAGOptions(NodeRetrievalOptions):
     """Subgraph retrieval around the core entities (GraphScout Appendix A.4, GraphRAG)."""
 
-    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "entities", "hops", "edges_per_node", "max_triples")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *NodeRetrievalOptions.REQUEST_OPTIONS, "entities", "hops", "edges_per_node", "max_triples")
 
     model_config = DEFERRED_BUILD
 

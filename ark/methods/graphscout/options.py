@@ -6,7 +6,7 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -19,7 +19,9 @@ RETRIEVER_FIELDS = ("name", "text")
 class RetrieverConfig(EmbedderChoice):
     """``node_id_retriever(queries, topk)``: semantic search from mentions to node ids (§3.2.2)."""
 
-    REQUEST_OPTIONS = ("index", "fields", "default_topk", "max_topk", "max_queries")  # not the embedder
+    # per request: not the embedder nor its endpoint
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "index", "fields", "default_topk", "max_topk", "max_queries")
 
     model_config = DEFERRED_BUILD
 
@@ -54,7 +56,9 @@ class SandboxConfig(MethodOptions):
 class GraphScoutOptions(MethodOptions):
     """How the GraphScout solver explores (GraphScout §3.2, §3.4.1, Appendix B.4)."""
 
-    REQUEST_OPTIONS = ("max_turns", "code_interpreter", "tool_choice", "examples", "retriever")  # not sandbox
+    # per request: not the sandbox (isolation and limits), nor the system prompt
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "max_turns", "code_interpreter", "tool_choice", "examples", "retriever")
 
     model_config = DEFERRED_BUILD
 

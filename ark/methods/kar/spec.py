@@ -1,7 +1,7 @@
 """Registry entry of ``kar``: the question's entities, their neighbourhoods, an expanded query written by the model,
 and retrieval over it with the relation-type constraints the model named."""
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -12,7 +12,8 @@ from ..prompting import prompting_spec
 class KAROptions(EmbedderChoice):
     """KAR's knowledge budget and retriever (Xia et al. 2024)."""
 
-    REQUEST_OPTIONS = ("index", "entities", "triples", "neighbours", "pool", "constraints", "text_chars")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "index", "entities", "triples", "neighbours", "pool", "constraints", "text_chars")
 
     model_config = DEFERRED_BUILD
 

@@ -2,7 +2,7 @@
 traversal mixed with per-type text retrieval, and a reranker trained by ``ark train mor`` on a quiz's train split.
 Light: options and training settings only (no torch)."""
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +14,7 @@ from ..registry import MethodSpec
 class MoROptions(MethodOptions):
     """Which planner runs and where the trained reranker is."""
 
-    REQUEST_OPTIONS = ("planner",)  # not the model folder
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("planner",)  # not the model folder
 
     model_config = DEFERRED_BUILD
 

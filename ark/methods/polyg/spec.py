@@ -1,5 +1,7 @@
 """Registry entry of ``polyg``: node retrieval, the question's triple pattern, the traversal for that pattern."""
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD
@@ -9,8 +11,8 @@ from ..prompting import NodeRetrievalOptions, prompting_spec
 class PolyGOptions(NodeRetrievalOptions):
     """PolyG's traversal budgets (Liu et al. 2025; GraphScout Appendix A.4 adds node retrieval)."""
 
-    REQUEST_OPTIONS = (*NodeRetrievalOptions.REQUEST_OPTIONS, "edges_per_node", "max_triples", "max_path_hops",
-                       "max_paths")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *NodeRetrievalOptions.REQUEST_OPTIONS, "edges_per_node", "max_triples", "max_path_hops", "max_paths")
 
     model_config = DEFERRED_BUILD
 

@@ -4,6 +4,8 @@ Appendix E, Table 7) or "ours" where the paper gives none."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 
 from ..base import DEFAULT_EMBEDDER, DEFERRED_BUILD, MethodOptions
@@ -12,7 +14,7 @@ from ..base import DEFAULT_EMBEDDER, DEFERRED_BUILD, MethodOptions
 class BaselineOptions(MethodOptions):
     """Options every Table 1 baseline shares."""
 
-    REQUEST_OPTIONS = ("seeds", "max_neighborhood")  # not the embedder
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("seeds", "max_neighborhood")  # not the embedder
 
     model_config = DEFERRED_BUILD
 
@@ -26,7 +28,7 @@ class BaselineOptions(MethodOptions):
 class KHopFilterOptions(BaselineOptions):
     """K-HOP-WITH-FILTERING (Section 3) as a retriever of its own."""
 
-    REQUEST_OPTIONS = (*BaselineOptions.REQUEST_OPTIONS, "hop_budgets", "budget")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (*BaselineOptions.REQUEST_OPTIONS, "hop_budgets", "budget")
 
     hop_budgets: list[int] = Field(default_factory=lambda: [60, 90],
                                    description="b_h per hop (ours; the paper gives none, see config.py).")
@@ -36,7 +38,8 @@ class KHopFilterOptions(BaselineOptions):
 class PPROptions(BaselineOptions):
     """Personalised PageRank from the seeds (Appendix E)."""
 
-    REQUEST_OPTIONS = (*BaselineOptions.REQUEST_OPTIONS, "restart", "iterations", "ppr_weight")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *BaselineOptions.REQUEST_OPTIONS, "restart", "iterations", "ppr_weight")
 
     restart: float = Field(0.15, gt=0, lt=1, description="Restart probability (Appendix E: 0.15).")
     iterations: int = Field(20, ge=1, description="Power iterations (Appendix E: up to 20).")
@@ -47,7 +50,7 @@ class PPROptions(BaselineOptions):
 class PPRMMROptions(PPROptions):
     """PPR reranked by maximal marginal relevance (Appendix E)."""
 
-    REQUEST_OPTIONS = (*PPROptions.REQUEST_OPTIONS, "pool", "keep", "mmr_lambda")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (*PPROptions.REQUEST_OPTIONS, "pool", "keep", "mmr_lambda")
 
     pool: int = Field(250, ge=1, description="PPR candidates reranked (Appendix E: 250).")
     keep: int = Field(20, ge=1, description="Nodes chosen by MMR (Appendix E: 20).")
@@ -57,8 +60,8 @@ class PPRMMROptions(PPROptions):
 class TraversalOptions(BaselineOptions):
     """Shared by the path searches (beam, A*)."""
 
-    REQUEST_OPTIONS = (*BaselineOptions.REQUEST_OPTIONS, "node_weight", "relation_weight", "path_decay",
-                       "hop_penalty", "hops")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *BaselineOptions.REQUEST_OPTIONS, "node_weight", "relation_weight", "path_decay", "hop_penalty", "hops")
 
     node_weight: float = Field(0.7, ge=0, description="Weight of destination-node similarity in a transition (ours).")
     relation_weight: float = Field(0.3, ge=0, description="Weight of relation-type similarity (ours).")
@@ -70,7 +73,7 @@ class TraversalOptions(BaselineOptions):
 class BeamOptions(TraversalOptions):
     """2-hop beam search (Appendix E)."""
 
-    REQUEST_OPTIONS = (*TraversalOptions.REQUEST_OPTIONS, "beam_width")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (*TraversalOptions.REQUEST_OPTIONS, "beam_width")
 
     beam_width: int = Field(20, ge=1, description="Frontier nodes kept per hop (ours).")
 
@@ -78,7 +81,8 @@ class BeamOptions(TraversalOptions):
 class AStarOptions(TraversalOptions):
     """A*-style best-first search (Appendix E)."""
 
-    REQUEST_OPTIONS = (*TraversalOptions.REQUEST_OPTIONS, "max_expansions", "heuristic_weight", "branching")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *TraversalOptions.REQUEST_OPTIONS, "max_expansions", "heuristic_weight", "branching")
 
     max_expansions: int = Field(60, ge=1, description="States expanded before stopping (ours).")
     heuristic_weight: float = Field(1.0, ge=0, description="Weight of sim(q, v) in the priority (ours).")
@@ -88,7 +92,8 @@ class AStarOptions(TraversalOptions):
 class PCSTOptions(BaselineOptions):
     """G-Retriever's prize-collecting Steiner tree (Appendix E)."""
 
-    REQUEST_OPTIONS = (*BaselineOptions.REQUEST_OPTIONS, "prized_nodes", "prized_edges", "edge_cost", "prize_bonus")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *BaselineOptions.REQUEST_OPTIONS, "prized_nodes", "prized_edges", "edge_cost", "prize_bonus")
 
     prized_nodes: int = Field(20, ge=0, description="Nodes given prizes k, k−1, ..., 1 by similarity rank (ours; "
                                                     "G-Retriever's top-k prize scheme).")
@@ -101,8 +106,8 @@ class PCSTOptions(BaselineOptions):
 class SubgraphRAGOptions(BaselineOptions):
     """SubgraphRAG-style triple scoring (Appendix E)."""
 
-    REQUEST_OPTIONS = (*BaselineOptions.REQUEST_OPTIONS, "head_weight", "relation_weight", "tail_weight",
-                       "triples")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        *BaselineOptions.REQUEST_OPTIONS, "head_weight", "relation_weight", "tail_weight", "triples")
 
     head_weight: float = Field(1 / 3, ge=0, description="Weight of head-node similarity in a triple's score (ours).")
     relation_weight: float = Field(1 / 3, ge=0, description="Weight of relation similarity (ours).")
@@ -113,7 +118,7 @@ class SubgraphRAGOptions(BaselineOptions):
 class SeederOptions(MethodOptions):
     """Options of the ``seeder`` method; the search and network settings come from the model directory."""
 
-    REQUEST_OPTIONS = ("fill",)  # not the model folder, device, threads nor endpoint
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("fill",)  # not the model folder, device, threads nor endpoint
 
     model_config = DEFERRED_BUILD
 

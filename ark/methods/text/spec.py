@@ -1,6 +1,6 @@
 """Registry entries of the text-index baselines."""
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -11,7 +11,7 @@ from ..registry import MethodSpec
 class BM25Options(MethodOptions):
     """Okapi BM25 parameters (STaRK's baseline uses the common defaults)."""
 
-    REQUEST_OPTIONS = ("k1", "b", "scoring")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("k1", "b", "scoring")
 
     k1: float = Field(default=1.5, gt=0, description="term-frequency saturation")
     b: float = Field(default=0.75, ge=0, le=1, description="document-length normalisation")

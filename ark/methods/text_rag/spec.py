@@ -1,6 +1,6 @@
 """Registry entry of ``text-rag``: the graph as text chunks, the chunks most similar to the question in the prompt."""
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -11,7 +11,7 @@ from ..prompting import prompting_spec
 class TextRAGOptions(EmbedderChoice):
     """Dense retrieval of linearised node chunks (GraphScout Appendix A.4, TextRAG)."""
 
-    REQUEST_OPTIONS = ("index", "top_k", "chunk_chars", "edges_per_chunk")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ("index", "top_k", "chunk_chars", "edges_per_chunk")
 
     model_config = DEFERRED_BUILD
 

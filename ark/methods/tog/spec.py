@@ -1,7 +1,7 @@
 """Registry entry of ``tog``: Think-on-Graph's beam search over relations and entities, from dense seeds, inside
 their 2-hop neighbourhood, returning the node documents each search step reached."""
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,7 +13,8 @@ class ToGOptions(EmbedderChoice):
     """Think-on-Graph's budgets (Sun et al. 2024: width 3, depth 3) and the retrieval adaptation's (Yu et al. 2025:
     dense seeds, a 2-hop search space, documents at each step, optional reranking)."""
 
-    REQUEST_OPTIONS = ("seed_index", "seeds", "hops", "width", "depth", "candidates", "text_chars", "rerank")
+    REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
+        "seed_index", "seeds", "hops", "width", "depth", "candidates", "text_chars", "rerank")
 
     model_config = DEFERRED_BUILD
 
