@@ -42,6 +42,7 @@ from ark.index.bm25_chunks import (
 )
 from ark.index.postings import BLOCK, EncodedPostings, Postings, PostingsWriter, _encode_kernel, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
+from ark.storage.full_disk import naming_full_disk
 
 # Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
 MERGE_POSTINGS_PER_CHUNK_DOC = 64
@@ -199,12 +200,12 @@ class SortedRuns:
         name = self.directory / f"run{number:05d}"
         run = _Run(name.with_suffix(".terms"), name.with_suffix(".ptr"), name.with_suffix(".docs"),
                    name.with_suffix(".tf"), len(counts.docs))
-        present.tofile(run.terms)
+        _write_raw(present, run.terms)
         ptr = np.zeros(len(present) + 1, dtype=np.int64)
         np.cumsum(per_term[present], out=ptr[1:])
-        ptr.tofile(run.ptr)
-        (counts.docs.astype(np.int32) + np.int32(first_doc)).tofile(run.docs)
-        np.ascontiguousarray(tf).tofile(run.tf)
+        _write_raw(ptr, run.ptr)
+        _write_raw(counts.docs.astype(np.int32) + np.int32(first_doc), run.docs)
+        _write_raw(np.ascontiguousarray(tf), run.tf)
         spilled.run = run
         return spilled
 
@@ -324,6 +325,13 @@ class SortedRuns:
             tf[:, dest] = run_tf
             fill[local] += sizes
         return docs, tf
+
+
+def _write_raw(array: np.ndarray, path: Path) -> None:
+    """``array.tofile(path)``; a full disk is an error naming ``path`` (numpy's says only "N requested and M
+    written")."""
+    with naming_full_disk(path):
+        array.tofile(path)
 
 
 def _read_postings(slices: list[tuple[_Run, int, int]], p0: int, p1: int,

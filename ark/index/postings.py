@@ -32,6 +32,7 @@ import numpy as np
 
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
+from ark.storage.full_disk import naming_full_disk
 
 BLOCK = 128
 SKIP = 16
@@ -244,7 +245,8 @@ class PostingsWriter:
     def write(self, batch: EncodedPostings) -> None:
         """Append an encoded batch (batches in term order)."""
         for name, data in batch.blobs.items():
-            self.files[name].write(data.data.cast("B"))
+            with naming_full_disk(self.directory / BLOB_FILES[name]):
+                self.files[name].write(data.data.cast("B"))
         self.term_parts["term_first"].append(batch.first)
         self.term_parts["term_bytes"].append(batch.offsets + self.bytes_written)
         self.term_parts["term_widths"].append(batch.widths)
@@ -263,8 +265,9 @@ class PostingsWriter:
 
     def close(self) -> Postings:
         """Finish the files and open them (memory-mapped)."""
-        for file in self.files.values():
-            file.close()
+        for name, file in self.files.items():
+            with naming_full_disk(self.directory / BLOB_FILES[name]):
+                file.close()  # flushes the last buffered bytes
         parts = {name: np.concatenate(p) if p else np.zeros(0, dtype) for (name, p), dtype in
                  zip(self.term_parts.items(), (np.int32, np.int64, np.uint8), strict=True)}
         df = np.concatenate(self.df_parts) if self.df_parts else np.zeros(0, np.int64)

@@ -15,7 +15,8 @@ Hard limits on what an endpoint can do to a run:
 - A reply is cached only when its reader accepts it (:meth:`~ark.llm.policy.PolicyReply.accept`, after parsing),
   so a reply that breaks the reader is asked for again next run.
 - A response body over :data:`MAX_RESPONSE_BYTES` is a read error (an endpoint streaming without end would fill the
-  memory before any deadline).
+  memory before any deadline); its error says the reply was over the cap, and a body cut mid-way says after how
+  many bytes, not "could not connect" (:func:`_reply_body_problem`).
 - ``usage`` fields that are not token counts are ignored with a warning naming the endpoint.
 - ``max_tool_calls_per_turn`` is exposed for the tool loop (extra calls get an observation, not a run).
 
@@ -80,28 +81,61 @@ class DeadlineHttpClient(openai.DefaultAsyncHttpxClient):
         try:
             async with asyncio.timeout(self.deadline_s):
                 response = await super().send(request, **{**kwargs, "stream": True})
-                response.stream = _CappedStream(response.stream, MAX_RESPONSE_BYTES, request)
+                response.stream = _CappedStream(response.stream, MAX_RESPONSE_BYTES, request,
+                                                _announced_length(response))
                 await response.aread()  # the whole body, within the deadline and the size limit
                 return response
         except TimeoutError as exc:
             raise _httpx().ReadTimeout(f"no complete response within {self.deadline_s:g} s", request=request) from exc
 
 
-class _CappedStream(_httpx().AsyncByteStream):  # type: ignore[misc]  # the SDK's httpx, known at import
-    """A response body that stops with httpx's ``ReadError`` past ``limit`` bytes (an endpoint streaming without end
-    would fill the memory of the process, and of every agent sharing it, before any deadline)."""
+class ReplyTooLarge(_httpx().ReadError):  # type: ignore[misc]  # the SDK's httpx, known at import
+    """A response body past the size cap (httpx's ``ReadError``, so the SDK handles it as a failed read)."""
 
-    def __init__(self, inner: Any, limit: int, request: Any) -> None:
-        self.inner, self.limit, self.request = inner, limit, request
+    def __init__(self, limit: int, request: Any, announced: int | None = None) -> None:
+        said = f" (it announced {announced:,} bytes)" if announced is not None else ""
+        super().__init__(f"the response is larger than the {limit:,}-byte cap{said}", request=request)
+        self.limit, self.announced = limit, announced
+
+
+class ReplyCut(_httpx().ReadError):  # type: ignore[misc]
+    """A response body that ended before it was complete: the connection closed or broke mid-body."""
+
+    def __init__(self, received: int, announced: int | None, request: Any, cause: Exception) -> None:
+        of = f" of the {announced:,} announced" if announced is not None else ""
+        super().__init__(f"the response was cut off after {received:,} bytes{of} ({type(cause).__name__}: {cause})",
+                         request=request)
+        self.received, self.announced = received, announced
+
+
+def _announced_length(response: Any) -> int | None:
+    """The body length a response's ``Content-Length`` announces (None when absent or not a number)."""
+    text = response.headers.get("content-length", "")
+    return int(text) if text.isdigit() else None
+
+
+class _CappedStream(_httpx().AsyncByteStream):  # type: ignore[misc]  # the SDK's httpx, known at import
+    """A response body that stops with :class:`ReplyTooLarge` past ``limit`` bytes (an endpoint streaming without
+    end would fill the memory of the process, and of every agent sharing it, before any deadline), and with
+    :class:`ReplyCut` when it breaks off mid-body (both are httpx ``ReadError``s, which the SDK retries)."""
+
+    def __init__(self, inner: Any, limit: int, request: Any, announced: int | None = None) -> None:
+        self.inner, self.limit, self.request, self.announced = inner, limit, request, announced
 
     async def __aiter__(self) -> Any:
+        if self.announced is not None and self.announced > self.limit:
+            raise ReplyTooLarge(self.limit, self.request, self.announced)
         received = 0
-        async for chunk in self.inner:
-            received += len(chunk)
-            if received > self.limit:
-                raise _httpx().ReadError(f"the response is over {self.limit // 2**20} MiB; a chat reply never is",
-                                         request=self.request)
-            yield chunk
+        try:
+            async for chunk in self.inner:
+                received += len(chunk)
+                if received > self.limit:
+                    raise ReplyTooLarge(self.limit, self.request)
+                yield chunk
+        except (ReplyTooLarge, _httpx().TimeoutException):
+            raise
+        except _httpx().TransportError as exc:  # closed early, reset, an incomplete chunk: the body was cut
+            raise ReplyCut(received, self.announced, self.request, exc) from exc
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -267,6 +301,9 @@ class OpenAIChatClient:
                             f"{self.settings.timeout_s:g} s per try; gave up after {elapsed_s:.1f} s "
                             f"(tried {retries + 1} times)")
         if isinstance(exc, openai.APIConnectionError):
+            body_problem = _reply_body_problem(exc, where)
+            if body_problem is not None:
+                return LLMError(f"{body_problem} (tried {retries + 1} times)")
             return LLMError(f"could not connect to {where} (tried {retries + 1} times): {exc}")
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
@@ -295,6 +332,23 @@ class OpenAIChatClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _reply_body_problem(exc: BaseException, where: str) -> str | None:
+    """What went wrong with a reply's body when the SDK reports a "connection error" whose cause is a body over the
+    size cap or cut mid-body (None for a real connection failure: the endpoint was never reached)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ReplyTooLarge):
+            announced = f" (it announced {seen.announced:,} bytes)" if seen.announced is not None else ""
+            return (f"the reply from {where} was larger than the {seen.limit:,}-byte cap{announced} (a fixed limit, "
+                    "MAX_RESPONSE_BYTES of ark.llm.openai_client: a chat reply never is this large)")
+        if isinstance(seen, ReplyCut):
+            of = f" of the {seen.announced:,} it announced" if seen.announced is not None else ""
+            return (f"the reply from {where} was cut off after {seen.received:,} bytes{of}: the endpoint (or a "
+                    "proxy) closed the connection mid-body")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _body_problem(raw: Any, exc: Exception) -> str:

@@ -12,12 +12,15 @@ types written ``Source-verb-Target`` (the biomedical domain: ``Compound-treats-D
 endpoints) are oriented from the ``Source`` node type to the ``Target`` one, so both copies give the same edge.
 A node's name is its first name-like feature (:data:`NAME_FEATURES`, Graph-CoT's main feature per type), its
 document the name plus its textual features (:func:`ark.loaders.tabular.node_text`), its properties all features.
-Neighbors that are not nodes of the graph are dropped and counted in ``metadata["dropped_edges"]``.
+Neighbors that are not nodes of the graph are dropped, counted in ``metadata["dropped_edges"]`` (one example in
+``metadata["dropped_edge_example"]``) and reported by one warning with the count and that example
+(:func:`report_dropped`), which ``ark graph import grbench`` shows on the console.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +31,8 @@ from ark.graph.storage import check_source_outside_target
 from ark.storage.jsonl import parse_json_object
 
 from .tabular import node_text
+
+log = logging.getLogger(__name__)
 
 NODE_KEY_SUFFIX = "_nodes"
 # Graph-CoT's main (retrieval) feature per node type: the first of these present names the node.
@@ -86,7 +91,7 @@ def load_grbench(path: str | Path, name: str | None = None) -> KnowledgeGraph:
     sources: list[str] = []
     targets: list[str] = []
     relations: list[str] = []
-    dropped = 0
+    dropped, example = 0, None
     for node_id, node_type, neighbor_type, neighbor_ids in neighbor_lists:
         endpoints = _edge_types(neighbor_type, type_lookup)
         reverse = endpoints is not None and endpoints[1] == node_type and endpoints[0] != node_type
@@ -94,15 +99,31 @@ def load_grbench(path: str | Path, name: str | None = None) -> KnowledgeGraph:
             neighbor = str(neighbor)
             if neighbor not in known:
                 dropped += 1
+                example = example or dropped_example(node_type, node_id, neighbor_type, neighbor)
                 continue
             source, target = (neighbor, node_id) if reverse else (node_id, neighbor)
             sources.append(source)
             targets.append(target)
             relations.append(neighbor_type)
     metadata = {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
-                "dropped_edges": dropped}
+                **report_dropped(file, dropped, example)}
     return build_graph(NodeTable(ids, types, names, texts, properties, source=str(file)),
                        EdgeTable(sources, targets, relations, source=str(file)), metadata=metadata)
+
+
+def dropped_example(node_type: str, node_id: str, neighbor_type: str, neighbor: str) -> str:
+    """One dropped neighbour, as the warning shows it: ``paper 'p1' -> author 'a9'``."""
+    return f"{node_type} {node_id!r} -> {neighbor_type} {neighbor!r}"
+
+
+def report_dropped(file: Path, dropped: int, example: str | None) -> dict[str, Any]:
+    """Warn (one line: the count and an example) when neighbours naming no node were dropped; the graph's
+    metadata entries that record them."""
+    if not dropped:
+        return {"dropped_edges": 0}
+    log.warning("warning: %s: dropped %s edge(s) whose neighbour names no node of the graph, e.g. %s", file,
+                f"{dropped:,}", example)
+    return {"dropped_edges": dropped, "dropped_edge_example": example}
 
 
 def import_grbench(path: str | Path, out: str | Path, name: str | None = None) -> Path:

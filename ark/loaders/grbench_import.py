@@ -37,7 +37,7 @@ from ark.graph.storage import check_graph_target, check_source_outside_target, w
 from ark.storage.atomic import atomic_directory
 
 from . import id_index
-from .grbench import NODE_KEY_SUFFIX, _edge_types, _graph_file, _node_name
+from .grbench import NODE_KEY_SUFFIX, _edge_types, _graph_file, _node_name, dropped_example, report_dropped
 from .id_index import IdIndex
 from .tabular import node_text
 
@@ -91,12 +91,12 @@ def stream_import_grbench(path: str | Path, out: str | Path, name: str | None = 
         index = IdIndex(hashes, nodes_file, str(file))
         del hashes
         spill = EdgeSpill(tmp / "edges.spill", index.num_nodes)
-        relation_types, dropped = _read_edges(file, index, node_types, spill, say)
+        relation_types, edges = _read_edges(file, index, node_types, spill, say)
         del index
         say(f"packing {spill.count:,} edges into CSR arrays")
         _write_graph(tmp, type_codes, node_types, spill, relation_types,
                      {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
-                      "dropped_edges": dropped})
+                      **report_dropped(file, edges.dropped, edges.example)})
     return out
 
 
@@ -213,9 +213,9 @@ def _flush(writer: Any, rows: dict[str, list[str]]) -> None:
 
 
 def _read_edges(file: Path, index: IdIndex, node_types: list[str], spill: EdgeSpill,
-                say: Progress) -> tuple[list[str], int]:
+                say: Progress) -> tuple[list[str], _EdgeBuffer]:
     """Pass 2: each neighbor list resolved to node rows, ``EDGE_CHUNK`` entries at a time, into ``spill``; returns
-    the relation types and the number of neighbors that are not nodes (dropped)."""
+    the relation types and the buffer (its ``dropped``: neighbors that are not nodes, and one ``example``)."""
     type_lookup = {normalize_name(t): t for t in node_types}
     edges = _EdgeBuffer(index, spill)
     with file.open("rb") as handle:
@@ -226,12 +226,12 @@ def _read_edges(file: Path, index: IdIndex, node_types: list[str], spill: EdgeSp
                                                "list of node ids")
                 endpoints = _edge_types(neighbor_type, type_lookup)
                 reverse = endpoints is not None and endpoints[1] == node_type and endpoints[0] != node_type
-                edges.add(row, str(neighbor_type), reverse, neighbor_ids)
+                edges.add(row, str(neighbor_type), reverse, neighbor_ids, (node_type, node_id))
             if len(edges.ids) >= EDGE_CHUNK:
                 edges.flush()
                 say(f"edges: {row + 1:,} of {index.num_nodes:,} nodes, {spill.count:,} edges")
     edges.flush()
-    return edges.relation_types, edges.dropped
+    return edges.relation_types, edges
 
 
 class _EdgeBuffer:
@@ -247,10 +247,14 @@ class _EdgeBuffer:
         self.relation_types: list[str] = []
         self.relation_of_kind = np.full(0, -1, dtype=np.int64)
         self.dropped = 0
+        self.example: str | None = None  # the first dropped neighbor (see grbench.dropped_example)
+        self.owners: list[tuple[str, str]] = []  # (node type, node id) per list, until the example is found
 
-    def add(self, row: int, kind: str, reverse: bool, neighbor_ids: list[Any]) -> None:
+    def add(self, row: int, kind: str, reverse: bool, neighbor_ids: list[Any], owner: tuple[str, str]) -> None:
         self.ids.extend(map(str, neighbor_ids))
         self.lists.extend((row, self.kinds.setdefault(kind, len(self.kinds)), int(reverse), len(neighbor_ids)))
+        if self.example is None:
+            self.owners.append(owner)
 
     def flush(self) -> None:
         lists = np.frombuffer(self.lists, dtype=np.int64).reshape(-1, 4)
@@ -261,7 +265,11 @@ class _EdgeBuffer:
         self.spill.append(np.where(reverse, other, owner)[found], np.where(reverse, owner, other)[found],
                           self._relations(kind[found]))
         self.dropped += int(len(found) - found.sum())
-        self.ids, self.lists = [], array("q")
+        if self.example is None and not found.all():
+            at = int(np.argmin(found))
+            number = int(np.searchsorted(np.cumsum(lists[:, 3]), at, side="right"))
+            self.example = dropped_example(*self.owners[number], list(self.kinds)[int(kind[at])], self.ids[at])
+        self.ids, self.lists, self.owners = [], array("q"), []
 
     def _relations(self, kinds: np.ndarray) -> np.ndarray:
         """Relation codes of kept edges' kinds, numbering new kinds in order of their first edge."""

@@ -22,7 +22,7 @@ from typing import Protocol
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult, parse_arguments
+from .tools import ToolResult, kept_arguments, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[dict], str | None]
@@ -77,7 +77,10 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text, "data": result.data})
             parses = parse_arguments(raw)[1] is None
-            records.append(ToolCallRecord(call["id"], name, raw, parses, result.ok, result.error,
+            kept = kept_arguments(raw, result)
+            if kept is not raw:  # refused as too long: the history (sent again next turn) and the record keep a cut
+                call["function"] = {**(call.get("function") or {}), "arguments": kept}
+            records.append(ToolCallRecord(call["id"], name, kept, parses, result.ok, result.error,
                                           list(result.node_indices), result.data))
             observations.append(result.text)
         if dropped > 0:

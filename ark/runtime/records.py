@@ -22,7 +22,7 @@ class ToolCallRecord:
 
     id: str
     name: str
-    arguments: str  # raw JSON string exactly as sent
+    arguments: str  # raw JSON string exactly as sent (arguments refused as too long: cut, see tools.kept_arguments)
     parsed_ok: bool
     ok: bool = True
     error: str | None = None

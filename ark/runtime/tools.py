@@ -15,7 +15,9 @@
 Size limits (documented to the model by the refusal itself): a call's raw arguments may hold at most
 :data:`MAX_ARGUMENT_CHARS` characters and each text value in them at most :data:`MAX_TEXT_ARGUMENT_CHARS` (the
 longest STaRK or phenopackets question is about 640). Longer arguments are refused before they are parsed or
-searched, so a runaway model output costs microseconds, not a search over megabytes of query text. Arguments nested
+searched, so a runaway model output costs microseconds, not a search over megabytes of query text; the trajectory
+keeps only their first :data:`KEPT_REFUSED_ARGUMENT_CHARS` characters and says so (:func:`kept_arguments`), so one
+runaway call does not make every record of the run megabytes long. Arguments nested
 deeper than :data:`MAX_ARGUMENT_DEPTH` arrays and objects are refused before they are parsed too (Python's JSON
 reader recurses once per level and raises ``RecursionError`` at about a thousand).
 
@@ -54,6 +56,7 @@ INVALID_CALL_ERRORS = frozenset({INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL, 
 MAX_ARGUMENT_CHARS = 50_000  # a call's raw JSON arguments
 MAX_TEXT_ARGUMENT_CHARS = 2_000  # each text value in them (queries, reasoning, names)
 MAX_ARGUMENT_DEPTH = 64  # arrays and objects inside each other (ARK's own tools need 3)
+KEPT_REFUSED_ARGUMENT_CHARS = 2_000  # what a trajectory keeps of arguments refused as too long (see kept_arguments)
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
@@ -268,6 +271,19 @@ class ToolboxBase(Generic[TelemetryT]):
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run tool ``name`` with its raw JSON ``arguments``; every failure becomes an explanatory observation."""
         return self.tools.execute(name, arguments)
+
+
+def kept_arguments(raw: str, result: ToolResult, keep: int = KEPT_REFUSED_ARGUMENT_CHARS) -> str:
+    """The raw arguments a trajectory keeps of a call: as sent, except arguments refused as too long
+    (:data:`ARGUMENTS_TOO_LONG`) and longer than ``keep``, which are cut to their first ``keep`` characters and a
+    marker stating the cut, e.g. ``...[cut: 6,291,456 characters; refused: over the 50,000-character limit]``."""
+    if result.error != ARGUMENTS_TOO_LONG or len(raw) <= keep:
+        return raw
+    limit, argument = result.data.get("limit"), result.data.get("argument")
+    over = f"over the {limit:,}-character limit" if isinstance(limit, int) else "too long"
+    if argument:
+        over += f" of a text argument ({argument})"
+    return f"{raw[:keep]}…[cut: {len(raw):,} characters; refused: {over}]"
 
 
 def longest_text(value: Any, limit: int, where: str = "") -> tuple[str, int] | None:

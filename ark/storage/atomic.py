@@ -5,6 +5,8 @@ A reader (or a run killed midway) sees either the old content or the new, never 
 - :func:`atomic_file` yields a handle on a temp file in the target's folder; on success the file is flushed,
   fsynced and ``os.replace``-d over the target; on error it is removed and the target is left alone.
   :func:`atomic_write_text` and :func:`atomic_write_bytes` are one-call shorthands.
+- a full disk stopping either is a :class:`~ark.storage.full_disk.DiskFullError` naming the file being written
+  (for a directory: its newest file) and the space left, raised once the temporary file or folder is removed.
 - :func:`atomic_directory` yields a temp directory beside the target that replaces the target on success.
   On Linux the swap is a single ``renameat2(RENAME_EXCHANGE)``, so the target path never goes missing;
   elsewhere the old directory is moved aside just before the new one is renamed in (a gap of one rename).
@@ -30,6 +32,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from .full_disk import full_disk_error, newest_file
 
 FILE_MODES = ("w", "wb")
 
@@ -75,8 +79,11 @@ def atomic_file(
             if fsync:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        failed = full_disk_error(exc, path) if isinstance(exc, OSError) else exc
+        if failed is not exc:
+            raise failed from exc
         raise
 
 
@@ -140,8 +147,12 @@ def atomic_directory(target: str | Path) -> Iterator[Path]:
         tmp.chmod(DIRECTORY_PERMISSIONS)
         yield tmp
         _publish_directory(tmp, target)
-    except BaseException:
+    except BaseException as exc:
+        # A full disk: the error names the file being written then (the newest in the folder), before it goes.
+        failed = full_disk_error(exc, newest_file(tmp) or tmp) if isinstance(exc, OSError) else exc
         shutil.rmtree(tmp, ignore_errors=True)
+        if failed is not exc:
+            raise failed from exc
         raise
 
 

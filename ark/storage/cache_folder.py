@@ -10,7 +10,9 @@ fingerprint, the settings) and each file's size and checksum (:mod:`ark.storage.
   build it once, the others wait and open what was written;
 - writes the files and the manifest in one atomic step (:func:`ark.storage.atomic.atomic_directory`);
 - keeps the value it built in memory, with one warning, when the cache cannot be written (a read-only or full disk):
-  nothing half-written stays behind, and the next run tries again.
+  nothing half-written stays behind, and the next run tries again;
+- removes the partial work of a build that fails; a build stopped by a full disk (its scratch files fill it) is one
+  :class:`~ark.storage.full_disk.DiskFullError` naming the file being written and the space left.
 
 Folders written before checksums (a manifest without ``files``) still open; they gain checksums when rebuilt.
 """
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 
 from .atomic import atomic_directory
 from .checksums import DamagedFileError, check_files, file_records
+from .full_disk import full_disk_error, newest_file
 from .locks import build_lock
 
 log = logging.getLogger(__name__)
@@ -102,19 +105,35 @@ def open_cached(directory: Path, identity: dict[str, Any], build: Callable[[Path
         if not stale and valid_manifest(directory, identity) is not None:  # built by another process meanwhile
             return load(directory)
         work_dir = directory.parent / f".{directory.name}.partial"
-        value = build(work_dir)
+        value = _build_in(work_dir, build)
         try:
             publish(directory, identity, lambda folder: write(value, folder))
         except OSError as exc:
             shutil.rmtree(work_dir, ignore_errors=True)
             reason = exc.strerror or str(exc)
-            with contextlib.suppress(OSError):
-                reason += f"; {shutil.disk_usage(directory.parent).free / 1e6:,.1f} MB free there"
+            if exc.filename is not None:
+                reason = f"cannot write {exc.filename}: {reason}"
+            if "free on that disk" not in reason:
+                with contextlib.suppress(OSError):
+                    reason += f"; {shutil.disk_usage(directory.parent).free / 1e6:,.1f} MB free there"
             log.warning("warning: could not save the %s to %s (%s); using it from memory, the next run tries again",
                         what, directory, reason)
             return value
         shutil.rmtree(work_dir, ignore_errors=True)
     return load(directory)
+
+
+def _build_in(work_dir: Path, build: Callable[[Path | None], T]) -> T:
+    """``build(work_dir)``; when it fails, ``work_dir`` (its partial work) is removed, and a full disk is a
+    :class:`~ark.storage.full_disk.DiskFullError` naming the file being written (the newest file there)."""
+    try:
+        return build(work_dir)
+    except BaseException as exc:
+        failed = full_disk_error(exc, newest_file(work_dir) or work_dir) if isinstance(exc, OSError) else exc
+        shutil.rmtree(work_dir, ignore_errors=True)
+        if failed is not exc:
+            raise failed from exc
+        raise
 
 
 def verify_folder(directory: Path) -> int | None:

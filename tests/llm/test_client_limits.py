@@ -114,3 +114,39 @@ def test_a_response_past_the_size_limit_is_an_error_not_a_full_memory(openai_ser
     assert openai_server.base_url in str(info.value), str(info.value)
     reply = asyncio.run(client.next_message(MESSAGES, []))  # a reply under the limit is read as before
     assert reply.message["content"] == "hi"
+
+
+def test_a_reply_over_the_size_cap_says_so_not_could_not_connect(openai_server, monkeypatch):
+    from ark.llm import openai_client
+
+    monkeypatch.setattr(openai_client, "MAX_RESPONSE_BYTES", 2**20, raising=False)
+    openai_server.enqueue(raw_reply(json.dumps({**COMPLETION, "padding": "x" * (3 * 2**20)})))
+    client = OpenAIChatClient(LLMSettings(base_url=openai_server.base_url, model="test-model", api_key="k",
+                                          max_retries=0))
+    with pytest.raises(LLMError) as info:
+        asyncio.run(client.next_message(MESSAGES, []))
+    message = str(info.value)
+    assert "could not connect" not in message and "Connection error" not in message, message
+    assert f"the reply from {openai_server.base_url}" in message, message
+    assert "was larger than the 1,048,576-byte cap" in message and "MAX_RESPONSE_BYTES" in message, message
+
+
+def test_a_reply_cut_mid_body_says_after_how_many_bytes(openai_server):
+    body = json.dumps({**COMPLETION, "padding": "x" * 5000})
+    openai_server.enqueue(raw_reply(body, cut_after=1000), raw_reply(body, cut_after=1000))
+    client = OpenAIChatClient(LLMSettings(base_url=openai_server.base_url, model="test-model", api_key="k",
+                                          max_retries=1))
+    with pytest.raises(LLMError) as info:
+        asyncio.run(client.next_message(MESSAGES, []))
+    message = str(info.value)
+    assert "could not connect" not in message and "Connection error" not in message, message
+    assert f"the reply from {openai_server.base_url}" in message, message
+    assert f"was cut off after 1,000 bytes of the {len(body):,} it announced" in message, message
+    assert "tried 2 times" in message and openai_server.request_count == 2, message
+
+
+def test_an_endpoint_that_is_not_there_still_could_not_connect():
+    client = OpenAIChatClient(LLMSettings(base_url="http://127.0.0.1:9/v1", model="test-model", api_key="k",
+                                          max_retries=0))
+    with pytest.raises(LLMError, match="could not connect to http://127.0.0.1:9/v1"):
+        asyncio.run(client.next_message(MESSAGES, []))

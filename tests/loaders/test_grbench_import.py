@@ -141,3 +141,27 @@ def test_a_text_column_past_32_bit_offsets_imports_with_the_whole_file_loaders_f
     monkeypatch.setattr(build, "OFFSET32_LIMIT", 2**31 - 1)
     whole = load_grbench(FIXTURES / "academic").metadata["fingerprint"]
     assert KnowledgeGraph.load(out).metadata["fingerprint"] != whole  # the offsets' width is in the digest
+
+
+def test_dropped_neighbours_are_reported_on_the_console_with_a_count_and_an_example(tmp_path):
+    """``ark graph import grbench`` (the real command) says how many neighbours named no node, with one of them."""
+    import os
+    import subprocess
+    import sys
+
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "graph.json").write_text(json.dumps({
+        "paper_nodes": {"p1": {"features": {"title": "Graphs"}, "neighbors": {"author": ["a1", "a9", "a8"]}}},
+        "author_nodes": {"a1": {"features": {"name": "Ada"}, "neighbors": {"paper": ["p1", "p99"]}}}}))
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "ark.cli.main", "graph", "import", "grbench", str(source), "--out",
+                           str(tmp_path / "g")], capture_output=True, text=True, timeout=120, cwd=repo,
+                          env={**os.environ, "ARK_HOME": str(tmp_path / "home"), "COLUMNS": "300"})
+    assert done.returncode == 0, done.stderr
+    console = " ".join((done.stdout + done.stderr).split())
+    assert "dropped 3 edge(s) whose neighbour names no node" in console, console
+    assert "e.g. paper 'p1' -> author 'a9'" in console, console
+    graph = KnowledgeGraph.load(tmp_path / "g")
+    assert graph.metadata["dropped_edges"] == 3 and graph.num_edges == 2, graph.metadata
+    assert load_grbench(source).metadata["dropped_edge_example"] == graph.metadata["dropped_edge_example"]

@@ -85,3 +85,60 @@ def test_the_ark_search_tool_answers_the_issue_example_with_the_limit_not_an_emp
     huge = box.execute("search_in_graph", json.dumps({"query": "marfan " * 2_000_000}))
     assert "the limit is 50,000 characters" in huge.text
     assert searched == [] and box.telemetry.invalid_calls == 2 and box.telemetry.global_calls == 0
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+class TwoTurns:
+    """A scripted policy: a call with 6 MB of arguments, then ``finish``; it keeps every history it was sent."""
+
+    name = "scripted"
+    max_tool_calls_per_turn = 8
+
+    def __init__(self, huge: str) -> None:
+        self.huge, self.seen = huge, []
+
+    async def next_message(self, messages, tools, *, agent_index=0, tool_choice="required"):
+        from ark.llm.policy import PolicyReply
+
+        self.seen.append(json.dumps(messages, default=str))
+        name, arguments = ("echo", self.huge) if len(self.seen) == 1 else ("finish", "{}")
+        return PolicyReply({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{len(self.seen)}", "type": "function", "function": {"name": name, "arguments": arguments}}]})
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_a_refused_huge_argument_is_kept_cut_in_the_trajectory_and_the_history():
+    """36 MB of ``--json`` for one question came from storing such a call whole in the record and in the history."""
+    import asyncio
+
+    from ark.runtime.loop import run_tool_loop
+    from ark.runtime.records import Trajectory
+    box = echo_tools([])
+    box.tools["finish"] = BoundTool(ToolSpec("finish", "End.", NoArgs), lambda _args: ToolResult("done"))
+
+    class Executor:
+        finished = False
+
+        def execute(self, name, arguments):
+            result = box.execute(name, arguments)
+            self.finished = self.finished or name == "finish"
+            return result
+
+    huge = json.dumps({"query": "marfan " * 898_779})  # 6,291,466 characters
+    policy = TwoTurns(huge)
+    trajectory = Trajectory(question="q", messages=[{"role": "user", "content": "q"}], tools=box.openai_schemas())
+    asyncio.run(run_tool_loop(trajectory, policy, Executor(), max_steps=3))
+    record = json.dumps(trajectory.to_dict())
+    assert trajectory.finished and len(record) < 20_000, len(record)
+    kept = trajectory.steps[0].tool_calls[0].arguments
+    assert kept.startswith(huge[:2_000]) and kept[2_000] == "…"  # the stated size
+    assert kept.endswith(f"…[cut: {len(huge):,} characters; refused: over the {MAX_ARGUMENT_CHARS:,}-character "
+                         "limit]"), kept[-120:]
+    assert trajectory.messages[1]["tool_calls"][0]["function"]["arguments"] == kept  # the stored conversation
+    assert len(policy.seen[1]) < 20_000  # and what the model is sent on the next turn
+    assert trajectory.steps[0].tool_calls[0].error == ARGUMENTS_TOO_LONG

@@ -14,7 +14,9 @@ What it replies is a script of steps, built with three helpers:
 - ``http_error(429)``: an HTTP error with an OpenAI-style error body; by default it asks the client to retry
   after 1 ms (``retry-after-ms: 1``, ``Retry-After: 0``) so SDK retries stay fast.
 - ``raw_reply("<html>bad gateway</html>")``: a response with exactly this body (default HTTP 200 and
-  ``Content-Type: application/json``), for endpoints that answer with something that is not a completion.
+  ``Content-Type: application/json``), for endpoints that answer with something that is not a completion;
+  ``cut_after=N`` announces the whole body's length but sends only its first N bytes, then closes the connection
+  (a body cut mid-way).
 
 Each step may carry ``delay_s`` (the server sleeps before answering) and explicit token usage.
 
@@ -48,6 +50,7 @@ Example::
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -89,6 +92,7 @@ class RawReply:
     status: int = 200
     content_type: str = "application/json"
     delay_s: float = 0.0
+    cut_after: int | None = None  # send only this many bytes of the body, then close the connection
 
 
 Step = Reply | HttpError | RawReply
@@ -114,9 +118,9 @@ def http_error(status: int, message: str = "", *, retry_after_ms: int | None = 1
 
 
 def raw_reply(body: str, *, status: int = 200, content_type: str = "application/json",
-              delay_s: float = 0.0) -> RawReply:
-    """A response with ``body`` sent as it is (not JSON unless ``body`` is)."""
-    return RawReply(body, status, content_type, delay_s)
+              delay_s: float = 0.0, cut_after: int | None = None) -> RawReply:
+    """A response with ``body`` sent as it is (not JSON unless ``body`` is); ``cut_after``: see the module doc."""
+    return RawReply(body, status, content_type, delay_s, cut_after)
 
 
 def turn_script(steps: Iterable[Step]) -> Callable[[dict], Step]:
@@ -295,7 +299,7 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send_body(status, json.dumps(payload).encode(), "application/json", headers)
 
         def _send_body(self, status: int, data: bytes, content_type: str,
-                       headers: dict[str, str] | None = None) -> None:
+                       headers: dict[str, str] | None = None, cut_after: int | None = None) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
@@ -303,7 +307,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                self.wfile.write(data if cut_after is None else data[:cut_after])
+                if cut_after is not None:  # hang up mid-body
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (e.g. its timeout fired)
                 pass
 
@@ -344,7 +352,7 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if isinstance(step, HttpError):
                     self._send_error(step.status, step.message, step.headers)
                 elif isinstance(step, RawReply):
-                    self._send_body(step.status, step.body.encode(), step.content_type)
+                    self._send_body(step.status, step.body.encode(), step.content_type, cut_after=step.cut_after)
                 else:
                     self._send_json(200, server._completion(body, step))
             finally:
