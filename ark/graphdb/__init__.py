@@ -16,6 +16,7 @@ from typing import Any
 
 from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherEngine, CypherResult
 from .errors import (
+    CypherCrashed,
     CypherError,
     CypherParameterError,
     CypherQueryError,
@@ -32,6 +33,7 @@ from .schema import CypherSchema, build_schema, cypher_identifier
 __all__ = [
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT_S",
+    "CypherCrashed",
     "CypherEngine",
     "CypherError",
     "CypherParameterError",
@@ -64,11 +66,13 @@ def __getattr__(name: str) -> Any:
 
 def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
                 **options: Any) -> CypherEngine:
-    """A read-only engine over ``graph``: the embedded ladybug export (default) or the configured Neo4j server.
+    """A read-only engine over ``graph``: the embedded ladybug export (default), every query run in a worker
+    process with its deadline enforced from outside (:mod:`ark.graphdb.isolated`), or the configured Neo4j server.
 
     ``settings`` (a :class:`GraphDBSettings`) defaults to :func:`resolve_graphdb_settings` (environment and
     ``[graphdb]`` in config.toml);
-    ``options`` go to the engine (e.g. ``timeout_s``, ``buffer_pool_mb``).
+    ``options`` go to the engine (e.g. ``timeout_s``, ``buffer_pool_mb``; ladybug: ``workers``, ``memory_mb``).
+    For trusted queries in this process, :func:`ark.graphdb.ladybug_engine.open_ladybug`.
     """
     from .settings import resolve_graphdb_settings
 
@@ -81,9 +85,9 @@ def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
 
         return Neo4jEngine(settings.url, user=settings.user, password=settings.password, database=settings.database,
                            schema=schema_of(graph, property_columns=_property_columns(graph)), **options)
-    from .ladybug_engine import open_ladybug
+    from .isolated import open_isolated
 
-    return open_ladybug(graph, progress=progress, **options)
+    return open_isolated(graph, progress=progress, **options)
 
 
 def _property_columns(graph: Any) -> dict[str, Any]:

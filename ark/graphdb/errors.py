@@ -11,7 +11,8 @@ and ``str(error)`` to show it:
 - :class:`TooManyRows` (``"too_many_rows"``): more rows than allowed without an explicit ``limit``;
 - :class:`WriteRefused` (``"write_refused"``): the query would write (or read/write files); the database is read-only;
 - :class:`CypherResourceError` (``"resources"``): the query ran out of memory;
-- :class:`CypherUnavailable` (``"unavailable"``): the database cannot be opened or reached.
+- :class:`CypherUnavailable` (``"unavailable"``): the database cannot be opened or reached;
+- :class:`CypherCrashed` (``"crashed"``): the query crashed the engine's process (which restarts for the next one).
 """
 
 from __future__ import annotations
@@ -55,10 +56,14 @@ class CypherUnavailable(CypherError):
     kind = "unavailable"
 
 
+class CypherCrashed(CypherError):
+    kind = "crashed"
+
+
 ERROR_CLASSES: dict[str, type[CypherError]] = {
     cls.kind: cls
     for cls in (CypherError, CypherSyntaxError, CypherQueryError, CypherParameterError, CypherTimeout, TooManyRows,
-                WriteRefused, CypherResourceError, CypherUnavailable)
+                WriteRefused, CypherResourceError, CypherUnavailable, CypherCrashed)
 }
 
 

@@ -78,6 +78,11 @@ READ_ONLY_PROCEDURES: dict[str, frozenset[str]] = {
                         "db.schema.nodetypeproperties", "db.schema.reltypeproperties"}),
 }
 MAX_QUERY_CHARS = 100_000
+# Nesting the engines' recursive parsers take: ladybug crashes (SIGSEGV) on 20,000 NOTs in a row or 1,000 nested
+# lists and runs for minutes on 500. Real queries nest a few levels; the worker process is the real boundary.
+MAX_NESTING = 32  # (, [, { and CASE open, inside one another
+MAX_UNARY_CHAIN = 8  # NOT, - and + in a row
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -176,6 +181,7 @@ def check_read_only(cypher: str, dialect: str = "ladybug") -> None:
         raise CypherSyntaxError("the query holds only comments: pass one Cypher statement")
     if statement_count(tokens) > 1:
         raise CypherSyntaxError("one statement per query: remove the ';'-separated extra statements")
+    check_nesting(tokens)
     first = tokens[0]
     if first.kind != "word" or first.text.upper() not in STATEMENT_STARTS:
         raise WriteRefused(f"a query must start with {', '.join(sorted(STATEMENT_STARTS))}; {first.text[:40]!r} is "
@@ -197,6 +203,25 @@ def check_read_only(cypher: str, dialect: str = "ladybug") -> None:
         elif token.kind == "word" and token.text.upper() in REFUSED_KEYWORDS:
             raise WriteRefused(f"{token.text.upper()} is not allowed: the graph database is read-only "
                                "(use MATCH ... RETURN)")
+
+
+def check_nesting(tokens: list[Token]) -> None:
+    """:class:`CypherSyntaxError` when brackets and ``CASE`` nest deeper than :data:`MAX_NESTING` or more than
+    :data:`MAX_UNARY_CHAIN` unary operators (``NOT``, ``-``, ``+``) stand in a row."""
+    depth, chain = 0, 0
+    for token in tokens:
+        word = token.text.upper() if token.kind == "word" else None
+        if token.text in _OPENERS or word == "CASE":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise CypherSyntaxError(f"the query nests brackets or CASE more than {MAX_NESTING} deep (at character "
+                                        f"{token.start + 1}); the limit is {MAX_NESTING}: flatten it (WITH, UNWIND)")
+        elif token.text in _OPENERS.values() or word == "END":
+            depth = max(0, depth - 1)
+        chain = chain + 1 if word == "NOT" or (token.kind == "symbol" and token.text in "-+") else 0
+        if chain > MAX_UNARY_CHAIN:
+            raise CypherSyntaxError(f"more than {MAX_UNARY_CHAIN} operators NOT, - or + in a row (at character "
+                                    f"{token.start + 1}); the limit is {MAX_UNARY_CHAIN}: simplify the expression")
 
 
 def _in_label(tokens: list[Token], index: int) -> bool:

@@ -3,7 +3,8 @@
 The database is opened read-only; each thread gets its own connection; every query gets a timeout
 (``Connection.set_query_timeout``). The engine's own timeout is checked between batches of work, so a query that
 spends long in one step (``UNWIND range(1, 10^9)``) can run well past it: code that runs queries written by a model
-should run them where a wall clock can kill them (the sandbox does).
+should run them where a wall clock can kill them: :mod:`ark.graphdb.isolated` (what :func:`ark.graphdb.open_cypher`
+opens) and the code sandbox do; this in-process engine is for trusted queries and for those two workers.
 """
 
 from __future__ import annotations
@@ -41,6 +42,27 @@ from .guard import check_read_only, parameter_names
 from .schema import CypherSchema
 
 MAX_MESSAGE_CHARS = 600
+DB_HEADROOM_MB = 512  # address space for the engine's code and threads on top of its buffer pool and file map
+
+
+def check_query(cypher: str, params: Mapping[str, Any] | None, dialect: str = "ladybug") -> dict[str, Any]:
+    """The checked parameters of a statement the read-only guard accepts; every ``$parameter`` it uses must be
+    given (ladybug would quietly read a missing one as null)."""
+    check_read_only(cypher, dialect)
+    values = check_params(params)
+    missing = sorted(set(parameter_names(cypher)) - set(values))
+    if missing:
+        raise CypherParameterError(f"missing parameter(s) {', '.join('$' + m for m in missing)}: "
+                                   f"pass params={{{', '.join(repr(m) + ': ...' for m in missing)}}}")
+    return values
+
+
+def database_reserve_mb(path: str | Path) -> int:
+    """The address space (MB, a power of two) to let the engine reserve for the database file at ``path``: twice
+    its size, at least 64 MB (``max_db_size_mb``, needed under an address-space rlimit)."""
+    size = max(2 * Path(path).stat().st_size, 64 * 2**20)
+    mb = max(1, -(-size // 2**20))
+    return 1 << (mb - 1).bit_length()
 
 
 class LadybugEngine:
@@ -112,12 +134,7 @@ class LadybugEngine:
 
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
               timeout_s: float | None = None) -> CypherResult:
-        check_read_only(cypher, self.dialect)
-        values = check_params(params)
-        missing = sorted(set(parameter_names(cypher)) - set(values))
-        if missing:  # ladybug would quietly read them as null
-            raise CypherParameterError(f"missing parameter(s) {', '.join('$' + m for m in missing)}: "
-                                       f"pass params={{{', '.join(repr(m) + ': ...' for m in missing)}}}")
+        values = check_query(cypher, params, self.dialect)
         limit = check_limit(limit)
         timeout = check_timeout(timeout_s, self.timeout_s)
         connection = self._connection()

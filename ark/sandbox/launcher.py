@@ -2,9 +2,9 @@
 
 Isolation with bubblewrap (Debian package ``bubblewrap``) builds the worker's file system from a whitelist::
 
-    bwrap --tmpfs /tmp (size-limited) --ro-bind <each path below> --dev /dev --proc /proc --unshare-net
-          --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --die-with-parent --new-session
-          --chdir /tmp -- python -I -B worker.py <import roots>
+    bwrap --tmpfs /tmp (size-limited) --ro-bind <each path below> --dev /dev --remount-ro /dev --proc /proc
+          --remount-ro / --unshare-net --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try
+          --die-with-parent --new-session --chdir /tmp -- python -I -B worker.py <import roots>
 
 The root is an empty tmpfs holding, read-only, only: the system's programs and shared libraries (``/usr`` and the
 ``/bin``, ``/lib*`` links or folders), the loader's cache and the time zone from ``/etc``; the interpreter (the
@@ -17,7 +17,9 @@ visible. There is no network (a fresh network namespace with only loopback); the
 (so it cannot signal, trace or read the environment of the parent); every process of the sandbox dies with it.
 When the parent runs as root, process limits would not bind, so the worker drops to a fresh unprivileged uid (a
 random one per worker, so workers do not share a process quota) right after opening the database. When the parent
-is not root, bubblewrap runs in a user namespace and nested user namespaces are disabled.
+is not root, bubblewrap runs in a user namespace and nested user namespaces are disabled. The root and ``/dev`` are
+tmpfs mounts without a size bound, owned by the user when it is not root: both are remounted read-only once built,
+so the size-limited ``/tmp`` is the one place code can write, for every user; ``RLIMIT_FSIZE`` bounds each file too.
 
 Without bubblewrap the sandbox refuses to start (:class:`SandboxUnavailable`, naming the fix) unless the user opts
 into the rlimit-only mode (``isolation="rlimit"``): the rlimits, the uid drop (as root), a clean environment and a
@@ -195,8 +197,12 @@ def bwrap_command(tmp_size_mb: int, *, hide: list[Path] | None = None,
     for path in hide or ():
         if Path(path).is_file() and _under(Path(path), visible):
             command += ["--ro-bind", "/dev/null", str(path)]
-    command += ["--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--chdir", "/tmp"]
+    # The root and /dev are tmpfs mounts bubblewrap makes without a size bound, owned by the user when it is not
+    # root (a user namespace): both are made read-only once everything is in place, so /tmp is the one place the
+    # code can write, within its size.
+    command += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc", "--remount-ro", "/", "--unshare-net",
+                "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent",
+                "--new-session", "--chdir", "/tmp"]
     if os.geteuid() != 0:
         command += ["--unshare-user", "--disable-userns"]
     return [*command, "--"]

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
+
+from ark.graphdb.channel import SPAWNER
+from ark.graphdb.ladybug_engine import DB_HEADROOM_MB, database_reserve_mb
 
 from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
 from .limits import RunResult, SandboxLimits
@@ -47,7 +48,6 @@ from .protocol import (
 GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
 START_TIMEOUT_S = 60.0
 CYPHER_MODES = ("auto", "local", "callback")
-DB_HEADROOM_MB = 512  # address space for the engine's code and threads on top of its buffer pool and file map
 
 
 class CodeSandbox:
@@ -102,7 +102,7 @@ class CodeSandbox:
                                   else self._tmp, "address_space_mb": limits.memory_mb}
         if self.cypher_mode == "local":
             path = Path(self.engine.path)
-            reserve = _power_of_two_mb(max(2 * path.stat().st_size, 64 * 2**20))
+            reserve = database_reserve_mb(path)
             schema = self.engine.schema.to_dict() if getattr(self.engine, "schema", None) is not None else None
             config["db"] = {"path": str(path), "schema": schema, "max_db_size_mb": reserve}
             config["address_space_mb"] = limits.memory_mb + reserve + limits.db_buffer_mb + DB_HEADROOM_MB
@@ -119,7 +119,7 @@ class CodeSandbox:
             command = bwrap_command(self.limits.tmp_size_mb, hide=self.hide, read_only=read_only) + command
         home = "/tmp" if self.mode == "bwrap" else self._tmp
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the worker's life, closed in _stop
-        self._process = _SPAWNER.popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+        self._process = SPAWNER.popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
                                        env=clean_environment(home), cwd=self._tmp, start_new_session=True,
                                        close_fds=True)
         self.starts += 1
@@ -290,40 +290,6 @@ class CodeSandbox:
         write_message(stdin, reply)
 
 
-class _Spawner:
-    """Starts worker processes from one thread that lives as long as the program.
-
-    bubblewrap's ``--die-with-parent`` (``PR_SET_PDEATHSIG``) kills the worker when the *thread* that started it
-    exits, not the process: a worker started from a short-lived thread (``asyncio.to_thread``, a background
-    start, a thread pool that shrinks) would die with that thread. Every start therefore goes through this thread.
-    """
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._serve, name="ark-sandbox-spawner", daemon=True)
-                self._thread.start()
-        future: Future = Future()
-        self._requests.put((future, args, kwargs))
-        return future.result()
-
-    def _serve(self) -> None:
-        while True:
-            future, args, kwargs = self._requests.get()
-            try:
-                future.set_result(subprocess.Popen(*args, **kwargs))
-            except BaseException as exc:  # handed to the caller, which reports it
-                future.set_exception(exc)
-
-
-_SPAWNER = _Spawner()
-
-
 def _pipes(process: subprocess.Popen) -> tuple[int, int]:
     """The descriptors of the worker's stdin and stdout (it is always started with both piped)."""
     if process.stdin is None or process.stdout is None:
@@ -338,8 +304,3 @@ def _result(fields: dict[str, Any], output_chars: int) -> RunResult:
     return RunResult(stdout=stdout[:output_chars], error=fields["error"], error_kind=fields["error_kind"],
                      cypher_kind=fields["cypher_kind"], elapsed_s=fields["elapsed_s"],
                      cypher_calls=fields["cypher_calls"], output_truncated=truncated)
-
-
-def _power_of_two_mb(size_bytes: int) -> int:
-    mb = max(1, -(-size_bytes // 2**20))
-    return 1 << (mb - 1).bit_length()

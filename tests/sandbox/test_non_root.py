@@ -2,10 +2,8 @@
 secrets, and no canary planted in the home folder, the project folder or ARK_HOME reaches the code's output or any
 request the server receives.
 
-Run as root (as CI does), the test becomes an unprivileged user first: bubblewrap, still as root, gives the child a
-view where each folder closed to other users above the interpreter and the checkout (/root, a ``mktemp -d`` folder)
-holds only them, then ``setpriv`` drops to a fresh uid. The child is a whole GraphScout run
-(``tests/support/non_root_child.py``) whose sandbox is built as that user.
+Run as root (as CI does), the test becomes an unprivileged user first (``tests/support/unprivileged.py``). The child
+is a whole GraphScout run (``tests/support/non_root_child.py``) whose sandbox is built as that user.
 """
 
 from __future__ import annotations
@@ -21,15 +19,14 @@ import pytest
 
 from ark.sandbox import bwrap_problem
 from tests.support.openai_server import text_reply, tool_reply, turn_script
+from tests.support.unprivileged import REPO, USER_ID, checkout_closed, unprivileged_prefix
 
 pytest.importorskip("ladybug")
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap sandbox: {bwrap_problem()}")
 
 from ark.methods.graphscout.tools import CODE_INTERPRETER  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 CHILD = REPO / "tests" / "support" / "non_root_child.py"
-USER_ID = 54_321
 CANARY = "canary-7f3e9a"
 # Where an ordinary user keeps secrets (relative to the home folder), each holding a distinct canary.
 SECRET_FILES = [".npmrc", ".pypirc", ".bash_history", ".netrc", ".config/gcloud/credentials.db",
@@ -59,36 +56,6 @@ print('\\n'.join(found))
 """
 
 
-def closed_above(path: Path) -> Path | None:
-    """The outermost folder above ``path`` that other users cannot enter (no search permission for others): /root,
-    or a checkout's ``mktemp -d`` folder (mode 0700)."""
-    return next((d for d in reversed(path.parents) if d != Path("/") and not os.stat(d).st_mode & 0o001), None)
-
-
-def unprivileged_prefix(home: Path) -> list[str]:
-    """The command prefix that runs the child as an ordinary user (nothing when this is one already)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root needs setpriv (util-linux) to become an ordinary user")
-    paths = list(dict.fromkeys(Path(p).resolve() for p in (sys.base_prefix, sys.prefix, REPO)))
-    closed = [(path, top) for path in paths if (top := closed_above(path)) is not None]
-    tops = {top for _, top in closed}
-    tops = {top for top in tops if not any(other in top.parents for other in tops)}
-    view = ["bwrap", "--dev-bind", "/", "/"]
-    # a closed folder becomes an empty one open to the user, showing the child only the interpreter and the checkout
-    made = set(tops)
-    for top in sorted(tops):
-        view += ["--tmpfs", str(top)]
-    for path, _ in closed:
-        for folder in reversed(path.parents):  # bubblewrap would make these 0700, closed to the user
-            if any(top in folder.parents for top in tops) and folder not in made:
-                view += ["--perms", "0755", "--dir", str(folder)]
-                made.add(folder)
-        view += ["--ro-bind", str(path), str(path)]
-    return [*view, "--", "setpriv", f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups", "--"]
-
-
 def plant(home: Path) -> list[str]:
     canaries = []
     for k, name in enumerate(SECRET_FILES):
@@ -100,10 +67,9 @@ def plant(home: Path) -> list[str]:
 
 
 def test_an_ordinary_users_secrets_never_reach_the_model(openai_server, tmp_path):
-    inside = [REPO, *(d for d in Path(__file__).resolve().parents if REPO in d.parents)]
-    closed = [d for d in inside if not os.stat(d).st_mode & 0o001]
+    closed = checkout_closed()
     if closed and os.geteuid() == 0:  # folders above the checkout are opened by the view; the checkout's own are not
-        pytest.skip(f"{closed[0]} is closed to other users (mode {os.stat(closed[0]).st_mode & 0o777:o})")
+        pytest.skip(f"{closed} is closed to other users (mode {os.stat(closed).st_mode & 0o777:o})")
     base = Path("/var/tmp") if Path("/var/tmp").is_dir() else Path.home()  # not /tmp: the sandbox replaces that
     home = Path(tempfile.mkdtemp(prefix="ark-canary-home-", dir=base))
     try:

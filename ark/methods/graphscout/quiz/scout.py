@@ -88,7 +88,7 @@ NO_CALL = f"Call a tool: explore further, or submit the question with {REPORT.na
 @dataclass
 class ScoutConfig:
     """How many questions, the episode budget, and where queries run (``sandbox``: a sandboxed interpreter per
-    episode; ``direct``: in this process, for trusted setups)."""
+    episode; ``direct``: the database's worker process, :mod:`ark.graphdb.isolated`, never this one)."""
 
     n: int = 100
     seed: int = 0
@@ -133,22 +133,36 @@ class ScoutQuizzer:
         self.graph = graph
         self.policy = policy
         self.config = config or ScoutConfig()
+        self._owned: list[Any] = []  # engines this quizzer opened, closed by close()
         if engine is None:
             from ....graphdb import open_cypher
 
             engine = open_cypher(graph)
+            self._owned.append(engine)
         self.engine = engine
         if index is None:
             from ....index import open_index
 
             index = open_index(graph, kind="bm25", progress=False)
         self.index = index
-        if runner_factory is None:
-            kind = SandboxCypher if self.config.runner == "sandbox" else DirectCypher
-            runner_factory = lambda: kind(engine)  # noqa: E731 - one runner (sandbox) per episode
+        if runner_factory is None and self.config.runner == "sandbox":
+            runner_factory = lambda: SandboxCypher(engine)  # noqa: E731 - one sandbox per episode
+        elif runner_factory is None:  # the model's queries in a worker process, never in this one
+            from ....graphdb.isolated import isolate
+
+            direct = isolate(engine)
+            if direct is not engine:
+                self._owned.append(direct)
+            runner_factory = lambda: DirectCypher(direct)  # noqa: E731
         self.runner_factory = runner_factory
         self.system_prompt = SYSTEM_PROMPT.format(budget=self.config.budget, schema=engine.schema.describe(),
                                                   rules=ANSWER_RULES.format(max_set=self.config.max_set))
+
+    def close(self) -> None:
+        """Close the engines this quizzer opened (a given engine stays the caller's)."""
+        owned, self._owned = self._owned, []
+        for engine in owned:
+            engine.close()
 
     def user_prompt(self, objective: Objective, seed: int, truth: bool) -> str:
         g = self.graph
@@ -213,6 +227,14 @@ async def scout_quiz(graph: KnowledgeGraph, policy: ChatPolicy, config: ScoutCon
     started = time.perf_counter()
     config = config or ScoutConfig()
     quizzer = ScoutQuizzer(graph, policy, config, engine=engine, index=index, runner_factory=runner_factory)
+    try:
+        return await _quiz(quizzer, graph, config, progress, started)
+    finally:
+        quizzer.close()
+
+
+async def _quiz(quizzer: ScoutQuizzer, graph: KnowledgeGraph, config: ScoutConfig,
+                progress: Callable[[int, int], None] | None, started: float) -> GraphScoutQuizResult:
     pool = SeedPool(graph, seed_mask(graph, nameable_mask(graph), config.exclude), config.seed, config.fractions)
     rng = np.random.default_rng(config.seed)
     assembler = QuizAssembler(config.n, config.fractions, config.guard, config.exclude)

@@ -61,8 +61,8 @@ class CypherRunner(Protocol):
 
 
 class DirectCypher:
-    """Queries on an engine in this process. Fine for trusted queries; ladybug checks its timeout only between
-    steps, so a model's query can run long here: prefer :class:`SandboxCypher` for model-written Cypher."""
+    """Queries on ``engine`` as it is: the quizzer gives it an out-of-process one
+    (:func:`ark.graphdb.isolated.isolate`), where a query that crashes or outruns the engine costs that query."""
 
     def __init__(self, engine: Any, max_rows: int = 200) -> None:
         self.engine = engine
