@@ -19,11 +19,21 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ark.index._progress import progress_bar
-from ark.index.embedding_usage import count_local
+from ark.index.embedding_usage import EMBEDDING_USAGE, TOKENIZER, count_local
+from ark.index.sorted_encoding import (
+    TOKEN_BUDGET,
+    encode_batch,
+    encoding_threads,
+    plan_batches,
+    resolve_precision,
+    supports_sorted_encoding,
+    token_lengths,
+)
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 from ark.storage.atomic import atomic_directory, atomic_write_text
 
@@ -91,17 +101,21 @@ def embed_texts(
     block: int | None = None,
     encoder=None,
     batch_size: int | None = None,
+    precision: str | None = None,
 ) -> np.ndarray:
-    """L2-normalised float32 embeddings of ``texts``, shape (len(texts), dim).
+    """L2-normalised float32 embeddings of ``texts``, shape (len(texts), dim), row ``i`` = ``texts[i]``.
 
     With ``cache_dir`` the rows are written to ``cache_dir/embeddings.npy`` block by block and the count of
     finished rows to ``cache_dir/progress.json``; calling again with the same texts and model resumes.
-    ``batch_size`` (texts per encoder call) and ``block`` (rows per write) default to :data:`BATCH` for the
+    A sentence-transformers encoder runs :mod:`ark.index.sorted_encoding` (all texts sorted by token count once,
+    batches by token budget, ``precision`` ``auto``/``fp32``/``bf16``: bf16 only on a CPU with native bf16); any other
+    encoder gets ``batch_size`` texts per call and ``block`` rows per write, defaulting to :data:`BATCH` for the
     encoder's device (256 and 8,192 on a GPU, 64 and 512 on the CPU).
     """
     encoder = encoder or load_encoder(model)
     default_batch, default_block = BATCH[_encoder_device(encoder)]
     batch_size, block = batch_size or default_batch, block or default_block
+    sorted_path = supports_sorted_encoding(encoder)
     dimension = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
     dim = dimension()
     n = len(texts)
@@ -109,6 +123,7 @@ def embed_texts(
     if cache_dir is None:
         out = np.zeros((n, dim), dtype=np.float32)
         state_path = None
+        state: dict[str, Any] = {}
     else:
         cache_dir = Path(cache_dir)
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -116,12 +131,16 @@ def embed_texts(
         digest = _texts_digest(texts, model)
         state = json.loads(state_path.read_text()) if state_path.is_file() else {}
         array_path = cache_dir / "embeddings.npy"
-        if state.get("digest") == digest and array_path.is_file():
+        layout = "tokens" if sorted_path else "input"  # which order "done" counts rows in
+        same_order = state.get("order", "input") == layout or state.get("done") == n  # finished: any order
+        if state.get("digest") == digest and same_order and array_path.is_file():
             out = np.lib.format.open_memmap(array_path, mode="r+")
             done = int(state.get("done", 0))
         else:
             out = np.lib.format.open_memmap(array_path, mode="w+", dtype=np.float32, shape=(n, dim))
-            state = {"digest": digest, "done": 0}
+            state = {"digest": digest, "done": 0, "order": layout}
+    if sorted_path:
+        return _embed_sorted(texts, model, encoder, out, done, state, state_path, progress, block, precision)
     with progress_bar(f"Embedding with {model}", n, progress) as bar:
         bar.advance(done)
         for start in range(done, n, block):
@@ -133,6 +152,30 @@ def embed_texts(
                 out.flush()
                 atomic_write_text(state_path, json.dumps({**state, "done": start + len(batch)}))
             bar.advance(len(batch))
+    return np.asarray(out)
+
+
+def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, done: int, state: dict,
+                  state_path: Path | None, progress: bool, block: int, precision: str | None) -> np.ndarray:
+    """:func:`embed_texts` for a sentence-transformers encoder: ``done`` counts rows in the plan's sorted order."""
+    device = _encoder_device(encoder)
+    chosen = resolve_precision(precision, device)
+    with encoding_threads(), progress_bar(f"Embedding with {model} ({chosen})", len(texts), progress) as bar:
+        plan = plan_batches(token_lengths(encoder, texts), TOKEN_BUDGET[device])
+        bar.advance(done)
+        written = done
+        for start, end in plan.bounds:
+            if end <= done:
+                continue
+            rows = plan.order[start:end]
+            out[rows] = encode_batch(encoder, [texts[i] or "" for i in rows], chosen)
+            EMBEDDING_USAGE.add(model, len(rows), int(plan.lengths[rows].sum()), TOKENIZER)
+            if state_path is not None and isinstance(out, np.memmap) and (end - written >= block or
+                                                                          end == len(texts)):
+                out.flush()
+                atomic_write_text(state_path, json.dumps({**state, "done": end}))
+                written = end
+            bar.advance(end - start)
     return np.asarray(out)
 
 

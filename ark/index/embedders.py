@@ -33,6 +33,7 @@ from ark.index.graph_index import (
     open_index,
     settings_hash,
 )
+from ark.index.sorted_encoding import supports_sorted_encoding
 from ark.storage.cache_folder import open_cached
 
 DEFAULT_EMBEDDER = DEFAULT_MODEL
@@ -114,6 +115,8 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if supports_sorted_encoding(self.encoder):  # one length sort, token-budget batches (counts its tokens)
+            return embed_texts(texts, self.spec, progress=False, encoder=self.encoder)
         batch = [t or "" for t in texts]
         vectors = self.encoder.encode(batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True)
         count_local(self.spec, self.encoder, batch)

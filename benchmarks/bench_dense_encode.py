@@ -1,0 +1,120 @@
+"""Dense encoding of HPO node texts: the FLOP floor of the whole graph and tokens/s before vs after on a sample.
+
+    python benchmarks/bench_dense_encode.py [--sample 2000] [--threads 2]
+
+The floor: every text's token count after truncation (the model's own tokenizer) and the model's config give
+2 x (weights of the matrix products) per token plus attention (4 x length x hidden per token and layer); divided by
+the machine's measured fp32 and bf16 matrix-product rates (one 4096x384 @ 384x1536 product, oneDNN and MKL).
+"Before" is sentence-transformers' ``encode`` in blocks of 512 with 64 texts a call (what ``embed_texts`` did);
+"after" is :mod:`ark.index.sorted_encoding` in fp32 and bf16. Times are CPU time (``time.process_time``) and wall.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+
+class _Before:
+    """The encoder as the old path saw it (not an nn.Module, so embed_texts takes its block-wise path)."""
+
+    def __init__(self, encoder) -> None:
+        self.encoder = encoder
+        self.device = "cpu"
+        self.tokenize = encoder.preprocess
+
+    def get_embedding_dimension(self) -> int:
+        return self.encoder.get_embedding_dimension()
+
+    def encode(self, texts, **kwargs):
+        return self.encoder.encode(texts, **kwargs)
+
+
+def flops(lengths: np.ndarray, config: dict) -> float:
+    hidden, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    weights = layers * (4 * hidden * hidden + 2 * hidden * inter)
+    attention = layers * 4 * hidden * float((lengths.astype(np.float64) ** 2).sum())
+    return 2.0 * weights * float(lengths.sum()) + attention
+
+
+def old_padding(docs: list[str], lengths: np.ndarray) -> int:
+    """Padded tokens of the old path: blocks of 512, each sorted by characters, batches of 64."""
+    padded = 0
+    for start in range(0, len(docs), 512):
+        block = sorted(range(start, min(start + 512, len(docs))), key=lambda i: -len(docs[i]))
+        for b in range(0, len(block), 64):
+            batch = lengths[block[b:b + 64]]
+            padded += len(batch) * int(batch.max())
+    return padded
+
+
+def gemm_rates() -> dict[str, float]:
+    import torch
+
+    a, b = torch.randn(4096, 384), torch.randn(1536, 384)
+    cases = {"fp32 (MKL)": lambda: torch.nn.functional.linear(a, b),
+             "bf16": lambda: torch.nn.functional.linear(a.bfloat16(), b.bfloat16())}
+    rates = {}
+    for name, call in cases.items():
+        call()
+        start = time.process_time()
+        for _ in range(20):
+            call()
+        rates[name] = 20 * 2 * 4096 * 384 * 1536 / (time.process_time() - start)
+    return rates
+
+
+def timed(call):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = call()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", type=int, default=2000)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import json
+
+    import torch
+
+    from ark.index.dense import _model_path, embed_texts, load_encoder
+    from ark.index.graph_index import node_documents
+    from ark.index.sorted_encoding import plan_batches, token_lengths
+    from ark.loaders import open_graph
+
+    torch.set_num_threads(args.threads)
+    print(f"load: {os.getloadavg()}  threads: {args.threads}  {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    docs = list(node_documents(open_graph("hpo")))
+    encoder = load_encoder(device="cpu")
+    lengths = token_lengths(encoder, docs)
+    config = json.loads((_model_path("all-MiniLM-L6-v2") / "config.json").read_text())
+    total = flops(lengths, config)
+    print(f"HPO: {len(docs)} texts, {int(lengths.sum()):,} tokens after truncation, {total / 1e12:.1f} TFLOP; "
+          f"padded: before {old_padding(docs, lengths):,} tokens, "
+          f"one sort {plan_batches(lengths, 16_384).padded_tokens:,}")
+    for name, rate in gemm_rates().items():
+        print(f"  {name}: {rate / 1e9:.0f} GFLOP per CPU-second -> floor {total / rate:.0f} CPU-s "
+              f"({total / rate / args.threads:.0f} s on {args.threads} cores)")
+    rng = np.random.default_rng(0)
+    picked = rng.choice(len(docs), min(args.sample, len(docs)), replace=False)
+    sample = [docs[i] for i in picked]
+    tokens = int(lengths[picked].sum())
+    before, wall, cpu = timed(lambda: embed_texts(sample, progress=False, encoder=_Before(encoder)))
+    print(f"sample {len(sample)} texts, {tokens:,} tokens")
+    print(f"  before            : wall {wall:6.1f} s  CPU {cpu:6.1f} s  {tokens / cpu:7.0f} tokens/CPU-s")
+    for precision in ("fp32", "bf16"):
+        after, wall, cpu = timed(lambda p=precision: embed_texts(sample, progress=False, encoder=encoder, precision=p))
+        cosine = float((after * before).sum(axis=1).min())
+        print(f"  after ({precision})     : wall {wall:6.1f} s  CPU {cpu:6.1f} s  {tokens / cpu:7.0f} tokens/CPU-s"
+              f"  min cosine vs before {cosine:.6f}  max |diff| {float(np.abs(after - before).max()):.1e}")
+    print(f"load after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
