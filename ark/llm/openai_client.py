@@ -39,6 +39,15 @@ import openai
 from openai.types import CompletionUsage
 
 from ark.llm.cache import ResponseCache, request_key
+from ark.llm.negotiation import (
+    AUTO,
+    TOOL_CHOICES,
+    body_text,
+    is_validation_error,
+    mark_refusal,
+    refusal_hint,
+    refuses_tool_choice,
+)
 from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
 from ark.llm.settings import LLMSettings
 
@@ -84,6 +93,7 @@ class DeadlineHttpClient(openai.DefaultAsyncHttpxClient):
                 response.stream = _CappedStream(response.stream, MAX_RESPONSE_BYTES, request,
                                                 _announced_length(response))
                 await response.aread()  # the whole body, within the deadline and the size limit
+                mark_refusal(response)  # a refused request is not retried as transient (ark.llm.negotiation)
                 return response
         except TimeoutError as exc:
             raise _httpx().ReadTimeout(f"no complete response within {self.deadline_s:g} s", request=request) from exc
@@ -206,8 +216,30 @@ class OpenAIChatClient:
 
     async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
-        """Ask the endpoint (or the cache) for the next assistant message; see `ChatPolicy`."""
+        """Ask the endpoint (or the cache) for the next assistant message; see `ChatPolicy`. An endpoint refusing
+        ``tool_choice: required`` is asked once more with ``auto``, and then always (`ark.llm.negotiation`)."""
+        tool_choice = TOOL_CHOICES.choice(self.base_url, tool_choice)
         request = self.build_request(messages, tools, agent_index=agent_index, tool_choice=tool_choice)
+        try:
+            return await self._reply(request, agent_index)
+        except LLMError as exc:
+            fallback = self._tool_choice_fallback(request, exc)
+            if fallback is None:
+                raise
+            return await self._reply(fallback, agent_index)
+
+    def _tool_choice_fallback(self, request: dict[str, Any], exc: LLMError) -> dict[str, Any] | None:
+        """The request again with ``tool_choice: auto`` when ``exc`` is the endpoint refusing ``required``."""
+        cause = exc.__cause__
+        if not isinstance(cause, openai.APIStatusError):
+            return None
+        if not refuses_tool_choice(request, cause.status_code, body_text(cause.response)):
+            return None
+        TOOL_CHOICES.refused(self.base_url, f"HTTP {cause.status_code}: {_error_detail(cause)}")
+        return {**request, "tool_choice": AUTO}
+
+    async def _reply(self, request: dict[str, Any], agent_index: int) -> PolicyReply:
+        """The reply to ``request`` from the cache or the endpoint."""
         key = self.cache_key(request, agent_index)
         if self.cache is not None:
             started = time.perf_counter()
@@ -308,7 +340,10 @@ class OpenAIChatClient:
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             detail = _error_detail(exc)
-            if status == 401:
+            refused = _refusal(exc)
+            if refused:
+                hint = refused
+            elif status == 401:
                 hint = "the API key was rejected; set OPENAI_API_KEY (or api_key under [llm] in $ARK_HOME/config.toml)"
             elif status == 403:
                 hint = "the API key lacks permission for this model"
@@ -362,6 +397,14 @@ def _body_problem(raw: Any, exc: Exception) -> str:
     kind = "is not JSON" if isinstance(exc, ValueError) else "is not a chat completion"
     return (f"HTTP {raw.status_code} response {kind} ({type(exc).__name__}: {exc}); "
             f"body starts: {shown!r}" if shown else f"HTTP {raw.status_code} response with an empty body")
+
+
+def _refusal(exc: openai.APIStatusError) -> str:
+    """What to change when a 5xx refused the request as invalid ("" for any other failure; a 4xx is a refusal
+    anyway and keeps its own hint)."""
+    if exc.status_code < 500 or not is_validation_error(exc.status_code, body_text(exc.response)):
+        return ""
+    return refusal_hint(_error_detail(exc))
 
 
 def _error_detail(exc: openai.APIStatusError) -> str:
