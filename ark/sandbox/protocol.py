@@ -16,19 +16,21 @@ import struct
 import time
 from typing import Any
 
+from ark.errors import ArkError
+
 MAX_MESSAGE_BYTES = 64 * 2**20
 _HEADER = struct.Struct(">I")
 
 
-class ChannelClosed(Exception):
+class ChannelClosed(ArkError):
     """The other side closed its end (the worker died, or the parent went away)."""
 
 
-class ChannelTimeout(Exception):
+class ChannelTimeout(ArkError):
     """No complete message before the deadline."""
 
 
-class ChannelCorrupt(Exception):
+class ChannelCorrupt(ArkError):
     """The stream does not hold a valid message (bad length or JSON)."""
 
 
@@ -94,7 +96,7 @@ _CALL_FIELDS: dict[str, Any] = {  # field -> its type (or types)
     "node_indices": list, "strings": list}
 
 
-class FrameInvalid(Exception):
+class FrameInvalid(ArkError):
     """A frame from the worker does not match its schema (the code in the sandbox forged or garbled it)."""
 
 

@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
 from ark.text import clean_inline
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ WORK_LIMITS = {"n_agents": 16, "max_steps": 100, "max_turns": 50, "iterations": 
 StepListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 
 
-class RequestError(ValueError):
+class RequestError(ValueError, ArkError):
     """A question the service refuses (``status``: the HTTP status; ``kind``: a short error kind)."""
 
     def __init__(self, message: str, status: int = 422, kind: str = "invalid_request") -> None:
