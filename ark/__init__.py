@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ark.errors import ArkError
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -22,7 +24,7 @@ _EXPORTS = {
     "resolve_settings": "ark.llm",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [*_EXPORTS, "ArkError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

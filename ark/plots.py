@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
 
-class ChartsUnavailable(RuntimeError):
+
+class ChartsUnavailable(RuntimeError, ArkError):
     """matplotlib is not installed."""
 
 

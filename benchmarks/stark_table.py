@@ -7,7 +7,7 @@ Reads ``RUNS_DIR/<method>/summary.json`` and ``config.json`` of the runs ``bench
 offline policy, named), its Hit@1 / Hit@5 / R@20 / MRR (x100, STaRK semantics) and, in their own labelled columns,
 the paper's Hit@1 / R@20 / MRR. A row whose method is not registered here says "not available"; one that needs a
 model and got none says so (the reason is the last line of ``RUNS_DIR/<method>.err``). The header names the split,
-its question count in the released split file and the count in the paper's Table 6 (they differ: see README,
+its question count in the released split file and the count in the paper's Table 6 (they differ: see docs/guide/data.md,
 "STaRK's test splits"). The reported numbers are data here, never measured.
 """
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ark.errors import ArkError
+
 from ..loaders.queries import Query, _parse_line
 from ..loaders.stark_qa import HUMAN_FILE, SYNTHESIZED_FILE, load_stark_qa
 
@@ -29,7 +31,7 @@ FORMATS_HELP = (
 GRBENCH = "grbench"
 
 
-class QueryFileError(ValueError):
+class QueryFileError(ValueError, ArkError):
     """A query file that cannot be used as it is; the message counts the problems and shows examples."""
 
 

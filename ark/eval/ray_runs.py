@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
+
 if TYPE_CHECKING:
     from ..loaders.queries import Query
     from ..methods.choice import MethodChoice
@@ -46,11 +48,11 @@ MAX_WORKER_DEATHS = 3  # a query whose workers died this often fails instead of 
 LOCAL_OBJECT_STORE_BYTES = 128 * 2**20  # results are small and the graph never travels: a small object store
 
 
-class RayRunError(RuntimeError):
+class RayRunError(RuntimeError, ArkError):
     """A distributed run could not start or went on without workers (one line for the user)."""
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(RuntimeError, ArkError):
     """The outcome of a query whose workers kept dying."""
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
+
 from ..storage.jsonl import write_json_atomic
 
 # Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
@@ -26,7 +28,7 @@ VERSION_KEYS = ("graph_fingerprint", "graph_version")
 ALLOW_NEW_VERSION = "--allow-new-version"  # the flag that resumes a run on a newer version of its graph
 
 
-class RunFolderError(ValueError):
+class RunFolderError(ValueError, ArkError):
     """A run folder that cannot be used for this run."""
 
 

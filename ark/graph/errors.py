@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ark.errors import ArkError
 
-class GraphValidationError(ValueError):
+
+class GraphValidationError(ValueError, ArkError):
     """Input data cannot form a valid graph; the message names the source, the offending values and their count."""
 
 

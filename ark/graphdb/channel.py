@@ -21,19 +21,21 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
+from ark.errors import ArkError
+
 MAX_MESSAGE_BYTES = 64 * 2**20
 _HEADER = struct.Struct(">I")
 
 
-class ChannelClosed(Exception):
+class ChannelClosed(ArkError):
     """The other side closed its end (the child died, or the parent went away)."""
 
 
-class ChannelTimeout(Exception):
+class ChannelTimeout(ArkError):
     """No complete message before the deadline."""
 
 
-class ChannelCorrupt(Exception):
+class ChannelCorrupt(ArkError):
     """The stream does not hold a valid message (bad length or JSON)."""
 
 

@@ -17,8 +17,10 @@ and ``str(error)`` to show it:
 
 from __future__ import annotations
 
+from ark.errors import ArkError
 
-class CypherError(Exception):
+
+class CypherError(ArkError):
     """A Cypher query failed; ``str(error)`` is a short message meant for the query's author."""
 
     kind = "error"

@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ark.errors import ArkError
 from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
 from ark.index.embedding_usage import EMBEDDING_USAGE, ENDPOINT, count_local
 from ark.index.graph_index import (
@@ -42,7 +43,7 @@ EMBEDDER_SPEC_HELP = (f"'{DEFAULT_EMBEDDER}' (packaged, offline), a sentence-tra
                       f"'{OPENAI_PREFIX}MODEL' for an OpenAI-compatible /v1/embeddings endpoint")
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(RuntimeError, ArkError):
     """An embedder that could not produce vectors (endpoint down, wrong model, malformed reply)."""
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.errors import ArkError
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
 from ark.storage.full_disk import naming_full_disk
@@ -44,7 +45,7 @@ BLOCK_DTYPES = {"block_last": np.int32, "block_max_tf": np.float32, "block_min_d
 _WIDTH_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-class IndexFormatError(ValueError):
+class IndexFormatError(ValueError, ArkError):
     """A saved index was written in another format version (a graph's cached index is then rebuilt)."""
 
 

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
+
 # Written beside every adapter this package trains: which base it was made for (path, id and fingerprint).
 ADAPTER_META = "ark_adapter.json"
 # Written into every student this package trains (adapter, full model, merged export): what its run needs of the
@@ -21,7 +23,7 @@ _VOLATILE_CONFIG_KEYS = {"_name_or_path", "transformers_version", "dtype", "torc
                          "output_hidden_states", "return_dict"}
 
 
-class ChatTemplateError(ValueError):
+class ChatTemplateError(ValueError, ArkError):
     """A tokenizer whose chat template cannot drive a tool-calling agent."""
 
 

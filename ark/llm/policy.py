@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from ark.errors import ArkError
+
 # The keys of a chat message in the OpenAI protocol; anything else in ARK's in-memory messages (such as the
 # structured tool results under "data") stays on this side of the wire.
 PROTOCOL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -19,7 +21,7 @@ def protocol_message(message: dict) -> dict:
     return {key: message[key] for key in PROTOCOL_KEYS if key in message}
 
 
-class LLMError(RuntimeError):
+class LLMError(RuntimeError, ArkError):
     """A chat request failed for good (bad key, unknown model, bad request, retries exhausted)."""
 
 

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
+
 from .base import MethodContext, MethodOptions
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ PLUGIN_VARIABLE = "ARK_METHOD_MODULES"
 ENTRY_POINT_GROUP = "ark.methods"
 
 
-class MethodError(ValueError):
+class MethodError(ValueError, ArkError):
     """An unknown method, bad options, or a method that cannot be built (its message says what to do)."""
 
 

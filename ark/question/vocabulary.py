@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
+
 from ..graph import normalize_name
 
 VOCABULARY_FILE = "vocabulary.toml"
 _DEFAULT = Path(__file__).with_name("vocabulary.json")
 
 
-class VocabularyError(ValueError):
+class VocabularyError(ValueError, ArkError):
     """A vocabulary file that does not have the documented form (names the file and the offending entry)."""
 
 

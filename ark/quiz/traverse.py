@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ark.errors import ArkError
+
 from ..graph import KnowledgeGraph
 from ..graph.csr import row_positions
 from .spec import QuestionSpec, Step
@@ -16,7 +18,7 @@ EMPTY = np.zeros(0, np.int32)
 SMALL_FRONTIER = 16
 
 
-class FrontierTooLarge(Exception):
+class FrontierTooLarge(ArkError):
     """A walk reached more nodes than the caller allowed (the question would be too broad anyway)."""
 
 

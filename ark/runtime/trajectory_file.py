@@ -33,6 +33,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
+
 from ..storage.jsonl import read_jsonl
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ DECODE_ERRORS: tuple[type[Exception], ...] = (ValueError, KeyError, TypeError, z
     () if lzma is None else (lzma.LZMAError,))
 
 
-class TrajectoryFormatError(ValueError):
+class TrajectoryFormatError(ValueError, ArkError):
     """A record this version cannot read (damaged packed data, or a newer format)."""
 
 

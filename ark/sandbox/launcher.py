@@ -39,6 +39,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from ark.errors import ArkError
+
 log = logging.getLogger(__name__)
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -60,7 +62,7 @@ PREFIX_PARTS = ("bin", "lib", "lib64", "pyvenv.cfg")  # what of an interpreter's
 WORKER_IMPORTS = ("ark", "ladybug")  # the packages the worker imports (the rest of the standard library aside)
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(RuntimeError, ArkError):
     """The requested isolation cannot be provided here."""
 
 

@@ -31,6 +31,8 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs
 
+from ark.errors import ArkError
+
 from ..text import escape_log_output
 
 TOKEN_ENV = "ARK_SERVE_TOKEN"
@@ -39,7 +41,7 @@ COOKIE = "ark_token"
 DEFAULT_HOST = "127.0.0.1"
 
 
-class BindingError(ValueError):
+class BindingError(ValueError, ArkError):
     """A listening address the rule refuses (the message says what to pass)."""
 
 

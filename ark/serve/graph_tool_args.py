@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ark.errors import ArkError
 from ark.runtime.tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 RETRIEVE = "retrieve"
 
 
-class NodeNotFound(ValueError):
+class NodeNotFound(ValueError, ArkError):
     """A node reference that names no node (the message says what to send)."""
 
 

@@ -34,6 +34,7 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
 from ark.text import clean_inline
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ REQUEST_MODEL_FIELDS = ("temperature", "offline")
 StepListener = Callable[[dict[str, Any]], Awaitable[None] | None]
 
 
-class RequestError(ValueError):
+class RequestError(ValueError, ArkError):
     """A question the service refuses (``status``: the HTTP status; ``kind``: a short error kind)."""
 
     def __init__(self, message: str, status: int = 422, kind: str = "invalid_request") -> None:

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
 from ark.eval.run_folder import RunFolder
 
 MAX_LISTED_TRAJECTORIES = 200
 
 
-class RunNotFound(LookupError):
+class RunNotFound(LookupError, ArkError):
     """A run, trajectory or chart the browser does not have (the message names what it has)."""
 
 

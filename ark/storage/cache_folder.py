@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ark.errors import ArkError
+
 from .atomic import atomic_directory
 from .checksums import DamagedFileError, check_files, file_records
 from .full_disk import full_disk_error, newest_file
@@ -82,7 +84,7 @@ def publish(directory: Path, identity: dict[str, Any], write: Callable[[Path], N
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
 
-class StaleCache(Exception):
+class StaleCache(ArkError):
     """Raised by an :func:`open_cached` loader for a folder that is intact but written in an older format: the
     folder is rebuilt and replaced (the loader says why)."""
 

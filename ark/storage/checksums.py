@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
+
 ALGORITHM = "blake2b"
 DIGEST_SIZE = 16
 FULL_HASH_LIMIT = 64 * 1024 * 1024  # bytes; larger files are checked by size + sampled blocks when opened
@@ -36,7 +38,7 @@ STAMP_FILE = ".checked.json"
 RACY_S = 2.0
 
 
-class DamagedFileError(OSError):
+class DamagedFileError(OSError, ArkError):
     """A saved file does not match its manifest (or cannot be read as what it should be); the message is one line
     naming the file, what is wrong and the command that rebuilds it."""
 

@@ -19,13 +19,15 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ark.errors import ArkError
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 
-class OutputLocked(RuntimeError):
+class OutputLocked(RuntimeError, ArkError):
     """Another process is writing the same output."""
 
 

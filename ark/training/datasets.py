@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
+
 from ..storage.jsonl import read_jsonl, write_jsonl_atomic
 
 if TYPE_CHECKING:
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 ROLES = ("system", "user", "assistant", "tool")
 
 
-class ChatDatasetError(ValueError):
+class ChatDatasetError(ValueError, ArkError):
     """A chat sample or file that cannot be trained on."""
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ark.errors import ArkError
+
 from ..llm.hf_models import (
     ADAPTER_META,
     STUDENT_META,
@@ -108,7 +110,7 @@ class SFTResult:
         return asdict(self)
 
 
-class SFTError(ValueError):
+class SFTError(ValueError, ArkError):
     """A base model, dataset or setting that cannot be trained."""
 
 

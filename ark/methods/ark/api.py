@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
 from ark.graph import KnowledgeGraph
 from ark.llm.policy import ChatPolicy
 from ark.runtime.loop import StepCallback
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ark.index.graph_index import TextIndex
 
 
-class AgentError(RuntimeError):
+class AgentError(RuntimeError, ArkError):
     """An agent's policy failed for good (its client's retries exhausted): the question has no trustworthy answer."""
 
 
@@ -61,6 +62,21 @@ def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str
     return level, reason
 
 
+def agent_options(config: ArkOptions | None, *, n_agents: int | None = None, max_steps: int | None = None,
+                  fusion: str | None = None, tool_config: ToolConfig | None = None) -> ArkOptions:
+    """The options of one :class:`ARK`: ``config`` as given, or the keywords given over ArkOptions' defaults.
+    Keywords beside a ``config`` would be ignored, so they are refused (``TypeError`` naming both)."""
+    given = {"n_agents": n_agents, "max_steps": max_steps, "fusion": fusion, "tools": tool_config}
+    given = {key: value for key, value in given.items() if value is not None}
+    if config is None:
+        return ArkOptions(**given)
+    if given:
+        names = ", ".join("tool_config" if key == "tools" else key for key in given)
+        raise TypeError(f"ARK() takes its options either as config=ArkOptions(...) or as keywords, not both: got "
+                        f"config and {names}; put them in the config (config.model_copy(update={{...}}))")
+    return config
+
+
 class ARK:
     """Adaptive Retriever of Knowledge: n agents explore the graph in parallel; their answers are fused.
 
@@ -75,15 +91,20 @@ class ARK:
     (:attr:`Retrieval.partial`); it fails only when every agent failed.
 
     ``on_step`` (optional) is called after every step of every agent, as it happens (a live view).
+
+    The method's options come one way: whole as ``config`` (an :class:`ArkOptions`), or as the keywords
+    ``n_agents``, ``max_steps``, ``fusion`` and ``tool_config`` over ArkOptions' defaults; both at once is a
+    ``TypeError`` naming them (see :func:`agent_options`).
     """
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: TextIndex | None = None,
-                 n_agents: int = 3, max_steps: int = 20, fusion: str = "votes", tool_config: ToolConfig | None = None,
-                 config: ArkOptions | None = None, trajectory_path: str | Path | None = None,
-                 allow_partial: bool = False, on_step: StepCallback | None = None) -> None:
+                 n_agents: int | None = None, max_steps: int | None = None, fusion: str | None = None,
+                 tool_config: ToolConfig | None = None, config: ArkOptions | None = None,
+                 trajectory_path: str | Path | None = None, allow_partial: bool = False,
+                 on_step: StepCallback | None = None) -> None:
         self.graph = graph
-        self.config = config or ArkOptions(n_agents=n_agents, max_steps=max_steps, fusion=fusion,
-                                            tools=tool_config or ToolConfig())
+        self.config = agent_options(config, n_agents=n_agents, max_steps=max_steps, fusion=fusion,
+                                    tool_config=tool_config)
         self.index = index if index is not None else open_relevance_index(graph, self.config, progress=False)
         if llm is None:
             from .offline import OfflinePolicy

@@ -26,6 +26,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ark.errors import ArkError
+
 from ..base import MethodContext
 from ..model_folder import write_model_file
 from ..prompting import PromptSession
@@ -62,7 +64,7 @@ class TrainQuestion:
     answers: list[str]
 
 
-class AvatarTrainingError(ValueError):
+class AvatarTrainingError(ValueError, ArkError):
     """Training that cannot start or go on (no questions, a state of other settings)."""
 
 

@@ -4,6 +4,7 @@ candidate node types; ``MethodOutput.answer`` is the solver's answer."""
 
 from __future__ import annotations
 
+from ark.errors import ArkError
 from ark.graph import KnowledgeGraph
 
 from ..base import MethodContext, MethodOutput, Retriever, type_mask
@@ -11,7 +12,7 @@ from .options import GraphScoutOptions
 from .solver import GraphScout
 
 
-class TrajectoryFailed(RuntimeError):
+class TrajectoryFailed(RuntimeError, ArkError):
     """The solver's trajectory ended in an error (the model endpoint failed, the sandbox could not start)."""
 
 

@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ark.errors import ArkError
 from ark.storage.jsonl import write_json_atomic
 
 MODEL_FILE, WEIGHTS_FILE, CHECKPOINTS = "model.json", "weights.npz", "checkpoints"
 
 
-class MfarModelError(ValueError):
+class MfarModelError(ValueError, ArkError):
     """A model folder that cannot be used (missing, or made for another graph or other fields)."""
 
 

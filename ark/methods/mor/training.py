@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ark.errors import ArkError
+
 from ..model_folder import write_model_file
 from .planner import OfflinePlanner
 from .reasoning import FEATURES, Pool, Reasoner
@@ -34,7 +36,7 @@ MODEL_FILE = "mor.json"
 WEIGHTS_FILE = "weights.pt"
 
 
-class MoRTrainingError(ValueError):
+class MoRTrainingError(ValueError, ArkError):
     """Training that cannot start (no usable questions, a checkpoint of other settings)."""
 
 

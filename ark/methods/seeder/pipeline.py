@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.errors import ArkError
 from ark.index.embedders import Embedder, open_embedder
 
 from .config import SearchSettings, TrainSettings
@@ -36,7 +37,7 @@ class Question:
     answers: tuple[int, ...]
 
 
-class QuestionFileError(ValueError):
+class QuestionFileError(ValueError, ArkError):
     """A query file that cannot be trained on (missing, empty, or malformed)."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ark.errors import ArkError
 from ark.storage.atomic import atomic_write_bytes, atomic_write_text
 
 from .config import TrainSettings
@@ -38,7 +39,7 @@ PCA_FILE = "pca.npz"
 CHECKPOINTS = "checkpoints"
 
 
-class SeederModelError(ValueError):
+class SeederModelError(ValueError, ArkError):
     """A model directory that cannot be used (missing, untrained, or made for another graph or embedder)."""
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from ark.errors import ArkError
 from ark.metrics import mean_metrics, query_metrics
 from ark.training.checkpoints import latest_checkpoint, load_checkpoint, save_checkpoint
 from ark.training.losses import pairwise_ranking_loss
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 ADVANTAGE_MODE = {"mean": "centred", "none": "none", "greedy": "greedy"}
 
 
-class SeederTrainingError(ValueError):
+class SeederTrainingError(ValueError, ArkError):
     """Training cannot start or continue (no usable questions, a checkpoint from other settings, ...)."""
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ark.errors import ArkError
+
 from ....runtime.trajectory_file import read_trajectory_file
 from ....storage.jsonl import write_json_atomic, write_jsonl_atomic
 from .dataset import STATISTICS_FILE, split_by_question, write_distillation_dataset
@@ -41,7 +43,7 @@ OFFLINE_NOTE = ("The offline policy is deterministic: temperature does not apply
                 "neighbourhood queries, how many candidates it verifies).")
 
 
-class ExportError(ValueError):
+class ExportError(ValueError, ArkError):
     """Export input that cannot give a dataset (no records, unknown source, a filter without labels)."""
 
 

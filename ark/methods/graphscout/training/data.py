@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ark.errors import ArkError
 from ark.llm.policy import protocol_message
 from ark.methods.graphscout.quiz import GraphScoutQuestion, read_graphscout_quiz
 from ark.training.datasets import tools_json
@@ -20,7 +21,7 @@ from ark.training.datasets import tools_json
 from ..solver import FIRST_USER_MESSAGE
 
 
-class QuizError(ValueError):
+class QuizError(ValueError, ArkError):
     """A quiz file or selection GRPO cannot train on."""
 
 

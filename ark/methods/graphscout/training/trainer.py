@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ark.errors import ArkError
 from ark.llm.hf_models import (
     ADAPTER_META,
     ChatTemplateError,
@@ -54,7 +55,7 @@ RESULT_FILE = "training_result.json"
 PROGRESS_FILE = "progress.jsonl"
 
 
-class GRPOTrainingError(ValueError):
+class GRPOTrainingError(ValueError, ArkError):
     """A base model, quiz or setting GRPO cannot train with."""
 
 
