@@ -122,7 +122,7 @@ def embed_texts(
         else:
             out = np.lib.format.open_memmap(array_path, mode="w+", dtype=np.float32, shape=(n, dim))
             state = {"digest": digest, "done": 0}
-    with progress_bar(f"Embedding with {model}", n, progress) as bar:
+    with progress_bar(f"Embedding with {model}", n, progress, auto_from=512) as bar:
         bar.advance(done)
         for start in range(done, n, block):
             batch = [t or "" for t in texts[start : start + block]]
