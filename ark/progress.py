@@ -84,5 +84,15 @@ def progress_bar(description: str, total: int | None, enabled: bool | None = Non
 
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-    with Progress(*columns, console=console, transient=False) as progress:
+    from rich.errors import LiveError
+
+    progress = Progress(*columns, console=console, transient=False)
+    try:
+        progress.start()
+    except LiveError:  # rich before 14 draws one live display at a time: a spinner already holds the terminal
+        yield _Silent()
+        return
+    try:
         yield _Rich(progress, progress.add_task(description, total=total))
+    finally:
+        progress.stop()
