@@ -20,7 +20,7 @@ import re
 import sys
 import unicodedata
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 WORD = re.compile(r"\w+")
 LETTERS_AND_DIGITS = re.compile(r"[^\W_]+")  # words without the underscore
@@ -62,6 +62,24 @@ def words(text: str, stopwords: frozenset[str] = frozenset(), pattern: re.Patter
     """The lower-cased words of ``text`` (maximal matches of ``pattern``) that are not in ``stopwords``."""
     found = pattern.findall(text.lower())
     return [w for w in found if w not in stopwords] if stopwords else found
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The one choice closest to a misspelt ``name`` (:func:`difflib.get_close_matches`; compared case-blind), or
+    None when none is close."""
+    import difflib
+
+    by_key: dict[str, str] = {}
+    for choice in choices:
+        by_key.setdefault(str(choice).lower(), str(choice))
+    found = difflib.get_close_matches(str(name).lower(), list(by_key), n=1)
+    return by_key[found[0]] if found else None
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the one choice closest to ``name``, or ``""``: a suffix for an error message."""
+    found = closest(name, choices)
+    return f" (did you mean {found!r}?)" if found is not None and found != name else ""
 
 
 def clean_inline(text: str, limit: int) -> str:

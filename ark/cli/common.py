@@ -26,6 +26,7 @@ from rich.console import (
 from rich.markup import escape
 from rich.segment import Segment
 
+from ..progress import use_console
 from ..runtime.interrupts import EXIT_INTERRUPTED, INTERRUPTED, announce_interrupt, exit_on_next_interrupt
 from ..text import escape_log_output, terminal_safe
 
@@ -96,6 +97,7 @@ console = LineWidthConsole()
 err_console = LineWidthConsole(stderr=True)
 for _console in (console, err_console):
     _console.push_render_hook(TerminalSafeHook())
+use_console(err_console)  # progress bars draw on stderr through the same escape as every line
 escape_log_output()  # log lines (a failed request's path, an exception about a model's text) print escaped too
 
 
@@ -216,13 +218,12 @@ def load_graph(name_or_path: str, quiet: bool = False) -> KnowledgeGraph:
     started = time.perf_counter()
     built: list[str] = []
 
-    def show(text: str) -> None:
+    def show(text: str) -> None:  # what is built and why: a line that stays (a spinner's text would not)
         built.append(text)
-        update(text)
+        err_console.print(text, style="dim", highlight=False, soft_wrap=True)
 
-    try:
-        with progress_status("Opening graph ...") as update:
-            graph = open_graph(name_or_path, status=show)
+    try:  # no spinner: opening maps files (fast), and a first build draws its own progress bar
+        graph = open_graph(name_or_path, status=show)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if built:

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .common import check_writable, console, fail, guarded, load_graph, progress_status
+from .common import check_writable, console, err_console, fail, guarded, load_graph, progress_status
 
 graph_app = typer.Typer(help="Build, import and inspect knowledge graphs.", no_args_is_help=True)
 import_app = typer.Typer(help="Import a graph from an outside format into an ARK graph directory.",
@@ -35,32 +35,9 @@ def build(
     if name not in BUILDERS:
         fail(f"unknown built-in graph {name!r}; valid: {', '.join(BUILDERS)}")
     start = time.perf_counter()
-    with progress_status(f"Building graph {name!r} ...") as update:
-        path = build_named_graph(name, force=force, status=update)
+    path = build_named_graph(name, force=force, status=lambda line: err_console.print(Text(line, style="dim")))
     graph = load_graph(str(path))
     console.print(f"{graph!r} ready in {time.perf_counter() - start:.1f} s at {path}")
-
-
-@import_app.command("parquet")
-@guarded
-def import_parquet(
-    source: Annotated[Path, typer.Argument(help="Folder with nodes.parquet/edges.parquet (or .csv/.jsonl).")],
-    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")],
-    name: Annotated[str | None, typer.Option(help="Graph name (default: graph.json's or the folder's).")] = None,
-) -> None:
-    """Import a folder in the ark-agent-cli data contract (nodes + edges tables)."""
-    from ..graph import GraphValidationError
-    from ..graph.storage import check_graph_target, check_source_outside_target
-    from ..loaders.tabular import import_tabular
-
-    try:
-        check_source_outside_target(source, out)
-        check_graph_target(out)  # fail before the (possibly long) load, not after it
-        check_writable(out / "graph.json", "cannot write --out")
-        path = import_tabular(source, out, name=name)
-    except (GraphValidationError, FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
-    console.print(f"Imported {load_graph(str(path), quiet=True)!r} into {path}")
 
 
 @import_app.command("stark")
@@ -133,14 +110,12 @@ def verify(
     """Hash every file of a graph and of its cached indexes in full against their checksums (opening a graph checks
     small files in full and large ones by sampled blocks). A damaged file is one error line with the fix; exit 1."""
     from ..graph.storage import REBUILD_HINT, verify_graph
-    from ..loaders.registry import BUILDERS, graph_dir, rebuild_command
+    from ..loaders.registry import BUILDERS, rebuild_command
     from ..storage.cache_folder import verify_folder
     from ..storage.checksums import DamagedFileError
+    from .graph_update_cmd import graph_path
 
-    path = graph_dir(graph_name) if graph_name in BUILDERS else Path(graph_name).expanduser()
-    if not (path / "graph.json").is_file():
-        fail(f"{graph_name!r} is not built yet (ark graph build {graph_name})" if graph_name in BUILDERS else
-             f"{graph_name!r} is neither a built-in graph ({', '.join(BUILDERS)}) nor a graph directory")
+    path = graph_path(graph_name)
     hint = rebuild_command(graph_name) if graph_name in BUILDERS else REBUILD_HINT
     try:
         count = verify_graph(path, hint)
@@ -213,4 +188,4 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
         console.print(history_table(version_history(graph.path)))
 
 
-from . import graph_update_cmd  # noqa: E402,F401 - registers ark graph update and compact
+from . import graph_import_cmd, graph_update_cmd  # noqa: E402,F401 - ark graph import csv..., list, update, compact

@@ -13,16 +13,21 @@ from rich.text import Text
 
 from .common import console, fail, guarded
 from .graph_cmd import graph_app
+from .graph_import_cmd import IdColumn, NameColumn, TextColumns, TypeColumn, column_choice
 
 
 def graph_path(graph_name: str) -> Path:
-    """The directory of a built-in graph (built) or a graph directory; exits 2 naming the valid choices."""
-    from ..loaders.registry import BUILDERS, graph_dir
+    """The directory of a built-in graph (built), a graph directory or a graph imported under a name; exits 2
+    naming the valid choices."""
+    from ..loaders.registry import BUILDERS, graph_location
 
-    path = graph_dir(graph_name) if graph_name in BUILDERS else Path(graph_name).expanduser()
+    try:
+        path = graph_location(graph_name)
+    except ValueError as exc:
+        fail(str(exc))
     if not (path / "graph.json").is_file():
         fail(f"{graph_name!r} is not built yet (ark graph build {graph_name})" if graph_name in BUILDERS else
-             f"{graph_name!r} is neither a built-in graph ({', '.join(BUILDERS)}) nor a graph directory")
+             f"{graph_name!r} holds no graph")
     return path
 
 
@@ -30,13 +35,17 @@ def graph_path(graph_name: str) -> Path:
 @guarded
 def update(
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")],
-    nodes: Annotated[Path | None, typer.Option(help="New or changed nodes (.parquet/.csv/.jsonl: id, name, type, "
-                                                    "optional properties and text).")] = None,
+    nodes: Annotated[Path | None, typer.Option(help="New or changed nodes, read as an import reads them "
+                                                    "(.csv/.tsv/.jsonl/.parquet/.arrow).")] = None,
     edges: Annotated[Path | None, typer.Option(help="Edges to add (from, to, type).")] = None,
-    delete: Annotated[Path | None, typer.Option(help="Text file: a node id a line, or from<TAB>to<TAB>type.")] = None,
+    delete: Annotated[Path | None, typer.Option(help="Nodes or edges to delete: a table (an id column, or from, to, "
+                                                     "type) or text: a node id a line, or from<TAB>to<TAB>type.")
+                      ] = None,
     from_export: Annotated[Path | None, typer.Option("--from", help="A full new export (a folder in the import "
                                                                     "formats): its difference is stored.")] = None,
     note: Annotated[str, typer.Option(help="A note kept in the version history.")] = "",
+    id_column: IdColumn = None, type_column: TypeColumn = None, name_column: NameColumn = None,
+    text_columns: TextColumns = None,
 ) -> None:
     """Add, change and delete nodes and edges as a new version of the graph (no rebuild); the graph's BM25 index
     follows with a segment for the changed documents."""
@@ -52,15 +61,20 @@ def update(
     path = graph_path(graph_name)
     started = time.perf_counter()
     try:
+        from ..graph.storage import load_graph, read_graph_meta
+        from ..loaders.table_reader import ColumnChoice
+
+        # the columns chosen at import hold for its updates, unless a flag says otherwise
+        stored = ColumnChoice.from_metadata(read_graph_meta(path).get("metadata") or {})
+        columns = column_choice(id_column, type_column, name_column, text_columns).over(stored)
         if from_export is not None:
-            from ..graph.storage import load_graph
             from ..loaders.tabular import load_tabular
 
-            delta = diff_export(load_graph(path), load_tabular(from_export))
+            delta = diff_export(load_graph(path), load_tabular(from_export, columns=columns))
         else:
-            delta = read_update(nodes, edges, delete)
+            delta = read_update(nodes, edges, delete, columns=columns)
         graph = update_graph(path, delta, note=note)
-    except (GraphValidationError, OutputLocked, ValueError) as exc:
+    except (GraphValidationError, OutputLocked, ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     graph_s = time.perf_counter() - started
     started = time.perf_counter()

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 
+from ..text import did_you_mean
 from .keys import KeyTable, column_chunks
 
 Direction = Literal["both", "out", "in"]
@@ -246,5 +247,5 @@ def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
 def _resolve(name: str, lookup: dict[str, str], valid: list[str], what: str) -> str:
     found = lookup.get(normalize_name(name))
     if found is None:
-        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")
+        raise ValueError(f"unknown {what} {name!r}{did_you_mean(name, valid)}; valid: {', '.join(valid)}")
     return found

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..text import did_you_mean
+
 # Columns every node table has, in order; ``id`` is the primary key.
 BASE_COLUMNS: tuple[tuple[str, str], ...] = (("id", "STRING"), ("name", "STRING"), ("text", "STRING"),
                                              ("idx", "INT64"))
@@ -116,14 +118,16 @@ class CypherSchema:
         try:
             return self._by_type[node_type].label
         except KeyError:
-            raise KeyError(f"unknown node type {node_type!r}; valid: {', '.join(self._by_type)}") from None
+            raise KeyError(f"unknown node type {node_type!r}{did_you_mean(node_type, self._by_type)}; valid: "
+                           f"{', '.join(self._by_type)}") from None
 
     def rel_label(self, relation: str) -> str:
         """Label of the relationship table holding ``relation``; ``KeyError`` names the valid relations."""
         try:
             return self._by_relation[relation].label
         except KeyError:
-            raise KeyError(f"unknown relation {relation!r}; valid: {', '.join(self._by_relation)}") from None
+            raise KeyError(f"unknown relation {relation!r}{did_you_mean(relation, self._by_relation)}; valid: "
+                           f"{', '.join(self._by_relation)}") from None
 
     def node_table(self, label: str) -> NodeTableSpec | None:
         return next((spec for spec in self.nodes if spec.label == label), None)

@@ -1,39 +1,21 @@
-"""A minimal progress reporter for long index builds (rich when enabled, silent otherwise)."""
+"""Progress bars of long index builds and embedding passes (:func:`ark.progress.progress_bar`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
+from ..progress import ProgressSink
+from ..progress import progress_bar as _bar
 
-class ProgressSink(Protocol):
-    def advance(self, n: int) -> None: ...
-
-
-class _Silent:
-    def advance(self, n: int) -> None:
-        pass
-
-
-class _Rich:
-    def __init__(self, progress, task) -> None:
-        self._progress = progress
-        self._task = task
-
-    def advance(self, n: int) -> None:
-        self._progress.advance(self._task, n)
+__all__ = ["ProgressSink", "progress_bar"]
 
 
 @contextmanager
-def progress_bar(description: str, total: int | None, enabled: bool) -> Iterator[ProgressSink]:
-    """Yield an object with ``advance(n)``; draws a rich progress bar on stderr when ``enabled``."""
-    if not enabled:
-        yield _Silent()
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
-    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
-        yield _Rich(progress, progress.add_task(description, total=total))
+def progress_bar(description: str, total: int | None, enabled: bool,
+                 auto_from: int | None = None) -> Iterator[ProgressSink]:
+    """A bar when ``enabled``; when not, still one on a terminal for work of at least ``auto_from`` items (what
+    takes more than a few seconds: a user waiting at a terminal sees the count and the ETA)."""
+    automatic = not enabled and auto_from is not None and total is not None and total >= auto_from
+    with _bar(description, total, enabled=True if enabled else (None if automatic else False)) as bar:
+        yield bar

@@ -52,6 +52,8 @@ PIPELINE_WORKERS = 2
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 
+AUTO_BAR_DOCS = 200_000  # about 2 s of indexing: from here a terminal shows a bar even unasked
+
 
 class _Vocabulary(dict):
     """Raw token -> term id (-1 for dropped tokens); filled lazily so each distinct token is analysed once."""
@@ -413,7 +415,7 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
         counts = _term_major_counts(batch, term_ids, width)
         return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
-    with progress_bar("BM25 indexing", num_docs, progress) as bar:
+    with progress_bar("BM25 indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
         split = _in_order(tokenizer.split, _chunks(docs, chunk_size))
         for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
             runs.append(chunk)
@@ -438,7 +440,7 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         first_doc = first_virtual // n_fields
         return runs.spill(counts, lengths, first_doc, first_doc)
 
-    with progress_bar("BM25F indexing", num_docs, progress) as bar:
+    with progress_bar("BM25F indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
         split = _in_order(tokenizer.split, flattened())
         for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
             runs.append(chunk)

@@ -141,7 +141,7 @@ def embed_texts(
             state = {"digest": digest, "done": 0, "order": layout}
     if sorted_path:
         return _embed_sorted(texts, model, encoder, out, done, state, state_path, progress, block, precision)
-    with progress_bar(f"Embedding with {model}", n, progress) as bar:
+    with progress_bar(f"Embedding with {model}", n, progress, auto_from=512) as bar:
         bar.advance(done)
         for start in range(done, n, block):
             batch = [t or "" for t in texts[start : start + block]]
@@ -160,7 +160,7 @@ def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, do
     """:func:`embed_texts` for a sentence-transformers encoder: ``done`` counts rows in the plan's sorted order."""
     device = _encoder_device(encoder)
     chosen = resolve_precision(precision, device)
-    with encoding_threads(), progress_bar(f"Embedding with {model} ({chosen})", len(texts), progress) as bar:
+    with encoding_threads(), progress_bar(f"Embedding with {model} ({chosen})", len(texts), progress, auto_from=512) as bar:
         plan = plan_batches(token_lengths(encoder, texts), TOKEN_BUDGET[device])
         bar.advance(done)
         written = done

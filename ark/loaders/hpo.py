@@ -31,6 +31,7 @@ import csv
 import importlib.util
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,8 +149,15 @@ def _first_quoted(value: str) -> str:
 
 def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
     """Build the HPO graph (about 37k nodes, 565k edges) from the installed HPO files."""
-    data_dir = data_dir or hpo_data_dir()
+    from ..progress import progress_bar
+
+    with progress_bar("Building graph 'hpo' (steps)", 6) as bar:
+        return _build_hpo_graph(data_dir or hpo_data_dir(), bar.advance)
+
+
+def _build_hpo_graph(data_dir: Path, step: Callable[[int], None]) -> KnowledgeGraph:
     terms, release = parse_obo(data_dir / "hp.obo")
+    step(1)
     live = {t.id: t for t in terms if not t.obsolete}
 
     edges: set[tuple[str, str, str]] = set()
@@ -157,8 +165,10 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
         edges.update((term.id, parent, "is_a") for parent in term.parents if parent in live)
 
     disease_names, disease_terms = _read_disease_annotations(data_dir / "phenotype.hpoa", live, edges)
+    step(1)
     gene_symbols, gene_diseases, disease_genes = _read_gene_annotations(
         data_dir / "genes_to_phenotype.txt", live, disease_names, edges)
+    step(1)
 
     ids: list[str] = []
     types: list[str] = []
@@ -184,11 +194,13 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
         texts.append(_gene_text(gene, symbol, gene_diseases[gene], disease_names))
         properties.append(None)
 
+    step(1)
     ordered = sorted(edges, key=lambda e: (RELATIONS.index(e[2]), e[0], e[1]))
     credit = f"Human Phenotype Ontology, release {release}"
     from ..graph.build import build_graph  # here: opening the built graph must not import pyarrow.compute
 
-    return build_graph(
+    step(1)
+    graph = build_graph(
         NodeTable(ids, types, names, texts, properties, source=str(data_dir)),
         EdgeTable(
             [e[0] for e in ordered],
@@ -207,6 +219,8 @@ def build_hpo_graph(data_dir: Path | None = None) -> KnowledgeGraph:
             "name_fields": NAME_FIELDS,
         },
     )
+    step(1)
+    return graph
 
 
 def _read_disease_annotations(

@@ -42,7 +42,8 @@ def build_named_graph(name: str, force: bool = False, status: Callable[[str], No
         if force or built != LOADER_VERSIONS.get(name):
             if status:
                 why = "first use" if built == -1 else "built by an older loader"
-                status(f"Building graph {name!r} into {target} ({why}) ...")
+                status(f"Building graph {name!r} into {target} ({why}; once: later runs open the saved graph "
+                       "at once) ...")
             BUILDERS[name]().save(target)
     return target
 
@@ -61,14 +62,30 @@ def _built_version(target: Path) -> int | None:
     return (meta.get("metadata") or {}).get("loader_version")
 
 
+def graph_location(name_or_path: str | Path) -> Path:
+    """The folder of GRAPH: a built-in graph's (built or not), a graph directory, or a registered name's
+    (:mod:`.named`); ``ValueError`` names the choices, with the closest one."""
+    from .named import registered_path, unknown_graph
+
+    text = str(name_or_path)
+    if text in BUILDERS:
+        return graph_dir(text)
+    path = Path(text).expanduser()
+    if (path / "graph.json").is_file():
+        return path
+    registered = registered_path(text)
+    if registered is not None:
+        if not (registered / "graph.json").is_file():
+            raise ValueError(f"graph {text!r} was registered at {registered}, which holds no graph any more; "
+                             f"import it again (ark graph import ... --name {text} --replace)")
+        return registered
+    raise ValueError(unknown_graph(text, list(BUILDERS)))
+
+
 def open_graph(name_or_path: str | Path, status: Callable[[str], None] | None = None) -> KnowledgeGraph:
-    """Open a built-in graph by name (building it on first use) or a graph directory by path."""
+    """Open a built-in graph by name (building it on first use), a graph directory by path, or a graph imported
+    under a name (:mod:`.named`)."""
     text = str(name_or_path)
     if text in BUILDERS:
         return load_graph(build_named_graph(text, status=status), rebuild_hint=rebuild_command(text))
-    path = Path(text).expanduser()
-    if (path / "graph.json").is_file():
-        return KnowledgeGraph.load(path)
-    raise ValueError(
-        f"{text!r} is neither a built-in graph ({', '.join(BUILDERS)}) nor a graph directory (no graph.json there)"
-    )
+    return KnowledgeGraph.load(graph_location(text))

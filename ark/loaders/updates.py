@@ -1,12 +1,12 @@
 """Updates of a saved graph from files: ``ark graph update GRAPH --nodes FILE --edges FILE --delete FILE`` and
 ``--from NEW_EXPORT_DIR`` (:mod:`ark.graph.versions` stores them).
 
-``--nodes`` and ``--edges`` are tables in the import formats (:mod:`ark.loaders.tabular`: Parquet, CSV or JSONL;
-nodes ``id``, ``name``, ``type``, optional ``properties``, and optionally ``text``, the node's document as it is;
-edges ``from``, ``to``, ``type``); a node whose id exists replaces it whole, any other is new; new node types and
-relations are allowed. ``--delete`` is a text file: one node id a line (its edges go with it), or an edge as
-``from<TAB>to<TAB>type``; blank lines and lines starting with ``#`` are skipped. ``--from`` compares the graph with a
-full new export in the import formats and stores the difference.
+``--nodes`` and ``--edges`` are tables read as an import reads them (:mod:`ark.loaders.table_reader`: CSV, TSV,
+JSONL, Parquet or Arrow; the same columns, text and properties); a node whose id exists replaces it whole, any other
+is new; new node types and relations are allowed. ``--delete`` is a table in the same formats (an id column: nodes;
+from/to/type columns: edges) or a text file: one node id a line (its edges go with it), an edge as
+``from<TAB>to<TAB>type``, or a JSON object with those fields; blank lines and lines starting with ``#`` are skipped.
+``--from`` compares the graph with a full new export in the import formats and stores the difference.
 """
 
 from __future__ import annotations
@@ -18,51 +18,57 @@ import pyarrow.compute as pc
 
 from ark.graph import GraphValidationError, KnowledgeGraph
 from ark.graph.delta import EDGE_SCHEMA, NODE_COLUMNS, GraphDelta, empty_edges, empty_nodes, node_rows
-from ark.graph.tables import string_column
+from ark.storage.jsonl import parse_json_object
 
-from .tabular import EDGE_COLUMNS, _read_table, _texts_and_properties, check_utf8
-from .tabular import NODE_COLUMNS as TABLE_NODE_COLUMNS
+from . import table_reader
+from .table_files import SUFFIXES, check_utf8, table_format
+from .table_reader import EDGE_ALIASES, NODE_ALIASES, ColumnChoice, find_column
 
 
-def read_update(nodes: Path | None = None, edges: Path | None = None, delete: Path | None = None) -> GraphDelta:
+def read_update(nodes: Path | None = None, edges: Path | None = None, delete: Path | None = None,
+                columns: ColumnChoice = ColumnChoice()) -> GraphDelta:
     """The update the files describe (see the module doc); nothing is checked against the graph yet."""
-    node_table = read_nodes(nodes) if nodes is not None else empty_nodes()
+    node_table = read_nodes(nodes, columns) if nodes is not None else empty_nodes()
     edge_table = read_edges(edges) if edges is not None else empty_edges()
     deleted, removed = read_deletions(delete) if delete is not None else ([], [])
     return GraphDelta(node_table, edge_table, _edges(removed), pa.array(deleted, pa.string()))
 
 
-def read_nodes(path: Path) -> pa.Table:
+def read_nodes(path: Path, columns: ColumnChoice = ColumnChoice()) -> pa.Table:
     """A node table (id, type, name, text, properties) from a file in the import formats."""
-    _check_format(path)
-    columns = _read_table(path, TABLE_NODE_COLUMNS)
-    names = string_column(columns["name"], "")
-    texts, properties = _texts_and_properties(names, columns.get("properties"), path)
-    if "text" in columns:
-        texts = pa.chunked_array([string_column(columns["text"], "")])
-    table = pa.table({"id": columns["id (stripped)"], "type": columns["type (stripped)"], "name": names,
-                      "text": texts, "properties": properties})
+    _check_file(path)
+    table = table_reader.read_nodes(path, columns).table
     _check_unique(table.column("id"), path)
     return table.select(list(NODE_COLUMNS))
 
 
 def read_edges(path: Path) -> pa.Table:
     """An edge table (source, target, relation) from a file in the import formats."""
-    _check_format(path)
-    columns = _read_table(path, EDGE_COLUMNS)
-    return pa.table({"source": columns["from (stripped)"], "target": columns["to (stripped)"],
-                     "relation": columns["type (stripped)"]}).cast(EDGE_SCHEMA)
+    _check_file(path)
+    columns = table_reader.read_edges(path)
+    return pa.table({"source": columns["from"], "target": columns["to"], "relation": columns["type"]}
+                    ).cast(EDGE_SCHEMA)
 
 
 def read_deletions(path: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """Node ids and edge triples listed in a ``--delete`` file; an error names the line that is neither."""
+    """Node ids and edge triples a ``--delete`` file lists: a table in the import formats (an id column, or
+    from/to/type columns), or text: a node id a line, ``from<TAB>to<TAB>type``, or a JSON object with those
+    fields; an error names the line that is none of them."""
     if not path.is_file():
         raise FileNotFoundError(f"--delete file not found: {path}")
+    if path.suffix.lower() in SUFFIXES:
+        return table_reader.read_deleted(path)
     check_utf8(path)
     nodes: list[str] = []
     edges: list[tuple[str, str, str]] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path}, line {number}"
+        if line.lstrip().startswith("{"):
+            node, edge = _deleted_object(parse_json_object(line, where, GraphValidationError), where)
+            nodes += node
+            edges += edge
             continue
         parts = [p.strip() for p in line.split("\t")]
         if len(parts) == 1:
@@ -70,9 +76,22 @@ def read_deletions(path: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
         elif len(parts) == 3 and all(parts):
             edges.append((parts[0], parts[1], parts[2]))
         else:
-            raise GraphValidationError(f"{path}, line {number}: expected a node id or from<TAB>to<TAB>type, got "
-                                       f"{line[:80]!r}")
+            raise GraphValidationError(f"{where}: expected a node id or from<TAB>to<TAB>type (or a JSON object "
+                                       f"with an id, or from, to and type), got {line[:80]!r}")
     return nodes, edges
+
+
+def _deleted_object(row: dict, where: str) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """A JSON line of a ``--delete`` text file: ``{"id": ...}`` or ``{"from": ..., "to": ..., "type": ...}``."""
+    node = find_column(list(row), NODE_ALIASES["id"])
+    if node is not None and str(row[node]).strip():
+        return [str(row[node]).strip()], []
+    keys = [find_column(list(row), EDGE_ALIASES[r]) for r in ("from", "to", "type")]
+    values = [str(row[k]).strip() if k is not None and row[k] is not None else "" for k in keys]
+    if all(values):
+        return [], [(values[0], values[1], values[2])]
+    raise GraphValidationError(f"{where}: a JSON line of a --delete file needs an id, or from, to and type; got "
+                               f"keys {', '.join(map(repr, row)) or 'none'}")
 
 
 def diff_export(current: KnowledgeGraph, new: KnowledgeGraph) -> GraphDelta:
@@ -102,11 +121,10 @@ def _edges(triples: list[tuple[str, str, str]]) -> pa.Table:
                      "relation": [t[2] for t in triples]}, schema=EDGE_SCHEMA)
 
 
-def _check_format(path: Path) -> None:
+def _check_file(path: Path) -> None:
     if not path.is_file():
         raise FileNotFoundError(f"update file not found: {path}")
-    if path.suffix not in (".parquet", ".csv", ".jsonl"):
-        raise GraphValidationError(f"{path}: unknown table format {path.suffix!r}; valid: .parquet, .csv, .jsonl")
+    table_format(path)
 
 
 def _check_unique(ids: pa.ChunkedArray, path: Path) -> None:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..text import did_you_mean
+
 if TYPE_CHECKING:
     from .base import MethodOptions
     from .registry import MethodSpec
@@ -102,7 +104,8 @@ def validate_options(spec: MethodSpec, values: Mapping[str, Any]) -> MethodOptio
         for error in exc.errors():
             key = ".".join(str(p) for p in error["loc"]) or "(options)"
             if error["type"] == "extra_forbidden":
-                problems.append(f"unknown option {key!r}")
+                keys = [o.key for o in describe_options(spec.options)]
+                problems.append(f"unknown option {key!r}{did_you_mean(key, keys)}")
             else:
                 problems.append(f"{key}={error.get('input')!r}: {error['msg']}")
         valid = ", ".join(f"{o.key} ({o.type})" for o in describe_options(spec.options))

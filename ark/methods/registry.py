@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
 
+from ..text import did_you_mean
 from .base import MethodContext, MethodOptions
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def get_method_spec(name: str) -> MethodSpec:
         return own_family
     specs = method_specs()
     if name not in specs:
-        raise MethodError(f"unknown method {name!r}; valid: {', '.join(specs)}")
+        raise MethodError(f"unknown method {name!r}{did_you_mean(name, specs)}; valid: {', '.join(specs)}")
     return specs[name]
 
 

@@ -72,7 +72,8 @@ def test_edges_without_nodes_file_or_graph_folder_are_reported(tmp_path: Path) -
 BAD_INPUTS = {
     "missing column": (
         [{k: v for k, v in n.items() if k != "type"} for n in NODES], EDGES,
-        r"nodes\.csv: missing column\(s\) type; required: id, name, type",
+        r"nodes\.csv: missing column\(s\) type; required: id, type \(optional: name\); found: id, name, "
+        r"properties \(name another with --type-column\)",
     ),
     "missing edge column": (
         NODES, [{k: v for k, v in e.items() if k != "to"} for e in EDGES],
@@ -213,14 +214,14 @@ def test_parquet_integer_ids_and_dictionary_columns_load_as_text(tmp_path: Path)
 
 def test_large_folders_are_read_in_batches_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
     """Node text is computed a batch of rows at a time; the graph (and its fingerprint) must not depend on it."""
-    import ark.loaders.tabular as tabular
+    import ark.loaders.table_reader as reader
 
     rows = [{"id": f"n{i}", "name": f"node {i}", "type": "t",
              "properties": {"description": f"about {i}", "rank": i, "tags": ["a", str(i)]}} for i in range(50)]
     folder = write_folder(tmp_path / "g", "parquet", nodes=rows, edges=[{"from": "n1", "to": "n2", "type": "r"}])
     whole = load_tabular(folder)
-    original = tabular._texts_and_properties
-    monkeypatch.setattr(tabular, "_texts_and_properties", lambda *a: original(*a, batch=7))
+    original = reader._batches
+    monkeypatch.setattr(reader, "_batches", lambda *a: original(*a[:6], 7, a[7]))
     batched = load_tabular(folder)
     assert batched.nodes.column("text").num_chunks > 1
     assert batched.metadata["fingerprint"] == whole.metadata["fingerprint"]
