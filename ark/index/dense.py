@@ -160,7 +160,8 @@ def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, do
     """:func:`embed_texts` for a sentence-transformers encoder: ``done`` counts rows in the plan's sorted order."""
     device = _encoder_device(encoder)
     chosen = resolve_precision(precision, device)
-    with encoding_threads(), progress_bar(f"Embedding with {model} ({chosen})", len(texts), progress, auto_from=512) as bar:
+    label = f"Embedding with {model} ({chosen})"
+    with encoding_threads(), progress_bar(label, len(texts), progress, auto_from=512) as bar:
         plan = plan_batches(token_lengths(encoder, texts), TOKEN_BUDGET[device])
         bar.advance(done)
         written = done

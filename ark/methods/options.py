@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from ark.errors import ArkError
+
 from ..text import did_you_mean
 
 if TYPE_CHECKING:
@@ -145,7 +147,7 @@ def options_dict(options: MethodOptions) -> dict[str, Any]:
     return options.model_dump(mode="json")
 
 
-class RequestOptionError(ValueError):
+class RequestOptionError(ValueError, ArkError):
     """An option a request may not set (``server_only``: a setting of the server's; else no such option)."""
 
     def __init__(self, message: str, key: str, server_only: bool) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ark.errors import ArkError
 from ark.graphdb.channel import (  # the framing, shared with the out-of-process Cypher engine
     _HEADER,
     MAX_MESSAGE_BYTES,
@@ -37,7 +38,7 @@ _CALL_FIELDS: dict[str, Any] = {  # field -> its type (or types)
     "node_indices": list, "strings": list}
 
 
-class FrameInvalid(Exception):
+class FrameInvalid(ArkError):
     """A frame from the worker does not match its schema (the code in the sandbox forged or garbled it)."""
 
 

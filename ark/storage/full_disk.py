@@ -20,12 +20,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ark.errors import ArkError
+
 FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _SHORT_WRITE = re.compile(r"^\d+ requested and \d+ written$")  # numpy's tofile, on a write that stopped short
 _FULL_TEXTS = ("No space left on device", "Disk quota exceeded")  # pyarrow's IO errors carry no errno
 
 
-class DiskFullError(OSError):
+class DiskFullError(OSError, ArkError):
     """A write stopped by a full disk (or quota): ``errno.ENOSPC``, ``filename`` the file being written, and a
     message saying so with the free space there."""
 
