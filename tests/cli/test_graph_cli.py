@@ -97,7 +97,9 @@ def test_import_over_an_earlier_import_replaces_it(tmp_path: Path) -> None:
     first = write_folder(tmp_path / "a", "csv")
     assert runner.invoke(app, ["graph", "import", "parquet", str(first), "--out", str(out)]).exit_code == 0
     second = write_folder(tmp_path / "b", "jsonl", graph_json={"id": "b", "name": "second"})
-    result = runner.invoke(app, ["graph", "import", "parquet", str(second), "--out", str(out)])
+    refused = runner.invoke(app, ["graph", "import", "parquet", str(second), "--out", str(out)])
+    assert refused.exit_code == 1 and "--replace" in refused.output  # another source: not replaced silently
+    result = runner.invoke(app, ["graph", "import", "parquet", str(second), "--out", str(out), "--replace"])
     assert result.exit_code == 0, result.output
     assert KnowledgeGraph.load(out).metadata["name"] == "second"
 

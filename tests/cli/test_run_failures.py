@@ -289,6 +289,6 @@ def test_a_first_use_graph_build_prints_progress_off_a_terminal(monkeypatch, tmp
     monkeypatch.setitem(registry.BUILDERS, "small", build_small_graph)
     result = ark("graph", "info", "small")
     assert result.exit_code == 0, result.output
-    assert "Building graph 'small' into" in result.stderr and "(first use)" in result.stderr
+    assert "Building graph 'small' into" in result.stderr and "(first use; once" in result.stderr
     assert "Graph 'small' built in" in result.stderr or "built in" in result.stderr
     assert not ark("graph", "info", "small").stderr  # built once: later uses are quiet
