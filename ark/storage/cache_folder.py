@@ -11,8 +11,9 @@ fingerprint, the settings) and each file's size and checksum (:mod:`ark.storage.
 - writes the files and the manifest in one atomic step (:func:`ark.storage.atomic.atomic_directory`);
 - keeps the value it built in memory, with one warning, when the cache cannot be written (a read-only or full disk):
   nothing half-written stays behind, and the next run tries again;
-- removes the partial work of a build that fails; a build stopped by a full disk (its scratch files fill it) is one
-  :class:`~ark.storage.full_disk.DiskFullError` naming the file being written and the space left.
+- a build stopped by a full disk is one :class:`~ark.storage.full_disk.DiskFullError` naming the file being written
+  and the space left, and its partial work (the scratch files that fill the disk) is removed; the partial work of a
+  build stopped otherwise stays, for the next run to resume.
 
 Folders written before checksums (a manifest without ``files``) still open; they gain checksums when rebuilt.
 """
@@ -33,7 +34,7 @@ from ark.errors import ArkError
 
 from .atomic import atomic_directory
 from .checksums import DamagedFileError, check_files, file_records
-from .full_disk import full_disk_error, newest_file
+from .full_disk import full_disk_error, is_disk_full, newest_file
 from .locks import build_lock
 
 log = logging.getLogger(__name__)
@@ -126,16 +127,19 @@ def open_cached(directory: Path, identity: dict[str, Any], build: Callable[[Path
 
 
 def _build_in(work_dir: Path, build: Callable[[Path | None], T]) -> T:
-    """``build(work_dir)``; when it fails, ``work_dir`` (its partial work) is removed, and a full disk is a
-    :class:`~ark.storage.full_disk.DiskFullError` naming the file being written (the newest file there)."""
+    """``build(work_dir)``. A full disk is a :class:`~ark.storage.full_disk.DiskFullError` naming the file being
+    written (the newest file there), and ``work_dir`` is removed (its scratch files fill the disk); after any other
+    failure (an interrupt, an endpoint that keeps failing) the partial work stays, so the next run resumes it."""
     try:
         return build(work_dir)
-    except BaseException as exc:
-        failed = full_disk_error(exc, newest_file(work_dir) or work_dir) if isinstance(exc, OSError) else exc
+    except OSError as exc:
+        failed = full_disk_error(exc, newest_file(work_dir) or work_dir)
+        if not is_disk_full(failed):
+            raise
         shutil.rmtree(work_dir, ignore_errors=True)
-        if failed is not exc:
-            raise failed from exc
-        raise
+        if failed is exc:
+            raise
+        raise failed from exc
 
 
 def verify_folder(directory: Path) -> int | None:
