@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -27,7 +26,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .channel import SPAWNER, ChannelClosed, ChannelCorrupt, ChannelTimeout, read_message, signal_name, write_message
+from .channel import (
+    SPAWNER,
+    ChannelClosed,
+    ChannelCorrupt,
+    ChannelTimeout,
+    kill_worker,
+    read_message,
+    signal_name,
+    write_message,
+)
 from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherResult, check_limit, check_timeout
 from .errors import CypherCrashed, CypherTimeout, CypherUnavailable, error_from_kind
 from .ladybug_engine import DB_HEADROOM_MB, check_query, database_reserve_mb
@@ -90,18 +98,8 @@ class _Worker:
 
     def kill(self) -> None:
         process, self.process = self.process, None
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=10)
-        for stream in (process.stdin, process.stdout):
-            with contextlib.suppress(OSError):
-                if stream is not None:
-                    stream.close()
+        if process is not None:
+            kill_worker(process)
 
 
 class IsolatedEngine:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ark.graphdb.channel import SPAWNER
+from ark.graphdb.channel import SPAWNER, kill_worker
 from ark.graphdb.ladybug_engine import DB_HEADROOM_MB, database_reserve_mb
 
 from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
@@ -149,16 +149,7 @@ class CodeSandbox:
     def _stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=10)
-            for stream in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError):
-                    if stream is not None:
-                        stream.close()
+            kill_worker(process)
         if self._stderr is not None:
             with contextlib.suppress(OSError):
                 self._stderr.close()
