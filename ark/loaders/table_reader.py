@@ -36,11 +36,16 @@ from ark.text import did_you_mean
 from .table_files import Columns, _parse_properties, _stripped, read_columns, typed_cells
 
 FIRST = ("text", "description", "summary", "definition", "abstract", "synonyms", "comment")
-NODE_ALIASES = {"id": ("id", "node_id", "entity_id", ":ID"), "type": ("type", "node_type", "entity_type", ":LABEL"),
-                "name": ("name", "title", "entity_name")}
-EDGE_ALIASES = {"from": ("from", "source", "src", "head", ":START_ID"),
-                "to": ("to", "target", "dst", "tail", ":END_ID"),
-                "type": ("type", "relation", "relationship", "predicate", ":TYPE")}
+NODE_ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "node_id", "entity_id", ":ID"),
+    "type": ("type", "node_type", "entity_type", ":LABEL"),
+    "name": ("name", "title", "entity_name"),
+}
+EDGE_ALIASES: dict[str, tuple[str, ...]] = {
+    "from": ("from", "source", "src", "head", ":START_ID"),
+    "to": ("to", "target", "dst", "tail", ":END_ID"),
+    "type": ("type", "relation", "relationship", "predicate", ":TYPE"),
+}
 _NOT_TEXT = re.compile(r"(^|_)(id|ids|uuid|iri|uri|url|link|type|types|kind|label|labels)$|^:|[a-z]Id$|:ID|:LABEL",
                        re.IGNORECASE)
 
@@ -227,13 +232,22 @@ def _documents(path: Path, names: Any, types: Any, columns: Columns, extra: list
         return _batches(path, names, types, columns, extra, text_keys, batch, bar.advance)
 
 
+def _marker(report: TypeColumns) -> Callable[[str], None]:
+    """What :func:`document` calls for each text key it writes: the key noted in the type's report."""
+    def mark(key: str) -> None:
+        report.text.setdefault(key)
+    return mark
+
+
 def _batches(path: Path, names: Any, types: Any, columns: Columns, extra: list[str],
              text_keys: Sequence[str] | None, batch: int, advance: Callable[[int], None],
              ) -> tuple[pa.ChunkedArray, pa.ChunkedArray, dict[str, TypeColumns]]:
     n = len(names)
     properties = columns.get("properties")
     raw_kept = not extra and isinstance(properties, pa.ChunkedArray) and pa.types.is_string(properties.type)
-    texts, stored, bad = [], [], []
+    texts: list[pa.Array] = []
+    stored: list[Any] = []
+    bad: list[str] = []
     by_type: dict[str, TypeColumns] = {}
     for start in range(0, n, batch):
         end = min(start + batch, n)
@@ -246,13 +260,14 @@ def _batches(path: Path, names: Any, types: Any, columns: Columns, extra: list[s
             fields = {**own, **{k: v for k, v in parsed[i].items() if k not in own}}
             report = by_type.get(node_type) or by_type.setdefault(node_type, TypeColumns(node_type))
             report.nodes += 1
-            rows.append(document(name, fields, text_keys, used=lambda key, r=report: r.text.setdefault(key)))
+            rows.append(document(name, fields, text_keys, used=_marker(report)))
             kept = {k: v for k, v in fields.items() if k != "text"}
             report.properties.update(dict.fromkeys(kept))
             if not raw_kept:
                 stored.append(json.dumps(kept, ensure_ascii=False, default=str))
         texts.append(pa.array(rows, pa.string()))
         if raw_kept:  # JSON-object strings are stored as they are (they parse to the same dicts); blanks: "{}"
+            assert isinstance(properties, pa.ChunkedArray)  # raw_kept says so
             column = properties[start:end]
             stored.extend(pc.if_else(pc.fill_null(pc.equal(column, ""), True), "{}", column).chunks)
         advance(end - start)
