@@ -26,8 +26,10 @@ def server():
 
 
 def local_ranking(texts: list[str], query: str, k: int) -> list[int]:
-    vectors = np.stack([keyword_vector(t) for t in texts])
-    scores = vectors @ keyword_vector(query)
+    # float32, as the dense index stores the endpoint's vectors: equal words give equal scores (ties broken by the
+    # node index) instead of float64 rounding noise deciding between them
+    vectors = np.stack([keyword_vector(t) for t in texts]).astype(np.float32)
+    scores = vectors @ keyword_vector(query).astype(np.float32)
     return sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:k]
 
 
