@@ -127,3 +127,18 @@ def test_served_graph_tools_refuse_a_boolean_or_float_node(small, value, shown):
     between = tools.execute("find_paths", {"source": 0, "target": value})
     assert not between.ok and shown in between.text
     assert tools.execute("get_node", {"node": 1}).ok
+
+
+@pytest.mark.parametrize(("value", "shown"), PATTERN)
+def test_a_graphscout_quiz_file_refuses_boolean_and_float_answer_ids(tmp_path, value, shown):
+    from ark.methods.graphscout.quiz.records import read_graphscout_quiz
+
+    record = {"id": "q1", "query": "which gene?", "answer": "FBN1", "answer_type": "entity", "clue_ids": ["FBN1"],
+              "answer_ids": [value]}
+    path = tmp_path / "quiz.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match=rf"'answer_ids': node ids must be text or an integer, got {shown}"):
+        read_graphscout_quiz(path)
+    path.write_text(json.dumps({**record, "answer_ids": ["FBN1"], "id": value}) + "\n")
+    with pytest.raises(ValueError, match=rf"'id': question ids must be text or an integer, got {shown}"):
+        read_graphscout_quiz(path)
