@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from fault_cases_harden import _post, _serve  # noqa: E402
 
 from tests.support.cypher_attacks import CRASH, DEEP_LISTS, HANG, NOT_CHAIN, cypher_model  # noqa: E402
+from tests.support.full_disk import full_disk_command  # noqa: E402
 from tests.support.openai_server import raw_reply, tool_reply, turn_script  # noqa: E402
 
 QUERIES = {"CRASHQ": (CRASH, 60.0, "crashed the database engine"), "HANGQ": (HANG, 2.0, "s deadline"),
@@ -125,26 +125,11 @@ def non_root_write(b: Any) -> None:
              outcome["uid"] != 0 and not wrote, f"/tmp took {report['/tmp']['written_mb']} MB; outside: {wrote}")
 
 
-MAKE_GRAPH = textwrap.dedent("""
-    import random, sys
-    from ark.graph import EdgeTable, NodeTable, build_graph
-    rng = random.Random(1)
-    words = [f"w{i}x" for i in range(20000)]
-    ids = [f"n{i}" for i in range(4000)]
-    texts = [" ".join(rng.choice(words) for _ in range(60)) for _ in ids]
-    build_graph(NodeTable(ids, ["t"] * len(ids), ids, texts, [None] * len(ids)),
-                EdgeTable(["n0"], ["n1"], ["r"])).save(sys.argv[1])
-""")
 
 
 def full_disk(b: Any) -> None:
     disk = b.fresh("disk")
-    graph = disk / "g"
-    script = (f"mount -t tmpfs -o size=3m tmpfs {disk} && {sys.executable} -c \"$0\" {graph} && "
-              f"head -c $(( $(df -B1 --output=avail {disk} | tail -1) - 200000 )) /dev/zero > {disk}/filler && "
-              f"{sys.executable} -m ark.cli.main ask {graph} 'w1x w2x' --offline --top 3; code=$?; "
-              f"echo \"left: $(ls -A {graph}/index)\" >&2; exit $code")
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script, MAKE_GRAPH], capture_output=True, text=True,
+    done = subprocess.run(full_disk_command(disk), capture_output=True, text=True,
                           timeout=300, cwd=REPO, env=b.env(COLUMNS="400"))
     if "mount" in done.stderr and "permission" in done.stderr.lower():
         b.record("44.4 full disk during the index build", (0, "skipped: no private tmpfs here"), True)
@@ -208,26 +193,11 @@ CASES = [("44 cypher via ask", cypher_ask), ("44 cypher via serve", cypher_serve
 
 
 def main() -> int:
-    import shutil
-    import tempfile
+    """These rows alone, in fault_injection's bench and table."""
+    import fault_injection
 
-    from fault_injection import Bench, Row, table
-
-    root = Path(tempfile.mkdtemp(prefix="ark-faults-44-"))
-    bench = Bench(root)
-    try:
-        for name, case in CASES:
-            started = time.perf_counter()
-            try:
-                case(bench)
-            except Exception as exc:  # noqa: BLE001 - a broken case is a row, not the end of the table
-                bench.rows.append(Row(name, None, f"case crashed: {type(exc).__name__}: {exc}", False))
-            print(f"[{time.perf_counter() - started:6.1f} s] {name}", file=sys.stderr, flush=True)
-    finally:
-        bench.server.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    print(table(bench.rows))
-    return 0 if all(row.intact for row in bench.rows) else 1
+    fault_injection.CASES[:] = CASES
+    return fault_injection.main()
 
 
 if __name__ == "__main__":
