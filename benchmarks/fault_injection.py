@@ -451,9 +451,10 @@ CASES: list[tuple[str, Callable[..., None]]] = [
 from fault_cases_harden import CASES as HARDENING_CASES  # noqa: E402 - servers, model client, terminal (issue 26)
 
 CASES += HARDENING_CASES
+from fault_cases_44 import CASES as ISSUE_44_CASES  # noqa: E402 - Cypher crash/hang, non-root sandbox, low defects
 from fault_cases_requests import CASES as REQUEST_CASES  # noqa: E402 - what a request may set (issue 44)
 
-CASES += REQUEST_CASES
+CASES += REQUEST_CASES + ISSUE_44_CASES
 
 
 def table(rows: list[Row]) -> str:

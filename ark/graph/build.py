@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from ..arrays import sorted_unique
 from .errors import GraphValidationError, describe_values
+from .ids import id_values
 from .store import KnowledgeGraph, SchemaTriple
 from .tables import EdgeTable, NodeTable, string_column
 
@@ -152,7 +153,7 @@ def _check_non_empty(column: str, values: pa.Array | pa.ChunkedArray, source: st
 
 
 def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str) -> np.ndarray:
-    values = string_column(endpoints, "None")
+    values = string_column(id_values(endpoints, f"{source}: {column}"), "None")
     index = pc.index_in(values, value_set=ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
     missing = pc.is_null(index)
     if pc.any(missing).as_py():

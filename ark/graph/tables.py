@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from .errors import GraphValidationError, describe_values
+from .ids import id_values
 
 ARROW_COLUMNS = ("id", "type", "name", "text", "properties")
 
@@ -73,7 +74,7 @@ class NodeTable:
         texts = self.texts if self.texts is not None else self.names
         return pa.table(
             {
-                "id": string_column(self.ids, "None"),
+                "id": string_column(id_values(self.ids, f"{self.source}: id"), "None"),
                 "type": string_column(self.types, "None"),
                 "name": string_column(self.names, ""),
                 "text": string_column(texts, ""),

@@ -140,6 +140,7 @@ class IsolatedEngine:
 
     def query(self, cypher: str, params: Mapping[str, Any] | None = None, limit: int | None = None,
               timeout_s: float | None = None) -> CypherResult:
+        started = time.monotonic()  # the deadline counts from here: the guard's own time is the query's
         values = check_query(cypher, params, self.dialect)
         limit = check_limit(limit)
         timeout = check_timeout(timeout_s, self.timeout_s)
@@ -148,13 +149,16 @@ class IsolatedEngine:
             if not worker.running:
                 worker.kill()
                 self.starts += 1
+                before = time.monotonic()
                 worker.start()
+                started += time.monotonic() - before  # a worker's start is not the query's time
             with self._ready:
                 self._request_id += 1
                 request_id = self._request_id
+            deadline = started + timeout
             request = {"op": "query", "id": request_id, "cypher": cypher, "params": values, "limit": limit,
-                       "timeout_s": timeout}
-            reply = self._ask(worker, request, timeout)
+                       "timeout_s": max(deadline - time.monotonic(), 0.05)}
+            reply = self._ask(worker, request, timeout, deadline + GRACE_S)
         finally:
             self._release(worker)
         if reply.get("op") == "error":
@@ -165,10 +169,23 @@ class IsolatedEngine:
         return CypherResult(list(reply.get("columns") or []), rows, bool(reply.get("truncated")),
                             float(reply.get("elapsed_s") or 0.0), list(reply.get("node_indices") or []))
 
-    def _ask(self, worker: _Worker, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-        """The worker's reply; a worker past the deadline or dead is killed and the query gets the error."""
+    def warm(self) -> None:
+        """Start one worker now if none is ready (e.g. while a model writes the query, so that the query's deadline
+        is not spent waiting for a Python start); a failure to start is left for the query to report."""
+        worker = self._acquire()
         try:
-            return worker.ask(request, time.monotonic() + timeout + GRACE_S)
+            if not worker.running:
+                worker.kill()
+                self.starts += 1
+                with contextlib.suppress(CypherUnavailable):
+                    worker.start()
+        finally:
+            self._release(worker)
+
+    def _ask(self, worker: _Worker, request: dict[str, Any], timeout: float, deadline: float) -> dict[str, Any]:
+        """The worker's reply; a worker past ``deadline`` or dead is killed and the query gets the error."""
+        try:
+            return worker.ask(request, deadline)
         except ChannelTimeout:
             worker.kill()
             raise CypherTimeout(f"the query ran past its {timeout:g} s deadline and was stopped; narrow it (start "

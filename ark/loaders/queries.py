@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ark.graph.ids import id_text
 from ark.storage.jsonl import parse_json_object
 
 
@@ -61,9 +62,9 @@ def _parse_line(line: str, path: Path, line_no: int) -> Query:
     template = record.get("template")
     answer, answer_type = _answer_text(record, where)
     return Query(
-        id=str(record["id"]),
+        id=id_text(record["id"], f"{where}: 'id'", "query ids"),
         query=record["query"],
-        answer_ids=[str(a) for a in answers],
+        answer_ids=[id_text(a, f"{where}: 'answer_ids'") for a in answers],
         template=None if template is None else str(template),
         answer=answer,
         answer_type=answer_type,

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ark.graph import GraphValidationError
+from ark.graph.ids import id_text, id_values
 from ark.graph.tables import string_column
 from ark.progress import progress_bar
 from ark.text import did_you_mean
@@ -181,7 +182,7 @@ def key_columns(path: Path, columns: Columns, given: dict[str, str | None], alia
 
 def checked_key(path: Path, columns: Columns, column: str) -> pa.ChunkedArray | pa.Array:
     """A key column as text, stripped; an error names the rows where it is blank."""
-    values = columns[column]
+    values = id_values(columns[column], f"{path}: column {column!r}")  # text or integers (ark.graph.ids)
     if not isinstance(values, pa.ChunkedArray | pa.Array):  # JSONL: ids such as 7 become "7", as in every format
         values = pa.chunked_array([string_column(values, None)])
     stripped = _stripped(values)
@@ -299,7 +300,8 @@ def read_deleted(path: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
     if node_key is None and None in edge_keys:
         raise GraphValidationError(f"{path}: a --delete table needs an id column (node ids) or from, to and type "
                                    f"columns (edges); found: {', '.join(columns) or 'none'}")
-    as_text = {c: [("" if v is None else str(v)).strip() for v in _slice(columns[c], 0, len(columns[c]))]
+    as_text = {c: [("" if v is None else id_text(v, f"{path}: column {c!r}")).strip()
+                   for v in _slice(id_values(columns[c], f"{path}: column {c!r}"), 0, len(columns[c]))]
                for c in [node_key, *edge_keys] if c is not None}
     rows = len(next(iter(as_text.values())))
     nodes = [as_text[node_key][r] for r in range(rows) if node_key is not None and as_text[node_key][r]]

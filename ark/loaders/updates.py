@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ark.graph import GraphValidationError, KnowledgeGraph
 from ark.graph.delta import EDGE_SCHEMA, NODE_COLUMNS, GraphDelta, empty_edges, empty_nodes, node_rows
+from ark.graph.ids import id_text
 from ark.storage.jsonl import parse_json_object
 
 from . import table_reader
@@ -84,10 +85,11 @@ def read_deletions(path: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
 def _deleted_object(row: dict, where: str) -> tuple[list[str], list[tuple[str, str, str]]]:
     """A JSON line of a ``--delete`` text file: ``{"id": ...}`` or ``{"from": ..., "to": ..., "type": ...}``."""
     node = find_column(list(row), NODE_ALIASES["id"])
-    if node is not None and str(row[node]).strip():
-        return [str(row[node]).strip()], []
+    if node is not None and row[node] is not None and id_text(row[node], f"{where}: {node!r}").strip():
+        return [id_text(row[node], node).strip()], []
     keys = [find_column(list(row), EDGE_ALIASES[r]) for r in ("from", "to", "type")]
-    values = [str(row[k]).strip() if k is not None and row[k] is not None else "" for k in keys]
+    values = [id_text(row[k], f"{where}: {k!r}").strip() if k is not None and row[k] is not None else ""
+              for k in keys]
     if all(values):
         return [], [(values[0], values[1], values[2])]
     raise GraphValidationError(f"{where}: a JSON line of a --delete file needs an id, or from, to and type; got "

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ark.errors import ArkError
+from ark.runtime.node_args import NodeRef
 from ark.runtime.tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-NodeRef = int | str
 NODE_FIELD = "A node: its index as shown in brackets ([123] -> 123) or its id (e.g. HP:0001250)."
 
 

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ import pytest
 from ark.graph import KnowledgeGraph
 from ark.index import open_index
 from ark.storage.atomic import atomic_directory
+from tests.support.full_disk import full_disk_command
 from tests.support.graphs import ONE_HOP, save_clinical_graph
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,29 +106,13 @@ def _tmpfs_works() -> bool:
     return probe.returncode == 0
 
 
-MAKE_GRAPH = textwrap.dedent("""
-    import random, sys
-    from ark.graph import EdgeTable, NodeTable, build_graph
-    rng = random.Random(1)
-    words = [f"w{i}x" for i in range(20000)]
-    ids = [f"n{i}" for i in range(4000)]
-    texts = [" ".join(rng.choice(words) for _ in range(60)) for _ in ids]
-    build_graph(NodeTable(ids, ["t"] * len(ids), ids, texts, [None] * len(ids)),
-                EdgeTable(["n0"], ["n1"], ["r"])).save(sys.argv[1])
-""")
-
-
 @pytest.mark.skipif(not _tmpfs_works(), reason="needs unshare and mount (a private size-limited tmpfs)")
 def test_a_real_full_disk_during_the_index_build(tmp_path):
     """A 3 MB tmpfs holding a 4,000-node graph, filled but for 200 kB: the BM25 build's scratch runs fill it."""
     disk = tmp_path / "disk"
     disk.mkdir()
     graph = disk / "g"
-    script = (f"mount -t tmpfs -o size=3m tmpfs {disk} && {sys.executable} -c \"$0\" {graph} && "
-              f"head -c $(( $(df -B1 --output=avail {disk} | tail -1) - 200000 )) /dev/zero > {disk}/filler && "
-              f"{sys.executable} -m ark.cli.main ask {graph} 'w1x w2x' --offline --top 3; code=$?; "
-              f"echo \"left: $(ls -A {graph}/index)\" >&2; exit $code")
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script, MAKE_GRAPH], capture_output=True, text=True,
+    done = subprocess.run(full_disk_command(disk), capture_output=True, text=True,
                           timeout=300, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "400",
                                                       "ARK_HOME": str(tmp_path / "home")})
     assert done.returncode == 2, done.stderr

@@ -97,10 +97,15 @@ class CypherQA(Retriever):
         candidates = [int(i) for i, _ in self.names.search(query, self.options.candidates)] \
             if self.options.candidates else []
         shown = "\n".join(f"- {node_line(self.graph, i, 0)}" for i in candidates) or "- none found"
-        schema = self._engine().schema.describe()
+        engine = self._engine()
+        schema = engine.schema.describe()
         session = PromptSession(self.llm, "cypher")
-        reply = await session.ask_once("query", QUERY_SYSTEM.format(schema=schema),
-                                       f"Candidate nodes:\n{shown}\n\nQuestion: {query}")
+        warming = asyncio.create_task(asyncio.to_thread(getattr(engine, "warm", lambda: None)))  # while it writes
+        try:
+            reply = await session.ask_once("query", QUERY_SYSTEM.format(schema=schema),
+                                           f"Candidate nodes:\n{shown}\n\nQuestion: {query}")
+        finally:
+            await warming
         cypher = query_text(reply)
         used = list(candidates)
         if cypher is None:

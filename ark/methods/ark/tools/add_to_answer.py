@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ark.runtime.node_args import NodeIndex
 from ark.runtime.tools import BUDGET, INVALID_ARGUMENTS, UNKNOWN_NODE, ToolResult, ToolSpec, decode_json_string
 from ark.text import clean_inline
 
@@ -21,7 +22,7 @@ REASONING_CHARS = 300  # a reasoning is echoed up to this length (shortened furt
 class AnswerNode(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    node_index: int = Field(description="Index of a node to add to the answer.")
+    node_index: NodeIndex = Field(description="Index of a node to add to the answer.")
     reasoning: str = Field(default="", description="Why this node answers the question (one sentence).")
 
     @field_validator("reasoning", mode="before")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ark.runtime.node_args import NodeIndex
 from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_string
 
 from ..options import ToolConfig
@@ -36,7 +37,7 @@ def _as_list(value: Any) -> Any:
 class SearchInNeighborhoodArgs(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    node_index: int = Field(description="Index of the node whose neighbors to explore, e.g. 123 for [123].")
+    node_index: NodeIndex = Field(description="Index of the node whose neighbors to explore, e.g. 123 for [123].")
     query: str | None = Field(default=None, description="Optional keywords; neighbors are ranked by relevance.")
     node_types: list[str] | None = Field(default=None, description="Optional: keep only neighbors of these node "
                                          "types, e.g. [\"disease\"] or [\"disease\", \"gene\"].")

@@ -156,11 +156,20 @@ def _verify_scout(record: dict[str, Any], engine: Any, timeout_s: float | None, 
 
 def verify_records(records: list[dict[str, Any]], engine: Any, timeout_s: float | None = None,
                    graph: Any = None) -> list[Verdict]:
-    """:func:`verify_record` for each record (a failing query is a mismatch naming its error, not a crash)."""
+    """:func:`verify_record` for each record (a failing query is a mismatch naming its error, not a crash). A
+    scout record's verification query was written by a model: every query runs out of this process (an in-process
+    ladybug engine is wrapped, :func:`ark.graphdb.isolated.isolate`), so one that crashes the engine is a mismatch."""
+    from ....graphdb.isolated import isolate
+
+    isolated = isolate(engine)
     verdicts = []
-    for record in records:
-        try:
-            verdicts.append(verify_record(record, engine, timeout_s, graph))
-        except Exception as exc:  # noqa: BLE001 - reported as a mismatch with the error
-            verdicts.append(Verdict(str(record.get("id", "")), False, f"{type(exc).__name__}: {exc}"))
+    try:
+        for record in records:
+            try:
+                verdicts.append(verify_record(record, isolated, timeout_s, graph))
+            except Exception as exc:  # noqa: BLE001 - reported as a mismatch with the error
+                verdicts.append(Verdict(str(record.get("id", "")), False, f"{type(exc).__name__}: {exc}"))
+    finally:
+        if isolated is not engine:
+            isolated.close()
     return verdicts

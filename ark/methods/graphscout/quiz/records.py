@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ....graph.ids import id_text
 from ....metrics.answers import ANSWER_TYPES
 from ....storage.jsonl import parse_json_object
 
@@ -77,6 +78,7 @@ def _parse(line: str, where: str, graph: Any) -> GraphScoutQuestion:
     answer_ids = record.get("answer_ids", [])
     if not isinstance(answer_ids, list):
         raise ValueError(f"{where}: 'answer_ids' must be a list of node ids, got {answer_ids!r}")
+    answer_ids = [id_text(a, f"{where}: 'answer_ids'") for a in answer_ids]  # text or integers (ark.graph.ids)
     if graph is not None:
         unknown = [i for i in [*clues, *answer_ids] if not graph.has_node(str(i))]
         if unknown:
@@ -85,7 +87,7 @@ def _parse(line: str, where: str, graph: Any) -> GraphScoutQuestion:
                              f"graph?")
     hops = record.get("hops")
     return GraphScoutQuestion(
-        id=str(record["id"]), query=record["query"], answer=answer, answer_type=answer_type,
-        clue_ids=[str(c) for c in clues], answer_ids=[str(a) for a in answer_ids],
+        id=id_text(record["id"], f"{where}: 'id'", "question ids"), query=record["query"], answer=answer,
+        answer_type=answer_type, clue_ids=list(clues), answer_ids=answer_ids,
         pattern=record.get("pattern"), difficulty=record.get("difficulty"),
         hops=int(hops) if isinstance(hops, int) else None, split=record.get("split"), record=record)

@@ -61,11 +61,15 @@ class CypherRunner(Protocol):
 
 
 class DirectCypher:
-    """Queries on ``engine`` as it is: the quizzer gives it an out-of-process one
-    (:func:`ark.graphdb.isolated.isolate`), where a query that crashes or outruns the engine costs that query."""
+    """Queries on ``engine`` out of this process: an in-process ladybug engine is wrapped in an out-of-process one
+    (:func:`ark.graphdb.isolated.isolate`, closed with this runner), where a query that crashes or outruns the
+    engine costs that query; an isolated or Neo4j engine is used as it is."""
 
     def __init__(self, engine: Any, max_rows: int = 200) -> None:
-        self.engine = engine
+        from ....graphdb.isolated import isolate
+
+        self.engine = isolate(engine)
+        self._owned = self.engine is not engine
         self.max_rows = max_rows
 
     def run(self, cypher: str, params: dict[str, Any]) -> CypherOutcome:
@@ -78,7 +82,10 @@ class DirectCypher:
         return CypherOutcome(result.records(), list(result.node_indices), truncated=result.truncated)
 
     def close(self) -> None:
-        """The engine belongs to the caller."""
+        """Close the wrapper this runner made (a given engine stays the caller's)."""
+        if self._owned:
+            self._owned = False
+            self.engine.close()
 
 
 class SandboxCypher:
