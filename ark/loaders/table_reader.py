@@ -12,7 +12,8 @@ Every other column is a property, and so is every key of an optional ``propertie
 Text. A node's document (what search ranks) is its name, then its text-like fields: by default every field
 holding text that is not an id, a type, a link or a key starting with ``_``, the usual ones first (:data:`FIRST`:
 text, description, summary, definition, ...), then the others in column order; ``--text-columns`` names them
-instead. A ``text`` field is written as it is; any other as ``key: value`` (a list joined with ``"; "``).
+instead (a number or true/false there is written too). A ``text`` field is written as it is; any other as
+``key: value`` (a list joined with ``"; "``).
 """
 
 from __future__ import annotations
@@ -108,10 +109,13 @@ def is_text_key(key: str) -> bool:
     return not key.startswith("_") and not _NOT_TEXT.search(key)
 
 
-def textual(value: Any) -> str:
-    """A field's value as text: a string stripped, a list of strings and numbers joined by ``"; "``; else ""."""
+def textual(value: Any, numbers: bool = False) -> str:
+    """A field's value as text: a string stripped, a list of strings and numbers joined by ``"; "``, a number or
+    true/false when ``numbers`` (a column named by ``--text-columns``); else ""."""
     if isinstance(value, str):
         return value.strip()
+    if numbers and isinstance(value, int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
     if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
         return "; ".join(str(v).strip() for v in value if str(v).strip())
     return ""
@@ -126,7 +130,7 @@ def document(name: str, fields: dict[str, Any], text_keys: Sequence[str] | None 
     else:
         keys = [k for k in text_keys if k in fields]
     for key in keys:
-        value = textual(fields[key])
+        value = textual(fields[key], numbers=text_keys is not None)
         if value and value != name:
             lines.append(value if key == "text" else f"{key}: {value}")
             if used is not None:
