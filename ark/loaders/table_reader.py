@@ -5,8 +5,9 @@ update --nodes/--edges/--delete`` and ``--from`` exports, from CSV, TSV, JSONL, 
 Columns. A node table has an id, a type and a name column, found by name (``--id-column``, ``--type-column``,
 ``--name-column`` override): id ``id``, ``node_id``, ``entity_id`` or a Neo4j ``:ID``; type ``type``,
 ``node_type``, ``entity_type`` or ``:LABEL``; name ``name``, ``title`` or ``entity_name`` (none: the id is the
-name). An edge table has from/to/type columns: ``from``/``source``/``src``/``head``/``:START_ID``,
-``to``/``target``/``dst``/``tail``/``:END_ID``, ``type``/``relation``/``relationship``/``predicate``/``:TYPE``.
+name). An edge table has from/to/type columns: ``from``/``source``/``src``/``head``/``src_id``/``source_id``/
+``:START_ID``, ``to``/``target``/``dst``/``tail``/``tgt_id``/``target_id``/``:END_ID``,
+``type``/``relation``/``relationship``/``predicate``/``:TYPE`` (no flag chooses them: a column is renamed).
 Every other column is a property, and so is every key of an optional ``properties`` column (JSON objects).
 
 Text. A node's document (what search ranks) is its name, then its text-like fields: by default every field
@@ -43,8 +44,8 @@ NODE_ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("name", "title", "entity_name"),
 }
 EDGE_ALIASES: dict[str, tuple[str, ...]] = {
-    "from": ("from", "source", "src", "head", ":START_ID"),
-    "to": ("to", "target", "dst", "tail", ":END_ID"),
+    "from": ("from", "source", "src", "head", "src_id", "source_id", ":START_ID"),
+    "to": ("to", "target", "dst", "tail", "tgt_id", "target_id", ":END_ID"),
     "type": ("type", "relation", "relationship", "predicate", ":TYPE"),
 }
 _NOT_TEXT = re.compile(r"(^|_)(id|ids|uuid|iri|uri|url|link|type|types|kind|label|labels)$|^:|[a-z]Id$|:ID|:LABEL",
@@ -156,9 +157,9 @@ def find_column(columns: Columns | Sequence[str], aliases: Sequence[str]) -> str
 
 
 def key_columns(path: Path, columns: Columns, given: dict[str, str | None], aliases: dict[str, tuple[str, ...]],
-                optional: tuple[str, ...] = ()) -> dict[str, str]:
+                optional: tuple[str, ...] = (), flags: bool = True) -> dict[str, str]:
     """Each role's column (the one given, else the first alias found); an error names what is missing, what the
-    file holds and the flag that chooses a column."""
+    file holds and the flag that chooses a column (``flags``), else the names a column may have."""
     found: dict[str, str] = {}
     missing = []
     for role, alias_list in aliases.items():
@@ -177,9 +178,13 @@ def key_columns(path: Path, columns: Columns, given: dict[str, str | None], alia
     if missing:
         required = ", ".join(r for r in aliases if r not in optional)
         required += "".join(f" (optional: {r})" for r in optional)
+        if flags:
+            fix = f"name another with {', '.join(f'--{m}-column' for m in missing)}"
+        else:
+            fix = "rename a column: " + "; ".join(f"{m} is one of {', '.join(aliases[m])}" for m in missing)
         raise GraphValidationError(
             f"{path}: missing column(s) {', '.join(missing)}; required: {required}; found: "
-            f"{', '.join(columns) or 'none'} (name another with {', '.join(f'--{m}-column' for m in missing)})")
+            f"{', '.join(columns) or 'none'} ({fix})")
     return found
 
 
@@ -291,7 +296,7 @@ def _slice(values: Any, start: int, end: int) -> list[Any]:
 def read_edges(path: Path) -> dict[str, pa.ChunkedArray | pa.Array]:
     """An edge table's ``from``, ``to`` and ``type`` columns, as text, stripped (other columns are not kept)."""
     columns, _ = read_columns(path)
-    keys = key_columns(path, columns, {}, EDGE_ALIASES)
+    keys = key_columns(path, columns, {}, EDGE_ALIASES, flags=False)
     return {role: checked_key(path, columns, column) for role, column in keys.items()}
 
 

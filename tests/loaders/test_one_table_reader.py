@@ -185,3 +185,33 @@ def test_delete_tables_of_edges_and_a_table_without_an_id_column(tmp_path: Path)
     refused = cli("graph", "update", tmp_path / "g", "--delete", wrong)
     assert refused.exit_code == 2
     assert "needs an id column" in refused.text and "found: film" in refused.text
+
+
+def test_neo4j_import_headers_and_lightrag_edge_columns_import_as_they_are(tmp_path: Path) -> None:
+    neo4j = tmp_path / "neo4j"
+    neo4j.mkdir()
+    (neo4j / "nodes.csv").write_text("filmId:ID,title,:LABEL,description\nf1,The Prestige,Film,Rival magicians.\n"
+                                     "p1,Christopher Nolan,Person,A director.\n", encoding="utf-8")
+    (neo4j / "edges.csv").write_text(":START_ID,:END_ID,:TYPE\nf1,p1,DIRECTED_BY\n", encoding="utf-8")
+    graph = load_tabular(neo4j)
+    assert graph.node_types == ["Film", "Person"] and graph.relation_types == ["DIRECTED_BY"]
+    assert graph.text(graph.index_of("f1")) == "The Prestige\ndescription: Rival magicians."
+    lightrag = tmp_path / "lightrag"
+    write_table(lightrag / "nodes.jsonl", [{"id": "f1", "entity_type": "film", "entity_name": "The Prestige"},
+                                           {"id": "p1", "entity_type": "person", "entity_name": "Nolan"}])
+    write_table(lightrag / "edges.jsonl", [{"src_id": "f1", "tgt_id": "p1", "relation": "directed_by",
+                                            "keywords": "director"}])
+    graph = load_tabular(lightrag)
+    assert graph.name(graph.index_of("f1")) == "The Prestige" and graph.num_edges == 1
+
+
+def test_an_edge_table_without_a_type_column_says_which_names_it_may_have(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    write_table(folder / "nodes.csv", NODES)
+    write_table(folder / "edges.csv", [{"source": "f1", "target": "p1", "weight": 1}])
+    result = cli("graph", "import", "csv", folder, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert ("missing column(s) type; required: from, to, type; found: source, target, weight (rename a column: "
+            "type is one of type, relation, relationship, predicate, :TYPE)") in result.text
+    assert "--type-column" not in result.text  # that flag chooses the nodes' column, not the edges'
+    assert not (tmp_path / "out").exists()
