@@ -120,7 +120,7 @@ GRAPH_COMMANDS = {
     "retrieve": (["retrieve", "films", "-q", "{q}", "-m", "bm25", "--out", "{tmp}/r.jsonl"], "2 new", None),
     "eval": (["eval", "films", "-q", "{q}", "-m", "bm25", "--run-dir", "{tmp}/run"], "│ overall │ 2 │ 100.00 │", None),
     "quiz": (["quiz", "films", "--out", "{tmp}/quiz.jsonl", "--n", "3"], "Wrote", None),
-    "experiment": (["experiment", "fusion", "films", "-q", "{q}", "--out", "{tmp}/x"], "Report:", None),
+    "experiment": (["experiment", "fusion", "films", "-q", "{q}", "--out", "{tmp}/x"], "Report:", "matplotlib"),
     "graph info": (["graph", "info", "films"], "37 nodes, 41 edges", None),
     "graph verify": (["graph", "verify", "films"], "ok: every checksum matches", None),
     "graph update": (["graph", "update", "films", "--delete", "{tmp}/delete.txt"], "version 1", None),
