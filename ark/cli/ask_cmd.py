@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..text import clean_inline, json_terminal_safe
 from .common import (
+    GRAPH_HELP,
     WidthOption,
     check_writable,
     console,
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
 
 @method_options(default_method=DEFAULT_METHOD)
 def ask(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     question: Annotated[str, typer.Argument(help="The question, in plain language.")],
     top: Annotated[int, typer.Option(min=1, help="How many ranked nodes to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the full record (ranking + trajectories) as JSON.")]

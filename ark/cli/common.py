@@ -83,6 +83,8 @@ class LineWidthConsole(Console):
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
+GRAPH_HELP = "A graph: a built-in name (hpo), a name given at import (--name) or a graph directory."
+
 WidthOption = Annotated[int | None, typer.Option(
     min=20, help="Wrap output at N columns (default: the terminal's width; no wrapping when piped or redirected).")]
 

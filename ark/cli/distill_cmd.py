@@ -14,7 +14,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .common import console, err_console, fail, load_graph
+from .common import GRAPH_HELP, console, err_console, fail, load_graph
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 distill_app = typer.Typer(no_args_is_help=True, help="Distil an agent's tool use into a small local model: export "
@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
 @distill_app.command("export")
 @method_options(default_method="ark")
 def export(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder (the teacher run inside it is resumed).")],
     queries: Annotated[Path | None, typer.Option(
         "--queries", "-q", help="The training questions: our .jsonl file (e.g. a quiz's splits/train.jsonl), a STaRK "

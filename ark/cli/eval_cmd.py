@@ -13,7 +13,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from ..text import clean_inline
-from .common import check_writable, console, err_console, fail, guarded, load_graph, one_line
+from .common import GRAPH_HELP, check_writable, console, err_console, fail, guarded, load_graph, one_line
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
 
 
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
 
 # ----------------------------------------------------------------------------- shared options
-GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")]
+GraphArg = Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)]
 QueriesOpt = Annotated[Path, typer.Option(
     "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")]
 SplitOpt = Annotated[str | None, typer.Option(help="STaRK split (train, val, test, ...); STaRK files only.")]
@@ -194,7 +194,7 @@ def retrieve(
 def evaluate(
     ctx: typer.Context,
     graph_name: Annotated[str | None, typer.Argument(
-        metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph directory.")] = None,
+        metavar="GRAPH", help=GRAPH_HELP)] = None,
     queries: Annotated[Path | None, typer.Option(
         "--queries", "-q", help="Our .jsonl query file, a STaRK QA folder (with stark_qa/), or a STaRK stark_qa.csv.")
     ] = None,

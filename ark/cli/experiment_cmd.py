@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .common import console, err_console, fail, load_graph, make_policy
+from .common import GRAPH_HELP, console, err_console, fail, load_graph, make_policy
 from .method_options import MethodSelection, method_options, resolve_choice
 
 if TYPE_CHECKING:
@@ -44,8 +44,7 @@ JudgeModelOption = Annotated[str | None, typer.Option(help="paper-table: the jud
 @method_options(default_method="ark")
 def experiment(
     name: Annotated[str, typer.Argument(metavar="NAME", help=EXPERIMENTS_HELP)],
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or graph "
-                                              "directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     queries: Annotated[Path, typer.Option("--queries", "-q", help="Our .jsonl query file, a STaRK QA folder or a "
                                           "STaRK stark_qa.csv.")],
     out: Annotated[Path | None, typer.Option(help="Report folder (default reports/<graph>-<NAME>-<queries>).")]

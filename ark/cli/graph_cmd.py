@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from .common import check_writable, console, err_console, fail, guarded, load_graph, progress_status
+from .common import GRAPH_HELP, check_writable, console, err_console, fail, guarded, load_graph, progress_status
 
 graph_app = typer.Typer(help="Build, import and inspect knowledge graphs.", no_args_is_help=True)
 import_app = typer.Typer(help="Import a graph from an outside format into an ARK graph directory.",
@@ -105,7 +105,7 @@ def import_grbench(
 @graph_app.command("verify")
 @guarded
 def verify(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
 ) -> None:
     """Hash every file of a graph and of its cached indexes in full against their checksums (opening a graph checks
     small files in full and large ones by sampled blocks). A damaged file is one error line with the fix; exit 1."""
@@ -140,7 +140,7 @@ def verify(
 
 @graph_app.command("info")
 @guarded
-def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")]) -> None:
+def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)]) -> None:
     """Counts per node type and relation, schema triples and text statistics."""
     graph = load_graph(graph_name, quiet=True)
     meta = graph.metadata

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from .common import console, fail, guarded
+from .common import GRAPH_HELP, console, fail, guarded
 from .graph_cmd import graph_app
 from .graph_import_cmd import IdColumn, NameColumn, TextColumns, TypeColumn, column_choice
 
@@ -34,7 +34,7 @@ def graph_path(graph_name: str) -> Path:
 @graph_app.command("update")
 @guarded
 def update(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     nodes: Annotated[Path | None, typer.Option(help="New or changed nodes, read as an import reads them "
                                                     "(.csv/.tsv/.jsonl/.parquet/.arrow).")] = None,
     edges: Annotated[Path | None, typer.Option(help="Edges to add (from, to, type).")] = None,
@@ -98,7 +98,7 @@ def update(
 @graph_app.command("compact")
 @guarded
 def compact(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in name or graph directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
 ) -> None:
     """Fold the updates into a new base (readers holding an older version keep it until they reopen the graph)."""
     from ..graph import GraphValidationError

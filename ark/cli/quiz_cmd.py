@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from .common import check_writable, console, err_console, fail, guarded, load_graph, make_policy
+from .common import GRAPH_HELP, check_writable, console, err_console, fail, guarded, load_graph, make_policy
 
 EXCLUDE_QUESTIONS = typer.Option(
     None, "--exclude-questions", help="With --style graphscout: a benchmark's question file (JSONL: question/answer, "
@@ -16,7 +16,7 @@ EXCLUDE_QUESTIONS = typer.Option(
 
 
 def quiz(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    graph: str = typer.Argument(..., help=GRAPH_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL file to write (one question a line)."),
     n: int | None = typer.Option(None, "--n", help="Number of questions (default 2000, or the recipe's)."),
     seed: int | None = typer.Option(None, "--seed", min=0, help="Random seed >= 0 (default 0, or the recipe's)."),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .common import err_console, fail, guarded, load_graph, one_line
+from .common import GRAPH_HELP, err_console, fail, guarded, load_graph, one_line
 
 if TYPE_CHECKING:
     from ..serve.graph_tools import GraphTools
@@ -123,7 +123,7 @@ def _announce(what: str, token: str | None) -> Any:
 
 
 def mcp(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     transport: Annotated[Transport, typer.Option(help="stdio (an MCP client starts this command) or http "
                                                       "(streamable HTTP at /mcp).")] = Transport.stdio,
     host: Annotated[str, typer.Option(help=HOST_HELP)] = "127.0.0.1",
@@ -172,7 +172,7 @@ def mcp(
 
 
 def serve(
-    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-in graph name (e.g. hpo) or directory.")],
+    graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     runs: Annotated[list[Path] | None, typer.Option(
         "--runs", help="A folder of run folders (or one run folder) to browse (repeatable); default: none.")] = None,
     host: Annotated[str, typer.Option(help=HOST_HELP)] = "127.0.0.1",

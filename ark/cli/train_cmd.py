@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import console, fail, guarded, load_graph
+from .common import GRAPH_HELP, console, fail, guarded, load_graph
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -21,7 +21,7 @@ PRESETS = ("paper", "tiny-cpu")
 
 
 def graphscout(
-    graph: str = typer.Argument(..., help="Built-in graph name (e.g. hpo) or a graph directory."),
+    graph: str = typer.Argument(..., help=GRAPH_HELP),
     quiz: Path = typer.Option(..., "--quiz", help="GraphScout quiz JSONL ('ark quiz GRAPH --style graphscout')."),
     base: str = typer.Option(..., "--base", help="Base model: a Hugging Face folder or cached id (hf:PATH also "
                              "accepted), with a tool-calling chat template."),

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from .common import fail
+from .common import GRAPH_HELP, fail
 
-GraphArgument = Annotated[str, typer.Argument(help="Built-in graph name (e.g. hpo) or a graph directory.")]
+GraphArgument = Annotated[str, typer.Argument(help=GRAPH_HELP)]
 ForceOption = Annotated[bool, typer.Option("--force", help="Retrain even if --out already holds a trained model.")]
 ThreadsOption = Annotated[int, typer.Option("--threads", min=1, help="Torch CPU threads.")]
 

@@ -5,14 +5,16 @@ update --nodes/--edges/--delete`` and ``--from`` exports, from CSV, TSV, JSONL, 
 Columns. A node table has an id, a type and a name column, found by name (``--id-column``, ``--type-column``,
 ``--name-column`` override): id ``id``, ``node_id``, ``entity_id`` or a Neo4j ``:ID``; type ``type``,
 ``node_type``, ``entity_type`` or ``:LABEL``; name ``name``, ``title`` or ``entity_name`` (none: the id is the
-name). An edge table has from/to/type columns: ``from``/``source``/``src``/``head``/``:START_ID``,
-``to``/``target``/``dst``/``tail``/``:END_ID``, ``type``/``relation``/``relationship``/``predicate``/``:TYPE``.
+name). An edge table has from/to/type columns: ``from``/``source``/``src``/``head``/``src_id``/``source_id``/
+``:START_ID``, ``to``/``target``/``dst``/``tail``/``tgt_id``/``target_id``/``:END_ID``,
+``type``/``relation``/``relationship``/``predicate``/``:TYPE`` (no flag chooses them: a column is renamed).
 Every other column is a property, and so is every key of an optional ``properties`` column (JSON objects).
 
 Text. A node's document (what search ranks) is its name, then its text-like fields: by default every field
 holding text that is not an id, a type, a link or a key starting with ``_``, the usual ones first (:data:`FIRST`:
 text, description, summary, definition, ...), then the others in column order; ``--text-columns`` names them
-instead. A ``text`` field is written as it is; any other as ``key: value`` (a list joined with ``"; "``).
+instead (a number or true/false there is written too). A ``text`` field is written as it is; any other as
+``key: value`` (a list joined with ``"; "``).
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ NODE_ALIASES: dict[str, tuple[str, ...]] = {
     "name": ("name", "title", "entity_name"),
 }
 EDGE_ALIASES: dict[str, tuple[str, ...]] = {
-    "from": ("from", "source", "src", "head", ":START_ID"),
-    "to": ("to", "target", "dst", "tail", ":END_ID"),
+    "from": ("from", "source", "src", "head", "src_id", "source_id", ":START_ID"),
+    "to": ("to", "target", "dst", "tail", "tgt_id", "target_id", ":END_ID"),
     "type": ("type", "relation", "relationship", "predicate", ":TYPE"),
 }
 _NOT_TEXT = re.compile(r"(^|_)(id|ids|uuid|iri|uri|url|link|type|types|kind|label|labels)$|^:|[a-z]Id$|:ID|:LABEL",
@@ -109,10 +111,13 @@ def is_text_key(key: str) -> bool:
     return not key.startswith("_") and not _NOT_TEXT.search(key)
 
 
-def textual(value: Any) -> str:
-    """A field's value as text: a string stripped, a list of strings and numbers joined by ``"; "``; else ""."""
+def textual(value: Any, numbers: bool = False) -> str:
+    """A field's value as text: a string stripped, a list of strings and numbers joined by ``"; "``, a number or
+    true/false when ``numbers`` (a column named by ``--text-columns``); else ""."""
     if isinstance(value, str):
         return value.strip()
+    if numbers and isinstance(value, int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
     if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
         return "; ".join(str(v).strip() for v in value if str(v).strip())
     return ""
@@ -127,7 +132,7 @@ def document(name: str, fields: dict[str, Any], text_keys: Sequence[str] | None 
     else:
         keys = [k for k in text_keys if k in fields]
     for key in keys:
-        value = textual(fields[key])
+        value = textual(fields[key], numbers=text_keys is not None)
         if value and value != name:
             lines.append(value if key == "text" else f"{key}: {value}")
             if used is not None:
@@ -153,9 +158,9 @@ def find_column(columns: Columns | Sequence[str], aliases: Sequence[str]) -> str
 
 
 def key_columns(path: Path, columns: Columns, given: dict[str, str | None], aliases: dict[str, tuple[str, ...]],
-                optional: tuple[str, ...] = ()) -> dict[str, str]:
+                optional: tuple[str, ...] = (), flags: bool = True) -> dict[str, str]:
     """Each role's column (the one given, else the first alias found); an error names what is missing, what the
-    file holds and the flag that chooses a column."""
+    file holds and the flag that chooses a column (``flags``), else the names a column may have."""
     found: dict[str, str] = {}
     missing = []
     for role, alias_list in aliases.items():
@@ -174,9 +179,13 @@ def key_columns(path: Path, columns: Columns, given: dict[str, str | None], alia
     if missing:
         required = ", ".join(r for r in aliases if r not in optional)
         required += "".join(f" (optional: {r})" for r in optional)
+        if flags:
+            fix = f"name another with {', '.join(f'--{m}-column' for m in missing)}"
+        else:
+            fix = "rename a column: " + "; ".join(f"{m} is one of {', '.join(aliases[m])}" for m in missing)
         raise GraphValidationError(
             f"{path}: missing column(s) {', '.join(missing)}; required: {required}; found: "
-            f"{', '.join(columns) or 'none'} (name another with {', '.join(f'--{m}-column' for m in missing)})")
+            f"{', '.join(columns) or 'none'} ({fix})")
     return found
 
 
@@ -288,7 +297,7 @@ def _slice(values: Any, start: int, end: int) -> list[Any]:
 def read_edges(path: Path) -> dict[str, pa.ChunkedArray | pa.Array]:
     """An edge table's ``from``, ``to`` and ``type`` columns, as text, stripped (other columns are not kept)."""
     columns, _ = read_columns(path)
-    keys = key_columns(path, columns, {}, EDGE_ALIASES)
+    keys = key_columns(path, columns, {}, EDGE_ALIASES, flags=False)
     return {role: checked_key(path, columns, column) for role, column in keys.items()}
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import check_source_outside_target
+from ark.progress import progress_bar
 
 from .table_files import PYTHON_WHITESPACE, check_utf8
 from .table_reader import ColumnChoice, TypeColumns, read_edges, read_nodes
@@ -37,8 +38,24 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
     given, is the list of allowed edge types and any other type is an error; ``columns`` chooses the id, type,
     name and text columns (kept in ``metadata["columns"]``, so updates read the same way); ``fmt`` looks for that
     format's files first; ``report`` hears, per node type, which columns became the name, the text and properties.
+    On a terminal the node rows are read under a bar, then the edges and the graph under a bar of steps.
     """
-    folder = Path(path)
+    return _load(Path(path), name, relations, columns, fmt, report)[0]
+
+
+def import_tabular(path: str | Path, out: str | Path, name: str | None = None,
+                   columns: ColumnChoice = ColumnChoice(), fmt: str | None = None,
+                   report: Callable[[TypeColumns], None] | None = None) -> Path:
+    """Load the folder at ``path`` and save the graph to ``out`` (the saving a step of the bar of steps); nothing
+    is written if loading fails."""
+    check_source_outside_target(path, out)
+    saved = _load(Path(path), name, None, columns, fmt, report, out=Path(out))[1]
+    assert saved is not None  # _load saves when given out
+    return saved
+
+
+def _load(folder: Path, name: str | None, relations: Sequence[str] | None, columns: ColumnChoice, fmt: str | None,
+          report: Callable[[TypeColumns], None] | None, out: Path | None = None) -> tuple[KnowledgeGraph, Path | None]:
     if not folder.is_dir():
         raise FileNotFoundError(f"graph folder not found: {folder}")
     info = _graph_info(folder)
@@ -49,11 +66,6 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
             report(entry)
     node_table = NodeTable.from_arrow(read.table, source=str(nodes_file))
     del read
-    edges_file = find_table(folder, "edges", fmt)
-    edges = read_edges(edges_file)
-    edge_table = EdgeTable(sources=edges["from"], targets=edges["to"], relations=edges["type"],
-                           source=str(edges_file), allowed_relations=list(relations) if relations is not None else None)
-    del edges
     metadata: dict[str, Any] = {
         "name": name or info.get("name") or info.get("id") or folder.name,
         "source": f"ark-agent-cli folder {folder.resolve()}",
@@ -63,16 +75,21 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
             metadata.setdefault(key, info[key])
     if columns.to_metadata():
         metadata["columns"] = columns.to_metadata()
-    return build_graph(node_table, edge_table, metadata=metadata)
-
-
-def import_tabular(path: str | Path, out: str | Path, name: str | None = None,
-                   columns: ColumnChoice = ColumnChoice(), fmt: str | None = None,
-                   report: Callable[[TypeColumns], None] | None = None) -> Path:
-    """Load the folder at ``path`` and save the graph to ``out``; nothing is written if loading fails."""
-    check_source_outside_target(path, out)
-    graph = load_tabular(path, name=name, columns=columns, fmt=fmt, report=report)
-    return graph.save(out)
+    steps = "edges, graph, files" if out is not None else "edges, graph"
+    with progress_bar(f"Building graph {metadata['name']!r} ({steps})", 3 if out is not None else 2) as bar:
+        edges_file = find_table(folder, "edges", fmt)
+        edges = read_edges(edges_file)
+        edge_table = EdgeTable(sources=edges["from"], targets=edges["to"], relations=edges["type"],
+                               source=str(edges_file),
+                               allowed_relations=list(relations) if relations is not None else None)
+        del edges
+        bar.advance(1)
+        graph = build_graph(node_table, edge_table, metadata=metadata)
+        bar.advance(1)
+        saved = graph.save(out) if out is not None else None
+        if out is not None:
+            bar.advance(1)
+    return graph, saved
 
 
 def node_text(name: str, properties: dict[str, Any]) -> str:

@@ -37,6 +37,8 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ..text import did_you_mean
+
 # Error kinds of ToolResult.error raised by the dispatcher itself; tools add their own (unknown_node, budget, ...).
 INVALID_JSON = "invalid_json"
 INVALID_ARGUMENTS = "invalid_arguments"
@@ -202,8 +204,8 @@ class ToolSet(Generic[TelemetryT]):
     def _dispatch(self, name: str, arguments: str | dict | None) -> ToolResult:
         tool = self.tools.get(name)
         if tool is None:
-            return ToolResult.failure(f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self.tools))}.",
-                                      UNKNOWN_TOOL, tool=name)
+            return ToolResult.failure(f"Unknown tool {name!r}{did_you_mean(name, self.tools)}. Available tools: "
+                                      f"{', '.join(sorted(self.tools))}.", UNKNOWN_TOOL, tool=name)
         if isinstance(arguments, str) and len(arguments) > self.max_argument_chars:
             return ToolResult.failure(
                 f"The arguments of {name} are {len(arguments):,} characters long; the limit is "

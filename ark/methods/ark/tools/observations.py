@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ark.text import clean_inline
+from ark.text import clean_inline, did_you_mean
 
 
 def node_label(index: int, name: str, node_type: str, name_limit: int) -> str:
@@ -116,3 +116,8 @@ def fit_observation(header: list[str], render: Callable[[Detail], list[list[str]
         if len(text) <= limit:
             break
     return text, level
+
+
+def suggested(names: list[str], valid: list[str]) -> str:
+    """The unknown ``names``, quoted, each with the one valid name closest to it (when one is close)."""
+    return ", ".join(f"{name!r}{did_you_mean(name, valid)}" for name in names)

@@ -17,7 +17,7 @@ from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_st
 
 from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
-from .observations import Detail, count_of, fit_observation, snippet
+from .observations import Detail, count_of, fit_observation, snippet, suggested
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -120,7 +120,7 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
                                          g.resolve_node_type, g.node_types)
     if unknown_types:
         return ToolResult.failure(f"Unknown node type{'s' if len(unknown_types) > 1 else ''} "
-                                  f"{', '.join(repr(t) for t in unknown_types)}. Valid node types: "
+                                  f"{suggested(unknown_types, g.node_types)}. Valid node types: "
                                   f"{', '.join(g.node_types)}.", UNKNOWN_NAME, node_types=unknown_types)
     edge_types, unknown_edges = _resolve(args.wanted("edge_types", "edge_type") if filters else None,
                                          g.resolve_relation, g.relation_types)

@@ -20,7 +20,7 @@ from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, 
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
 from .neighborhood import query_words
-from .observations import Detail, node_label
+from .observations import Detail, node_label, suggested
 
 if TYPE_CHECKING:
     from ark.index.graph_index import TextIndex
@@ -100,7 +100,7 @@ class Toolbox(ToolboxBase[Telemetry]):
         names = [names] if isinstance(names, str) else names
         here = sorted_unique(np.asarray(g.neighbors(node).relations)).tolist()
         local = ", ".join(g.relation_types[c] for c in here) or "none"
-        return (f"Unknown edge type{'s' if len(names) > 1 else ''} {', '.join(repr(n) for n in names)}. Valid edge "
+        return (f"Unknown edge type{'s' if len(names) > 1 else ''} {suggested(names, g.relation_types)}. Valid edge "
                 f"types: {', '.join(g.relation_types)}. Edge types at node [{node}]: {local}.")
 
     def refuse(self, what: str) -> ToolResult:
