@@ -37,6 +37,8 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ark.llm.messages import ToolCall
+
 # Error kinds of ToolResult.error raised by the dispatcher itself; tools add their own (unknown_node, budget, ...).
 INVALID_JSON = "invalid_json"
 INVALID_ARGUMENTS = "invalid_arguments"
@@ -338,9 +340,9 @@ def parse_arguments(arguments: str | dict | None, max_depth: int = MAX_ARGUMENT_
     return value, None
 
 
-def arguments_of(call: dict[str, Any]) -> dict[str, Any]:
-    """The parsed arguments of an OpenAI-format tool call (``{}`` when they are not a JSON object)."""
-    value, problem = parse_arguments((call.get("function") or {}).get("arguments"))
+def arguments_of(call: ToolCall) -> dict[str, Any]:
+    """The parsed arguments of a tool call (``{}`` when they are not a JSON object)."""
+    value, problem = parse_arguments(call.arguments)
     return value if problem is None else {}
 
 

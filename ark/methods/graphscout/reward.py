@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ark.llm.messages import to_openai
 from ark.metrics.answers import token_f1
 from ark.runtime.records import Trajectory
 from ark.training.rewards import DEFAULT_DELTA, AnswerClueReward, answer_clue_reward
@@ -124,11 +125,12 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
-def _messages(trajectory: Trajectory | Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _messages(trajectory: Trajectory | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The conversation in its wire form (a record's messages, or a dict trajectory's as they are)."""
     messages = _get(trajectory, "messages")
     if messages is None:
         raise ValueError("a trajectory needs its 'messages' to read the final answer")
-    return list(messages)
+    return to_openai(messages)
 
 
 def _tool_calls(trajectory: Trajectory | Mapping[str, Any]) -> list[Any]:

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ....graph import KnowledgeGraph, normalize_name
+from ....llm.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from ....llm.policy import PolicyReply, Usage
 from ..cypher_writer import CypherPlan, CypherWriter
 from ..tools import CODE_INTERPRETER, NODE_ID_RETRIEVER
@@ -48,16 +50,16 @@ class ScriptedSolver:
     def _plan_uncached(self, question: str) -> tuple[list[tuple[int, int, int]], CypherPlan | None]:
         return self.writer.link(question), self.writer.plan(question)
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
         return PolicyReply(message=self.turn(messages, {t["function"]["name"] for t in tools}), usage=Usage())
 
     # ------------------------------------------------------------------ one turn
-    def turn(self, messages: list[dict], tool_names: set[str]) -> dict:
+    def turn(self, messages: Sequence[Message], tool_names: set[str]) -> dict:
         question = _question(messages)
         spans, plan = self._plan(question)
         calls = _calls_by_tool(messages)
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        turn = sum(1 for m in messages if isinstance(m, AssistantMessage))
         if NODE_ID_RETRIEVER not in calls and NODE_ID_RETRIEVER in tool_names:
             queries = [question[begin:end] for begin, end, _ in sorted(spans)] or [question]
             note = ("Find the ids of the entities the question names." if spans else
@@ -124,37 +126,30 @@ class ScriptedSolver:
         return ", ".join(g.name(i) for i in hits), why
 
 
-def _question(messages: list[dict]) -> str:
+def _question(messages: Sequence[Message]) -> str:
     for message in messages:
-        if message.get("role") == "user":
-            data = message.get("data") or {}
-            return str(data.get("question") or message.get("content") or "")
+        if isinstance(message, UserMessage):
+            return str(message.context.get("question") or message.content or "")
     return ""
 
 
-def _calls_by_tool(messages: list[dict]) -> dict[str, dict]:
-    """The structured result of the latest call of each tool (from the ``data`` beside each tool message)."""
-    names: dict[str, str] = {}  # call id -> tool name (a call without a name answers no tool)
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            name = (call.get("function") or {}).get("name")
-            if isinstance(name, str):
-                names[call.get("id")] = name
+def _calls_by_tool(messages: Sequence[Message]) -> dict[str, dict]:
+    """The structured result of the latest call of each tool (the result each tool message holds)."""
+    names = {call.id: call.name for m in messages if isinstance(m, AssistantMessage) for call in m.tool_calls}
     found: dict[str, dict] = {}
     for message in messages:
-        if message.get("role") == "tool" and message.get("tool_call_id") in names:
-            found[names[message["tool_call_id"]]] = message.get("data") or {}
+        if isinstance(message, ToolMessage) and message.tool_call_id in names:
+            found[names[message.tool_call_id]] = message.result or {}
     return found
 
 
 def _call(turn: int, note: str, name: str, arguments: dict[str, Any]) -> dict:
-    return {"role": "assistant", "content": note,
-            "tool_calls": [{"id": f"call_{turn}_0", "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}]}
+    call = ToolCall(f"call_{turn}_0", name, json.dumps(arguments, ensure_ascii=False))
+    return AssistantMessage(note, [call]).to_openai()
 
 
 def _final(answer: str | tuple[str, str], note: str = "") -> dict:
     if isinstance(answer, tuple):
         answer, note = answer
     text = f"{note}\n\\answer{{{answer}}}" if note else f"\\answer{{{answer}}}"
-    return {"role": "assistant", "content": text}
+    return AssistantMessage(text).to_openai()
