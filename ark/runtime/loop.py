@@ -3,8 +3,8 @@
 :func:`run_tool_loop` extends a :class:`~ark.runtime.records.Trajectory` in place until a tool ends it (``finish``),
 a turn without tool calls ends it (a method that accepts a final text answer), the step budget runs out, or the
 policy fails. The conversation is typed records (:mod:`ark.llm.messages`): tool messages carry the observation
-text for the model and the tool's structured result for scripted policies, the same object the call's record
-keeps.
+text for the model and the tool's typed result for scripted policies; the call's record keeps its dump (the
+dict that is written, see ``runtime.tools.dumped``).
 
 A reply runs at most the policy's ``max_tool_calls_per_turn`` tool calls (default
 :data:`~ark.llm.policy.DEFAULT_MAX_TOOL_CALLS_PER_TURN`): the rest are dropped from the history and the last
@@ -23,7 +23,7 @@ from ark.llm.messages import AssistantMessage, ToolCall, ToolMessage, UserMessag
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult, kept_arguments, parse_arguments
+from .tools import ToolResult, dumped, kept_arguments, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[AssistantMessage], str | None]
@@ -81,7 +81,7 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             if kept is not raw:  # refused as too long: the history (sent again next turn) and the record keep a cut
                 call.arguments = kept
             records.append(ToolCallRecord(call.id, name, kept, parses, result.ok, result.error,
-                                          list(result.node_indices), result.data))
+                                          list(result.node_indices), dumped(result.data)))
             observations.append(result.text)
         if dropped > 0:
             note = (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most {max_calls} run per "

@@ -4,8 +4,8 @@
 tool schemas, steps with raw tool-call arguments, observations and their structured results, wall time and token
 usage, the answer; the fused ranking). ``to_reference_format()`` gives the ARK authors' per-question JSON and
 ``to_sft_samples()`` distillation samples. The conversation is typed records (:mod:`ark.llm.messages`), written as
-the model saw them (``to_openai``): the structured result a tool message holds in memory is written once, in its
-:class:`ToolCallRecord`, and given back to the tool message when a file is read.
+the model saw them (``to_openai``): the typed result a tool message holds in memory is written once, dumped, in
+its :class:`ToolCallRecord`, and given back (as that dict) to the tool message when a file is read.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class Trajectory:
 
     def link_results(self) -> None:
         """Give each tool message without a result the result its call's record keeps (a trajectory read from a
-        file: the files write each result once, in the call's record), so both hold the same object."""
+        file: the files write each result once, in the call's record; read back, it is that dict)."""
         results = {call.id: call.result for call in self.tool_calls()}
         for message in self.messages:
             if isinstance(message, ToolMessage) and message.result is None:

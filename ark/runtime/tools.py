@@ -64,12 +64,22 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
+# A tool's structured result: its result model (declared beside its argument model), or a dict (refusals, and
+# tools not yet typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
+ToolData = BaseModel | dict[str, Any]
+
+
+def dumped(data: ToolData | None) -> dict[str, Any] | None:
+    """``data`` as the dict that is written (a result model without the optional keys it was not given)."""
+    return data.model_dump(exclude_unset=True) if isinstance(data, BaseModel) else data
+
+
 @dataclass
 class ToolResult:
     """One tool call's outcome: the observation text and its structured twin."""
 
     text: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ToolData = field(default_factory=dict)
     ok: bool = True
     error: str | None = None
     node_indices: list[int] = field(default_factory=list)  # nodes this call showed or touched
@@ -281,7 +291,8 @@ def kept_arguments(raw: str, result: ToolResult, keep: int = KEPT_REFUSED_ARGUME
     marker stating the cut, e.g. ``...[cut: 6,291,456 characters; refused: over the 50,000-character limit]``."""
     if result.error != ARGUMENTS_TOO_LONG or len(raw) <= keep:
         return raw
-    limit, argument = result.data.get("limit"), result.data.get("argument")
+    data = dumped(result.data) or {}
+    limit, argument = data.get("limit"), data.get("argument")
     over = f"over the {limit:,}-character limit" if isinstance(limit, int) else "too long"
     if argument:
         over += f" of a text argument ({argument})"
