@@ -99,6 +99,7 @@ class ToolSpec:
     description: str
     args_model: type[BaseModel]
     example: str = "{}"
+    result_model: type[BaseModel] | None = None  # the typed result of a successful call (MCP's outputSchema)
 
     def parameters(self, drop: Iterable[str] = ()) -> dict[str, Any]:
         """JSON schema of the arguments, flattened for function calling (no $refs, no titles, no null unions)."""
@@ -115,8 +116,12 @@ class ToolSpec:
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters(drop)}}
 
     def mcp_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
-        """The MCP tool descriptor (``name``, ``description``, ``inputSchema``)."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+        """The MCP tool descriptor (``name``, ``description``, ``inputSchema``, and ``outputSchema``, the JSON
+        schema of the structured content of a successful call, when the tool declares its result model)."""
+        schema = {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+        if self.result_model is not None:
+            schema["outputSchema"] = self.result_model.model_json_schema(by_alias=True)
+        return schema
 
 
 Handler = Callable[[Any], ToolResult]

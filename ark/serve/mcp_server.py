@@ -58,8 +58,9 @@ def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
         async def call(arguments: dict[str, Any], name: str = name) -> ToolResult:
             return await tools.aexecute(name, arguments)
 
+        declared = metadata.model_copy(update={"output_schema": schema.get("outputSchema")})
         out.append(ArkTool(fn=call, name=name, description=schema["description"], parameters=schema["inputSchema"],
-                           fn_metadata=metadata, is_async=True, annotations=READ_ONLY))
+                           fn_metadata=declared, is_async=True, annotations=READ_ONLY))
     return out
 
 

@@ -42,15 +42,6 @@ class AddToAnswerArgs(BaseModel):
         return [value] if isinstance(value, dict) else value
 
 
-SPEC = ToolSpec(
-    NAME,
-    "Add nodes that answer the question to the answer list, in order of relevance. Nodes already added are kept "
-    "where they are.",
-    AddToAnswerArgs,
-    example='{"answer_nodes": [{"node_index": 123, "reasoning": "why it answers"}]}',
-)
-
-
 class AnswerShortened(BaseModel):
     reasoning_chars: int
     name_chars: int
@@ -67,6 +58,16 @@ class AddToAnswerResult(BaseModel):
     size: int
     shortened: AnswerShortened | None = None  # set only when the observation was shortened
     error: str | None = None  # set only when nothing was added or already there
+
+
+SPEC = ToolSpec(
+    NAME,
+    "Add nodes that answer the question to the answer list, in order of relevance. Nodes already added are kept "
+    "where they are.",
+    AddToAnswerArgs,
+    example='{"answer_nodes": [{"node_index": 123, "reasoning": "why it answers"}]}',
+    result_model=AddToAnswerResult,
+)
 
 
 def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:

@@ -33,7 +33,8 @@ class FinishResult(BaseModel):
     reason: str | None
 
 
-SPEC = ToolSpec(NAME, "Finish the search when the answer list is complete.", FinishArgs, example="{}")
+SPEC = ToolSpec(NAME, "Finish the search when the answer list is complete.", FinishArgs, example="{}",
+                result_model=FinishResult)
 
 
 def run(box: Toolbox, args: FinishArgs) -> ToolResult:

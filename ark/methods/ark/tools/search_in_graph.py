@@ -62,6 +62,7 @@ def spec(config: ToolConfig) -> ToolSpec:
         "question names, or nodes matching its description.",
         _args_model(config.default_global_size, config.max_global_size),
         example='{"query": "generalized seizures", "size": 10}',
+        result_model=SearchInGraphResult,
     )
 
 

@@ -58,6 +58,30 @@ class SearchInNeighborhoodArgs(BaseModel):
         return list(dict.fromkeys(names)) or None
 
 
+class Neighbour(BaseModel):
+    """One shown neighbour: its index and the relations centre→node (``out``) and node→centre (``in``)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    index: int
+    out: list[str]
+    in_: list[str] = Field(alias="in")
+
+
+class SearchInNeighborhoodResult(BaseModel):
+    """What ``search_in_neighborhood`` found around ``center`` (the keys of the written record, in its order)."""
+
+    center: int
+    query: str | None
+    node_types: list[str] | None
+    edge_types: list[str] | None
+    total: int
+    matching: int | None
+    results: list[Neighbour] = []
+    offset: int | None = None  # set only when something was shown
+    shortened: Shortened | None = None  # set only when the observation was shortened
+
+
 def spec(config: ToolConfig) -> ToolSpec:
     """The tool as offered under ``config`` (its description states the neighbour budget)."""
     return ToolSpec(
@@ -68,6 +92,7 @@ def spec(config: ToolConfig) -> ToolSpec:
         "shown.",
         SearchInNeighborhoodArgs,
         example='{"node_index": 123, "query": "optional keywords", "node_types": ["optional type"]}',
+        result_model=SearchInNeighborhoodResult,
     )
 
 
@@ -100,30 +125,6 @@ def _resolve(names: list[str] | None, resolve, valid: list[str]) -> tuple[list[s
         except ValueError:
             unknown.append(name)
     return list(dict.fromkeys(found)), unknown
-
-
-class Neighbour(BaseModel):
-    """One shown neighbour: its index and the relations centre→node (``out``) and node→centre (``in``)."""
-
-    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
-
-    index: int
-    out: list[str]
-    in_: list[str] = Field(alias="in")
-
-
-class SearchInNeighborhoodResult(BaseModel):
-    """What ``search_in_neighborhood`` found around ``center`` (the keys of the written record, in its order)."""
-
-    center: int
-    query: str | None
-    node_types: list[str] | None
-    edge_types: list[str] | None
-    total: int
-    matching: int | None
-    results: list[Neighbour] = []
-    offset: int | None = None  # set only when something was shown
-    shortened: Shortened | None = None  # set only when the observation was shortened
 
 
 def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:

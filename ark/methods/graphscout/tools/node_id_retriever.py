@@ -69,6 +69,7 @@ SPEC = ToolSpec(
     "label), name and score. Use it to ground the entities of the question before querying the graph.",
     NodeIdRetrieverArgs,
     example='{"queries": ["Marfan syndrome", "FBN1"], "topk": 2}',
+    result_model=NodeIdRetrieverResult,
 )
 
 
