@@ -133,7 +133,7 @@ def _battery(box: Toolbox, query: str, centre: str) -> dict[str, list[tuple[str,
     graph = box.graph
     out = {}
     hits = box.execute("search_in_graph", {"query": query, "size": 20}).data.results
-    out[f"search_in_graph({query!r})"] = [(graph.node_id(h["index"]), h["score"]) for h in hits]
+    out[f"search_in_graph({query!r})"] = [(graph.node_id(h.index), h.score) for h in hits]
     direct = box.index.search(query, 30)
     out[f"top-k({query!r})"] = [(graph.node_id(i), s) for i, s in direct]
     out[f"matched terms({query!r})"] = [(f"{graph.node_id(i)}: {box.index.matched_terms(query, i)}", 0.0)
