@@ -2,8 +2,9 @@
 
 - :class:`ToolSpec`: a tool's name, description (shown to the model), pydantic argument model (the one schema source
   for OpenAI, TRL and MCP schemas) and a JSON example used in error observations.
-- :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure, which
-  every other consumer (scripted policies, analysis, rewards) reads instead of parsing the text.
+- :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure (the
+  tool's result model, :attr:`ToolSpec.result_model`, or a dict for refusals), which every other consumer (scripted
+  policies, analysis, rewards) reads instead of parsing the text; :func:`dumped` makes its dict where it leaves.
 - :class:`ToolSet`: the tools offered in one trajectory bound to their handlers. :meth:`ToolSet.execute` never raises
   for bad input: malformed JSON, unknown tools, invalid arguments and arguments over the size limits come back as an
   observation that says what to send instead, with an error kind in ``ToolResult.error``. It also keeps the
