@@ -26,6 +26,7 @@ from ark.loaders import open_graph
 from ark.methods.ark.api import open_relevance_index
 from ark.methods.ark.options import ArkOptions
 from ark.methods.ark.tools import Toolbox
+from ark.methods.ark.tools.search_in_graph import SearchInGraphResult
 
 
 def hit_at_1(graph, toolbox: Toolbox, queries: list[dict]) -> dict[tuple[str, str], list[bool]]:
@@ -33,8 +34,8 @@ def hit_at_1(graph, toolbox: Toolbox, queries: list[dict]) -> dict[tuple[str, st
     found: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for query in queries:
         result = toolbox.execute("search_in_graph", json.dumps({"query": query["query"]}))
-        first = result.data.get("results", [])[:1]
-        ok = bool(first) and graph.node_id(first[0]["index"]) in set(query["answer_ids"])
+        first = result.data.results[:1] if isinstance(result.data, SearchInGraphResult) else []  # else: refused
+        ok = bool(first) and graph.node_id(first[0].index) in set(query["answer_ids"])
         found[(query["template"], query["id"].rsplit("|", 1)[-1])].append(ok)
     return found
 

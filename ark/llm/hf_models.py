@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError
+from ark.llm.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage, to_openai
 
 # Written beside every adapter this package trains: which base it was made for (path, id and fingerprint).
 ADAPTER_META = "ark_adapter.json"
@@ -109,13 +110,11 @@ def check_tool_chat_template(tokenizer: Any, where: str) -> None:
             f"model built by ark.training.tiny_model (set tokenizer.chat_template before training)")
     tools = [{"type": "function", "function": {"name": _PROBE_TOOL, "description": "probe",
                                                "parameters": {"type": "object", "properties": {}}}}]
-    messages = [
-        {"role": "user", "content": "probe"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c0", "type": "function",
-             "function": {"name": _PROBE_CALL, "arguments": json.dumps({"key": _PROBE_VALUE})}}]},
-        {"role": "tool", "tool_call_id": "c0", "content": _PROBE_RESULT},
-    ]
+    messages = to_openai([
+        UserMessage("probe"),
+        AssistantMessage("", [ToolCall("c0", _PROBE_CALL, json.dumps({"key": _PROBE_VALUE}))]),
+        ToolMessage("c0", _PROBE_RESULT),
+    ])
     try:
         text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
     except Exception as exc:  # noqa: BLE001 - templates raise anything (jinja errors, raise_exception)

@@ -16,11 +16,13 @@ import json
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, LLMError, PolicyReply, Usage, protocol_message
+from ark.llm.messages import Message, to_openai
+from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, LLMError, PolicyReply, Usage
 from ark.llm.settings import LOCAL_PREFIX
 
 from .hf_models import (
@@ -195,15 +197,15 @@ class LocalChatClient:
             self._loop, self._semaphore = loop, asyncio.Semaphore(self.concurrency)
         return self._semaphore
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message | dict], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
         """Generate the next assistant message; see :class:`~ark.llm.ChatPolicy`.
 
         ``tool_choice`` cannot be enforced on a local model; a turn without a tool call gets the loop's correction.
         """
         started = time.perf_counter()
-        messages = [protocol_message(m) for m in messages]  # what the model sees: no in-memory extras
-        key = self.cache_key(messages, tools, agent_index)
+        wire = to_openai(messages)  # what the model sees: no in-memory extras
+        key = self.cache_key(wire, tools, agent_index)
         shared = self._shared_reply(key)
         if shared is None and self.temperature == 0 and key in self._pending:
             shared = await asyncio.shield(self._pending[key])  # another agent is generating this very reply
@@ -222,7 +224,7 @@ class LocalChatClient:
         try:
             async with self._semaphore_for_loop():
                 started = time.perf_counter()
-                text, usage = await asyncio.to_thread(self.generate_text, messages, tools, agent_index)
+                text, usage = await asyncio.to_thread(self.generate_text, wire, tools, agent_index)
                 latency = time.perf_counter() - started
         except BaseException:
             if future is not None:

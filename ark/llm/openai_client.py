@@ -31,6 +31,7 @@ import asyncio
 import importlib
 import logging
 import time
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ import openai
 from openai.types import CompletionUsage
 
 from ark.llm.cache import ResponseCache, request_key
+from ark.llm.messages import Message, to_openai
 from ark.llm.negotiation import (
     AUTO,
     TOOL_CHOICES,
@@ -48,7 +50,7 @@ from ark.llm.negotiation import (
     refusal_hint,
     refuses_tool_choice,
 )
-from ark.llm.policy import LLMError, PolicyReply, Usage, protocol_message
+from ark.llm.policy import LLMError, PolicyReply, Usage
 from ark.llm.settings import LLMSettings
 
 log = logging.getLogger(__name__)
@@ -195,11 +197,11 @@ class OpenAIChatClient:
             self._semaphore = asyncio.Semaphore(self.settings.concurrency)
         return self._sdk, self._semaphore
 
-    def build_request(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    def build_request(self, messages: Sequence[Message | dict], tools: list[dict], *, agent_index: int = 0,
                       tool_choice: str = "required") -> dict[str, Any]:
         """The chat-completions request body sent for these arguments."""
         s = self.settings
-        request: dict[str, Any] = {"model": s.model, "messages": [protocol_message(m) for m in messages],
+        request: dict[str, Any] = {"model": s.model, "messages": to_openai(messages),
                                    "temperature": s.temperature}
         if tools:  # endpoints reject tool_choice without tools
             request["tools"] = tools
@@ -214,7 +216,7 @@ class OpenAIChatClient:
         """Key of a request: the endpoint, the full body and the sample index (so n agents get n samples)."""
         return request_key({"base_url": self.base_url, "request": request, "sample": agent_index})
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message | dict], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
         """Ask the endpoint (or the cache) for the next assistant message; see `ChatPolicy`. An endpoint refusing
         ``tool_choice: required`` is asked once more with ``auto``, and then always (`ark.llm.negotiation`)."""

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ark.errors import ArkError
+from ark.llm.messages import Message
 
-# The keys of a chat message in the OpenAI protocol; anything else in ARK's in-memory messages (such as the
-# structured tool results under "data") stays on this side of the wire.
-PROTOCOL_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 # The most tool calls of one reply that the tool loop runs (a policy's ``max_tool_calls_per_turn``, the [llm] setting
 # of the same name); the rest are answered with an observation, not run.
 DEFAULT_MAX_TOOL_CALLS_PER_TURN = 32
-
-
-def protocol_message(message: dict) -> dict:
-    """``message`` with only the OpenAI protocol's keys (what is sent, cached, stored and trained on)."""
-    return {key: message[key] for key in PROTOCOL_KEYS if key in message}
 
 
 class LLMError(RuntimeError, ArkError):
@@ -71,12 +64,15 @@ class PolicyReply:
 
 @runtime_checkable
 class ChatPolicy(Protocol):
-    """Chooses the next assistant message given the conversation so far and the tool schemas. A policy may also
-    have ``max_tool_calls_per_turn`` (the most tool calls of one reply the loop runs; see :mod:`ark.runtime.loop`)."""
+    """Chooses the next assistant message given the conversation so far (typed records, see
+    :mod:`ark.llm.messages`; a back-end that sends them makes the wire dicts with ``to_openai``; callers that
+    pass wire dicts still work where back-ends read them through ``as_message``) and the tool schemas. A policy
+    may also have ``max_tool_calls_per_turn`` (the most tool calls of one reply the loop runs; see
+    :mod:`ark.runtime.loop`)."""
 
     name: str
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply: ...
 
     async def aclose(self) -> None: ...

@@ -11,10 +11,13 @@ never raises: it becomes an observation for the model or a recorded failure with
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
+
+from ark.llm.messages import Message, SystemMessage, UserMessage, to_openai
 
 from .base import Answer, EmbedderChoice, MethodContext, MethodOptions, MethodOutput, type_mask
 from .records import DetailsRecord
@@ -109,11 +112,11 @@ class PromptSession:
     calls: list[dict[str, Any]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
-    async def ask(self, stage: str, messages: list[dict[str, str]]) -> str:
+    async def ask(self, stage: str, messages: Sequence[Message]) -> str:
         """Send ``messages`` (no tools), record the call under ``stage`` and return the reply's text ("" if none)."""
         reply = await self.llm.next_message(messages, [], tool_choice="auto")
         text = reply.message.get("content") or ""
-        self.calls.append({"stage": stage, "messages": [dict(m) for m in messages], "reply": text,
+        self.calls.append({"stage": stage, "messages": to_openai(messages), "reply": text,
                            "usage": reply.usage.to_dict(), "cached": reply.cached})
         if not text.strip():
             self.fail(f"{stage}: the model replied with no text")
@@ -121,7 +124,7 @@ class PromptSession:
 
     async def ask_once(self, stage: str, system: str, user: str) -> str:
         """One system + user exchange."""
-        return await self.ask(stage, [{"role": "system", "content": system}, {"role": "user", "content": user}])
+        return await self.ask(stage, [SystemMessage(system), UserMessage(user)])
 
     def fail(self, problem: str) -> None:
         self.failures.append(problem)

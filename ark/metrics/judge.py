@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ark.llm.messages import Message, SystemMessage, UserMessage
+
 JUDGE_LABEL = "LLM judge accuracy (model-graded, off by default)"
 
 SYSTEM_PROMPT = """You check answers to questions about a knowledge graph.
@@ -49,12 +51,12 @@ class AnswerJudge:
         self.policy = policy
 
     @staticmethod
-    def messages(question: str, prediction: str, gold: Any, answer_type: str | None = None) -> list[dict]:
+    def messages(question: str, prediction: str, gold: Any, answer_type: str | None = None) -> list[Message]:
         gold_text = ", ".join(map(str, gold)) if isinstance(gold, list | tuple | set) else str(gold)
         kind = f" (answer type: {answer_type})" if answer_type else ""
         user = (f"Question: {question}\nReference answer{kind}: {gold_text}\nCandidate answer: {prediction}\n"
                 "Is the candidate CORRECT or INCORRECT?")
-        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+        return [SystemMessage(SYSTEM_PROMPT), UserMessage(user)]
 
     async def ajudge(self, question: str, prediction: str | None, gold: Any,
                      answer_type: str | None = None) -> JudgeVerdict:

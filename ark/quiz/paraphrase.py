@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 from ..llm import ChatPolicy, LLMError
+from ..llm.messages import Message, SystemMessage, UserMessage
 from .traverse import mentions
 
 SYSTEM_PROMPT = (
@@ -35,7 +36,7 @@ def is_faithful(paraphrase: str, record: dict[str, Any]) -> bool:
 
 async def paraphrase_one(client: ChatPolicy, record: dict[str, Any]) -> str | None:
     """The model's paraphrase of one question, or ``None`` if it failed or is not faithful."""
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": record["query"]}]
+    messages: list[Message] = [SystemMessage(SYSTEM_PROMPT), UserMessage(record["query"])]
     try:
         reply = await client.next_message(messages, tools=[], tool_choice="none")
     except LLMError:

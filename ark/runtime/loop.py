@@ -2,8 +2,9 @@
 
 :func:`run_tool_loop` extends a :class:`~ark.runtime.records.Trajectory` in place until a tool ends it (``finish``),
 a turn without tool calls ends it (a method that accepts a final text answer), the step budget runs out, or the
-policy fails. Tool messages carry the observation text for the model and, under ``data``, the tool's structured
-result for scripted policies; records keep the structured result once, in each tool call's record.
+policy fails. The conversation is typed records (:mod:`ark.llm.messages`): tool messages carry the observation
+text for the model and the tool's typed result for scripted policies; the call's record keeps its dump (the
+dict that is written, see ``runtime.tools.dumped``).
 
 A reply runs at most the policy's ``max_tool_calls_per_turn`` tool calls (default
 :data:`~ark.llm.policy.DEFAULT_MAX_TOOL_CALLS_PER_TURN`): the rest are dropped from the history and the last
@@ -14,18 +15,18 @@ The reply is accepted (:meth:`~ark.llm.policy.PolicyReply.accept`, the cue to ca
 from __future__ import annotations
 
 import inspect
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from ark.llm.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult, kept_arguments, parse_arguments
+from .tools import ToolResult, dumped, kept_arguments, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
-NoCallHandler = Callable[[dict], str | None]
+NoCallHandler = Callable[[AssistantMessage], str | None]
 # Called after every step with the trajectory and the step just recorded (e.g. to stream steps to a page as they
 # happen); may be a coroutine function. Its exceptions propagate: a listener that must not stop the run catches its own.
 StepCallback = Callable[[Trajectory, StepRecord], Awaitable[None] | None]
@@ -64,29 +65,28 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             break
         llm_s = time.perf_counter() - step_started
         message = assistant_message(reply.message, step_index)
-        calls = message.get("tool_calls") or []
+        calls = message.tool_calls
         dropped = len(calls) - max_calls
         if dropped > 0:
-            calls = message["tool_calls"] = calls[:max_calls]
+            calls = message.tool_calls = calls[:max_calls]
         messages.append(message)
         records, observations, corrective = [], [], None
         for call in calls:
-            function = call.get("function") or {}
-            name, arguments = str(function.get("name") or ""), function.get("arguments")
-            raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+            name, raw = call.name, call.arguments
             result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.text, "data": result.data})
+            answer = ToolMessage(call.id, result.text, result.data)
+            messages.append(answer)
             parses = parse_arguments(raw)[1] is None
             kept = kept_arguments(raw, result)
             if kept is not raw:  # refused as too long: the history (sent again next turn) and the record keep a cut
-                call["function"] = {**(call.get("function") or {}), "arguments": kept}
-            records.append(ToolCallRecord(call["id"], name, kept, parses, result.ok, result.error,
-                                          list(result.node_indices), result.data))
+                call.arguments = kept
+            records.append(ToolCallRecord(call.id, name, kept, parses, result.ok, result.error,
+                                          list(result.node_indices), dumped(result.data)))
             observations.append(result.text)
         if dropped > 0:
             note = (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most {max_calls} run per "
                     "turn. Call fewer tools at a time.]")
-            messages[-1]["content"] += note
+            answer.content += note
             observations[-1] += note
         reply.accept()
         ends_here = False
@@ -95,11 +95,11 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             if corrective is None:
                 ends_here = True
             else:
-                messages.append({"role": "user", "content": corrective})
+                messages.append(UserMessage(corrective))
         usage = reply.usage if isinstance(reply.usage, Usage) else Usage()
         trajectory.usage = trajectory.usage + usage
         step = StepRecord(step_index, records, observations, time.perf_counter() - step_started, llm_s, usage,
-                          bool(reply.cached), message.get("content"), corrective)
+                          bool(reply.cached), message.content, corrective)
         trajectory.steps.append(step)
         if on_step is not None:
             notified = on_step(trajectory, step)
@@ -114,17 +114,9 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
     trajectory.wall_s = time.perf_counter() - started
 
 
-def assistant_message(message: dict, step_index: int) -> dict:
-    """A clean OpenAI-format assistant message; tool calls get ids if the back-end sent none."""
-    out: dict = {"role": "assistant", "content": message.get("content")}
-    calls = []
-    for k, call in enumerate(message.get("tool_calls") or []):
-        function = dict(call.get("function") or {})
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):  # keep arguments a JSON string, as the protocol has them
-            function["arguments"] = json.dumps(arguments if arguments is not None else {})
-        calls.append({"id": call.get("id") or f"call_{step_index}_{k}", "type": call.get("type", "function"),
-                      "function": function})
-    if calls:
-        out["tool_calls"] = calls
-    return out
+def assistant_message(message: dict, step_index: int) -> AssistantMessage:
+    """A back-end's OpenAI-format reply as a record; tool calls get ids if the back-end sent none, and arguments
+    that are not a JSON string (some back-ends send objects) become one, as the protocol has them."""
+    calls = [ToolCall.from_openai(call, f"call_{step_index}_{k}")
+             for k, call in enumerate(message.get("tool_calls") or [])]
+    return AssistantMessage(message.get("content"), calls)

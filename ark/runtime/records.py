@@ -3,8 +3,9 @@
 ``Retrieval.to_dict()`` is the JSONL record (question, config, policy, per agent the full OpenAI-format history,
 tool schemas, steps with raw tool-call arguments, observations and their structured results, wall time and token
 usage, the answer; the fused ranking). ``to_reference_format()`` gives the ARK authors' per-question JSON and
-``to_sft_samples()`` distillation samples. Messages are stored as the model saw them: the structured results that
-travel beside tool messages in memory (key ``data``) are kept once, in each :class:`ToolCallRecord`.
+``to_sft_samples()`` distillation samples. The conversation is typed records (:mod:`ark.llm.messages`), written as
+the model saw them (``to_openai``): the typed result a tool message holds in memory is written once, dumped, in
+its :class:`ToolCallRecord`, and given back (as that dict) to the tool message when a file is read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import json
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
-from ark.llm.policy import Usage, protocol_message
+from ark.llm.messages import Message, SystemMessage, ToolMessage, as_message
+from ark.llm.policy import Usage
 
 
 @dataclass
@@ -95,7 +97,7 @@ class Trajectory:
     question: str
     agent_index: int = 0
     policy: str = ""
-    messages: list[dict] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)  # the conversation, typed (see ark.llm.messages)
     tools: list[dict] = field(default_factory=list)
     steps: list[StepRecord] = field(default_factory=list)
     answer: list[int] = field(default_factory=list)
@@ -110,6 +112,10 @@ class Trajectory:
     confidence: str | None = None  # high | medium | low, as the agent's finish call stated it (None: not stated)
     confidence_reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a plugin's dict trajectory, written back as given
+
+    def __post_init__(self) -> None:
+        # Wire dicts given by a caller (plugins, older code) become records; records stay as they are.
+        self.messages = [as_message(m) for m in self.messages]
 
     def tool_calls(self) -> list[ToolCallRecord]:
         """Every tool call of the trajectory, in order."""
@@ -132,7 +138,7 @@ class Trajectory:
             "reasoning": {str(k): v for k, v in self.reasoning.items()},
             "telemetry": self.telemetry, "usage": self.usage.to_dict(), "wall_s": self.wall_s,
             "confidence": self.confidence, "confidence_reason": self.confidence_reason,
-            "steps": [s.to_dict() for s in self.steps], "messages": [protocol_message(m) for m in self.messages],
+            "steps": [s.to_dict() for s in self.steps], "messages": [m.to_openai() for m in self.messages],
             "tools": self.tools, **self.extra,
         }
 
@@ -146,12 +152,22 @@ class Trajectory:
         values["steps"] = [StepRecord.from_dict(s, k) for k, s in enumerate(data.get("steps") or [])]
         values["usage"] = Usage(**data.get("usage") or {})
         values["reasoning"] = {int(k): v for k, v in (data.get("reasoning") or {}).items()}
-        return cls(**values)
+        trajectory = cls(**values)
+        trajectory.link_results()
+        return trajectory
+
+    def link_results(self) -> None:
+        """Give each tool message without a result the result its call's record keeps (a trajectory read from a
+        file: the files write each result once, in the call's record; read back, it is that dict)."""
+        results = {call.id: call.result for call in self.tool_calls()}
+        for message in self.messages:
+            if isinstance(message, ToolMessage) and message.result is None:
+                message.result = results.get(message.tool_call_id)
 
     def to_sft_sample(self, include_system: bool = False) -> dict[str, str | list[dict]]:
         """``{"messages": the history, "tools": schemas as a JSON string}``; without the system prompt by default
         (the reference format), with it when ``include_system`` (the context the loop gives at inference)."""
-        messages = [protocol_message(m) for m in self.messages if include_system or m.get("role") != "system"]
+        messages = [m.to_openai() for m in self.messages if include_system or not isinstance(m, SystemMessage)]
         return {"messages": messages, "tools": json.dumps(self.tools, ensure_ascii=False)}
 
 
@@ -261,7 +277,7 @@ class Retrieval:
             "question": self.question,
             "answer_indices": self.fused_ids,
             "trajectories": [
-                {"message_history": [protocol_message(m) for m in t.messages], "agent_answer_indices": t.answer,
+                {"message_history": [m.to_openai() for m in t.messages], "agent_answer_indices": t.answer,
                  "steps": len(t.steps),
                  "step_times": t.step_times}
                 for t in self.trajectories

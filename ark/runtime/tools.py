@@ -2,8 +2,9 @@
 
 - :class:`ToolSpec`: a tool's name, description (shown to the model), pydantic argument model (the one schema source
   for OpenAI, TRL and MCP schemas) and a JSON example used in error observations.
-- :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure, which
-  every other consumer (scripted policies, analysis, rewards) reads instead of parsing the text.
+- :class:`ToolResult`: what a call produced: ``text`` for the model and ``data``, the same result as structure (the
+  tool's result model, :attr:`ToolSpec.result_model`, or a dict for refusals), which every other consumer (scripted
+  policies, analysis, rewards) reads instead of parsing the text; :func:`dumped` makes its dict where it leaves.
 - :class:`ToolSet`: the tools offered in one trajectory bound to their handlers. :meth:`ToolSet.execute` never raises
   for bad input: malformed JSON, unknown tools, invalid arguments and arguments over the size limits come back as an
   observation that says what to send instead, with an error kind in ``ToolResult.error``. It also keeps the
@@ -37,6 +38,8 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel, ValidationError
 
+from ark.llm.messages import ToolCall
+
 from ..text import did_you_mean
 
 # Error kinds of ToolResult.error raised by the dispatcher itself; tools add their own (unknown_node, budget, ...).
@@ -64,12 +67,22 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
+# A tool's structured result: its result model (declared beside its argument model), or a dict (refusals, and
+# tools not yet typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
+ToolData = BaseModel | dict[str, Any]
+
+
+def dumped(data: ToolData | None) -> dict[str, Any] | None:
+    """``data`` as the dict that is written (a result model without the optional keys it was not given)."""
+    return data.model_dump(exclude_unset=True) if isinstance(data, BaseModel) else data
+
+
 @dataclass
 class ToolResult:
     """One tool call's outcome: the observation text and its structured twin."""
 
     text: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: ToolData = field(default_factory=dict)
     ok: bool = True
     error: str | None = None
     node_indices: list[int] = field(default_factory=list)  # nodes this call showed or touched
@@ -89,6 +102,7 @@ class ToolSpec:
     description: str
     args_model: type[BaseModel]
     example: str = "{}"
+    result_model: type[BaseModel] | None = None  # the typed result of a successful call (MCP's outputSchema)
 
     def parameters(self, drop: Iterable[str] = ()) -> dict[str, Any]:
         """JSON schema of the arguments, flattened for function calling (no $refs, no titles, no null unions)."""
@@ -105,8 +119,12 @@ class ToolSpec:
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters(drop)}}
 
     def mcp_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
-        """The MCP tool descriptor (``name``, ``description``, ``inputSchema``)."""
-        return {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+        """The MCP tool descriptor (``name``, ``description``, ``inputSchema``, and ``outputSchema``, the JSON
+        schema of the structured content of a successful call, when the tool declares its result model)."""
+        schema = {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+        if self.result_model is not None:
+            schema["outputSchema"] = self.result_model.model_json_schema(by_alias=True)
+        return schema
 
 
 Handler = Callable[[Any], ToolResult]
@@ -281,7 +299,8 @@ def kept_arguments(raw: str, result: ToolResult, keep: int = KEPT_REFUSED_ARGUME
     marker stating the cut, e.g. ``...[cut: 6,291,456 characters; refused: over the 50,000-character limit]``."""
     if result.error != ARGUMENTS_TOO_LONG or len(raw) <= keep:
         return raw
-    limit, argument = result.data.get("limit"), result.data.get("argument")
+    data = dumped(result.data) or {}
+    limit, argument = data.get("limit"), data.get("argument")
     over = f"over the {limit:,}-character limit" if isinstance(limit, int) else "too long"
     if argument:
         over += f" of a text argument ({argument})"
@@ -340,9 +359,9 @@ def parse_arguments(arguments: str | dict | None, max_depth: int = MAX_ARGUMENT_
     return value, None
 
 
-def arguments_of(call: dict[str, Any]) -> dict[str, Any]:
-    """The parsed arguments of an OpenAI-format tool call (``{}`` when they are not a JSON object)."""
-    value, problem = parse_arguments((call.get("function") or {}).get("arguments"))
+def arguments_of(call: ToolCall) -> dict[str, Any]:
+    """The parsed arguments of a tool call (``{}`` when they are not a JSON object)."""
+    value, problem = parse_arguments(call.arguments)
     return value if problem is None else {}
 
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ark.graph.csr import row_positions
-from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet
+from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet, dumped
 from ark.serve.tool_state import GraphState
 from ark.text import clean_inline
 
@@ -150,7 +150,7 @@ class GraphTools:
         if not checked.ok:
             return checked
         with self.state.one_version():
-            return await self.retrieve(checked.data["args"])
+            return await self.retrieve((dumped(checked.data) or {})["args"])
 
     # ------------------------------------------------------------------ helpers
     def _node(self, ref: NodeRef) -> int | ToolResult:

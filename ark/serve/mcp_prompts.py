@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
@@ -67,7 +68,9 @@ class AnswerTools:
         self.max_chars = max_chars
         add_spec = ToolSpec(add_to_answer.NAME, add_to_answer.SPEC.description + STATELESS_NOTE,
                             add_to_answer.AddToAnswerArgs, add_to_answer.SPEC.example)
-        self.tools = ToolSet([BoundTool(add_spec, self.add), BoundTool(finish.SPEC, self.finish)],
+        # The stateless finish answers with its own dict, not the agent's FinishResult: no output schema declared.
+        finish_spec = dataclasses.replace(finish.SPEC, result_model=None)
+        self.tools = ToolSet([BoundTool(add_spec, self.add), BoundTool(finish_spec, self.finish)],
                              per_trajectory=False)
 
     def mcp_schemas(self) -> list[dict[str, Any]]:

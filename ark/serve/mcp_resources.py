@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ark.runtime.tools import dumped
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -70,11 +72,12 @@ def node_page(tools: GraphTools, ref: str) -> str:
     result = tools.get_node(GetNodeArgs(node=int(text) if text.isdigit() and not g.has_node(text) else text))
     if not result.ok:
         raise ResourceError(result.text)
-    node = result.data["index"]
+    data = dumped(result.data) or {}
+    node = data["index"]
     found = g.neighbors(node)
     nodes, rels, out = (np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing))
     entries = []
-    for group in result.data["neighbours"]:
+    for group in data["neighbours"]:
         keep = ((rels == g.relation_types.index(group["relation"])) & (out == (group["direction"] == "out"))
                 & (np.asarray(g.node_type_codes)[nodes] == g.node_types.index(group["node_type"])))
         members = list(dict.fromkeys(nodes[keep].tolist()))

@@ -19,7 +19,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-from ark.runtime.tools import ToolResult
+from ark.runtime.tools import ToolResult, dumped
 
 if TYPE_CHECKING:
     from .graph_tools import GraphTools
@@ -44,7 +44,7 @@ class ArkTool(Tool):
             log.exception("tool %s failed", self.name)
             return CallToolResult(content=[TextContent(text=f"{self.name} failed with an internal error; see the "
                                                             "server's log.")], is_error=True)
-        return CallToolResult(content=[TextContent(text=result.text)], structured_content=result.data,
+        return CallToolResult(content=[TextContent(text=result.text)], structured_content=dumped(result.data),
                               is_error=not result.ok)
 
 
@@ -58,8 +58,9 @@ def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
         async def call(arguments: dict[str, Any], name: str = name) -> ToolResult:
             return await tools.aexecute(name, arguments)
 
+        declared = metadata.model_copy(update={"output_schema": schema.get("outputSchema")})
         out.append(ArkTool(fn=call, name=name, description=schema["description"], parameters=schema["inputSchema"],
-                           fn_metadata=metadata, is_async=True, annotations=READ_ONLY))
+                           fn_metadata=declared, is_async=True, annotations=READ_ONLY))
     return out
 
 

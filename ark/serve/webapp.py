@@ -33,7 +33,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ark.runtime.tools import MAX_ARGUMENT_DEPTH, json_depth
+from ark.runtime.tools import MAX_ARGUMENT_DEPTH, dumped, json_depth
 
 from .graph_tool_args import ModelChoice
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
@@ -224,8 +224,9 @@ def _add_question_routes(app: Any, tools: GraphTools, questions: QuestionService
     @app.get("/api/graph", summary="The graph's schema and counts")
     async def graph_info() -> dict[str, Any]:
         result = await tools.aexecute("graph_schema", {})
-        return {**result.data, "defaults": {"model": questions.defaults.model, "base_url": questions.defaults.base_url,
-                                            "offline": questions.defaults.offline},
+        defaults = questions.defaults
+        return {**(dumped(result.data) or {}),
+                "defaults": {"model": defaults.model, "base_url": defaults.base_url, "offline": defaults.offline},
                 "allow_request_models": questions.allow_request_models}
 
 
@@ -283,7 +284,7 @@ def _add_tool_route(app: Any, tools: GraphTools) -> None:
             return _error(404, f"unknown tool {name!r}; tools: {', '.join(tools.names)}", "unknown_tool")
         given = arguments if isinstance(arguments, dict) else text
         result = await tools.aexecute(name, given)
-        payload = {"ok": result.ok, "text": result.text, "data": _jsonable(result.data), "error": result.error}
+        payload = {"ok": result.ok, "text": result.text, "data": _jsonable(dumped(result.data)), "error": result.error}
         status = 200 if result.ok else 403 if result.error == "server_setting" else 422
         return JSONResponse(payload, status_code=status)
 

@@ -132,14 +132,14 @@ def _edge_set(graph: KnowledgeGraph) -> set[Edge]:
 def _battery(box: Toolbox, query: str, centre: str) -> dict[str, list[tuple[str, float]]]:
     graph = box.graph
     out = {}
-    hits = box.execute("search_in_graph", {"query": query, "size": 20}).data["results"]
-    out[f"search_in_graph({query!r})"] = [(graph.node_id(h["index"]), h["score"]) for h in hits]
+    hits = box.execute("search_in_graph", {"query": query, "size": 20}).data.results
+    out[f"search_in_graph({query!r})"] = [(graph.node_id(h.index), h.score) for h in hits]
     direct = box.index.search(query, 30)
     out[f"top-k({query!r})"] = [(graph.node_id(i), s) for i, s in direct]
     out[f"matched terms({query!r})"] = [(f"{graph.node_id(i)}: {box.index.matched_terms(query, i)}", 0.0)
                                         for i, _ in direct[:5]]
     around = box.execute("search_in_neighborhood", {"node_index": graph.index_of(centre), "query": query})
-    shown = [r["index"] for r in around.data.get("results", [])]
+    shown = [r.index for r in around.data.results]
     scores = box.index.score(query, shown).tolist() if shown else []
     # Neighbours the relevance does not tell apart come in CSR order (relation codes, which a rebuild numbers in
     # another order): ties are broken by node id on both sides.

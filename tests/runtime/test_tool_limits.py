@@ -139,6 +139,6 @@ def test_a_refused_huge_argument_is_kept_cut_in_the_trajectory_and_the_history()
     assert kept.startswith(huge[:2_000]) and kept[2_000] == "…"  # the stated size
     assert kept.endswith(f"…[cut: {len(huge):,} characters; refused: over the {MAX_ARGUMENT_CHARS:,}-character "
                          "limit]"), kept[-120:]
-    assert trajectory.messages[1]["tool_calls"][0]["function"]["arguments"] == kept  # the stored conversation
+    assert trajectory.messages[1].tool_calls[0].arguments == kept  # the stored conversation
     assert len(policy.seen[1]) < 20_000  # and what the model is sent on the next turn
     assert trajectory.steps[0].tool_calls[0].error == ARGUMENTS_TOO_LONG

@@ -59,6 +59,25 @@ def test_tools_have_arks_schemas_and_are_read_only(clinical_tools):
     assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in listed.tools)
 
 
+def test_typed_tools_declare_their_result_and_what_they_return_conforms(clinical_tools):
+    """search_in_graph and search_in_neighborhood declare an outputSchema (their result models); the client
+    validates every successful call's structured content against it (a mismatch would raise here)."""
+    async def script(client):
+        listed = await client.list_tools()
+        found = await client.call_tool("search_in_graph", {"query": "Marfan syndrome"})
+        centre = found.structured_content["results"][0]["index"]
+        around = await client.call_tool("search_in_neighborhood", {"node_index": centre})
+        return listed, found, around
+
+    listed, found, around = call(clinical_tools, script)
+    schemas = {t.name: t.output_schema for t in listed.tools}
+    assert schemas["search_in_graph"]["title"] == "SearchInGraphResult"
+    assert set(schemas["search_in_neighborhood"]["required"]) >= {"center", "total", "edge_types"}
+    assert not found.is_error and not around.is_error
+    assert around.structured_content["center"] == found.structured_content["results"][0]["index"]
+    assert list(around.structured_content["results"][0]) == ["index", "out", "in"]
+
+
 def test_search_then_neighbourhood_then_node_and_paths(clinical_tools):
     graph = clinical_tools.graph
     fbn1 = graph.index_of("NCBIGene:2200")

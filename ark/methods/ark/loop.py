@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ark.llm.messages import Message, SystemMessage, UserMessage
 from ark.llm.policy import ChatPolicy
 from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
@@ -26,8 +27,8 @@ async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], polic
     config = config or ArkOptions()
     toolbox = toolbox_factory()
     system = config.system_prompt or render_system_prompt(toolbox.graph, toolbox.config, config.max_steps)
-    messages: list[dict] = [{"role": "system", "content": system},
-                            {"role": "user", "content": first_user_message(question), "data": {"question": question}}]
+    messages: list[Message] = [SystemMessage(system),
+                               UserMessage(first_user_message(question), context={"question": question})]
     trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(policy, "name", ""),
                             messages=messages, tools=toolbox.openai_tools())
     await run_tool_loop(trajectory, policy, toolbox, max_steps=config.max_steps, tool_choice=config.tool_choice,

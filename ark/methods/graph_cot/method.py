@@ -6,6 +6,7 @@ An action that is missing or malformed is answered with an observation saying wh
 from __future__ import annotations
 
 from ark.graph import KnowledgeGraph
+from ark.llm.messages import AssistantMessage, Message, SystemMessage, UserMessage
 
 from ..base import MethodContext, MethodOutput, Retriever
 from ..graph_text import ACTIONS_HELP, schema_lines
@@ -34,7 +35,7 @@ class GraphCoT(Retriever):
 
     async def aretrieve(self, query: str, k: int) -> MethodOutput:
         session = PromptSession(self.llm, "graph-cot")
-        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": f"Question: {query}"}]
+        messages: list[Message] = [SystemMessage(self.system), UserMessage(f"Question: {query}")]
         used: list[int] = []
         steps: list[dict] = []
         answer = None
@@ -47,8 +48,7 @@ class GraphCoT(Retriever):
                 answer = result.answer
                 break
             used += result.nodes
-            messages += [{"role": "assistant", "content": reply},
-                         {"role": "user", "content": f"Observation: {result.observation}"}]
+            messages += [AssistantMessage(reply), UserMessage(f"Observation: {result.observation}")]
         else:
             session.fail(f"no Finish action within max_steps={self.options.max_steps}")
         if answer is not None and not answer.strip():

@@ -25,6 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from ark.llm.messages import to_openai
 from ark.metrics.answers import token_f1
 from ark.runtime.records import Trajectory
 from ark.training.rewards import DEFAULT_DELTA, AnswerClueReward, answer_clue_reward
@@ -58,12 +61,29 @@ def touched_nodes(trajectory: Trajectory | Mapping[str, Any]) -> set[int]:
         if indices:
             touched.update(int(i) for i in indices)
             continue
-        result = _get(call, "result") or {}
-        touched.update(int(i) for i in result.get("touched", []) if isinstance(i, int))
-        for entry in result.get("results", []) if isinstance(result.get("results"), list) else []:
-            if isinstance(entry, Mapping) and isinstance(entry.get("index"), int):
-                touched.add(int(entry["index"]))
+        touched.update(_touched_in(_get(call, "result")))
     return touched
+
+
+class _RecordedResult(BaseModel):
+    """What the fallback reads of a call's recorded result (a dict, as records hold it), leniently."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    touched: Any = []
+    results: Any = []
+
+
+def _touched_in(result: Any) -> set[int]:
+    """The ints of ``result["touched"]`` and the int ``index`` of each ``result["results"]`` entry (either left
+    out when it is no list)."""
+    read = _RecordedResult.model_validate(result) if isinstance(result, Mapping) else _RecordedResult()
+    found = {int(i) for i in (read.touched if isinstance(read.touched, list) else []) if isinstance(i, int)}
+    for entry in read.results if isinstance(read.results, list) else []:
+        index = entry.get("index") if isinstance(entry, Mapping) else None
+        if isinstance(index, int):
+            found.add(int(index))
+    return found
 
 
 def clue_fraction(touched: Iterable[int], clues: Iterable[int]) -> float:
@@ -124,11 +144,12 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
-def _messages(trajectory: Trajectory | Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _messages(trajectory: Trajectory | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The conversation in its wire form (a record's messages, or a dict trajectory's as they are)."""
     messages = _get(trajectory, "messages")
     if messages is None:
         raise ValueError("a trajectory needs its 'messages' to read the final answer")
-    return list(messages)
+    return to_openai(messages)
 
 
 def _tool_calls(trajectory: Trajectory | Mapping[str, Any]) -> list[Any]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ark.graph import KnowledgeGraph
+from ark.llm.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from ark.llm.policy import ChatPolicy
 from ark.metrics.answers import normalize_text
 from ark.runtime.loop import StepCallback, run_tool_loop
@@ -139,9 +140,9 @@ class GraphScout:
         sandbox = pool.acquire() if pool is not None else None
         toolbox = Toolbox(self.graph, self.schema, self.index, self.options,
                           sandbox_factory=(lambda: sandbox) if sandbox is not None else None, resolver=self.resolver)
-        messages: list[dict] = [{"role": "system", "content": self.system_prompt},
-                                {"role": "user", "content": FIRST_USER_MESSAGE.format(question=question),
-                                 "data": {"question": question}}]
+        messages: list[Message] = [SystemMessage(self.system_prompt),
+                                   UserMessage(FIRST_USER_MESSAGE.format(question=question),
+                                               context={"question": question})]
         trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(self.llm, "name", ""),
                                 messages=messages, tools=toolbox.openai_tools())
         try:
@@ -155,7 +156,7 @@ class GraphScout:
             trajectory.error, trajectory.stop_reason, trajectory.finished = toolbox.failure, "error", False
         text = None
         if trajectory.stop_reason == "answer":
-            text = extract_answer(trajectory.messages[-1].get("content"))
+            text = extract_answer(trajectory.messages[-1].content)
         answer = Answer(text, self.answer_type(question)) if text else None
         ranked = self._rank(list(toolbox.touched), answer)
         trajectory.answer = [node.index for node in ranked]
@@ -215,9 +216,9 @@ def names_in(name: str, answer: str) -> bool:
     return any(parts[k:k + size] == wanted for k in range(len(parts) - size + 1))
 
 
-def _needs_answer(message: dict) -> str | None:
+def _needs_answer(message: AssistantMessage) -> str | None:
     """End the trajectory at a reply carrying the answer wrapper; otherwise ask for it."""
-    return None if extract_answer(message.get("content")) is not None else NO_ANSWER_MESSAGE
+    return None if extract_answer(message.content) is not None else NO_ANSWER_MESSAGE
 
 
 def open_node_index(graph: KnowledgeGraph, options: GraphScoutOptions, progress: bool = False) -> TextIndex:

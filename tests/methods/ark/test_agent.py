@@ -36,7 +36,7 @@ def by_agent(*scripts):
 
 def assert_well_formed(trajectory) -> None:
     """Every tool call is answered by a tool message with its id; the record is JSON-serialisable."""
-    messages = trajectory.messages
+    messages = trajectory.to_dict()["messages"]  # the wire form, as the model saw it
     assert messages[0]["role"] == "system" and messages[1]["role"] == "user"
     for position, message in enumerate(messages):
         if message["role"] == "assistant":

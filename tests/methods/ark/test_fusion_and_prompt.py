@@ -97,6 +97,6 @@ def test_prompt_schema_and_code_agree_on_the_sizes(default, largest, budget):
     assert f"the {default} nodes (or `size`, up to {largest})" in tools["search_in_graph"]["description"]
     assert f"The best {budget} neighbors are shown." in tools["search_in_neighborhood"]["description"]
     found = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine"}')
-    assert len(found.data["results"]) == min(default, 8) and found.data["size"] == default
+    assert len(found.data.results) == min(default, 8) and found.data.size == default
     capped = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 99}')
-    assert capped.data["size"] == largest
+    assert capped.data.size == largest

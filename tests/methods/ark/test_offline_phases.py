@@ -63,10 +63,10 @@ def tool_names(trajectory) -> set[str]:
     return {t["function"]["name"] for t in trajectory.tools}
 
 
-def step_prefixes(messages: list[dict]):
+def step_prefixes(messages):
     """Each assistant message's position with the conversation before it."""
     for position, message in enumerate(messages):
-        if message["role"] == "assistant":
+        if message.role == "assistant":
             yield position, messages[:position]
 
 
@@ -102,7 +102,8 @@ def test_a_replay_that_plans_every_phase_twice_gives_the_recorded_replies(record
     for trajectory in result.trajectories:
         for position, prefix in step_prefixes(trajectory.messages):
             reply = asyncio.run(policy.next_message(prefix, trajectory.tools, agent_index=trajectory.agent_index))
-            assert reply.message == trajectory.messages[position], f"agent {trajectory.agent_index}, {position}"
+            recorded = trajectory.messages[position].to_openai()
+            assert reply.message == recorded, f"agent {trajectory.agent_index}, {position}"
 
 
 def test_agents_after_the_first_query_neighbourhoods_in_their_own_seeded_order(recorded):

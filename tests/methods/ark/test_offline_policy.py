@@ -154,7 +154,7 @@ def test_agents_make_different_choices_when_there_are_enough_anchors(graph, inde
     """The policy promises seeded per-agent choices (which anchors to keep, how many candidates to verify) so
     that voting has something to fuse; eight named findings are enough anchors for that on any tuning so far."""
     result = retrieve(graph, index, MANY_FINDINGS, n_agents=3)
-    histories = [json.dumps(t.messages[2:]) for t in result.trajectories]
+    histories = [json.dumps([m.to_openai() for m in t.messages[2:]]) for t in result.trajectories]
     assert len(set(histories)) > 1
     assert_distillable(result)
     assert_calls_accepted(result)
@@ -168,11 +168,11 @@ def test_replaying_a_recorded_conversation_gives_the_recorded_next_message(graph
     for trajectory in result.trajectories:
         messages = trajectory.messages
         for position, message in enumerate(messages):
-            if message["role"] != "assistant":
+            if message.role != "assistant":
                 continue
             reply = asyncio.run(policy.next_message(messages[:position], trajectory.tools,
                                                     agent_index=trajectory.agent_index))
-            assert reply.message == message, f"agent {trajectory.agent_index}, message {position}"
+            assert reply.message == message.to_openai(), f"agent {trajectory.agent_index}, message {position}"
 
 
 # ------------------------------------------------------------------------------------------------ edge cases
@@ -222,7 +222,7 @@ def test_the_policy_reads_structured_results_not_observation_text(graph, index, 
     silent = ARK(graph, llm=None, index=index)
     silent.toolbox = lambda: SilentToolbox(graph, index, silent.config.tools)
     a, b = normal.retrieve(question), silent.retrieve(question)
-    assert all(not m.get("content") for t in b.trajectories for m in t.messages if m["role"] == "tool")
+    assert all(not m.content for t in b.trajectories for m in t.messages if m.role == "tool")
     assert [calls_of(t) for t in a.trajectories] == [calls_of(t) for t in b.trajectories]
     assert a.fused_ids == b.fused_ids and a.fused_ids
 

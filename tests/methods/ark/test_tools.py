@@ -12,6 +12,7 @@ import pytest
 from ark.graph import EdgeTable, NodeTable, build_graph
 from ark.methods.ark.options import ToolConfig
 from ark.methods.ark.tools import TOOL_SPECS, Toolbox
+from ark.runtime.tools import dumped
 from tests.support.graphs import build_index, build_small_graph
 
 
@@ -60,11 +61,12 @@ def test_ablation_switches_change_the_schemas():
 def test_global_search_lists_nodes_with_scores_and_snippets(graph, index):
     outcome = toolbox(graph, index).execute("search_in_graph", json.dumps({"query": "febrile seizures"}))
     assert outcome.ok and outcome.text.startswith("Found ")
-    results = outcome.data["results"]
-    assert results[0]["index"] == 3 and outcome.text.split("\n")[2].startswith("[3] Febrile seizure (phenotype)")
-    assert [r["index"] for r in results] == outcome.node_indices and len(results) <= 5
-    assert all(r["score"] > 0 for r in results) and "shortened" not in outcome.data
-    assert all(f"[{r['index']}] " in outcome.text and f"Score: {r['score']:.3f}" in outcome.text for r in results)
+    results = outcome.data.results
+    assert results[0].index == 3 and outcome.text.split("\n")[2].startswith("[3] Febrile seizure (phenotype)")
+    assert [r.index for r in results] == outcome.node_indices and len(results) <= 5
+    assert all(r.score > 0 for r in results) and outcome.data.shortened is None
+    assert "shortened" not in dumped(outcome.data)  # and the record has no such key
+    assert all(f"[{r.index}] " in outcome.text and f"Score: {r.score:.3f}" in outcome.text for r in results)
     assert "**" in outcome.text and "Context:" in outcome.text
 
 
@@ -88,18 +90,18 @@ def test_zero_results_and_empty_query(graph, index):
 def test_neighborhood_shows_relations_and_directions(graph, index):
     outcome = toolbox(graph, index).execute("search_in_neighborhood", '{"node_index": 0}')
     assert outcome.text.startswith("Search around [0] Dravet syndrome (disease) found 3 results:")
-    by_index = {r["index"]: r for r in outcome.data["results"]}
-    assert set(by_index) == {2, 3, 5} and outcome.data["total"] == 3 and outcome.data["center"] == 0
-    assert by_index[2]["out"] == ["has_phenotype"] and by_index[2]["in"] == []
+    by_index = {r.index: r for r in outcome.data.results}
+    assert set(by_index) == {2, 3, 5} and outcome.data.total == 3 and outcome.data.center == 0
+    assert by_index[2].out == ["has_phenotype"] and by_index[2].in_ == []
     # SCN1A: Dravet -associated_with-> SCN1A and SCN1A -associated_with-> Dravet, on one line.
-    assert by_index[5]["out"] == ["associated_with"] and by_index[5]["in"] == ["associated_with"]
+    assert by_index[5].out == ["associated_with"] and by_index[5].in_ == ["associated_with"]
     assert "-associated_with-> [5] SCN1A (gene/protein) <-associated_with-" in outcome.text
 
 
 def test_neighborhood_query_ranks_by_bm25(graph, index):
     outcome = toolbox(graph, index).execute("search_in_neighborhood", '{"node_index": 0, "query": "fever"}')
-    assert outcome.data["results"][0]["index"] == 3 and "1. -has_phenotype-> [3] Febrile seizure" in outcome.text
-    assert outcome.data["matching"] == 1 and outcome.data["query"] == "fever"
+    assert outcome.data.results[0].index == 3 and "1. -has_phenotype-> [3] Febrile seizure" in outcome.text
+    assert outcome.data.matching == 1 and outcome.data.query == "fever"
     assert "(1 matches the query)" in outcome.text and "**fever**" in outcome.text
     # The paper's Neighbors(v, q, F) is a top-k over N_F: non-matching neighbors follow the matching ones.
     assert len(outcome.node_indices) == 3
@@ -109,7 +111,7 @@ def test_neighborhood_filters_are_case_and_separator_insensitive(graph, index):
     box = toolbox(graph, index)
     typed = box.execute("search_in_neighborhood", '{"node_index": 0, "node_types": ["Gene/Protein"]}')
     assert typed.node_indices == [5] and "node_types=gene/protein" in typed.text
-    assert typed.data["node_types"] == ["gene/protein"] and typed.data["edge_types"] is None
+    assert typed.data.node_types == ["gene/protein"] and typed.data.edge_types is None
     related = box.execute("search_in_neighborhood", '{"node_index": "3", "edge_types": ["IS-A"]}')
     assert sorted(related.node_indices) == [2] and "edge_types=is_a" in related.text
     incoming = box.execute("search_in_neighborhood", '{"node_index": 3, "edge_type": "has phenotype"}')
@@ -134,10 +136,10 @@ def test_unknown_names_list_the_valid_ones(graph, index):
 def test_filters_are_sets_and_the_single_value_form_still_works(graph, index):
     box = toolbox(graph, index)
     both = box.execute("search_in_neighborhood", '{"node_index": 3, "node_types": ["disease", "gene/protein"]}')
-    assert sorted(both.node_indices) == [0, 5] and both.data["node_types"] == ["disease", "gene/protein"]
+    assert sorted(both.node_indices) == [0, 5] and both.data.node_types == ["disease", "gene/protein"]
     # F_E as a set: is_a (to Seizure) or has_phenotype (from Dravet and SCN1A), but not associated_with.
     relations = box.execute("search_in_neighborhood", '{"node_index": 3, "edge_types": ["is_a", "has_phenotype"]}')
-    assert sorted(relations.node_indices) == [0, 2, 5] and relations.data["edge_types"] == ["is_a", "has_phenotype"]
+    assert sorted(relations.node_indices) == [0, 2, 5] and relations.data.edge_types == ["is_a", "has_phenotype"]
     combined = box.execute("search_in_neighborhood",
                            '{"node_index": 3, "node_types": ["phenotype"], "edge_types": ["is_a", "has_phenotype"]}')
     assert combined.node_indices == [2]
@@ -256,9 +258,9 @@ def test_observation_cap_shortens_entries_and_never_drops_them(graph, index):
     box = toolbox(graph, index, max_observation_chars=450)
     outcome = box.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 8}')
     assert len(outcome.text) <= 450 and "Context:" not in outcome.text
-    assert outcome.data["shortened"]["snippet_chars"] == 0
+    assert outcome.data.shortened.snippet_chars == 0
     listed = [int(line[1:line.index("]")]) for line in outcome.text.split("\n") if line.startswith("[")]
-    assert listed == [r["index"] for r in outcome.data["results"]] == outcome.node_indices and len(listed) == 8
+    assert listed == [r.index for r in outcome.data.results] == outcome.node_indices and len(listed) == 8
     tiny = toolbox(graph, index, max_observation_chars=200)  # below what 8 entries need: longer, but complete
     complete = tiny.execute("search_in_graph", '{"query": "seizure epilepsy nervous headache migraine", "size": 8}')
     assert len([line for line in complete.text.split("\n") if line.startswith("[")]) == 8
@@ -283,11 +285,11 @@ def test_thirty_hits_and_twenty_neighbours_with_long_names_are_all_shown():
     box = Toolbox(graph, build_index(graph), ToolConfig())
     found = box.execute("search_in_graph", '{"query": "protein kinase receptor congenital kidney", "size": 30}')
     listed = [int(line[1:line.index("]")]) for line in found.text.split("\n") if line.startswith("[")]
-    assert len(listed) == 30 and listed == [r["index"] for r in found.data["results"]] == found.node_indices
+    assert len(listed) == 30 and listed == [r.index for r in found.data.results] == found.node_indices
     assert len(found.text) <= 6000 and "omitted" not in found.data
     around = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase receptor"}')
     lines = [line for line in around.text.split("\n") if line[:1].isdigit()]
-    assert len(lines) == 20 and [r["index"] for r in around.data["results"]] == around.node_indices
+    assert len(lines) == 20 and [r.index for r in around.data.results] == around.node_indices
     assert [int(line.split("[", 1)[1].split("]")[0]) for line in lines] == around.node_indices
     assert len(around.text) <= 6000 and "(Showing 20 of 60 results." in around.text
 
@@ -325,7 +327,7 @@ def test_hub_with_thousands_of_neighbors_stays_capped_and_fast():
         assert "(Showing 20 of " in outcome.text
     first = box.execute("search_in_neighborhood", calls[1])
     assert "found 5000 results" in first.text
-    shown = [graph.name(r["index"]) for r in first.data["results"]]
+    shown = [graph.name(r.index) for r in first.data.results]
     assert all("kinase" in name or "channel" in name for name in shown[:5])
     keyword = Toolbox(graph, box.index, ToolConfig(neighborhood_ranking="keyword"))
     elapsed = []
@@ -343,7 +345,7 @@ def test_offset_shows_the_next_page_of_the_same_ranking_and_is_hidden_unless_ask
     box = Toolbox(graph, build_index(graph), ToolConfig())
     first = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
     second = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase", "offset": 20}')
-    assert second.data["offset"] == 20 and len(second.node_indices) == 20
+    assert second.data.offset == 20 and len(second.node_indices) == 20
     assert not set(first.node_indices) & set(second.node_indices)
     ranking = first.node_indices + second.node_indices
     both = box.execute("search_in_neighborhood", '{"node_index": 0, "query": "kinase"}')
@@ -357,7 +359,7 @@ def test_offset_shows_the_next_page_of_the_same_ranking_and_is_hidden_unless_ask
 def test_finish_records_a_stated_confidence_and_reason(graph, index):
     box = toolbox(graph, index)
     outcome = box.execute("finish", '{"confidence": "low", "reason": "The graph has no treatment relation."}')
-    assert outcome.finished and outcome.data["confidence"] == "low"
+    assert outcome.finished and outcome.data.confidence == "low"
     assert (box.confidence, box.confidence_reason) == ("low", "The graph has no treatment relation.")
     refused = toolbox(graph, index).execute("finish", '{"confidence": "certain"}')
     assert not refused.ok and "confidence" in refused.text
@@ -411,3 +413,17 @@ def test_stable_top_is_the_prefix_of_a_stable_argsort(positives):
     for limit in (1, 20, 999):
         expected = np.argsort(-scores, kind="stable")[:limit]
         assert _stable_top(scores, limit).tolist() == expected.tolist()
+
+
+def test_results_are_typed_in_memory_and_written_with_the_keys_records_have_always_had(graph, index):
+    box = toolbox(graph, index)
+    found = box.execute("search_in_graph", {"query": "febrile seizures"})
+    around = box.execute("search_in_neighborhood", {"node_index": 0})
+    added = box.execute("add_to_answer", {"answer_nodes": [{"node_index": 3, "reasoning": "febrile"}]})
+    assert [type(r.data).__name__ for r in (found, around, added)] == [
+        "SearchInGraphResult", "SearchInNeighborhoodResult", "AddToAnswerResult"]
+    assert list(dumped(found.data)) == ["query", "size", "results"]  # no "shortened": nothing was
+    assert list(dumped(around.data)) == ["center", "query", "node_types", "edge_types", "total", "matching",
+                                         "results", "offset"]
+    assert list(dumped(around.data)["results"][0]) == ["index", "out", "in"]
+    assert list(dumped(added.data)) == ["added", "repeated", "missing", "refused", "size"]  # no "error": it worked

@@ -43,7 +43,7 @@ def test_offline_solver_answers_with_cypher(scout, question, kind, truth):
     assert calls == [NODE_ID_RETRIEVER, CODE_INTERPRETER]  # ground, query, answer
     code = json.loads(trajectory.steps[1].tool_calls[0].arguments)["code"]
     assert "cypher(" in code and "MATCH" in code
-    assert trajectory.messages[-1]["content"].splitlines()[-1] == f"\\answer{{{solution.answer.text}}}"
+    assert trajectory.messages[-1].content.splitlines()[-1] == f"\\answer{{{solution.answer.text}}}"
 
 
 def test_trajectory_is_an_ark_record_and_ranks_answer_nodes_first(scout, clinical):
@@ -55,10 +55,11 @@ def test_trajectory_is_an_ark_record_and_ranks_answer_nodes_first(scout, clinica
     record = json.loads(json.dumps(solution.to_dict()))
     assert record["answer"] == {"text": "TGFBR1, TGFBR2", "type": "set"}
     again = Trajectory.from_dict(record["agents"][0])
-    assert [m["role"] for m in again.messages] == ["system", "user", "assistant", "tool", "assistant", "tool",
+    assert [m.role for m in again.messages] == ["system", "user", "assistant", "tool", "assistant", "tool",
                                                   "assistant"]
     assert again.steps[1].tool_calls[0].result["touched"]  # the structured result is kept in the record
-    assert "data" not in again.messages[3]  # and not in the messages the model saw
+    assert again.messages[5].result is again.steps[1].tool_calls[0].result  # the tool message holds it again
+    assert "result" not in record["agents"][0]["messages"][3]  # but not the messages the model saw
     assert {t["function"]["name"] for t in again.tools} == {NODE_ID_RETRIEVER, CODE_INTERPRETER}
     assert again.telemetry["code_calls"] == 1 and again.telemetry["retriever_calls"] == 1
 
@@ -66,7 +67,7 @@ def test_trajectory_is_an_ark_record_and_ranks_answer_nodes_first(scout, clinica
 def test_question_without_a_plan_gets_no_answer(scout):
     solution = solve(scout, "Tell me something interesting.")
     assert solution.answer is None and solution.trajectory.stop_reason == "answer"
-    assert extract_answer(solution.trajectory.messages[-1]["content"]) == ""
+    assert extract_answer(solution.trajectory.messages[-1].content) == ""
 
 
 class Scripted:
@@ -78,7 +79,7 @@ class Scripted:
         self.messages = list(messages)
 
     async def next_message(self, messages, tools, *, agent_index=0, tool_choice="required"):
-        turn = sum(1 for m in messages if m["role"] == "assistant")
+        turn = sum(1 for m in messages if m.role == "assistant")
         return PolicyReply(self.messages[min(turn, len(self.messages) - 1)])
 
     async def aclose(self):
@@ -108,7 +109,7 @@ def test_a_reply_without_the_wrapper_is_asked_for_it(scout, clinical):
     solver.close()
     assert solution.answer == Answer("1", "number")
     assert solution.trajectory.steps[1].corrective == NO_ANSWER_MESSAGE
-    assert any(m == {"role": "user", "content": NO_ANSWER_MESSAGE} for m in solution.trajectory.messages)
+    assert any(m.to_openai() == {"role": "user", "content": NO_ANSWER_MESSAGE} for m in solution.trajectory.messages)
 
 
 def test_retriever_only_ablation(scout, clinical):

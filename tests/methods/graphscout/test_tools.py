@@ -8,6 +8,7 @@ import json
 
 from ark.methods.graphscout.options import GraphScoutOptions
 from ark.methods.graphscout.tools import CODE_INTERPRETER, NODE_ID_RETRIEVER, TOOL_SPECS, Toolbox
+from ark.runtime.tools import dumped
 
 
 def toolbox(scout, **options) -> Toolbox:
@@ -33,10 +34,11 @@ def test_retriever_returns_id_type_name_and_score_per_query(scout, clinical):
     box = toolbox(scout)
     result = box.execute(NODE_ID_RETRIEVER, json.dumps({"queries": ["Marfan syndrome", "FBN1"]}))
     assert result.ok
-    assert result.data["topk"] == 2  # the paper's default
-    first = [r for r in result.data["results"] if r["query"] == "Marfan syndrome"]
-    assert len(first) == 2 and first[0]["node_id"] == "OMIM:154700" and first[0]["type"] == "disease"
-    assert first[0]["name"] == "Marfan syndrome" and first[0]["score"] >= first[1]["score"]
+    assert result.data.topk == 2  # the paper's default
+    first = [r for r in result.data.results if r.query == "Marfan syndrome"]
+    assert len(first) == 2 and first[0].node_id == "OMIM:154700" and first[0].type == "disease"
+    assert first[0].name == "Marfan syndrome" and first[0].score >= first[1].score
+    assert list(dumped(result.data)["results"][0]) == ["query", "index", "node_id", "type", "label", "name", "score"]
     assert "OMIM:154700  Marfan syndrome  (disease)" in result.text and "'FBN1':" in result.text
     assert box.touched and clinical.index_of("OMIM:154700") in box.touched
     box.release()
@@ -45,7 +47,7 @@ def test_retriever_returns_id_type_name_and_score_per_query(scout, clinical):
 def test_retriever_topk_is_capped_and_bad_calls_are_observations(scout):
     box = toolbox(scout)
     capped = box.execute(NODE_ID_RETRIEVER, {"queries": "syndrome", "topk": 500})  # one string is one query
-    assert capped.ok and capped.data["topk"] == 20 and "topk capped at 20" in capped.text
+    assert capped.ok and capped.data.topk == 20 and "topk capped at 20" in capped.text
     empty = box.execute(NODE_ID_RETRIEVER, {"queries": []})
     assert not empty.ok and "non-empty list" in empty.text
     missing = box.execute(NODE_ID_RETRIEVER, "{}")

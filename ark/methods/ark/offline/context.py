@@ -12,6 +12,7 @@ from typing import Any
 from ....graph import KnowledgeGraph, normalize_name
 from ....question import QUESTION_WORDS, TAXONOMY_RELATIONS, QuestionAnalysis, QuestionReader, name_tokens
 from .evidence import Anchor, Evidence, SeenNode
+from .listings import listing_of
 from .spans import word_at
 
 SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
@@ -25,7 +26,7 @@ class PolicyContext:
         self.graph = graph
         self.verify = verify
         self.max_answers = max_answers
-        self._seen_results: dict[int, tuple[dict[str, Any], list[SeenNode]]] = {}  # see nodes
+        self._seen_results: dict[int, tuple[Any, list[SeenNode], int | None]] = {}  # see nodes
         self.tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph)
         # The reading of a question: every step of every agent replays it; an analysis is never modified.
@@ -52,22 +53,29 @@ class PolicyContext:
             self.relations_between[(t.source_type, t.target_type)].add(t.relation)
             self.relations_between[(t.target_type, t.source_type)].add(t.relation)
 
-    def nodes(self, data: dict[str, Any]) -> list[SeenNode]:
-        """The nodes a tool call returned, in its order, from its structured result. Each step replays the whole
-        history, so a result is read once and kept (by identity: the history holds the same result objects) for
-        the replays of the steps after it."""
+    def nodes(self, data: Any) -> list[SeenNode]:
+        """The nodes a tool call returned, in its order, from its structured result (see :func:`listing_of`)."""
+        return list(self._read(data)[1])
+
+    def total(self, data: Any) -> int | None:
+        """A neighbourhood result's total before its page (None when it states none)."""
+        return self._read(data)[2]
+
+    def _read(self, data: Any) -> tuple[Any, list[SeenNode], int | None]:
+        """Each step replays the whole history, so a result is read once and kept (by identity: the history
+        holds the same result objects) for the replays of the steps after it."""
         key = id(data)
         seen = self._seen_results.get(key)
         if seen is not None and seen[0] is data:
-            return list(seen[1])
+            return seen
         g = self.graph
-        nodes = [SeenNode(r["index"], g.name(r["index"]), g.node_type(r["index"]), tuple(r.get("out", ())),
-                          tuple(r.get("in", ())))
-                 for r in data.get("results", ()) if g.is_valid_index(r.get("index", -1))]
+        listing = listing_of(data)
+        nodes = [SeenNode(r.index, g.name(r.index), g.node_type(r.index), tuple(r.out), tuple(r.in_))
+                 for r in listing.results if g.is_valid_index(r.index)]
         if len(self._seen_results) >= SEEN_RESULTS_KEPT:
             self._seen_results.clear()
-        self._seen_results[key] = (data, nodes)
-        return list(nodes)
+        self._seen_results[key] = read = (data, nodes, listing.total)
+        return read
 
     def text_of(self, index: int) -> str:
         """A node's text, or nothing for an index the graph does not hold."""

@@ -4,28 +4,22 @@ assistant messages with tool calls in the OpenAI format the agent loop expects."
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from ....llm.messages import AssistantMessage, Message, ToolCall, UserMessage
 
-def question_of(messages: list[dict]) -> str:
+
+def question_of(messages: Sequence[Message]) -> str:
     """The question, as the agent loop records it beside the first user message."""
     for message in messages:
-        if message.get("role") == "user":
-            return str((message.get("data") or {}).get("question") or message.get("content") or "").strip()
+        if isinstance(message, UserMessage):
+            return str(message.context.get("question") or message.content or "").strip()
     return ""
 
 
-def assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt: int) -> dict:
+def assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt: int) -> dict[str, Any]:
     """The assistant message making ``calls`` (tool name, arguments), ids salted per agent and step."""
-    return {
-        "role": "assistant",
-        "content": note,
-        "tool_calls": [
-            {
-                "id": f"call_{salt}_{n}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
-            }
-            for n, (name, args) in enumerate(calls)
-        ],
-    }
+    tool_calls = [ToolCall(f"call_{salt}_{n}", name, json.dumps(args, ensure_ascii=False))
+                  for n, (name, args) in enumerate(calls)]
+    return AssistantMessage(note, tool_calls).to_openai()

@@ -11,6 +11,7 @@ import random
 from collections.abc import Iterator, Set
 from typing import Any, ClassVar, NamedTuple
 
+from ....llm.messages import ToolCall as MadeCall
 from ....question import identifiers
 from ....runtime.tools import arguments_of
 from ..tools import ADD_TO_ANSWER, FINISH, SEARCH_IN_GRAPH, SEARCH_IN_NEIGHBORHOOD
@@ -33,7 +34,7 @@ from .reasons import confidence, reason
 
 PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
 ToolCall = tuple[str, dict[str, Any]]
-Results = list[tuple[dict, dict]]  # each call of a step (OpenAI format) with its tool's structured result
+Results = list[tuple[MadeCall, Any]]  # each call of a step with its tool's typed result (see listings)
 
 
 class Plan(NamedTuple):
@@ -66,7 +67,8 @@ class Phase:
         for call, data in results:
             nodes = self.ctx.nodes(data)
             args = arguments_of(call)
-            yield args, args.get("node_index"), nodes, int(data.get("total", len(nodes)))
+            total = self.ctx.total(data)
+            yield args, args.get("node_index"), nodes, len(nodes) if total is None else total
 
 
 class AnchorPhase(Phase):

@@ -23,9 +23,10 @@ gives the same next call. It is a baseline and a teacher for tests, not a langua
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Sequence, Set
 
 from ....graph import KnowledgeGraph
+from ....llm.messages import AssistantMessage, Message, ToolMessage
 from ....llm.policy import PolicyReply, Usage
 from .context import PolicyContext
 from .evidence import Evidence
@@ -63,7 +64,7 @@ class OfflinePolicy:
     async def aclose(self) -> None:
         return None
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
         tool_names = {t["function"]["name"] for t in tools}
         evidence, position = self.replay(messages, agent_index, tool_names)
@@ -73,21 +74,21 @@ class OfflinePolicy:
             if calls:
                 return PolicyReply(message=assistant_message(note, calls, len(messages)), usage=Usage())
 
-    def replay(self, messages: list[dict], agent_index: int, tool_names: Set[str]) -> tuple[Evidence, int]:
+    def replay(self, messages: Sequence[Message], agent_index: int, tool_names: Set[str]) -> tuple[Evidence, int]:
         """The evidence the conversation's tool results give, and the position of the phase that comes next.
         Each recorded step is the first phase from the current one that plans calls (planning is pure: it only
         tells which phase a step was), and that phase absorbs the step's results."""
         question = question_of(messages)
         seed = int(hashlib.sha256(f"{question}|{agent_index}".encode()).hexdigest()[:12], 16)
         evidence = Evidence(self.context.analysis(question), seed, agent_index)
-        results_by_call = {m.get("tool_call_id"): m.get("data") or {} for m in messages if m.get("role") == "tool"}
+        results_by_call = {m.tool_call_id: m.result for m in messages if isinstance(m, ToolMessage)}
         position = 0
         for message in messages:
-            if message.get("role") != "assistant" or not message.get("tool_calls"):
+            if not isinstance(message, AssistantMessage) or not message.tool_calls:
                 continue
             while position < len(self.phases) - 1 and not self._phase(position).plan(evidence, tool_names).calls:
                 position += 1
-            results = [(call, results_by_call.get(call.get("id"), {})) for call in message["tool_calls"]]
+            results = [(call, results_by_call.get(call.id) or {}) for call in message.tool_calls]
             self._phase(position).absorb(evidence, results)
             position += 1
         return evidence, position
@@ -96,13 +97,13 @@ class OfflinePolicy:
         """The phase at ``position``; past the last, the last (finish)."""
         return self.phases[min(position, len(self.phases) - 1)]
 
-    def evidence_keys(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0
+    def evidence_keys(self, messages: Sequence[Message], tools: list[dict], *, agent_index: int = 0
                       ) -> dict[int, EvidenceKey]:
         """The evidence key of each node this conversation's answer holds (see evidence_rank), from a replay."""
         evidence, _ = self.replay(messages, agent_index, {t["function"]["name"] for t in tools})
         return {a.index: a.key for a in answers(self.context, evidence) if a.key}
 
-    def graph_evidence_keys(self, messages: list[dict], tools: list[dict], nodes: Iterable[int]
+    def graph_evidence_keys(self, messages: Sequence[Message], tools: list[dict], nodes: Iterable[int]
                             ) -> dict[int, EvidenceKey]:
         """The evidence key of any ``nodes`` (e.g. a model's answers), read from the graph itself: the question's
         anchors and conditions come from replaying this (offline) conversation (see

@@ -43,12 +43,31 @@ class AddToAnswerArgs(BaseModel):
         return [value] if isinstance(value, dict) else value
 
 
+class AnswerShortened(BaseModel):
+    reasoning_chars: int
+    name_chars: int
+
+
+class AddToAnswerResult(BaseModel):
+    """The node indices ``added``, ``repeated``, ``missing`` (no such index) and ``refused`` (answer full), and the
+    answer's ``size`` afterwards."""
+
+    added: list[int]
+    repeated: list[int]
+    missing: list[int]
+    refused: list[int]
+    size: int
+    shortened: AnswerShortened | None = None  # set only when the observation was shortened
+    error: str | None = None  # set only when nothing was added or already there
+
+
 SPEC = ToolSpec(
     NAME,
     "Add nodes that answer the question to the answer list, in order of relevance. Nodes already added are kept "
     "where they are.",
     AddToAnswerArgs,
     example='{"answer_nodes": [{"node_index": 123, "reasoning": "why it answers"}]}',
+    result_model=AddToAnswerResult,
 )
 
 
@@ -101,9 +120,9 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, REASONING_CHARS,
                                    cfg.max_name_chars)
     error = None if added or repeated else (UNKNOWN_NODE if missing else BUDGET)
-    data = {"added": added, "repeated": repeated, "missing": missing, "refused": refused, "size": len(box.answer)}
+    data = AddToAnswerResult(added=added, repeated=repeated, missing=missing, refused=refused, size=len(box.answer))
     if detail != Detail(REASONING_CHARS, cfg.max_name_chars):
-        data["shortened"] = {"reasoning_chars": detail.snippet_chars, "name_chars": detail.name_chars}
+        data.shortened = AnswerShortened(reasoning_chars=detail.snippet_chars, name_chars=detail.name_chars)
     if error is not None:
-        data["error"] = error
+        data.error = error
     return ToolResult(text, data=data, ok=error is None, node_indices=added, error=error)

@@ -25,7 +25,16 @@ class FinishArgs(BaseModel):
     reason: str | None = Field(default=None, description="Optional: one line saying why (e.g. what the graph lacks).")
 
 
-SPEC = ToolSpec(NAME, "Finish the search when the answer list is complete.", FinishArgs, example="{}")
+class FinishResult(BaseModel):
+    """The answer's ``size`` and the confidence the call stated."""
+
+    size: int
+    confidence: Literal["high", "medium", "low"] | None
+    reason: str | None
+
+
+SPEC = ToolSpec(NAME, "Finish the search when the answer list is complete.", FinishArgs, example="{}",
+                result_model=FinishResult)
 
 
 def run(box: Toolbox, args: FinishArgs) -> ToolResult:
@@ -34,5 +43,5 @@ def run(box: Toolbox, args: FinishArgs) -> ToolResult:
     box.finished = True
     box.confidence, box.confidence_reason = args.confidence, (args.reason or "").strip()[:300] or None
     count = len(box.answer)
-    data = {"size": count, "confidence": args.confidence, "reason": box.confidence_reason}
+    data = FinishResult(size=count, confidence=args.confidence, reason=box.confidence_reason)
     return ToolResult(f"Finished. The answer has {count_of(count, 'node')}.", data=data, finished=True)

@@ -40,6 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from ark.text import clean_inline, did_you_mean
 
 
@@ -82,6 +84,13 @@ def count_of(count: int, noun: str) -> str:
 # Results are never dropped: snippets shrink, then go, then names shorten (down to MIN_NAME_CHARS).
 DETAIL_LEVELS = ((1.0, 1.0), (0.6, 1.0), (0.35, 0.6), (0.0, 0.5), (0.0, 0.3), (0.0, 0.0))
 MIN_NAME_CHARS = 16
+
+
+class Shortened(BaseModel):
+    """How far a search observation was shortened to fit its cap (in a result only when it was)."""
+
+    snippet_chars: int
+    name_chars: int
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec
 
 from ..options import ToolConfig
-from .observations import Detail, count_of, fit_observation, snippet
+from .observations import Detail, Shortened, count_of, fit_observation, snippet
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -24,6 +24,22 @@ class SearchInGraphArgs(BaseModel):
     query: str = Field(description="Keywords, an entity's name or an identifier to match against node names and "
                                    "descriptions.")
     size: int | None = Field(default=None, description="Number of results to return.")
+
+
+class GraphHit(BaseModel):
+    """One hit, as the observation lists it."""
+
+    index: int
+    score: float
+
+
+class SearchInGraphResult(BaseModel):
+    """What ``search_in_graph`` found: every hit the text shows, best first."""
+
+    query: str
+    size: int
+    results: list[GraphHit] = []
+    shortened: Shortened | None = None  # set only when the observation was shortened
 
 
 @functools.lru_cache(maxsize=32)
@@ -46,6 +62,7 @@ def spec(config: ToolConfig) -> ToolSpec:
         "question names, or nodes matching its description.",
         _args_model(config.default_global_size, config.max_global_size),
         example='{"query": "generalized seizures", "size": 10}',
+        result_model=SearchInGraphResult,
     )
 
 
@@ -53,7 +70,7 @@ SPEC = spec(ToolConfig())
 
 
 def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
-    """Global top-k over all nodes; ``data`` lists every hit, as the text shows it, as ``{"index", "score"}``."""
+    """Global top-k over all nodes; ``data`` (a :class:`SearchInGraphResult`) lists every hit the text shows."""
     cfg = box.config
     query = args.query.strip()
     if not query:
@@ -64,7 +81,7 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
     wanted = cfg.default_global_size if args.size is None else args.size
     size = min(max(int(wanted), 1), cfg.max_global_size)
     hits = box.index.search(query, size)
-    data = {"query": query, "size": size, "results": []}
+    data = SearchInGraphResult(query=query, size=size, results=[])
     if not hits:
         box.telemetry.zero_result_calls += 1
         return ToolResult(f"No nodes found for query: {query!r}", data=data)
@@ -84,6 +101,6 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
     footer = ["", f"(size capped at {cfg.max_global_size})"] if wanted > cfg.max_global_size else []
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,
                                    cfg.max_name_chars)
-    data["results"] = [{"index": node, "score": round(score, 6)} for node, score in hits]
+    data.results = [GraphHit(index=node, score=round(score, 6)) for node, score in hits]
     box.note_detail(data, detail)
     return ToolResult(text.rstrip(), data=data, node_indices=[n for n, _ in hits])

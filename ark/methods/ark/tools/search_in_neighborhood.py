@@ -17,7 +17,7 @@ from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_st
 
 from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
-from .observations import Detail, count_of, fit_observation, snippet, suggested
+from .observations import Detail, Shortened, count_of, fit_observation, snippet, suggested
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -59,6 +59,30 @@ class SearchInNeighborhoodArgs(BaseModel):
         return list(dict.fromkeys(names)) or None
 
 
+class Neighbour(BaseModel):
+    """One shown neighbour: its index and the relations centre→node (``out``) and node→centre (``in``)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    index: int
+    out: list[str]
+    in_: list[str] = Field(alias="in")
+
+
+class SearchInNeighborhoodResult(BaseModel):
+    """What ``search_in_neighborhood`` found around ``center`` (the keys of the written record, in its order)."""
+
+    center: int
+    query: str | None
+    node_types: list[str] | None
+    edge_types: list[str] | None
+    total: int
+    matching: int | None
+    results: list[Neighbour] = []
+    offset: int | None = None  # set only when something was shown
+    shortened: Shortened | None = None  # set only when the observation was shortened
+
+
 def spec(config: ToolConfig) -> ToolSpec:
     """The tool as offered under ``config`` (its description states the neighbour budget)."""
     return ToolSpec(
@@ -69,6 +93,7 @@ def spec(config: ToolConfig) -> ToolSpec:
         "shown.",
         SearchInNeighborhoodArgs,
         example='{"node_index": 123, "query": "optional keywords", "node_types": ["optional type"]}',
+        result_model=SearchInNeighborhoodResult,
     )
 
 
@@ -135,8 +160,8 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)
     ranked = rank_neighborhood(g, box.index, nodes, codes, outgoing, query or None, cfg.neighborhood_ranking,
                                limit=args.offset + cfg.neighborhood_budget)  # a hub is never fully sorted
-    data: dict[str, Any] = {"center": node, "query": query or None, "node_types": node_types,
-                            "edge_types": edge_types, "total": ranked.total, "matching": ranked.matching, "results": []}
+    data = SearchInNeighborhoodResult(center=node, query=query or None, node_types=node_types,
+                                      edge_types=edge_types, total=ranked.total, matching=ranked.matching, results=[])
     shown_filters = [f"query={query!r}"] if query else []
     shown_filters += [f"node_types={','.join(node_types)}"] if node_types else []
     shown_filters += [f"edge_types={','.join(edge_types)}"] if edge_types else []
@@ -150,7 +175,7 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
         matching = f" ({ranked.matching} {'matches' if ranked.matching == 1 else 'match'} the query)"
     offset = args.offset
     shown = ranked.nodes[offset: offset + cfg.neighborhood_budget].tolist()
-    data["offset"] = offset
+    data.offset = offset
     terms = box.highlight_terms(query) if query else []
     relations = []
     for neighbor in shown:
@@ -179,6 +204,6 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     header = [f"Search around {box.label(node)}{suffix} found {count_of(ranked.total, 'result')}{matching}:", ""]
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,
                                    cfg.max_name_chars)
-    data["results"] = [{"index": n, "out": out, "in": inc} for n, (out, inc) in zip(shown, relations, strict=True)]
+    data.results = [Neighbour(index=n, out=out, in_=inc) for n, (out, inc) in zip(shown, relations, strict=True)]
     box.note_detail(data, detail)
     return ToolResult(text, data=data, node_indices=shown)

@@ -9,7 +9,7 @@ its own cases).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, 
 from ..options import ToolConfig
 from . import add_to_answer, finish, search_in_graph, search_in_neighborhood
 from .neighborhood import query_words
-from .observations import Detail, node_label, suggested
+from .observations import Detail, Shortened, node_label, suggested
 
 if TYPE_CHECKING:
     from ark.index.graph_index import TextIndex
@@ -74,10 +74,12 @@ class Toolbox(ToolboxBase[Telemetry]):
     def full_detail(self) -> Detail:
         return Detail(self.config.snippet_chars, self.config.max_name_chars)
 
-    def note_detail(self, data: dict[str, Any], detail: Detail) -> None:
-        """Record in ``data`` how far an observation was shortened to fit its cap (nothing when not at all)."""
+    def note_detail(self, data: search_in_graph.SearchInGraphResult | search_in_neighborhood.SearchInNeighborhoodResult,
+                    detail: Detail) -> None:
+        """Record in ``data`` how far an observation was shortened to fit its cap (nothing when not at all: the
+        result then has no ``shortened`` key)."""
         if detail != self.full_detail():
-            data["shortened"] = {"snippet_chars": detail.snippet_chars, "name_chars": detail.name_chars}
+            data.shortened = Shortened(snippet_chars=detail.snippet_chars, name_chars=detail.name_chars)
 
     def highlight_terms(self, query: str) -> list[str]:
         """Words to highlight in snippets: the query's tokens and their index terms (stems), computed once per

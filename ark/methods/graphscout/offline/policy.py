@@ -23,12 +23,17 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from ....graph import KnowledgeGraph, normalize_name
+from ....llm.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from ....llm.policy import PolicyReply, Usage
 from ..cypher_writer import CypherPlan, CypherWriter
 from ..tools import CODE_INTERPRETER, NODE_ID_RETRIEVER
+from ..tools.node_id_retriever import NodeIdRetrieverResult, RetrievedNode
 
 
 class ScriptedSolver:
@@ -48,22 +53,22 @@ class ScriptedSolver:
     def _plan_uncached(self, question: str) -> tuple[list[tuple[int, int, int]], CypherPlan | None]:
         return self.writer.link(question), self.writer.plan(question)
 
-    async def next_message(self, messages: list[dict], tools: list[dict], *, agent_index: int = 0,
+    async def next_message(self, messages: Sequence[Message], tools: list[dict], *, agent_index: int = 0,
                            tool_choice: str = "required") -> PolicyReply:
         return PolicyReply(message=self.turn(messages, {t["function"]["name"] for t in tools}), usage=Usage())
 
     # ------------------------------------------------------------------ one turn
-    def turn(self, messages: list[dict], tool_names: set[str]) -> dict:
+    def turn(self, messages: Sequence[Message], tool_names: set[str]) -> dict:
         question = _question(messages)
         spans, plan = self._plan(question)
         calls = _calls_by_tool(messages)
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        turn = sum(1 for m in messages if isinstance(m, AssistantMessage))
         if NODE_ID_RETRIEVER not in calls and NODE_ID_RETRIEVER in tool_names:
             queries = [question[begin:end] for begin, end, _ in sorted(spans)] or [question]
             note = ("Find the ids of the entities the question names." if spans else
                     "The question names no node I can recognise; search with the whole question.")
             return _call(turn, note, NODE_ID_RETRIEVER, {"queries": queries, "topk": self.topk})
-        retrieved = calls.get(NODE_ID_RETRIEVER, {}).get("results", [])
+        retrieved = _retrieved(calls.get(NODE_ID_RETRIEVER))
         if CODE_INTERPRETER not in tool_names:
             return _final(self._answer_from_retrieval(question, spans, plan, retrieved))
         if CODE_INTERPRETER not in calls:
@@ -81,40 +86,40 @@ class ScriptedSolver:
 
     # ------------------------------------------------------------------ reading tool results
     def _grounded_params(self, plan: CypherPlan, spans: list[tuple[int, int, int]],
-                         retrieved: list[dict]) -> dict[str, Any]:
+                         retrieved: list[RetrievedNode]) -> dict[str, Any]:
         """The plan's parameters, each anchor id replaced by a retrieved node of the same name and type (the
         writer's own node when the retriever returned it or no such node)."""
         g = self.graph
         question = plan.question
-        by_query: dict[str, list[dict]] = {}
+        by_query: dict[str, list[RetrievedNode]] = {}
         for hit in retrieved:
-            by_query.setdefault(str(hit.get("query")), []).append(hit)
+            by_query.setdefault(hit.query, []).append(hit)
         grounded: dict[str, str] = {}
         for begin, end, node in spans:
             hits = by_query.get(question[begin:end], [])
-            ids = [h.get("node_id") for h in hits]
+            ids = [h.node_id for h in hits]
             if g.node_id(node) in ids:
                 continue
-            same = [h for h in hits if normalize_name(str(h.get("name"))) == normalize_name(g.name(node))
-                    and h.get("type") == g.node_type(node)]
+            same = [h for h in hits if normalize_name(h.name) == normalize_name(g.name(node))
+                    and h.type == g.node_type(node)]
             if same:
-                grounded[g.node_id(node)] = str(same[0]["node_id"])
+                grounded[g.node_id(node)] = same[0].node_id
         return {key: grounded.get(value, value) if isinstance(value, str) else value
                 for key, value in plan.params.items()}
 
     def _answer_from_retrieval(self, question: str, spans: list[tuple[int, int, int]], plan: CypherPlan | None,
-                               retrieved: list[dict]) -> tuple[str, str]:
+                               retrieved: list[RetrievedNode]) -> tuple[str, str]:
         g = self.graph
         answer_type = plan.answer_type if plan is not None else self.writer.answer_type(
             question, self.writer.reader.read(question).target_types)
         named = {node for _, _, node in spans}
         if answer_type == "boolean":
-            found = {int(h["index"]) for h in retrieved if "index" in h}
+            found = {h.index for h in retrieved}
             yes = bool(named) and named <= found
             return ("yes" if yes else "no"), "Without code I can only check that the named nodes exist."
         wanted = plan.target_type if plan is not None else None
-        hits = [int(h["index"]) for h in sorted(retrieved, key=lambda h: -float(h.get("score", 0)))
-                if int(h["index"]) not in named and (wanted is None or g.node_type(int(h["index"])) == wanted)]
+        hits = [h.index for h in sorted(retrieved, key=lambda h: -h.score)
+                if h.index not in named and (wanted is None or g.node_type(h.index) == wanted)]
         hits = list(dict.fromkeys(hits))
         why = "Without code I answer from the retrieved nodes alone."
         if answer_type == "number":
@@ -124,37 +129,56 @@ class ScriptedSolver:
         return ", ".join(g.name(i) for i in hits), why
 
 
-def _question(messages: list[dict]) -> str:
+def _question(messages: Sequence[Message]) -> str:
     for message in messages:
-        if message.get("role") == "user":
-            data = message.get("data") or {}
-            return str(data.get("question") or message.get("content") or "")
+        if isinstance(message, UserMessage):
+            return str(message.context.get("question") or message.content or "")
     return ""
 
 
-def _calls_by_tool(messages: list[dict]) -> dict[str, dict]:
-    """The structured result of the latest call of each tool (from the ``data`` beside each tool message)."""
-    names: dict[str, str] = {}  # call id -> tool name (a call without a name answers no tool)
+def _retrieved(result: Any) -> list[RetrievedNode]:
+    """The retriever's shown entries: its typed result, or a dict read back from a file (entries it cannot read
+    are left out)."""
+    if isinstance(result, NodeIdRetrieverResult):
+        return list(result.results)
+    try:
+        entries = _Listed.model_validate(result).results if isinstance(result, dict) else []
+    except ValidationError:  # "results" is not a list: nothing to read
+        return []
+    kept = []
+    for entry in entries:
+        try:
+            kept.append(RetrievedNode.model_validate(entry))
+        except ValidationError:
+            continue
+    return kept
+
+
+class _Listed(BaseModel):
+    """A retriever result as a file holds it, read leniently: only its entries, one by one."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    results: list[Any] = []
+
+
+def _calls_by_tool(messages: Sequence[Message]) -> dict[str, Any]:
+    """The structured result of the latest call of each tool (the result each tool message holds)."""
+    names = {call.id: call.name for m in messages if isinstance(m, AssistantMessage) for call in m.tool_calls}
+    found: dict[str, Any] = {}
     for message in messages:
-        for call in message.get("tool_calls") or []:
-            name = (call.get("function") or {}).get("name")
-            if isinstance(name, str):
-                names[call.get("id")] = name
-    found: dict[str, dict] = {}
-    for message in messages:
-        if message.get("role") == "tool" and message.get("tool_call_id") in names:
-            found[names[message["tool_call_id"]]] = message.get("data") or {}
+        if isinstance(message, ToolMessage) and message.tool_call_id in names:
+            found[names[message.tool_call_id]] = message.result or {}
     return found
 
 
 def _call(turn: int, note: str, name: str, arguments: dict[str, Any]) -> dict:
-    return {"role": "assistant", "content": note,
-            "tool_calls": [{"id": f"call_{turn}_0", "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}]}
+    call = ToolCall(f"call_{turn}_0", name, json.dumps(arguments, ensure_ascii=False))
+    return AssistantMessage(note, [call]).to_openai()
 
 
 def _final(answer: str | tuple[str, str], note: str = "") -> dict:
     if isinstance(answer, tuple):
         answer, note = answer
     text = f"{note}\n\\answer{{{answer}}}" if note else f"\\answer{{{answer}}}"
-    return {"role": "assistant", "content": text}
+    return AssistantMessage(text).to_openai()

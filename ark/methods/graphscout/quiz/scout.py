@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ....graph import KnowledgeGraph
+from ....llm.messages import Message, SystemMessage, UserMessage
 from ....llm.policy import ChatPolicy
 from ....quiz.schema_hops import nameable_mask
 from ....quiz.splits import DEFAULT_FRACTIONS
@@ -186,9 +187,9 @@ class ScoutQuizzer:
         toolbox = ScoutToolbox(g, runner, self.index, g.node_id(seed), objective.answer_type,
                                budget=self.config.budget, max_set=self.config.max_set, labels=self.engine.schema)
         user = self.user_prompt(objective, seed, truth)
-        messages: list[dict] = [{"role": "system", "content": self.system_prompt},
-                                {"role": "user", "content": user,
-                                 "data": {"objective": vars(objective), "seed_id": g.node_id(seed)}}]
+        messages: list[Message] = [SystemMessage(self.system_prompt),
+                                   UserMessage(user, context={"objective": vars(objective),
+                                                              "seed_id": g.node_id(seed)})]
         trajectory = Trajectory(question=user, agent_index=agent_index, policy=getattr(self.policy, "name", ""),
                                 messages=messages, tools=toolbox.openai_tools())
         try:

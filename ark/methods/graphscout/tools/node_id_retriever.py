@@ -6,8 +6,8 @@ Observation, one block per query, best first::
       OMIM:154700  Marfan syndrome  (disease)  score 1.000
       OMIM:609192  Loeys-Dietz syndrome  (disease)  score 0.614
 
-The type shown is the node's Cypher label (what a query names it by). ``data["results"]`` lists the shown entries as
-``{"query", "index", "node_id", "type", "label", "name", "score"}``.
+The type shown is the node's Cypher label (what a query names it by). ``data`` (a :class:`NodeIdRetrieverResult`)
+lists the shown entries as :class:`RetrievedNode` s.
 """
 
 from __future__ import annotations
@@ -43,12 +43,33 @@ class NodeIdRetrieverArgs(BaseModel):
         return [value] if isinstance(value, str) else value
 
 
+class RetrievedNode(BaseModel):
+    """One shown entry: the query it answers and the node (index, id, type, Cypher label, name, score)."""
+
+    query: str
+    index: int
+    node_id: str
+    type: str
+    label: str
+    name: str
+    score: float
+
+
+class NodeIdRetrieverResult(BaseModel):
+    """The queries run, the ``topk`` used and every shown entry, query by query, best first."""
+
+    topk: int
+    queries: list[str]
+    results: list[RetrievedNode]
+
+
 SPEC = ToolSpec(
     NAME,
     "Find node ids by similarity to short mentions (batch): for each query, the top nodes with id, type (the Cypher "
     "label), name and score. Use it to ground the entities of the question before querying the graph.",
     NodeIdRetrieverArgs,
     example='{"queries": ["Marfan syndrome", "FBN1"], "topk": 2}',
+    result_model=NodeIdRetrieverResult,
 )
 
 
@@ -70,11 +91,11 @@ def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
     box.telemetry.retriever_calls += 1
     g = box.graph
     lines, hits = list_nodes(g, box.index, box.schema, queries, topk)
-    results = [{"query": hit.query, "index": hit.node, "node_id": g.node_id(hit.node), "type": g.node_type(hit.node),
-                "label": hit.label, "name": g.name(hit.node), "score": round(hit.score, 6)} for hit in hits]
+    results = [RetrievedNode(query=hit.query, index=hit.node, node_id=g.node_id(hit.node), type=g.node_type(hit.node),
+                             label=hit.label, name=g.name(hit.node), score=round(hit.score, 6)) for hit in hits]
     text = "\n".join([*lines, *notes])
     box.touch(hit.node for hit in hits)
-    return ToolResult(text, data={"topk": topk, "queries": queries, "results": results},
+    return ToolResult(text, data=NodeIdRetrieverResult(topk=topk, queries=queries, results=results),
                       node_indices=[hit.node for hit in hits])
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.errors import ArkError
-from ark.llm.policy import protocol_message
+from ark.llm.messages import SystemMessage, UserMessage, to_openai
 from ark.methods.graphscout.quiz import GraphScoutQuestion, read_graphscout_quiz
 from ark.training.datasets import tools_json
 
@@ -46,10 +46,9 @@ def training_questions(path: str | Path, graph: Any, *, split: str | None = "tra
     return questions
 
 
-def prompt_messages(system_prompt: str, question: str) -> list[dict[str, str]]:
+def prompt_messages(system_prompt: str, question: str) -> list[dict[str, Any]]:
     """The solver's first two messages for ``question``."""
-    return [{"role": "system", "content": system_prompt},
-            {"role": "user", "content": FIRST_USER_MESSAGE.format(question=question)}]
+    return to_openai([SystemMessage(system_prompt), UserMessage(FIRST_USER_MESSAGE.format(question=question))])
 
 
 def grpo_rows(questions: Sequence[GraphScoutQuestion], system_prompt: str) -> list[dict[str, Any]]:
@@ -71,7 +70,7 @@ def warm_start_samples(world: Any, questions: Sequence[GraphScoutQuestion]) -> l
             trajectory = solver.solve(question.query).trajectory
             if trajectory.stop_reason != "answer":
                 continue
-            later = [protocol_message(m) for m in trajectory.messages[2:]]
+            later = [m.to_openai() for m in trajectory.messages[2:]]
             samples.append({"messages": prompt_messages(world.system_prompt, question.query) + later,
                             "tools": tools})
     finally:
