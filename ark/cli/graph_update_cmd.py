@@ -61,11 +61,12 @@ def update(
     path = graph_path(graph_name)
     started = time.perf_counter()
     try:
+        from ..graph.info import GraphInfo
         from ..graph.storage import load_graph, read_graph_meta
         from ..loaders.table_reader import ColumnChoice
 
         # the columns chosen at import hold for its updates, unless a flag says otherwise
-        stored = ColumnChoice.from_metadata(read_graph_meta(path).get("metadata") or {})
+        stored = ColumnChoice.from_stored(GraphInfo.from_metadata(read_graph_meta(path).get("metadata") or {}).columns)
         columns = column_choice(id_column, type_column, name_column, text_columns).over(stored)
         if from_export is not None:
             from ..loaders.tabular import load_tabular
@@ -82,7 +83,7 @@ def update(
 
     open_index(graph, "bm25", progress=False)
     counts = delta.counts()
-    console.print(Text(f"version {graph.metadata['graph_version']}: {counts['nodes_upserted']:,} nodes new or "
+    console.print(Text(f"version {graph.info.version}: {counts['nodes_upserted']:,} nodes new or "
                        f"changed, {counts['nodes_deleted']:,} deleted, {counts['edges_added']:,} edges added, "
                        f"{counts['edges_removed']:,} removed; {graph!r}; graph {graph_s:.2f} s, BM25 "
                        f"{time.perf_counter() - started:.2f} s"))
@@ -91,7 +92,7 @@ def update(
 
     database = database_after_update(graph)  # the previous version had a Cypher database: this one gets its own
     if database is not None:
-        console.print(Text(f"Cypher database of version {graph.metadata['graph_version']}: "
+        console.print(Text(f"Cypher database of version {graph.info.version}: "
                            f"{database.path.parent.relative_to(path)} in {time.perf_counter() - started:.2f} s"))
 
 

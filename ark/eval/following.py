@@ -5,7 +5,7 @@ each question (one ``stat``: :class:`~ark.graph.versions.VersionFollower`) and, 
 newer version, opens it and builds the method on it (its indexes and Cypher database are that version's). A
 question in flight keeps the graph and method it started with, and its output comes back with that graph: its node
 indices are read with it. A results line records the version it ran on when that is not the run's start version
-(:func:`version_of`; the start version is ``graph_version`` in the run's config).
+(``graph.info.version``; the start version is ``graph_version`` in the run's config).
 """
 
 from __future__ import annotations
@@ -16,11 +16,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..methods.base import MethodOutput, Retriever
-
-
-def version_of(graph: KnowledgeGraph) -> int:
-    """The graph version ``graph`` is (0 for a graph never updated)."""
-    return int(graph.metadata.get("graph_version") or 0)
 
 
 class FollowedMethod:
@@ -87,7 +82,7 @@ class GraphsByVersion:
             return self.graph
         if not isinstance(used, int):
             return used
-        if used == version_of(self.graph):
+        if used == self.graph.info.version:
             return self.graph
         if used not in self._opened:
             from ..graph.versions import open_version

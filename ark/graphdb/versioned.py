@@ -79,7 +79,7 @@ def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[
     from ..graph.versions import cypher_folder, read_manifest
     from .export import MANIFEST, cached_database
 
-    version = int(graph.metadata.get("graph_version") or 0)
+    version = graph.info.version
     if graph.path is None or version == 0:
         return None
     manifest = read_manifest(graph.path)  # version made by an update (a compacted one too: its delta stays)
@@ -126,7 +126,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if changes is None:
         return None
     try:
-        delta = load_delta(graph.path, int(graph.metadata["graph_version"]))
+        delta = load_delta(graph.path, graph.info.version)
     except (DamagedFileError, OSError, ValueError):
         return None  # its files are gone or damaged: export
     shutil.copyfile(previous[0], db_file)
@@ -134,7 +134,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if progress:
         import sys
 
-        print(f"[cypher export] version {graph.metadata['graph_version']}: the previous version's database with "
+        print(f"[cypher export] version {graph.info.version}: the previous version's database with "
               "the update applied", file=sys.stderr, flush=True)
     return schema, previous[2]
 

@@ -47,7 +47,7 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
     """The ``kind`` BM25 of a version with updates, its missing segments built and cached."""
     from ..graph.storage import load_graph_directory, read_graph_meta
 
-    info = graph.metadata["version_segments"]
+    info = graph.info.version_segments
     root = Path(graph.path)
     base_dir = root / info["base"]
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
@@ -64,7 +64,7 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
     base_fingerprint = (read_graph_meta(base_dir).get("metadata") or {}).get("fingerprint")
     segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
                         base_segment)]
-    opened = {graph.metadata.get("graph_version"): graph}  # versions built on the way, each from the one before
+    opened = {graph.info.stored_version: graph}  # versions built on the way, each from the one before
     for entry in info["deltas"]:
         def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
             ids, cur = changed_documents(root, version, kind, opened)
@@ -131,6 +131,7 @@ class _Subset:
         self.node_types = graph.node_types
         self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
         self.metadata = graph.metadata
+        self.info = graph.info
         self.num_nodes = len(self.indices)
 
     def resolve_node_type(self, name: str) -> str:

@@ -109,7 +109,7 @@ def describe(name: str, path: Path, kind: str) -> GraphListing:
         try:
             graph = open_version(path)
             nodes, edges = graph.num_nodes, graph.num_edges
-            version = int(graph.metadata.get("graph_version") or 0)
+            version = graph.info.version
             changed = manifest_file.stat().st_mtime
         except (OSError, ValueError):
             pass

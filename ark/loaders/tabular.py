@@ -35,7 +35,7 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
 
     ``name`` overrides the graph name (default: ``graph.json``'s name, else the folder name); ``relations``, when
     given, is the list of allowed edge types and any other type is an error; ``columns`` chooses the id, type,
-    name and text columns (kept in ``metadata["columns"]``, so updates read the same way); ``fmt`` looks for that
+    name and text columns (kept as ``GraphInfo.columns``, so updates read the same way); ``fmt`` looks for that
     format's files first; ``report`` hears, per node type, which columns became the name, the text and properties.
     """
     folder = Path(path)
@@ -62,7 +62,7 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
         if info.get(key) not in (None, ""):
             metadata.setdefault(key, info[key])
     if columns.to_metadata():
-        metadata["columns"] = columns.to_metadata()
+        metadata.update(columns=columns.to_metadata())
     return build_graph(node_table, edge_table, metadata=metadata)
 
 

@@ -4,8 +4,8 @@
 types; condition, disorder, illness → disease-like types; kinds, types, forms, subtypes → the hierarchy relation);
 a graph folder may add a ``vocabulary.toml`` of the same form (JSON for the shipped file: an offline ``ark ask``
 must not pay for importing a TOML parser; a graph's own file is read only where it exists). Entries are matched
-against the graph's own type and relation names (and descriptions, ``metadata["type_descriptions"]`` /
-``["relation_descriptions"]``), so the same file serves HPO (``phenotype``, ``has_phenotype``) and PRIME
+against the graph's own type and relation names (and descriptions, ``GraphInfo.type_descriptions`` /
+``relation_descriptions``), so the same file serves HPO (``phenotype``, ``has_phenotype``) and PRIME
 (``effect/phenotype``, ``phenotype_present``).
 """
 

@@ -249,7 +249,7 @@ class QuestionService:
         from ark.methods.choice import MethodChoice
 
         key = (method, json.dumps(options.model_dump(mode="json"), sort_keys=True), settings, types,
-               graph.metadata.get("fingerprint"))
+               graph.info.fingerprint)
         lock = self._building.setdefault(key, asyncio.Lock())
         async with lock:  # concurrent first questions build a method once
             if key not in self._retrievers:
@@ -347,7 +347,7 @@ class QuestionService:
                 "evidence_graph": drawing_dict(g, evidence_graph_of(question, output.trajectories or [], answers, g,
                                                                     top)),
                 "partial": output.partial, "wall_s": round(wall_s, 4),
-                "graph_version": g.metadata.get("graph_version", 0)}
+                "graph_version": g.info.version}
 
 
 def evidence_drawing(graph: KnowledgeGraph, record: Mapping[str, Any], top: int = 10) -> dict[str, Any]:
