@@ -181,7 +181,7 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help="Built-
     console.print(f"Text: {int(lengths.sum()):,} characters in all, mean {lengths.mean():.0f} per node, "
                   f"max {int(lengths.max()):,}")
     if graph.path is not None and graph.info.stored_version is not None:
-        from ..graph.versions import version_history
+        from ..graph.versioning import version_history
         from .graph_update_cmd import history_table
 
         console.print(f"Version {graph.info.version}")

@@ -1,11 +1,11 @@
 """``ark graph update`` and ``ark graph compact``: change a saved graph without a rebuild (see
-:mod:`ark.graph.versions`)."""
+:mod:`ark.graph.versioning`)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -14,6 +14,9 @@ from rich.text import Text
 from .common import console, fail, guarded
 from .graph_cmd import graph_app
 from .graph_import_cmd import IdColumn, NameColumn, TextColumns, TypeColumn, column_choice
+
+if TYPE_CHECKING:
+    from ..graph.versioning import VersionEntry
 
 
 def graph_path(graph_name: str) -> Path:
@@ -50,7 +53,7 @@ def update(
     """Add, change and delete nodes and edges as a new version of the graph (no rebuild); the graph's BM25 index
     follows with a segment for the changed documents."""
     from ..graph import GraphValidationError
-    from ..graph.versions import update_graph
+    from ..graph.versioning import update_graph
     from ..loaders.updates import diff_export, read_update
     from ..storage.locks import OutputLocked
 
@@ -103,7 +106,7 @@ def compact(
 ) -> None:
     """Fold the updates into a new base (readers holding an older version keep it until they reopen the graph)."""
     from ..graph import GraphValidationError
-    from ..graph.versions import compact_graph
+    from ..graph.versioning import compact_graph
     from ..storage.locks import OutputLocked
 
     path = graph_path(graph_name)
@@ -115,15 +118,14 @@ def compact(
     console.print(f"version {version} compacted into a new base in {time.perf_counter() - started:.2f} s")
 
 
-def history_table(history: list[dict[str, Any]]) -> Table:
+def history_table(history: list[VersionEntry]) -> Table:
     """The version history as ``ark graph info`` shows it."""
     table = Table(title="Versions")
     for column in ("version", "kind", "created", "changes", "note"):
         table.add_column(column)
     for entry in history:
-        counts = entry.get("counts") or {}
+        counts = entry.counts
         changes = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counts.items()
                             if isinstance(value, int))
-        table.add_row(str(entry["version"]), entry["kind"], str(entry.get("created") or "-"), Text(changes),
-                      Text(str(entry.get("note") or "")))
+        table.add_row(str(entry.version), entry.kind, str(entry.created or "-"), Text(changes), Text(entry.note))
     return table

@@ -197,7 +197,7 @@ class QueryWorker:
         self.error: str | None = None
         self.method: Any = None
         try:
-            from ..graph.versions import version_trained_on
+            from ..graph.versioning import version_trained_on
             from ..llm import OpenAIChatClient
             from ..loaders import open_graph
             from .following import FollowedMethod

@@ -29,7 +29,7 @@ class GraphInfo:
     name_fields: Mapping[str, Any] | None = None
     # The column choices of a table import (its updates read the same way); None for other graphs.
     columns: Mapping[str, Any] | None = None
-    # The segments an opened version is made of (set by graph.versions when a version is opened).
+    # The segments an opened version is made of (set by graph.versioning when a version is opened).
     version_segments: Mapping[str, Any] | None = None
     loader_version: Any = None
 

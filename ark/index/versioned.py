@@ -20,8 +20,9 @@ from ..storage.cache_folder import open_cached
 from .segments import Segment, SegmentedBM25, build_segment, doc_maps
 from .tokenizer import Tokenizer
 
-if TYPE_CHECKING:  # graph.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated
-    from ..graph.delta import GraphDelta  # does not
+# graph.versioning.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated does not
+if TYPE_CHECKING:
+    from ..graph.versioning.delta import GraphDelta
 
 SEGMENTED_KINDS = ("bm25", "bm25-rel")
 
@@ -88,7 +89,7 @@ def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: 
 def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any]) -> tuple[list[str], Any]:
     """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``: the
     versions at hand by number, which gains those built here)."""
-    from ..graph.versions import load_delta
+    from ..graph.versioning import load_delta
 
     delta = load_delta(root, version)
     cur = _version(root, version, opened)
@@ -99,7 +100,7 @@ def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any
 
 
 def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
-    from ..graph.versions import next_version, open_version
+    from ..graph.versioning import next_version, open_version
 
     if version not in opened:
         previous = opened.get(version - 1)

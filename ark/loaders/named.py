@@ -104,7 +104,7 @@ def describe(name: str, path: Path, kind: str) -> GraphListing:
     changed = meta_file.stat().st_mtime
     manifest_file = path / "versions.json"
     if manifest_file.is_file():  # an updated graph: its current version counted (merged in memory, not copied)
-        from ..graph.versions import open_version
+        from ..graph.versioning import open_version
 
         try:
             graph = open_version(path)

@@ -122,11 +122,11 @@ class QuestionService:
         self._in_flight = max_in_flight
         self._slots: asyncio.Semaphore | None = None
         self._question_graph: ContextVar[KnowledgeGraph | None] = ContextVar("ark_question_graph", default=None)
-        self._follower: Any = None  # ark.graph.versions.VersionFollower, made on the first question
+        self._follower: Any = None  # ark.graph.versioning.VersionFollower, made on the first question
 
     def current_graph(self) -> KnowledgeGraph:
         """The graph's newest version: reopened when its version manifest changed since the last question."""
-        from ark.graph.versions import VersionFollower
+        from ark.graph.versioning import VersionFollower
 
         if self.graph.path is None:
             return self.graph

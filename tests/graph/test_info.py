@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ark.graph import EdgeTable, GraphInfo, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import load_graph
-from ark.graph.versions import update_graph
+from ark.graph.versioning import update_graph
 from ark.loaders.updates import read_update
 
 
@@ -37,3 +37,22 @@ def test_a_saved_then_updated_graph_reports_its_new_version_and_fingerprint(tmp_
     update_graph(folder, read_update(nodes=nodes))
     after = load_graph(folder).info
     assert after.version == 1 and after.fingerprint != before.fingerprint and after.name == "films"
+
+
+def test_the_version_manifest_reads_typed_and_writes_back_the_same_file(tmp_path):
+    from ark.graph.versioning import MANIFEST, compact_graph, read_manifest
+
+    folder = tmp_path / "films"
+    _graph({"name": "films"}).save(folder)
+    for k, name in enumerate(("Heat", "Ran")):
+        nodes = tmp_path / f"nodes{k}.jsonl"
+        nodes.write_text(f'{{"id": "n{k}", "type": "film", "name": "{name}", "text": "{name}, a film"}}\n')
+        update_graph(folder, read_update(nodes=nodes), note=f"add {name}")
+    compact_graph(folder)
+    manifest = read_manifest(folder)
+    assert (manifest.current, manifest.base_version, manifest.base_path) == (2, 2, "bases/000002")
+    assert [(h.version, h.kind) for h in manifest.history] == [(0, "base"), (1, "delta"), (2, "delta"),
+                                                                (2, "compaction")]
+    assert manifest.update_of(1).note == "add Heat" and manifest.cypher_folder(2) == "cypher/versions/000002"
+    assert manifest.versions_since_import() == [1, 2] and manifest.entry(2).kind == "compaction"
+    assert manifest.dumps() == (folder / MANIFEST).read_text()  # the on-disk form, unchanged by the records

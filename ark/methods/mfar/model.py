@@ -145,7 +145,7 @@ def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray,
     if not (folder / MODEL_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
         raise MfarModelError(f"{folder} holds no trained mFAR model ({MODEL_FILE} and {WEIGHTS_FILE}); make one "
                              f"with `ark train mfar GRAPH --queries TRAIN --out {folder}`")
-    from ark.graph.versions import version_trained_on
+    from ark.graph.versioning import version_trained_on
 
     meta = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
     trained, here = meta.get("graph", {}), graph_identity(graph)

@@ -201,7 +201,7 @@ def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] 
 def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> str | None:
     """Refuse a model made for another graph (by fingerprint) or another embedder (by identity); for a model
     trained on an earlier version of this graph, the note :func:`check_version` gives (None when nothing to say)."""
-    from ark.graph.versions import version_trained_on
+    from ark.graph.versioning import version_trained_on
 
     trained, here = record.graph, graph_identity(graph)
     note = None
