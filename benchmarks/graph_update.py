@@ -37,8 +37,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import EDGE_SCHEMA, GraphDelta, node_rows
-from ark.graph.versions import compact_graph, update_graph
+from ark.graph.versioning import compact_graph, update_graph
+from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, node_rows
 from ark.index import open_index
 
 GRAPH_FILES = ("graph.json", "nodes.arrow", "node_type_codes.npy", "indptr.npy", "neighbors.npy", "codes.npy")

@@ -82,7 +82,7 @@ def cypher_rows(folder: Path, updated: Any, timed: Any, compare: str = "dump") -
     every node with its idx and every edge; "counts", nodes, their idx sum and edges, for a large graph)."""
     import json
 
-    from ark.graph.versions import open_version
+    from ark.graph.versioning import open_version
     from ark.graphdb.export import ladybug_database, write_database
 
     def measured(function: Any, *args: Any) -> tuple[Any, str]:

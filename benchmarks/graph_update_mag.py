@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import EDGE_SCHEMA, GraphDelta, node_rows
-from ark.graph.versions import compact_graph, update_graph
+from ark.graph.versioning import compact_graph, update_graph
+from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, node_rows
 from ark.index import open_index
 
 TARGET_S = 30.0

@@ -229,11 +229,11 @@ def load_graph(name_or_path: str, quiet: bool = False) -> KnowledgeGraph:
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc))
     if built:
-        err_console.print(f"[dim]Graph {escape(repr(graph.metadata.get('name', name_or_path)))} built in "
+        err_console.print(f"[dim]Graph {escape(repr(graph.info.name or name_or_path))} built in "
                           f"{time.perf_counter() - started:.1f} s: {graph.path}[/]", soft_wrap=True)
-    if not quiet and graph.metadata.get("credit"):
-        err_console.print(f"[dim]Graph {escape(repr(graph.metadata.get('name', name_or_path)))}: uses the "
-                          f"{escape(str(graph.metadata['credit']))}.[/]")
+    if not quiet and graph.info.credit:
+        err_console.print(f"[dim]Graph {escape(repr(graph.info.name or name_or_path))}: uses the "
+                          f"{escape(str(graph.info.credit))}.[/]")
     return graph
 
 

@@ -111,7 +111,7 @@ def _ray_executor(address: str | None, workers: int | None, choice, graph_name: 
     try:
         import_ray()
         return RayExecutor(choice, graph=graph_name, path=str(graph.path) if graph.path else None,
-                           fingerprint=graph.metadata.get("fingerprint"), address=address, workers=workers,
+                           fingerprint=graph.info.fingerprint, address=address, workers=workers,
                            concurrency=concurrency, status=lambda text: err_console.print(f"[dim]{text}[/]",
                                                                                             soft_wrap=True))
     except Exception as exc:  # the ray extra missing, a bad value: one line

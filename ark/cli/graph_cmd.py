@@ -180,11 +180,11 @@ def info(graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_H
     console.print(schema)
     console.print(f"Text: {int(lengths.sum()):,} characters in all, mean {lengths.mean():.0f} per node, "
                   f"max {int(lengths.max()):,}")
-    if graph.path is not None and graph.metadata.get("graph_version") is not None:
-        from ..graph.versions import version_history
+    if graph.path is not None and graph.info.stored_version is not None:
+        from ..graph.versioning import version_history
         from .graph_update_cmd import history_table
 
-        console.print(f"Version {graph.metadata['graph_version']}")
+        console.print(f"Version {graph.info.version}")
         console.print(history_table(version_history(graph.path)))
 
 

@@ -86,12 +86,12 @@ def _refuse_losing_versions(target: Path, source: Path, called: str, replace: bo
     """Exit 1 if importing onto ``target`` would lose its updates or replace a graph of another source, unless
     ``replace``."""
     from ..graph.storage import is_graph_directory, read_graph_meta
-    from ..graph.versions import read_manifest
+    from ..graph.versioning import read_manifest
 
     if replace or not is_graph_directory(target):
         return
     manifest = read_manifest(target)
-    versions = sorted({int(h["version"]) for h in (manifest or {}).get("history", []) if int(h["version"]) > 0})
+    versions = manifest.versions_since_import() if manifest is not None else []
     if versions:
         shown = ", ".join(str(v) for v in versions)
         fail(f"graph {called!r} at {target} has version(s) {shown} (updates since its import) that re-importing "

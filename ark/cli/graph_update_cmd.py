@@ -1,11 +1,11 @@
 """``ark graph update`` and ``ark graph compact``: change a saved graph without a rebuild (see
-:mod:`ark.graph.versions`)."""
+:mod:`ark.graph.versioning`)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -14,6 +14,9 @@ from rich.text import Text
 from .common import GRAPH_HELP, console, fail, guarded
 from .graph_cmd import graph_app
 from .graph_import_cmd import IdColumn, NameColumn, TextColumns, TypeColumn, column_choice
+
+if TYPE_CHECKING:
+    from ..graph.versioning import VersionEntry
 
 
 def graph_path(graph_name: str) -> Path:
@@ -50,7 +53,7 @@ def update(
     """Add, change and delete nodes and edges as a new version of the graph (no rebuild); the graph's BM25 index
     follows with a segment for the changed documents."""
     from ..graph import GraphValidationError
-    from ..graph.versions import update_graph
+    from ..graph.versioning import update_graph
     from ..loaders.updates import diff_export, read_update
     from ..storage.locks import OutputLocked
 
@@ -61,11 +64,12 @@ def update(
     path = graph_path(graph_name)
     started = time.perf_counter()
     try:
+        from ..graph.info import GraphInfo
         from ..graph.storage import load_graph, read_graph_meta
         from ..loaders.table_reader import ColumnChoice
 
         # the columns chosen at import hold for its updates, unless a flag says otherwise
-        stored = ColumnChoice.from_metadata(read_graph_meta(path).get("metadata") or {})
+        stored = ColumnChoice.from_stored(GraphInfo.from_metadata(read_graph_meta(path).get("metadata") or {}).columns)
         columns = column_choice(id_column, type_column, name_column, text_columns).over(stored)
         if from_export is not None:
             from ..loaders.tabular import load_tabular
@@ -82,7 +86,7 @@ def update(
 
     open_index(graph, "bm25", progress=False)
     counts = delta.counts()
-    console.print(Text(f"version {graph.metadata['graph_version']}: {counts['nodes_upserted']:,} nodes new or "
+    console.print(Text(f"version {graph.info.version}: {counts['nodes_upserted']:,} nodes new or "
                        f"changed, {counts['nodes_deleted']:,} deleted, {counts['edges_added']:,} edges added, "
                        f"{counts['edges_removed']:,} removed; {graph!r}; graph {graph_s:.2f} s, BM25 "
                        f"{time.perf_counter() - started:.2f} s"))
@@ -91,7 +95,7 @@ def update(
 
     database = database_after_update(graph)  # the previous version had a Cypher database: this one gets its own
     if database is not None:
-        console.print(Text(f"Cypher database of version {graph.metadata['graph_version']}: "
+        console.print(Text(f"Cypher database of version {graph.info.version}: "
                            f"{database.path.parent.relative_to(path)} in {time.perf_counter() - started:.2f} s"))
 
 
@@ -102,7 +106,7 @@ def compact(
 ) -> None:
     """Fold the updates into a new base (readers holding an older version keep it until they reopen the graph)."""
     from ..graph import GraphValidationError
-    from ..graph.versions import compact_graph
+    from ..graph.versioning import compact_graph
     from ..storage.locks import OutputLocked
 
     path = graph_path(graph_name)
@@ -114,15 +118,14 @@ def compact(
     console.print(f"version {version} compacted into a new base in {time.perf_counter() - started:.2f} s")
 
 
-def history_table(history: list[dict[str, Any]]) -> Table:
+def history_table(history: list[VersionEntry]) -> Table:
     """The version history as ``ark graph info`` shows it."""
     table = Table(title="Versions")
     for column in ("version", "kind", "created", "changes", "note"):
         table.add_column(column)
     for entry in history:
-        counts = entry.get("counts") or {}
+        counts = entry.counts
         changes = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counts.items()
                             if isinstance(value, int))
-        table.add_row(str(entry["version"]), entry["kind"], str(entry.get("created") or "-"), Text(changes),
-                      Text(str(entry.get("note") or "")))
+        table.add_row(str(entry.version), entry.kind, str(entry.created or "-"), Text(changes), Text(entry.note))
     return table

@@ -94,7 +94,7 @@ def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
     from ..storage.atomic import atomic_write_text
 
     splits = out / "quiz"
-    made_from = {"fingerprint": kg.metadata.get("fingerprint"), "graph_version": kg.metadata.get("graph_version")}
+    made_from = {"fingerprint": kg.info.fingerprint, "graph_version": kg.info.stored_version}
     stamp = splits / "graph.json"
     same = stamp.is_file() and json.loads(stamp.read_text(encoding="utf-8")) == made_from
     if not (same and (splits / "train.jsonl").is_file() and (splits / "val.jsonl").is_file()):

@@ -45,10 +45,10 @@ def run_config(graph: KnowledgeGraph, choice: MethodChoice, queries_source: str,
     """The ``config.json`` of a run: the retrieval settings a resumed run must repeat, scoring settings, and where
     the run came from (library versions, graph fingerprint)."""
     return {
-        "graph": str(graph.metadata.get("name") or graph.path),
+        "graph": str(graph.info.name or graph.path),
         "graph_path": str(graph.path) if graph.path is not None else None,
-        "graph_fingerprint": graph.metadata.get("fingerprint"),
-        "graph_version": graph.metadata.get("graph_version"),
+        "graph_fingerprint": graph.info.fingerprint,
+        "graph_version": graph.info.stored_version,
         **choice.config(),
         "queries": queries_source,
         "split": split,

@@ -1,11 +1,11 @@
 """A run's method on a graph that changes: each question on one version, a newer version picked up between questions.
 
 A run opens its graph and builds its method once. :class:`FollowedMethod` checks the graph's version manifest before
-each question (one ``stat``: :class:`~ark.graph.versions.VersionFollower`) and, when ``ark graph update`` made a
+each question (one ``stat``: :class:`~ark.graph.versioning.VersionFollower`) and, when ``ark graph update`` made a
 newer version, opens it and builds the method on it (its indexes and Cypher database are that version's). A
 question in flight keeps the graph and method it started with, and its output comes back with that graph: its node
 indices are read with it. A results line records the version it ran on when that is not the run's start version
-(:func:`version_of`; the start version is ``graph_version`` in the run's config).
+(``graph.info.version``; the start version is ``graph_version`` in the run's config).
 """
 
 from __future__ import annotations
@@ -18,18 +18,13 @@ if TYPE_CHECKING:
     from ..methods.base import MethodOutput, Retriever
 
 
-def version_of(graph: KnowledgeGraph) -> int:
-    """The graph version ``graph`` is (0 for a graph never updated)."""
-    return int(graph.metadata.get("graph_version") or 0)
-
-
 class FollowedMethod:
     """``method`` built on ``graph``, rebuilt with ``build`` on the graph's newest version between questions
     (``build`` None, or a graph without a folder: the method stays on ``graph``)."""
 
     def __init__(self, graph: KnowledgeGraph | None, method: Retriever,
                  build: Callable[[KnowledgeGraph], Retriever] | None = None) -> None:
-        from ..graph.versions import VersionFollower
+        from ..graph.versioning import VersionFollower
 
         self.graph, self.method, self.build = graph, method, build
         self._follower = VersionFollower(graph.path) if build is not None and graph is not None \
@@ -87,10 +82,10 @@ class GraphsByVersion:
             return self.graph
         if not isinstance(used, int):
             return used
-        if used == version_of(self.graph):
+        if used == self.graph.info.version:
             return self.graph
         if used not in self._opened:
-            from ..graph.versions import open_version
+            from ..graph.versioning import open_version
 
             if self.graph.path is None:
                 raise ValueError(f"an output of graph version {used}, but the run's graph has no versions")

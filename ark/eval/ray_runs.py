@@ -197,7 +197,7 @@ class QueryWorker:
         self.error: str | None = None
         self.method: Any = None
         try:
-            from ..graph.versions import version_trained_on
+            from ..graph.versioning import version_trained_on
             from ..llm import OpenAIChatClient
             from ..loaders import open_graph
             from .following import FollowedMethod
@@ -205,7 +205,7 @@ class QueryWorker:
             # The driver's graph directory where this machine has it (no rebuild, the same memory-mapped files),
             # else the name or path the user gave (a built-in graph is then built or found in this ARK_HOME).
             opened = open_graph(path if path and os.path.isfile(os.path.join(path, "graph.json")) else graph)
-            found = opened.metadata.get("fingerprint")
+            found = opened.info.fingerprint
             if fingerprint is not None and found != fingerprint and version_trained_on(opened, fingerprint) is None:
                 raise RuntimeError(f"graph {graph!r} on this worker has fingerprint {found}, the driver's has "
                                    f"{fingerprint}: give every machine the same graph")
@@ -231,13 +231,12 @@ class QueryWorker:
     async def run(self, text: str, k: int) -> tuple[Any, float, int]:
         """One query: the method's output, the seconds it took and the graph version it ran on (an exception is
         the query's outcome)."""
-        from .following import version_of
 
         if self.method is None:
             raise RayRunError(f"worker could not start: {self.error}")
         started = time.perf_counter()
         output, graph = await self.method.aretrieve(text, k)
-        return output, time.perf_counter() - started, version_of(graph)
+        return output, time.perf_counter() - started, graph.info.version
 
 
 # --------------------------------------------------------------------------------------------------- the executor
@@ -258,7 +257,7 @@ class RayExecutor:
 
     ``graph`` is what the workers open: a built-in graph name or a graph directory (made absolute here); ``path``,
     the directory the driver opened, is used instead on the machines that have it. Either is checked against
-    ``fingerprint`` (the driver's ``graph.metadata["fingerprint"]``). ``address``: None or ``"local"``
+    ``fingerprint`` (the driver's ``graph.info.fingerprint``). ``address``: None or ``"local"``
     starts a Ray instance on this machine for the run (``num_cpus`` CPUs, all by default) and stops it after;
     ``"auto"``, ``HOST:PORT`` or ``ray://HOST:PORT`` joins a running cluster; an already connected Ray session is
     used as it is. ``workers`` defaults to one per CPU of the cluster; ``concurrency`` is the queries in flight per

@@ -114,7 +114,7 @@ def check_same_run(previous: dict[str, Any], config: dict[str, Any], where: str 
 def _moved_on(previous: dict[str, Any], config: dict[str, Any]) -> bool:
     """Whether the graph of ``config`` is a later version of the graph ``previous`` ran on (its manifest lists the
     earlier version with the fingerprint ``previous`` recorded)."""
-    from ..graph.versions import version_of_fingerprint
+    from ..graph.versioning import version_of_fingerprint
 
     was, now, path = previous.get("graph_version") or 0, config.get("graph_version") or 0, config.get("graph_path")
     if now <= was or path is None or not Path(path).is_dir():

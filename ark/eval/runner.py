@@ -50,7 +50,7 @@ from ..runtime.interrupts import run_interruptibly
 from ..runtime.trajectory_file import pack_record
 from ..storage.jsonl import JsonlAppender, read_jsonl, write_jsonl_atomic
 from ..storage.locks import output_lock
-from .following import FollowedMethod, GraphsByVersion, version_of
+from .following import FollowedMethod, GraphsByVersion
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -180,7 +180,7 @@ def run_retrieval(
         if method is None:
             raise ValueError("run_retrieval needs a method or an executor")
         executor = LocalExecutor(method, concurrency, graph, follow)
-    start = version_of(graph) if start_version is None else start_version
+    start = graph.info.version if start_version is None else start_version
     with contextlib.ExitStack() as locks:
         if lock:
             locks.enter_context(output_lock(results_path, "results file"))
@@ -220,7 +220,7 @@ def _run_locked(executor: QueryExecutor, queries: Sequence[Query], graph: Knowle
                     streak += 1
                 else:
                     ran_on = graphs(used)
-                    moved = {"graph_version": version_of(ran_on)} if version_of(ran_on) != start_version else {}
+                    moved = {"graph_version": ran_on.info.version} if ran_on.info.version != start_version else {}
                     if traj_path is not None and output.trajectories is not None:
                         trajectories = trajectories or JsonlAppender(traj_path)
                         # The retrieval record (question, config, fused ranking) too, so `ark trajectory show` reads it.

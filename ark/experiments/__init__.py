@@ -74,7 +74,7 @@ def run_experiment(
     subset = (f"a seeded random {100 * fraction:g}% of them (seed {seed}): {len(selected)} queries"
               if fraction < 1 else f"all {len(selected)}")
     report.setting = [
-        f"graph: {graph.metadata.get('name') or graph.path}; queries: `{queries_source}`, {subset}",
+        f"graph: {graph.info.name or graph.path}; queries: `{queries_source}`, {subset}",
         f"model / policy: {runs[0].model}" + (" (the offline policy: a deterministic scripted agent, not an LLM)"
                                               if runs[0].model == "offline" else ""),
         f"truncation: {truncation_label(truncate)} (rankings cut before all metrics; ARK paper, Appendix A.2)",

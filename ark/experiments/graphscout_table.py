@@ -100,7 +100,7 @@ class RowResult:
 def paper_domain(graph: KnowledgeGraph) -> tuple[str, bool]:
     """The Table 1 domain of ``graph`` and whether the graph is that GRBench domain (else Healthcare, the nearest
     to a biomedical graph such as HPO, is shown for reference)."""
-    name = str(graph.metadata.get("name") or (graph.path.name if graph.path else "")).lower()
+    name = (graph.info.name or (graph.path.name if graph.path else "")).lower()
     return (GRBENCH_DOMAINS[name], True) if name in GRBENCH_DOMAINS else ("Healthcare", False)
 
 
@@ -192,7 +192,7 @@ def build_report(results: Sequence[RowResult], graph: KnowledgeGraph, source: st
                  judge: bool, command: str | None = None) -> Report:
     """The report: our rows beside the paper's numbers, the per-level breakdown, and the paper's full Table 1."""
     domain, same = paper_domain(graph)
-    graph_name = graph.metadata.get("name") or graph.path
+    graph_name = graph.info.name or graph.path
     report = Report("paper-table", "GraphScout Table 1: prompting baselines and GraphScout (answers)")
     report.setting = [
         f"graph: {graph_name}; queries: `{source}` ({n_queries}); answers scored by exact match and token F1"

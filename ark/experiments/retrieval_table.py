@@ -98,7 +98,7 @@ def run_table(table: PaperTable, graph: KnowledgeGraph, context: MethodContext, 
 def benchmark_for(table: PaperTable, graph: KnowledgeGraph) -> tuple[str, bool]:
     """The table's benchmark column for ``graph`` and whether the graph is that benchmark (else PRIME, the
     biomedical graph nearest to HPO, for reference only)."""
-    name = str(graph.metadata.get("name") or (graph.path.name if graph.path else "")).lower()
+    name = (graph.info.name or (graph.path.name if graph.path else "")).lower()
     return (STARK_GRAPHS[name], True) if name in STARK_GRAPHS else ("PRIME", False)
 
 
@@ -120,7 +120,7 @@ def build_report(table: PaperTable, results: Sequence[MeasuredRow], graph: Knowl
                  n_queries: int, command: str | None = None) -> Report:
     """Our rows beside the paper's (one benchmark), then the paper's full table as reported."""
     bench, same = benchmark_for(table, graph)
-    graph_name = graph.metadata.get("name") or graph.path
+    graph_name = graph.info.name or graph.path
     report = Report("paper-table", table.title)
     report.setting = [
         f"graph: {graph_name}; queries: `{source}` ({n_queries}); ours are measured here, the paper's are copied "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import GraphValidationError
+from .info import GraphInfo
 from .store import DIRECTIONS, KnowledgeGraph, Neighbors, SchemaTriple, normalize_name
 from .tables import EdgeTable, NodeTable
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DIRECTIONS",
     "EdgeTable",
+    "GraphInfo",
     "GraphValidationError",
     "KnowledgeGraph",
     "Neighbors",

@@ -91,7 +91,7 @@ def save_graph(graph: KnowledgeGraph, path: str | Path) -> Path:
 
 def _write_rows(writer: pa.ipc.RecordBatchFileWriter, table: pa.Table, rows: int = 65536) -> None:
     """Write ``table`` as record batches of about ``rows`` rows: a merged version's columns hold a chunk per run of
-    unchanged rows (:mod:`ark.graph.merge`), which would otherwise become as many tiny batches."""
+    unchanged rows (:mod:`ark.graph.versioning.merge`), which would otherwise become as many tiny batches."""
     if max((column.num_chunks for column in table.columns), default=0) <= max(1, table.num_rows // rows) + 1:
         writer.write_table(table)
         return
@@ -132,10 +132,10 @@ def write_graph_meta(directory: Path, num_nodes: int, num_edges: int, node_types
 
 
 def load_graph(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
-    """Load a graph directory (its current version when it has been updated: :mod:`ark.graph.versions`); arrays
+    """Load a graph directory (its current version when it has been updated: :mod:`ark.graph.versioning`); arrays
     are memory-mapped unless ``mmap=False``."""
     if (Path(path) / "versions.json").is_file():
-        from .versions import open_version
+        from .versioning import open_version
 
         return open_version(path, mmap=mmap)
     return load_graph_directory(path, mmap, rebuild_hint)
@@ -195,7 +195,7 @@ def verify_graph(path: str | Path, rebuild_hint: str = REBUILD_HINT) -> int:
     path = Path(path)
     records = read_graph_meta(path, rebuild_hint).get("files") or {}
     check_files(path, records, rebuild_hint, full=True)
-    from .versions import verify_versions
+    from .versioning import verify_versions
 
     return len(records) + verify_versions(path)
 

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..text import did_you_mean
+from .info import GraphInfo
 from .keys import KeyTable, column_chunks
 
 Direction = Literal["both", "out", "in"]
@@ -79,6 +80,11 @@ class KnowledgeGraph:
         self.metadata = dict(metadata or {})
         self.path = path
 
+    @property
+    def info(self) -> GraphInfo:
+        """The graph's identity (name, fingerprint, version, credit, descriptions) as a typed record."""
+        return GraphInfo.from_metadata(self.metadata)
+
     # ----------------------------------------------------------------- sizes
     @property
     def num_nodes(self) -> int:
@@ -90,7 +96,7 @@ class KnowledgeGraph:
         return len(self.neighbor_array) // 2
 
     def __repr__(self) -> str:
-        name = self.metadata.get("name", "graph")
+        name = self.info.label()
         return f"KnowledgeGraph({name!r}, nodes={self.num_nodes:,}, edges={self.num_edges:,})"
 
     # ----------------------------------------------------------------- nodes
@@ -145,7 +151,7 @@ class KnowledgeGraph:
         """Internal index of a source id such as ``HP:0001250``; ``KeyError`` naming the id if unknown."""
         row = self._row_of(node_id)
         if row < 0:
-            raise KeyError(f"unknown node id {node_id!r} in graph {self.metadata.get('name', '')!r}")
+            raise KeyError(f"unknown node id {node_id!r} in graph {self.info.name or ''!r}")
         return row
 
     def is_valid_index(self, i: int) -> bool:

@@ -101,7 +101,7 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
     """The ladybug database of ``graph``, built on first use (see the module docstring for the cache), an export
     loading ``chunks`` at a time (default :class:`~ark.graphdb.stream.ExportChunks`)."""
     settings = build_settings()
-    fingerprint = graph.metadata.get("fingerprint")
+    fingerprint = graph.info.fingerprint
     graph_path = getattr(graph, "path", None)
     if cache and graph_path is not None and fingerprint is not None:
         from .versioned import database_folder
@@ -119,7 +119,7 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
                     with atomic_directory(directory) as tmp:
                         schema, made, exported = _build(graph, tmp, directory.name, settings, progress, chunks)
                         manifest = {"fingerprint": fingerprint, "settings": settings, "schema": schema.to_dict(),
-                                    "version": graph.metadata.get("graph_version", 0), "made": made,
+                                    "version": graph.info.version, "made": made,
                                     "exported_bytes": exported,
                                     "files": file_records(tmp, [DB_FILE])}
                         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")

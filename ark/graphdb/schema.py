@@ -244,7 +244,7 @@ def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]]
             RelPair(label_of[triple.source_type], label_of[triple.target_type], int(triple.count)))
     rels = [RelTableSpec(_unique(cypher_identifier(relation), taken), relation, tuple(pairs[relation]))
             for relation in graph.relation_types if relation in pairs]
-    return CypherSchema(nodes, rels, str(graph.metadata.get("name", "")))
+    return CypherSchema(nodes, rels, graph.info.name or "")
 
 
 class PropertyScan:

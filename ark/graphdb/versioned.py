@@ -1,4 +1,4 @@
-"""The Cypher database of a graph that changes (:mod:`ark.graph.versions`): one database per version.
+"""The Cypher database of a graph that changes (:mod:`ark.graph.versioning`): one database per version.
 
 The embedded engine allows one writer or many readers, never both, so a published database is never opened for
 writing: each version has its own folder, named by the version manifest (``cypher/`` for version 0,
@@ -9,7 +9,7 @@ atomically: when version N-1's database exists and its tables need only addition
 FROM/TO pairs, property columns appended), it is copied and the update applied to the copy (:func:`apply_update`);
 otherwise (a table, pair or column that would change or go) the graph is exported whole. Either way the database
 holds what an export of the version would (the same nodes, properties, ``idx`` values and edges). Databases of
-versions before a compaction's base are removed then (:mod:`ark.graph.prune`).
+versions before a compaction's base are removed then (:mod:`ark.graph.versioning.prune`).
 """
 
 from __future__ import annotations
@@ -76,19 +76,19 @@ def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[
     """(database file, schema, size of the last whole export it descends from) of the version before ``graph``'s,
     when ``graph``'s version was made from it by an update and its database ``name`` is built with ``settings``;
     else None."""
-    from ..graph.versions import cypher_folder, read_manifest
+    from ..graph.versioning import read_manifest
     from .export import MANIFEST, cached_database
 
-    version = int(graph.metadata.get("graph_version") or 0)
+    version = graph.info.version
     if graph.path is None or version == 0:
         return None
     manifest = read_manifest(graph.path)  # version made by an update (a compacted one too: its delta stays)
-    if manifest is None or not any(h["kind"] == "delta" and h["version"] == version for h in manifest["history"]):
+    if manifest is None or manifest.update_of(version) is None:
         return None
-    fingerprints = [h["fingerprint"] for h in manifest["history"] if h["version"] == version - 1]
+    fingerprints = [h.fingerprint for h in manifest.history if h.version == version - 1]
     if not fingerprints:
         return None
-    directory = Path(graph.path) / cypher_folder(manifest, version - 1) / name
+    directory = Path(graph.path) / manifest.cypher_folder(version - 1) / name
     found = cached_database(directory, fingerprints[-1], settings)
     if found is None:
         return None
@@ -116,7 +116,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     """Make ``db_file`` the database of ``graph`` from the previous version's (copied, the update applied); its
     schema and the size of the whole export it descends from. None (nothing written) when there is none, the
     tables would change (see the module doc) or the previous file outgrew :data:`GROWTH_LIMIT` times that export."""
-    from ..graph.versions import load_delta
+    from ..graph.versioning import load_delta
 
     previous = previous_database(graph, name, settings)
     if previous is None or previous[0].stat().st_size > GROWTH_LIMIT * previous[2]:
@@ -126,7 +126,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if changes is None:
         return None
     try:
-        delta = load_delta(graph.path, int(graph.metadata["graph_version"]))
+        delta = load_delta(graph.path, graph.info.version)
     except (DamagedFileError, OSError, ValueError):
         return None  # its files are gone or damaged: export
     shutil.copyfile(previous[0], db_file)
@@ -134,7 +134,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if progress:
         import sys
 
-        print(f"[cypher export] version {graph.metadata['graph_version']}: the previous version's database with "
+        print(f"[cypher export] version {graph.info.version}: the previous version's database with "
               "the update applied", file=sys.stderr, flush=True)
     return schema, previous[2]
 
@@ -313,16 +313,17 @@ def verify_databases(path: str | Path) -> list[tuple[Path, int]]:
     """Check the Cypher databases of the current version of the graph at ``path`` against their manifests: the
     version's fingerprint and each file's checksum, hashed in full; (folder, files checked) for each. Raises
     :class:`~ark.storage.checksums.DamagedFileError`."""
+    from ..graph.info import GraphInfo
     from ..graph.storage import read_graph_meta
-    from ..graph.versions import cypher_folder, read_manifest
+    from ..graph.versioning import read_manifest
     from ..storage.checksums import DamagedFileError, check_files
 
     path = Path(path)
     manifest = read_manifest(path)
-    version = int(manifest["current"]) if manifest else 0
-    fingerprint = ([h["fingerprint"] for h in manifest["history"] if h["version"] == version][-1] if manifest
-                   else (read_graph_meta(path).get("metadata") or {}).get("fingerprint"))
-    folder = path / (cypher_folder(manifest, version) if manifest else "cypher")
+    version = manifest.current if manifest else 0
+    fingerprint = (manifest.entry(version).fingerprint if manifest
+                   else GraphInfo.from_metadata(read_graph_meta(path).get("metadata") or {}).fingerprint)
+    folder = path / (manifest.cypher_folder(version) if manifest else "cypher")
     checked = []
     fix = "remove the folder: the next Cypher query exports the graph again"
     for directory in sorted(folder.glob("ladybug-*")):

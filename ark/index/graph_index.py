@@ -99,7 +99,7 @@ DEFAULT_NAME_KEYS = ("name", "synonyms", "aliases")
 
 
 def resolve_name_keys(graph: Any, names: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
-    """Which attributes name a node, per node type: ``names`` (or the graph's ``metadata["name_fields"]``, set by
+    """Which attributes name a node, per node type: ``names`` (or the graph's ``info.name_fields``, set by
     its loader) maps node types, or ``"*"`` for every other type, to keys: ``"name"``, ``"id"`` or property keys.
 
     Without either, a node is named by its name and its ``synonyms``/``aliases`` properties when it has them

@@ -20,8 +20,9 @@ from ..storage.cache_folder import open_cached
 from .segments import Segment, SegmentedBM25, build_segment, doc_maps
 from .tokenizer import Tokenizer
 
-if TYPE_CHECKING:  # graph.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated
-    from ..graph.delta import GraphDelta  # does not
+# graph.versioning.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated does not
+if TYPE_CHECKING:
+    from ..graph.versioning.delta import GraphDelta
 
 SEGMENTED_KINDS = ("bm25", "bm25-rel")
 
@@ -47,7 +48,7 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
     """The ``kind`` BM25 of a version with updates, its missing segments built and cached."""
     from ..graph.storage import load_graph_directory, read_graph_meta
 
-    info = graph.metadata["version_segments"]
+    info = graph.info.version_segments
     root = Path(graph.path)
     base_dir = root / info["base"]
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
@@ -64,7 +65,7 @@ def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], f
     base_fingerprint = (read_graph_meta(base_dir).get("metadata") or {}).get("fingerprint")
     segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
                         base_segment)]
-    opened = {graph.metadata.get("graph_version"): graph}  # versions built on the way, each from the one before
+    opened = {graph.info.stored_version: graph}  # versions built on the way, each from the one before
     for entry in info["deltas"]:
         def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
             ids, cur = changed_documents(root, version, kind, opened)
@@ -88,7 +89,7 @@ def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: 
 def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any]) -> tuple[list[str], Any]:
     """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``: the
     versions at hand by number, which gains those built here)."""
-    from ..graph.versions import load_delta
+    from ..graph.versioning import load_delta
 
     delta = load_delta(root, version)
     cur = _version(root, version, opened)
@@ -99,7 +100,7 @@ def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any
 
 
 def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
-    from ..graph.versions import next_version, open_version
+    from ..graph.versioning import next_version, open_version
 
     if version not in opened:
         previous = opened.get(version - 1)
@@ -131,6 +132,7 @@ class _Subset:
         self.node_types = graph.node_types
         self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
         self.metadata = graph.metadata
+        self.info = graph.info
         self.num_nodes = len(self.indices)
 
     def resolve_node_type(self, name: str) -> str:

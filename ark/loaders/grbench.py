@@ -12,8 +12,8 @@ types written ``Source-verb-Target`` (the biomedical domain: ``Compound-treats-D
 endpoints) are oriented from the ``Source`` node type to the ``Target`` one, so both copies give the same edge.
 A node's name is its first name-like feature (:data:`NAME_FEATURES`, Graph-CoT's main feature per type), its
 document the name plus its textual features (:func:`ark.loaders.tabular.node_text`), its properties all features.
-Neighbors that are not nodes of the graph are dropped, counted in ``metadata["dropped_edges"]`` (one example in
-``metadata["dropped_edge_example"]``) and reported by one warning with the count and that example
+Neighbors that are not nodes of the graph are dropped, counted in the graph metadata's ``dropped_edges`` (one example in
+``dropped_edge_example``) and reported by one warning with the count and that example
 (:func:`report_dropped`), which ``ark graph import grbench`` shows on the console.
 """
 

@@ -112,7 +112,7 @@ def _write_graph(folder: Path, type_codes: np.ndarray, node_types: list[str], sp
     digest = node_text_digest(column_batches)
     num_edges, counts = write_spilled_csr(spill, folder, type_codes, len(node_types), len(relation_types), digest)
     np.save(folder / "node_type_codes.npy", type_codes)
-    metadata["fingerprint"] = digest.hexdigest()
+    metadata.update(fingerprint=digest.hexdigest())
     write_graph_meta(folder, len(type_codes), num_edges, node_types, relation_types,
                      schema_from_counts(counts, node_types, relation_types), metadata)
 

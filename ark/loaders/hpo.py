@@ -18,7 +18,7 @@ Node text (what search ranks):
   (the ``bm25-rel`` baseline appends them, like STaRK's ``add_rel``);
 - gene: symbol, NCBI Gene id and the names of its associated diseases.
 
-Node names (what field-aware search matches a whole query against, ``metadata["name_fields"]``): every node's name
+Node names (what field-aware search matches a whole query against, ``GraphInfo.name_fields``): every node's name
 and source id (``OMIM:154700``, ``HP:0001166``, ``NCBIGene:2200``); phenotypes also their EXACT synonyms (the
 ``exact_synonyms`` property, which includes UK spellings, abbreviations, plural forms and EXACT layperson terms).
 Phenotypes also carry ``layperson_synonyms`` (EXACT synonyms of type ``layperson``, e.g. "Big head" for

@@ -104,12 +104,12 @@ def describe(name: str, path: Path, kind: str) -> GraphListing:
     changed = meta_file.stat().st_mtime
     manifest_file = path / "versions.json"
     if manifest_file.is_file():  # an updated graph: its current version counted (merged in memory, not copied)
-        from ..graph.versions import open_version
+        from ..graph.versioning import open_version
 
         try:
             graph = open_version(path)
             nodes, edges = graph.num_nodes, graph.num_edges
-            version = int(graph.metadata.get("graph_version") or 0)
+            version = graph.info.version
             changed = manifest_file.stat().st_mtime
         except (OSError, ValueError):
             pass

@@ -1,7 +1,7 @@
 """Named, built-in graphs (``hpo``) and opening a graph by name or path.
 
 A named graph is built once, on first use, into ``$ARK_HOME/graphs/<name>/`` and memory-mapped afterwards; a copy
-built by an older version of its loader (``metadata["loader_version"]``) is rebuilt. A build killed midway leaves a
+built by an older version of its loader (``GraphInfo.loader_version``) is rebuilt. A build killed midway leaves a
 temporary folder that the next use removes (see :mod:`ark.storage.atomic`). Processes starting together build it
 once: the build holds a lock (:func:`ark.storage.locks.build_lock`) that the others wait for, and they then open
 what it wrote. A damaged file of a named graph is reported with the command that rebuilds it.

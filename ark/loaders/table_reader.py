@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ class ColumnChoice:
     text: tuple[str, ...] | None = None
 
     def to_metadata(self) -> dict[str, Any]:
-        """The choices given, as a graph's ``metadata["columns"]`` keeps them (its updates read the same way)."""
+        """The choices given, as a graph's ``GraphInfo.columns`` keeps them (its updates read the same way)."""
         out: dict[str, Any] = {k: v for k, v in (("id", self.id), ("type", self.type), ("name", self.name))
                                if v is not None}
         if self.text is not None:
@@ -71,8 +71,9 @@ class ColumnChoice:
         return out
 
     @classmethod
-    def from_metadata(cls, metadata: dict[str, Any]) -> ColumnChoice:
-        kept = metadata.get("columns") or {}
+    def from_stored(cls, stored: Mapping[str, Any] | None) -> ColumnChoice:
+        """The choices a graph keeps (``GraphInfo.columns``); none for a graph imported otherwise."""
+        kept = stored or {}
         text = kept.get("text")
         return cls(kept.get("id"), kept.get("type"), kept.get("name"), tuple(text) if text is not None else None)
 

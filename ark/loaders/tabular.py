@@ -36,7 +36,7 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
 
     ``name`` overrides the graph name (default: ``graph.json``'s name, else the folder name); ``relations``, when
     given, is the list of allowed edge types and any other type is an error; ``columns`` chooses the id, type,
-    name and text columns (kept in ``metadata["columns"]``, so updates read the same way); ``fmt`` looks for that
+    name and text columns (kept as ``GraphInfo.columns``, so updates read the same way); ``fmt`` looks for that
     format's files first; ``report`` hears, per node type, which columns became the name, the text and properties.
     On a terminal the node rows are read under a bar, then the edges and the graph under a bar of steps.
     """
@@ -66,17 +66,18 @@ def _load(folder: Path, name: str | None, relations: Sequence[str] | None, colum
             report(entry)
     node_table = NodeTable.from_arrow(read.table, source=str(nodes_file))
     del read
+    called = name or info.get("name") or info.get("id") or folder.name
     metadata: dict[str, Any] = {
-        "name": name or info.get("name") or info.get("id") or folder.name,
+        "name": called,
         "source": f"ark-agent-cli folder {folder.resolve()}",
     }
     for key in ("id", "description", "version", "credit"):
         if info.get(key) not in (None, ""):
             metadata.setdefault(key, info[key])
     if columns.to_metadata():
-        metadata["columns"] = columns.to_metadata()
+        metadata.update(columns=columns.to_metadata())
     steps = "edges, graph, files" if out is not None else "edges, graph"
-    with progress_bar(f"Building graph {metadata['name']!r} ({steps})", 3 if out is not None else 2) as bar:
+    with progress_bar(f"Building graph {called!r} ({steps})", 3 if out is not None else 2) as bar:
         edges_file = find_table(folder, "edges", fmt)
         edges = read_edges(edges_file)
         edge_table = EdgeTable(sources=edges["from"], targets=edges["to"], relations=edges["type"],

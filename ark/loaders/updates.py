@@ -1,5 +1,5 @@
 """Updates of a saved graph from files: ``ark graph update GRAPH --nodes FILE --edges FILE --delete FILE`` and
-``--from NEW_EXPORT_DIR`` (:mod:`ark.graph.versions` stores them).
+``--from NEW_EXPORT_DIR`` (:mod:`ark.graph.versioning` stores them).
 
 ``--nodes`` and ``--edges`` are tables read as an import reads them (:mod:`ark.loaders.table_reader`: CSV, TSV,
 JSONL, Parquet or Arrow; the same columns, text and properties); a node whose id exists replaces it whole, any other
@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ark.graph import GraphValidationError, KnowledgeGraph
-from ark.graph.delta import EDGE_SCHEMA, NODE_COLUMNS, GraphDelta, empty_edges, empty_nodes, node_rows
 from ark.graph.ids import id_text
+from ark.graph.versioning.delta import EDGE_SCHEMA, NODE_COLUMNS, GraphDelta, empty_edges, empty_nodes, node_rows
 from ark.storage.jsonl import parse_json_object
 
 from . import table_reader

@@ -21,7 +21,7 @@ class ModelFolderError(MethodError):
 
 def graph_identity(graph: Any) -> dict[str, Any]:
     """What a model records about its graph, and what :func:`read_model_file` compares."""
-    return {"name": graph.metadata.get("name"), "fingerprint": graph.metadata.get("fingerprint"),
+    return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types),
             "node_types": list(graph.node_types)}
 
@@ -70,7 +70,7 @@ def resolve_model_dir(model: str | None, graph: Any, method: str) -> Path:
     """The folder ``--set model=DIR`` names, else the graph's default folder (:func:`default_model_dir`)."""
     if model:
         return Path(model).expanduser()
-    name = graph.metadata.get("name") or "graph"
+    name = graph.info.label()
     return default_model_dir(method, name)
 
 

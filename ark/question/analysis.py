@@ -97,8 +97,8 @@ class QuestionReader:
     def __init__(self, graph: KnowledgeGraph) -> None:
         self.graph = graph
         vocabulary = graph_vocabulary(getattr(graph, "path", None))
-        type_descriptions = graph.metadata.get("type_descriptions") or {}
-        relation_descriptions = graph.metadata.get("relation_descriptions") or {}
+        type_descriptions = graph.info.type_descriptions
+        relation_descriptions = graph.info.relation_descriptions
         said = type_vocabulary(vocabulary, graph.node_types, type_descriptions)
         self.type_words = {t: _type_words(t) | said[t] for t in graph.node_types}
         self.relation_words = {

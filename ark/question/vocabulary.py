@@ -4,8 +4,8 @@
 types; condition, disorder, illness → disease-like types; kinds, types, forms, subtypes → the hierarchy relation);
 a graph folder may add a ``vocabulary.toml`` of the same form (JSON for the shipped file: an offline ``ark ask``
 must not pay for importing a TOML parser; a graph's own file is read only where it exists). Entries are matched
-against the graph's own type and relation names (and descriptions, ``metadata["type_descriptions"]`` /
-``["relation_descriptions"]``), so the same file serves HPO (``phenotype``, ``has_phenotype``) and PRIME
+against the graph's own type and relation names (and descriptions, ``GraphInfo.type_descriptions`` /
+``relation_descriptions``), so the same file serves HPO (``phenotype``, ``has_phenotype``) and PRIME
 (``effect/phenotype``, ``phenotype_present``).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,7 +145,7 @@ def matches_schema(entry: TypeEntry, name: str, description: str = "") -> bool:
 
 
 def type_vocabulary(vocabulary: Vocabulary, node_types: list[str],
-                    descriptions: dict[str, str] | None = None) -> dict[str, set[str]]:
+                    descriptions: Mapping[str, str] | None = None) -> dict[str, set[str]]:
     """For each node type, the user words (with plurals) that name it, from the entries its name matches. A word
     that is another type's own name is left to that type."""
     descriptions = descriptions or {}
@@ -160,7 +161,7 @@ def type_vocabulary(vocabulary: Vocabulary, node_types: list[str],
 
 
 def relation_vocabulary(vocabulary: Vocabulary, relations: list[str], node_types: list[str],
-                        descriptions: dict[str, str] | None = None) -> dict[str, set[str]]:
+                        descriptions: Mapping[str, str] | None = None) -> dict[str, set[str]]:
     """For each relation, the user words (with plurals) that name what it links to, from the [[type]] entries its
     name matches ("symptoms" → ``has_phenotype``, ``phenotype_present``); the types' own names are left out (a
     question naming "phenotypes" says which type it wants, not which relation)."""

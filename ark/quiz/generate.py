@@ -100,7 +100,7 @@ def quotas(mix: dict[str, float], n: int) -> dict[str, int]:
 def generate_quiz(graph: KnowledgeGraph, config: QuizConfig, phrases: PhraseBook | None = None) -> QuizResult:
     """Sample ``config.n`` questions (fewer, with a note, if the graph cannot supply them)."""
     started = time.perf_counter()
-    phrases = phrases or builtin_phrasebook(str(graph.metadata.get("name", "")))
+    phrases = phrases or builtin_phrasebook(graph.info.name or "")
     nameable = nameable_mask(graph)
     hops, notes = schema_hops(graph, nameable)
     vocabulary = TypeVocabulary(graph)
@@ -122,7 +122,7 @@ def generate_quiz(graph: KnowledgeGraph, config: QuizConfig, phrases: PhraseBook
     wanted = quotas(mix, config.n)
     rng = np.random.default_rng(config.seed)
     renderer = QuestionRenderer(graph, phrases)
-    graph_name = str(graph.metadata.get("name") or "graph")
+    graph_name = graph.info.label()
     accepted: dict[str, list[dict[str, Any]]] = {name: [] for name in wanted}
     tried = dict.fromkeys(wanted, 0)
     budget = {name: max(200, count * config.attempts_per_question) for name, count in wanted.items()}

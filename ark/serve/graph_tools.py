@@ -236,7 +236,7 @@ class GraphTools:
         types = g.type_counts()
         relations = g.relation_counts()
         triples = sorted(g.schema, key=lambda t: -t.count)
-        name = g.metadata.get("name", "graph")
+        name = g.info.label()
         lines = [f"Graph {name!r}: {g.num_nodes:,} nodes, {g.num_edges:,} edges.",
                  "Node types: " + ", ".join(f"{t} ({n:,})" for t, n in types.items()),
                  "Edge types: " + ", ".join(f"{r} ({n:,})" for r, n in relations.items()), "Connections:"]
@@ -394,7 +394,7 @@ class GraphTools:
         except RequestError as exc:
             return ToolResult.failure(str(exc), exc.kind)
         g = self.graph  # the call's version: the answer's, unless an update landed while it ran
-        if g.metadata.get("graph_version", 0) != answered.get("graph_version", 0):
+        if g.info.version != answered.get("graph_version", 0):
             return ToolResult.failure("the graph changed while the question ran: ask again", "graph_changed")
         who = answered["llm"] or args.method
         header = [f"{args.method} ({who}) ranked {answered['total']} node(s) for: {args.question!r} "

@@ -84,7 +84,7 @@ class GraphScoutTools:
 
 def graphscout_prompt(scout: GraphScoutTools) -> Prompt:
     """The ``graphscout`` prompt over ``scout``'s graph."""
-    name = scout.graph.metadata.get("name", "graph")
+    name = scout.graph.info.label()
 
     def graphscout(question: QUESTION) -> list[UserMessage]:
         return [UserMessage(scout.prompt_text(question))]

@@ -151,7 +151,7 @@ def register_prompts(server: MCPServer, tools: GraphTools, extra: list[Any]) -> 
     from .mcp_graphscout import GraphScoutTools, graphscout_prompt
 
     g = tools.graph
-    name = g.metadata.get("name", "graph")
+    name = g.info.label()
 
     def ark(question: QUESTION) -> list[UserMessage]:
         return [UserMessage(ark_prompt_text(tools, question))]

@@ -36,7 +36,7 @@ RECORD_TEXT_CHARS = 1500  # each string of a trajectory record served as a resou
 
 def graph_slug(tools: GraphTools) -> str:
     """The graph's name as a URI host: lower case letters, digits and dashes."""
-    name = str(tools.graph.metadata.get("name") or "graph").lower()
+    name = tools.graph.info.label().lower()
     return re.sub(r"[^a-z0-9-]+", "-", name).strip("-") or "graph"
 
 
@@ -115,7 +115,7 @@ def register_resources(server: MCPServer, tools: GraphTools, runs: list[Path] | 
     """Add the resources (and templates) to ``server``; returns their URIs."""
     from mcp.server.mcpserver.resources.templates import ResourceSecurity
 
-    slug, name = graph_slug(tools), tools.graph.metadata.get("name", "graph")
+    slug, name = graph_slug(tools), tools.graph.info.label()
     base = f"ark://{slug}"
     server.resource(f"{base}/schema", name="schema", title=f"Schema of {name}", mime_type="text/plain",
                     description="Node and edge types with counts, which node types each relation connects, degree "

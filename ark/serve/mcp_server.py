@@ -74,7 +74,7 @@ def build_mcp_server(tools: GraphTools, runs: list[Path] | None = None) -> MCPSe
         ark_version = version("ark-kg")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         ark_version = "0"
-    name = g.metadata.get("name", "graph")
+    name = g.info.label()
     instructions = (
         f"Read-only tools over the knowledge graph {name!r} ({g.num_nodes:,} nodes of types "
         f"{', '.join(g.node_types)}; {g.num_edges:,} edges of types {', '.join(g.relation_types)}). Find entities "

@@ -122,11 +122,11 @@ class QuestionService:
         self._in_flight = max_in_flight
         self._slots: asyncio.Semaphore | None = None
         self._question_graph: ContextVar[KnowledgeGraph | None] = ContextVar("ark_question_graph", default=None)
-        self._follower: Any = None  # ark.graph.versions.VersionFollower, made on the first question
+        self._follower: Any = None  # ark.graph.versioning.VersionFollower, made on the first question
 
     def current_graph(self) -> KnowledgeGraph:
         """The graph's newest version: reopened when its version manifest changed since the last question."""
-        from ark.graph.versions import VersionFollower
+        from ark.graph.versioning import VersionFollower
 
         if self.graph.path is None:
             return self.graph
@@ -249,7 +249,7 @@ class QuestionService:
         from ark.methods.choice import MethodChoice
 
         key = (method, json.dumps(options.model_dump(mode="json"), sort_keys=True), settings, types,
-               graph.metadata.get("fingerprint"))
+               graph.info.fingerprint)
         lock = self._building.setdefault(key, asyncio.Lock())
         async with lock:  # concurrent first questions build a method once
             if key not in self._retrievers:
@@ -347,7 +347,7 @@ class QuestionService:
                 "evidence_graph": drawing_dict(g, evidence_graph_of(question, output.trajectories or [], answers, g,
                                                                     top)),
                 "partial": output.partial, "wall_s": round(wall_s, 4),
-                "graph_version": g.metadata.get("graph_version", 0)}
+                "graph_version": g.info.version}
 
 
 def evidence_drawing(graph: KnowledgeGraph, record: Mapping[str, Any], top: int = 10) -> dict[str, Any]:

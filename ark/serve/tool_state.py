@@ -1,5 +1,5 @@
 """The graph and index the graph tools (:mod:`ark.serve.graph_tools`) answer from, following a graph that changes
-(:mod:`ark.graph.versions`): between calls, a new version found in the graph's manifest is opened with its index;
+(:mod:`ark.graph.versioning`): between calls, a new version found in the graph's manifest is opened with its index;
 a call sees one version from start to end (a context variable holds it for the call)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class GraphState:
 
     def __init__(self, graph: KnowledgeGraph, index: TextIndex, questions: QuestionService | None = None,
                  open_index: Callable[[KnowledgeGraph], TextIndex] | None = None) -> None:
-        from ark.graph.versions import VersionFollower
+        from ark.graph.versioning import VersionFollower
 
         self._graph, self._index = graph, index
         self.questions = questions

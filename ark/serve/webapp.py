@@ -133,7 +133,7 @@ def create_app(tools: GraphTools, runs: list[Path] | None = None) -> Any:
     browser = RunBrowser(list(runs or []))
     app = FastAPI(title="ARK", version="1", docs_url=None, redoc_url=None,
                   summary="Evidence retrieval from a text-rich knowledge graph",
-                  description=f"Graph {graph.metadata.get('name', 'graph')!r}: ask with any method, watch agents' "
+                  description=f"Graph {graph.info.label()!r}: ask with any method, watch agents' "
                               "steps, read nodes, browse run folders.")
 
     _add_error_handlers(app)
@@ -298,7 +298,7 @@ def _node_page(tools: GraphTools, ref: str, limit: int) -> Any:
             return _error(404, str(exc), "unknown_node")
         data = dict(tools.execute("get_node", {"node": index}).data)
         data["text"] = graph.text(index) or ""
-        data["graph_version"] = graph.metadata.get("graph_version", 0)
+        data["graph_version"] = graph.info.version
         found = graph.neighbors(index)
         neighbours = []
         for other, relation, outgoing in list(zip(found.nodes, found.relations, found.outgoing, strict=True))[:limit]:
@@ -323,8 +323,8 @@ def _add_evidence_route(app: Any, tools: GraphTools, browser: RunBrowser) -> Non
                 if not (isinstance(index, int) and graph.is_valid_index(index)) or (
                         node_id is not None and graph.node_id(index) != node_id):
                     return _error(409, f"run {name!r} was made on another graph than this server's "
-                                       f"({graph.metadata.get('name', 'graph')!r}, version "
-                                       f"{graph.metadata.get('graph_version', 0)}): node {node_id or index!r} is not "
+                                       f"({graph.info.label()!r}, version "
+                                       f"{graph.info.version}): node {node_id or index!r} is not "
                                        "in it", "other_graph")
             return evidence_drawing(graph, record, top)
 

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import update_graph, version_history
+from ark.graph.versioning import update_graph, version_history
 from benchmarks.graph_update_mag import MIX, linked_copy, mag_graph, make_mag_delta, run_mag
 
 SCALE = 0.0005  # 350 papers, 552 authors, 4 institutions, 30 fields, ~10k edges
@@ -26,7 +26,7 @@ def test_drawn_changes_are_one_valid_update_in_the_mix(tmp_path: Path) -> None:
     assert counts["nodes_deleted"] == counts["edges_removed"] == 20
     updated = update_graph(folder, delta)
     assert updated.num_nodes == base.num_nodes + round(400 * MIX["new"]) - 20
-    assert [e["kind"] for e in version_history(folder)][-1] == "delta"
+    assert [e.kind for e in version_history(folder)][-1] == "delta"
     assert KnowledgeGraph.load(pristine).num_nodes == base.num_nodes  # the cached graph is left as it was
 
 

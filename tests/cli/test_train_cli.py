@@ -11,6 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from ark.cli import eval_cmd, train_cmd
+from ark.graph.info import GraphInfo
 from ark.methods.seeder.store import SeederModelError, default_model_dir, resolve_model_dir
 from tests.support.seeder_fixture import build_connector_graph
 
@@ -134,7 +135,7 @@ def test_builtin_graph_without_a_model_says_which_command_makes_one(tmp_path, mo
     monkeypatch.setenv("ARK_HOME", str(tmp_path))
 
     class Graph:
-        metadata = {"name": "hpo"}
+        info = GraphInfo(name="hpo")
 
     with pytest.raises(SeederModelError, match="make one with `ark train seeder hpo`"):
         resolve_model_dir(None, Graph())

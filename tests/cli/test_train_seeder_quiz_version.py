@@ -12,8 +12,8 @@ import ark.quiz
 import ark.quiz.output
 from ark.cli.train_seeder_cmd import _builtin_quiz
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import GraphDelta, empty_edges, empty_nodes
-from ark.graph.versions import update_graph
+from ark.graph.versioning import update_graph
+from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.support.graphs import build_clinical_graph
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ark.eval.following import FollowedMethod
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import open_version
+from ark.graph.versioning import open_version
 from ark.runtime.trajectory_file import read_trajectory_file
 from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, save_clinical_graph

@@ -277,7 +277,7 @@ def test_what_ray_workers_embed_is_counted_in_the_run_config(cluster, graph_dir,
 
 
 def test_ray_workers_run_on_the_newest_version_and_lines_name_it(cluster, tmp_path):
-    from ark.graph.versions import open_version
+    from ark.graph.versioning import open_version
     from tests.eval.test_eval_versions import NEW_NODE, write_update
 
     folder = save_clinical_graph(tmp_path / "clinical")

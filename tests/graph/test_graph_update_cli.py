@@ -11,7 +11,7 @@ import pytest
 from ark.cli.eval_cmd import register as register_eval
 from ark.cli.graph_cmd import register as register_graph
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import read_manifest
+from ark.graph.versioning import read_manifest
 from ark.index import open_index
 from tests.support.cli import cli_invoker
 from tests.support.graphs import save_clinical_graph, write_folder
@@ -48,7 +48,7 @@ def test_update_adds_changes_and_deletes_then_compacts(graph: Path, tmp_path: Pa
     assert cli("graph", "verify", graph).exit_code == 0
     compacted = cli("graph", "compact", graph)
     assert compacted.exit_code == 0 and "version 1 compacted" in compacted.text
-    assert read_manifest(graph)["base"]["path"] == "bases/000001"
+    assert read_manifest(graph).base_path == "bases/000001"
     again = KnowledgeGraph.load(graph)
     assert again.metadata["fingerprint"] == updated.metadata["fingerprint"]
     assert cli("graph", "compact", graph).exit_code == 2  # nothing to compact
@@ -74,7 +74,7 @@ def test_bad_updates_are_refused_naming_the_value_and_change_nothing(graph: Path
         args += [flag, path]
     result = cli("graph", "update", graph, *args)
     assert result.exit_code == 2 and message in result.text, result.text
-    assert read_manifest(graph) is None or read_manifest(graph)["current"] == 0
+    assert read_manifest(graph) is None or read_manifest(graph).current == 0
     assert not (graph / "deltas").exists() or not any((graph / "deltas").iterdir())
 
 
@@ -97,7 +97,7 @@ def test_update_from_a_new_export_stores_the_difference(tmp_path: Path) -> None:
 def test_a_killed_update_leaves_the_old_version(graph: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest is swapped last: an update that dies after writing its delta folder leaves version 0, and the
     next update replaces the orphan folder."""
-    import ark.graph.versions as versions
+    import ark.graph.versioning.versions as versions
 
     def die(*args, **kwargs):
         raise KeyboardInterrupt

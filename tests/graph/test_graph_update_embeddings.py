@@ -12,7 +12,7 @@ import pytest
 
 import ark.index.dense as dense
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import compact_graph, update_graph
+from ark.graph.versioning import compact_graph, update_graph
 from ark.index import open_index
 from ark.index.embedders import node_embeddings
 from ark.index.graph_index import node_documents

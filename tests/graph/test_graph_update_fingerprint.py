@@ -1,6 +1,6 @@
-"""An update's fingerprint is updated by its changes alone (ark.graph.fingerprint): after random sequences of updates
-and compactions it equals the fingerprint hashed from scratch over the version's content; a changed node keeps its
-index; a graph updated before fingerprint format 2 still opens, updates and verifies."""
+"""An update's fingerprint is updated by its changes alone (ark.graph.versioning.fingerprint): after random sequences of
+updates and compactions it equals the fingerprint hashed from scratch over the version's content; a changed node keeps
+its index; a graph updated before fingerprint format 2 still opens, updates and verifies."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ark.graph import KnowledgeGraph, fingerprint
-from ark.graph.delta import GraphDelta, empty_edges, empty_nodes
+from ark.graph import KnowledgeGraph
 from ark.graph.storage import verify_graph
-from ark.graph.versions import MANIFEST, compact_graph, recompute_fingerprint, update_graph
+from ark.graph.versioning import MANIFEST, compact_graph, fingerprint, recompute_fingerprint, update_graph
+from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.graph.update_model import ContentModel, random_delta
 from tests.support.graphs import build_clinical_graph, build_conditions_graph, build_drug_graph
 
@@ -50,7 +50,7 @@ def test_a_change_sum_that_forgets_the_edges_of_deleted_nodes_is_caught(tmp_path
         sums["nodes"] = real(current, delta)["nodes"]
         return sums
 
-    monkeypatch.setattr("ark.graph.versions.change_sums", forgetful)
+    monkeypatch.setattr("ark.graph.versioning.versions.change_sums", forgetful)
     build_clinical_graph().save(tmp_path / "g")
     graph = KnowledgeGraph.load(tmp_path / "g")
     victim = next(i for i in range(graph.num_nodes) if graph.degree(i))
@@ -103,7 +103,7 @@ def test_a_graph_updated_before_fingerprint_format_2_opens_updates_and_verifies(
 
 
 def test_the_merge_shares_the_base_text_instead_of_copying_it(tmp_path: Path) -> None:
-    from ark.graph.delta import merge_version
+    from ark.graph.versioning.delta import merge_version
 
     base = build_clinical_graph()
     merged = merge_version(base, [_row(base.node_id(1), "changed text")], {})

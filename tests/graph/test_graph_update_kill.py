@@ -22,7 +22,7 @@ import pytest
 
 from ark.graph import KnowledgeGraph
 from ark.graph.storage import verify_graph
-from ark.graph.versions import compact_graph, read_manifest, recompute_fingerprint, update_graph
+from ark.graph.versioning import compact_graph, read_manifest, recompute_fingerprint, update_graph
 from ark.index import open_index
 from tests.graph.update_model import ContentModel, random_delta
 from tests.support.graphs import save_clinical_graph
@@ -90,7 +90,7 @@ def _check_whole_version(folder: Path) -> int | None:
     manifest = read_manifest(folder)
     if manifest is None:  # killed before the first update landed
         return None
-    assert graph.metadata["graph_version"] == manifest["current"]
+    assert graph.info.version == manifest.current
     recorded, recomputed = recompute_fingerprint(folder)  # the content hashed from scratch
     assert graph.metadata["fingerprint"] == recorded == recomputed
     verify_graph(folder)
@@ -102,7 +102,7 @@ def _check_whole_version(folder: Path) -> int | None:
         verify_databases(folder)
         with LadybugEngine(ladybug_database(graph).path) as engine:  # the version's, whole (or made now)
             assert engine.query("MATCH (n) RETURN count(n)").rows == [[graph.num_nodes]]
-    return int(manifest["current"])
+    return manifest.current
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL") or not hasattr(os, "fork"), reason="needs kill -9 and fork")

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import open_version, update_graph
+from ark.graph.versioning import open_version, update_graph
 from ark.index import open_index
 from ark.serve.questions import ModelSettings, QuestionService
 from tests.graph.update_model import ContentModel, random_delta

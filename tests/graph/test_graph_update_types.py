@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import GraphDelta, empty_edges, empty_nodes
-from ark.graph.versions import open_version, update_graph
+from ark.graph.versioning import open_version, update_graph
+from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.support.graphs import build_clinical_graph
 
 

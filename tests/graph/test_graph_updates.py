@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ark.graph import KnowledgeGraph
-from ark.graph.versions import compact_graph, update_graph, version_history
+from ark.graph.versioning import compact_graph, update_graph, version_history
 from ark.index import segments
 from tests.graph.update_model import ContentModel, compare, random_delta
 from tests.support.graphs import build_clinical_graph, build_conditions_graph, build_drug_graph
@@ -41,7 +41,7 @@ def run_sequence(folder: Path, seed: int, steps: int = STEPS) -> list[str]:
 def test_updates_equal_a_rebuild(tmp_path: Path, seed: int) -> None:
     assert run_sequence(tmp_path / "graph", seed) == []
     history = version_history(tmp_path / "graph")
-    assert [h["version"] for h in history if h["kind"] == "delta"] == list(range(1, STEPS + 1))
+    assert [h.version for h in history if h.is_update] == list(range(1, STEPS + 1))
 
 
 def test_the_comparison_catches_a_wrong_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,8 @@
 """A reference model of a graph's content for the update property test, and the comparison with a rebuild.
 
 The model applies updates the obvious way (an ordered dict of node rows, where a changed node keeps its place and a
-new one goes last, and a set of edges), independently of :mod:`ark.graph.merge`; :func:`compare` runs batteries of
-searches on the updated graph and on a graph built from scratch from the model, and lists every difference.
+new one goes last, and a set of edges), independently of :mod:`ark.graph.versioning.merge`; :func:`compare` runs
+batteries of searches on the updated graph and on a graph built from scratch from the model, and lists every difference.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
-from ark.graph.delta import EDGE_SCHEMA, GraphDelta, node_rows
+from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, node_rows
 from ark.index import open_index
 from ark.methods.ark.options import ToolConfig
 from ark.methods.ark.tools.toolbox import Toolbox

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import GraphDelta
-from ark.graph.versions import compact_graph, read_manifest, update_graph
+from ark.graph.versioning import compact_graph, read_manifest, update_graph
+from ark.graph.versioning.delta import GraphDelta
 from ark.storage.checksums import DamagedFileError, digest_file
 from tests.graph.update_model import ContentModel, random_delta
 from tests.support.graphs import build_clinical_graph, build_conditions_graph, build_drug_graph
@@ -155,7 +155,7 @@ def test_a_readers_database_is_never_written_and_compaction_removes_superseded_o
     assert reader.query("MATCH (n {id: 'new:1'}) RETURN n.id").rows == []
     reader.close()
     manifest = read_manifest(folder)
-    assert [h.get("cypher") for h in manifest["history"] if h["kind"] == "delta"] == [
+    assert [h.cypher for h in manifest.history if h.is_update] == [
         f"cypher/versions/{v:06d}" for v in (1, 2, 3)]
     assert [v.path.parent.parent.name for v in versions] == ["000001", "000002", "000003"]
     assert verify_databases(folder) == [(versions[-1].path.parent, 1)]

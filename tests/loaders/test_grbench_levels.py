@@ -6,6 +6,7 @@ import itertools
 import json
 from pathlib import Path
 
+from ark.graph.info import GraphInfo
 from ark.loaders.grbench import LEVELS_FILE, UNLABELLED, grbench_level, grbench_levels
 from benchmarks.grbench_levels_derive import derive
 
@@ -90,4 +91,4 @@ def test_every_released_graph_folder_is_a_graphscout_table_1_domain():
                 "legal": "Legal", "Biology": "Academic", "Chemistry": "Academic", "Materials_Science": "Academic",
                 "Medicine": "Academic", "Physics": "Academic"}
     for folder, domain in expected.items():
-        assert paper_domain(SimpleNamespace(metadata={"name": folder}, path=None)) == (domain, True)
+        assert paper_domain(SimpleNamespace(info=GraphInfo(name=folder), path=None)) == (domain, True)

@@ -16,7 +16,7 @@ import pytest
 
 from ark.cli.graph_cmd import register as register_graph
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import node_rows
+from ark.graph.versioning.delta import node_rows
 from ark.index import open_index
 from ark.loaders.tabular import load_tabular
 from ark.loaders.updates import read_deletions

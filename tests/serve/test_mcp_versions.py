@@ -14,8 +14,8 @@ pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 
 from ark.graph import KnowledgeGraph  # noqa: E402
-from ark.graph.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
-from ark.graph.versions import update_graph  # noqa: E402
+from ark.graph.versioning import update_graph  # noqa: E402
+from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
 from ark.index import open_index  # noqa: E402
 from ark.serve.graph_tools import GraphTools  # noqa: E402
 from ark.serve.mcp_server import build_mcp_server  # noqa: E402

@@ -132,7 +132,7 @@ class ARK:
                              round(f.score, 6), f.first_position, f.tie_group) for f in fused]
         retrieval = Retrieval(question, ranked, list(trajectories), config=self.config.model_dump(mode="json"),
                               policy=getattr(self.llm, "name", ""), wall_s=time.perf_counter() - started,
-                              graph=str(g.metadata.get("name", "")))
+                              graph=(g.info.name or ""))
         retrieval.confidence, retrieval.confidence_reason = overall_confidence(trajectories, bool(ranked))
         tied = sum(1 for node in ranked if node.tie_group == 1)
         if retrieval.confidence and tied > 1:  # a tie at the top is said, never passed off as a confident order

@@ -19,7 +19,7 @@ class AvatarRetriever(Retriever):
 
     def __init__(self, graph: Any, options: AvatarOptions, context: MethodContext) -> None:
         llm = require_model(context, "avatar")
-        name = graph.metadata.get("name") or "GRAPH"
+        name = graph.info.label("GRAPH")
         directory = resolve_model_dir(options.model, graph, "avatar")
         self.meta = read_model_file(directory, MODEL_FILE, FORMAT, VERSION, graph, "avatar",
                                     f"ark train avatar {name} --queries TRAIN --model M")

@@ -151,8 +151,8 @@ def render_graph_section(graph: KnowledgeGraph, schema: CypherSchema, examples: 
                          dialect: str = "ladybug", code: bool = True) -> str:
     """The system prompt's description of the graph: domain, backend, node tables and their properties, edge
     tables with their endpoints, and (with ``code``) how to query it from code, with examples."""
-    name = graph.metadata.get("name", "knowledge")
-    description = graph.metadata.get("description")
+    name = graph.info.label("knowledge")
+    description = graph.info.description
     lines = [f"The {name} knowledge graph" + (f": {str(description).rstrip('.')}" if description else "") + ".",
              f"Backend: {'an embedded graph database' if dialect == 'ladybug' else 'Neo4j'}, read-only. "
              f"{DIALECT_NOTES.get(dialect, '')}",

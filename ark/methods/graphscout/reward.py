@@ -110,7 +110,7 @@ class GraphScoutReward:
         if key not in self._clues:
             unknown = [c for c in key if not self.graph.has_node(c)]
             if unknown:
-                name = self.graph.metadata.get("name", "the graph")
+                name = self.graph.info.label("the graph")
                 raise ValueError(f"clue node id(s) {unknown[:5]} are not in {name!r}; was the quiz made on another "
                                  f"graph?")
             self._clues[key] = frozenset(self.graph.index_of(c) for c in key)

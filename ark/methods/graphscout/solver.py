@@ -163,7 +163,7 @@ class GraphScout:
         trajectory.answer_ids = [node.node_id for node in ranked]
         trajectory.telemetry = toolbox.telemetry.to_dict()
         solution = Solution(question, answer, ranked, trajectory, config=self.options.model_dump(mode="json"),
-                            policy=trajectory.policy, graph=str(self.graph.metadata.get("name", "")),
+                            policy=trajectory.policy, graph=(self.graph.info.name or ""),
                             wall_s=time.perf_counter() - started)
         if self.trajectory_path is not None:
             append_jsonl(self.trajectory_path, [solution.to_dict()])

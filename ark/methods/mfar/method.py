@@ -22,7 +22,7 @@ def resolve_model_dir(model: str | None, graph: Any) -> Path:
     one when there is none."""
     if model:
         return Path(model).expanduser()
-    name = graph.metadata.get("name")
+    name = graph.info.name
     if not name or not default_model_dir("mfar", str(name)).is_dir():
         raise MfarModelError(f"no mFAR model for graph {name!r}: make one with `ark train mfar GRAPH --queries "
                              "TRAIN` or pass --set model=DIR")

@@ -53,7 +53,7 @@ class Example:
 
 
 def graph_identity(graph: Any) -> dict[str, Any]:
-    return {"name": graph.metadata.get("name"), "fingerprint": graph.metadata.get("fingerprint"),
+    return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types)}
 
 
@@ -129,7 +129,7 @@ def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier
     """The note for a model trained on an earlier version whose fields all still exist; :class:`MfarModelError`
     naming the fields (relations) gone or new otherwise: the weights are per field, not per node."""
     versions = (f"trained on version {earlier} of graph {meta.get('graph', {}).get('name')!r}, this is version "
-                f"{graph.metadata.get('graph_version', 0)}")
+                f"{graph.info.version}")
     trained = list(meta.get("fields") or [])
     gone, new = [f for f in trained if f not in fields], [f for f in fields if f not in trained]
     if gone or new:
@@ -145,7 +145,7 @@ def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray,
     if not (folder / MODEL_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
         raise MfarModelError(f"{folder} holds no trained mFAR model ({MODEL_FILE} and {WEIGHTS_FILE}); make one "
                              f"with `ark train mfar GRAPH --queries TRAIN --out {folder}`")
-    from ark.graph.versions import version_trained_on
+    from ark.graph.versioning import version_trained_on
 
     meta = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
     trained, here = meta.get("graph", {}), graph_identity(graph)

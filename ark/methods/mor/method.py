@@ -23,7 +23,7 @@ class MoRRetriever(Retriever):
     """The three stages over one graph."""
 
     def __init__(self, graph: Any, options: MoROptions, context: MethodContext) -> None:
-        name = graph.metadata.get("name") or "GRAPH"
+        name = graph.info.label("GRAPH")
         directory = resolve_model_dir(options.model, graph, "mor")
         self.meta = read_model_file(directory, MODEL_FILE, FORMAT, VERSION, graph, "mor",
                                     f"ark train mor {name} --queries TRAIN --val VAL")

@@ -72,7 +72,7 @@ def read_questions(path: str | Path, graph: Any, log: Callable[[str], None] | No
             "answer are skipped")
     if not questions:
         raise QuestionFileError(f"{path}: none of its {len(queries)} questions has an answer in graph "
-                                f"{graph.metadata.get('name')!r}")
+                                f"{graph.info.name!r}")
     return questions
 
 

@@ -45,7 +45,7 @@ class SeederModelError(ValueError, ArkError):
 
 def graph_identity(graph: Any) -> dict[str, Any]:
     """What a model records about its graph, and what the loader compares."""
-    return {"name": graph.metadata.get("name"), "fingerprint": graph.metadata.get("fingerprint"),
+    return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types),
             "node_types": list(graph.node_types)}
 
@@ -112,7 +112,7 @@ def resolve_model_dir(model: str | None, graph: Any) -> Path:
     graph; :class:`SeederModelError` says how to make one when there is none."""
     if model:
         return Path(model).expanduser()
-    name = graph.metadata.get("name")
+    name = graph.info.name
     if name in BUILTIN_TRAINING:
         directory = default_model_dir(name)
         if (directory / MODEL_FILE).is_file():
@@ -169,7 +169,7 @@ def _live_types(graph: Any) -> tuple[set[str], set[str]]:
 def check_version(record: ModelRecord, graph: Any, trained_version: int) -> str:
     """The note for a model trained on an earlier version of ``graph``, or :class:`SeederModelError` naming the
     node types and relations it was trained on that no longer exist, or that it never saw."""
-    here = graph.metadata.get("graph_version", 0)
+    here = graph.info.version
     versions = f"trained on version {trained_version} of graph {record.graph.get('name')!r}, this is version {here}"
     node_types, relations = _live_types(graph)
     trained_types, trained_relations = record.graph["node_types"], record.graph["relation_types"]
@@ -201,7 +201,7 @@ def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] 
 def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> str | None:
     """Refuse a model made for another graph (by fingerprint) or another embedder (by identity); for a model
     trained on an earlier version of this graph, the note :func:`check_version` gives (None when nothing to say)."""
-    from ark.graph.versions import version_trained_on
+    from ark.graph.versioning import version_trained_on
 
     trained, here = record.graph, graph_identity(graph)
     note = None

@@ -108,8 +108,8 @@ def test_a_model_of_an_earlier_version_loads_with_a_note_until_its_fields_change
 
     import pyarrow as pa
 
-    from ark.graph.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes
-    from ark.graph.versions import update_graph
+    from ark.graph.versioning import update_graph
+    from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes
 
     root, cli = setup
     model, _ = trained

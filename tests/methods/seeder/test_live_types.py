@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from ark.graph import KnowledgeGraph
-from ark.graph.delta import GraphDelta, empty_edges, empty_nodes
-from ark.graph.versions import open_version, update_graph
+from ark.graph.versioning import open_version, update_graph
+from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from ark.methods.seeder.store import _live_types
 from tests.support.seeder_fixture import build_connector_graph
 

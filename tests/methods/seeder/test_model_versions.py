@@ -11,8 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ark.graph import KnowledgeGraph  # noqa: E402
-from ark.graph.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
-from ark.graph.versions import compact_graph, update_graph  # noqa: E402
+from ark.graph.versioning import compact_graph, update_graph  # noqa: E402
+from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
 from ark.methods.seeder.config import train_settings  # noqa: E402
 from ark.methods.seeder.pipeline import Question, train_seeder  # noqa: E402
 from ark.methods.seeder.store import SeederModelError, load_model  # noqa: E402

@@ -326,7 +326,7 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
     """Sample ``config.n`` questions (fewer, with a note, if the graph cannot supply them); ``progress`` is called
     as ``progress(done, total)`` after each accepted question."""
     started = time.perf_counter()
-    phrases = phrases or builtin_phrasebook(str(graph.metadata.get("name", "")))
+    phrases = phrases or builtin_phrasebook(graph.info.name or "")
     nameable = nameable_mask(graph)
     evaluator = Evaluator(graph, config.frontier_limit)
     writer = QuestionWriter(graph, evaluator, phrases, config.max_support)
@@ -365,7 +365,7 @@ def generate_graphscout_quiz(graph: KnowledgeGraph, config: GraphScoutQuizConfig
                 idle = 0
                 if progress is not None:
                     progress(len(assembler.accepted), config.n)
-    graph_name = str(graph.metadata.get("name") or "graph")
+    graph_name = graph.info.label()
     tag = "gsquiz" if config.quizzer == "objective" else "rwquiz"
     questions = assembler.finish(rng, f"{graph_name}-{tag}-s{config.seed}", notes)
     return GraphScoutQuizResult(questions, assembler.guard, notes, attempts, time.perf_counter() - started)

@@ -82,7 +82,7 @@ def _parse(line: str, where: str, graph: Any) -> GraphScoutQuestion:
     if graph is not None:
         unknown = [i for i in [*clues, *answer_ids] if not graph.has_node(str(i))]
         if unknown:
-            name = graph.metadata.get("name", "the graph")
+            name = graph.info.label("the graph")
             raise ValueError(f"{where}: node id(s) {unknown[:5]} are not in {name!r}; was the quiz made on another "
                              f"graph?")
     hops = record.get("hops")

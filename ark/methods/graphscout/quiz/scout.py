@@ -264,7 +264,7 @@ async def _quiz(quizzer: ScoutQuizzer, graph: KnowledgeGraph, config: ScoutConfi
             key = " ".join(record["query"].lower().split())
             if assembler.offer(record, key, split) and progress is not None:
                 progress(len(assembler.accepted), config.n)
-    name = str(graph.metadata.get("name") or "graph")
+    name = graph.info.label()
     questions = assembler.finish(rng, f"{name}-scoutquiz-s{config.seed}", notes)
     notes.append(f"{episodes} scout episodes, {len(questions)} questions accepted")
     return GraphScoutQuizResult(questions, assembler.guard, notes, episodes, time.perf_counter() - started)

@@ -158,7 +158,7 @@ def train_graphscout(graph: Any, quiz_path: str | Path, base: str | Path, out_di
     _write_json(out / CONFIG_FILE, {
         "settings": settings.model_dump(mode="json"), "solver_options": options.model_dump(mode="json"),
         "base": original_base, "grpo_from": base, "grpo_from_fingerprint": result.base_fingerprint,
-        "libraries": library_versions(), "graph": str(graph.metadata.get("name", "")),
+        "libraries": library_versions(), "graph": (graph.info.name or ""),
         "quiz": {"path": str(quiz_path), "sha256": file_digest(quiz_path), "questions": len(rows),
                  "dropped_long_prompts": dropped, "split": settings.split},
         "device": pick_device(settings.device), "warm_start_dir": warm_dir, **_warm_start_digest(warm_dir),

@@ -12,7 +12,7 @@ That is what applying the deltas one by one gives, and it numbers the surviving 
 
 An edge lives when it was added (in the earlier graph or a delta) after every removal of it and every deletion of
 its endpoints; an edge added twice, or added while present, is kept once. The fingerprint is set by the caller
-(:mod:`ark.graph.fingerprint`).
+(:mod:`ark.graph.versioning.fingerprint`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .build import _schema
-from .errors import GraphValidationError
-from .store import KnowledgeGraph
+from ..build import _schema
+from ..errors import GraphValidationError
+from ..store import KnowledgeGraph
+from .rows import edge_keys, last_rows, numbered_types
 
 if TYPE_CHECKING:
     from .delta import GraphDelta
@@ -85,7 +86,6 @@ def _positions(values: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArr
 
 def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: dict[str, Any]) -> KnowledgeGraph:
     """The graph of ``base`` with ``deltas`` applied in order (see the module doc)."""
-    from .delta import _codes, _last_rows
 
     plan = plan_nodes(base, deltas)
     n0 = base.num_nodes
@@ -107,7 +107,7 @@ def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: dict
     table = _node_table(base, keep, [p for p, _ in in_place], replaced, added)
     known = list(base.node_types)
     for delta in deltas:  # type names numbered as applying the deltas one by one would (the fingerprint reads them)
-        known = _codes(known, _last_rows(delta.nodes).column("type"))[0]
+        known = numbered_types(known, last_rows(delta.nodes).column("type"))[0]
     code_of = {name: code for code, name in enumerate(known)}
     type_codes = np.empty(n, dtype=np.int16)
     type_codes[:kept] = np.asarray(base.node_type_codes)[keep]
@@ -254,7 +254,6 @@ def find_entries(graph: KnowledgeGraph, rows: list[int] | np.ndarray, codes: lis
 def _removed_base_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan) -> np.ndarray:
     """CSR positions (both directions) of the earlier graph's edges a delta removes explicitly (edges of deleted
     nodes are masked with their nodes)."""
-    from .delta import edge_keys
 
     code_of = {name: code for code, name in enumerate(base.relation_types)}
     removed = {key for delta in deltas for key in edge_keys(delta.edges_removed)}
@@ -276,7 +275,6 @@ def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePla
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row, code, neighbour) of both entries of every edge a delta adds that lives on, in the version's
     numbering (unsorted, possibly repeated)."""
-    from .delta import edge_keys
 
     removed_last: dict[tuple[str, str, str], int] = {}
     for j, delta in enumerate(deltas, start=1):

@@ -1,4 +1,4 @@
-"""Removing what no version of a graph that changes references any more (:mod:`ark.graph.versions`), at compaction.
+"""Removing what no version of a graph that changes references any more (:mod:`ark.graph.versioning`), at compaction.
 
 After a compaction to base version b, versions before b can no longer be opened, so their embedding caches (the
 ``dense`` index and node-embedding matrices under ``index/`` of the first base, of earlier compacted bases and of
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 VECTORS_FILE = "embeddings.npy"  # what every node-embedding cache holds (ark.index.reuse.VECTORS_FILE)
 PRUNED = ".pruned-"
@@ -64,11 +63,10 @@ def cypher_databases(root: Path, base: int) -> list[Path]:
     return found
 
 
-def prune_superseded(root: str | Path, manifest: dict[str, Any]) -> list[Path]:
-    """Remove the embedding caches and Cypher databases of versions before the manifest's base (see the module
-    doc); returns the folders removed."""
+def prune_superseded(root: str | Path, base: int) -> list[Path]:
+    """Remove the embedding caches and Cypher databases of versions before version ``base`` (the manifest's base;
+    see the module doc); returns the folders removed."""
     root = Path(root)
-    base = int(manifest["base"]["version"])
     doomed = superseded_caches(root, base) + cypher_databases(root, base)
     for folder in doomed:
         aside = folder.with_name(PRUNED + folder.name)

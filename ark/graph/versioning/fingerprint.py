@@ -25,8 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..arrays import sorted_unique
-from .csr import entry_blocks, row_positions
+from ...arrays import sorted_unique
+from ..csr import entry_blocks, row_positions
+from .merge import find_entries, lookup
+from .rows import NODE_COLUMNS, edge_keys, last_rows, node_rows
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -95,7 +97,6 @@ def edge_sums(edges: Iterable[tuple[str, str, str]]) -> list[int]:
 
 def content_sums(graph: Any) -> dict[str, list[int]]:
     """The node and edge sums of a whole graph, from scratch (see the module doc)."""
-    from .delta import node_rows
 
     table, nodes = node_rows(graph), [0] * LANES
     for start in range(0, table.num_rows, WINDOW):  # a window of rows at a time: memory bounded on large graphs
@@ -115,7 +116,7 @@ def content_sums(graph: Any) -> dict[str, list[int]]:
 def version_fingerprint(base_fingerprint: str | None, sums: dict[str, list[int]], ids: pa.ChunkedArray | pa.Array,
                         node_types: list[str], relation_types: list[str]) -> str:
     """The format-2 fingerprint of a version (see the module doc); ``sums``: relative to its base."""
-    from .build import _string_buffers
+    from ..build import _string_buffers
 
     digest = hashlib.blake2b(FORMAT, digest_size=16)
     digest.update(json.dumps([base_fingerprint, sums["nodes"], sums["edges"], node_types, relation_types],
@@ -138,10 +139,8 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
     """How ``delta`` changes the sums of the graph ``current`` it applies to: the hashes of the rows it writes and
     of the edges it adds (those ``current`` lacks) added, those of the rows it replaces or deletes and of the edges
     it removes (explicitly, or with a deleted node) subtracted. Reads only the rows and edges the delta touches."""
-    from .delta import NODE_COLUMNS, _last_rows, edge_keys
-    from .merge import find_entries, lookup
 
-    rows = _last_rows(delta.nodes).select(list(NODE_COLUMNS))
+    rows = last_rows(delta.nodes).select(list(NODE_COLUMNS))
     added = sorted(set(edge_keys(delta.edges_added)))
     upserted, deleted_ids = rows.column("id").to_pylist(), delta.nodes_deleted.to_pylist()
     found = lookup(current, upserted + deleted_ids + [x for s, t, _ in added for x in (s, t)])
@@ -165,8 +164,6 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
 def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[int]:
     """The lane sums of the edges ``delta`` removes from ``current``: those of its deleted nodes (``deleted``, their
     indices; read from their CSR rows) and those it names, each once."""
-    from .delta import edge_keys
-    from .merge import lookup
 
     n = max(current.num_nodes, 1)
     positions, lengths = row_positions(current.indptr, deleted)

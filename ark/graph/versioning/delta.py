@@ -5,8 +5,8 @@ removed (source id, target id, relation) and the ids of deleted nodes; deleting 
 one delta, deletions apply first, then upserts, then edge removals, then edge additions; a delta that both
 deletes and upserts a node, or both adds and removes an edge, is refused.
 
-:func:`~ark.graph.merge.merge_version` turns a base graph and its deltas into the graph of a version in one merge
-(a changed node keeps its place, new nodes follow; see :mod:`ark.graph.merge`).
+:func:`~ark.graph.versioning.merge.merge_version` turns a base graph and its deltas into the graph of a version in
+one merge (a changed node keeps its place, new nodes follow; see :mod:`ark.graph.versioning.merge`).
 """
 
 from __future__ import annotations
@@ -16,29 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..storage.checksums import check_files, file_records
-from .errors import GraphValidationError, describe_values
+from ...storage.checksums import check_files, file_records
+from ..errors import GraphValidationError, describe_values
 from .merge import merge_version
-from .store import KnowledgeGraph
+from .rows import EDGE_SCHEMA, NODE_COLUMNS, edge_keys, empty_edges, empty_nodes, node_rows
 
-__all__ = ["GraphDelta", "edge_keys", "empty_edges", "empty_nodes", "merge_version", "node_rows"]
+__all__ = ["EDGE_SCHEMA", "NODE_COLUMNS", "GraphDelta", "edge_keys", "empty_edges", "empty_nodes", "merge_version",
+           "node_rows"]
 
-NODE_COLUMNS = ("id", "type", "name", "text", "properties")
-EDGE_SCHEMA = pa.schema([("source", pa.string()), ("target", pa.string()), ("relation", pa.string())])
 FILES = {"nodes": "nodes.arrow", "edges_added": "edges_added.arrow", "edges_removed": "edges_removed.arrow",
          "nodes_deleted": "nodes_deleted.arrow"}
-
-
-def empty_edges() -> pa.Table:
-    return EDGE_SCHEMA.empty_table()
-
-
-def empty_nodes() -> pa.Table:
-    return pa.schema([(name, pa.string()) for name in NODE_COLUMNS]).empty_table()
 
 
 @dataclass
@@ -96,32 +86,3 @@ class GraphDelta:
                 tables[key] = pa.ipc.open_file(source).read_all()
         return cls(tables["nodes"], tables["edges_added"], tables["edges_removed"],
                    tables["nodes_deleted"].column("id").combine_chunks())
-
-
-def edge_keys(edges: pa.Table) -> list[tuple[str, str, str]]:
-    columns = [edges.column(c).to_pylist() for c in ("source", "target", "relation")]
-    return list(zip(*columns, strict=True))
-
-
-def node_rows(graph: KnowledgeGraph) -> pa.Table:
-    """The graph's node table with its ``type`` column (id, type, name, text, properties)."""
-    types = pa.array(graph.node_types, pa.string()).take(pa.array(np.asarray(graph.node_type_codes, np.int64)))
-    nodes = graph.nodes
-    columns = {c: nodes.column(c) if c != "type" else types for c in NODE_COLUMNS}
-    return pa.table(columns)
-
-
-def _last_rows(nodes: pa.Table) -> pa.Table:
-    """The rows of ``nodes`` that are the last for their id (an id given twice in one update keeps its last row)."""
-    ids = nodes.column("id").to_pylist()
-    last = {node_id: k for k, node_id in enumerate(ids)}
-    return nodes.filter(pa.array([last[x] == k for k, x in enumerate(ids)], pa.bool_()))
-
-
-def _codes(known: list[str], column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
-    names = list(known)
-    for value in pc.unique(column).to_pylist():
-        if value not in names:
-            names.append(value)
-    codes = pc.index_in(column, value_set=pa.array(names, pa.string()))
-    return names, np.asarray(codes.to_numpy(zero_copy_only=False), dtype=np.int16)

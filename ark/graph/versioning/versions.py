@@ -3,7 +3,7 @@
 A graph directory that has been updated holds ``versions.json`` beside its files::
 
     GRAPH/graph.json, nodes.arrow, ...   the first base (version 0), never modified
-    GRAPH/deltas/000001/                 one folder per update (:class:`~ark.graph.delta.GraphDelta` files)
+    GRAPH/deltas/000001/                 one folder per update (:class:`~ark.graph.versioning.delta.GraphDelta` files)
     GRAPH/bases/000007/                  a compacted base (the graph of version 7 saved whole)
     GRAPH/versions.json                  {"current": 7, "base": {...}, "history": [...]} with each file's checksum
     GRAPH/cypher/versions/000007/        version 7's Cypher database (:mod:`ark.graphdb.versioned`; version 0's is
@@ -13,23 +13,24 @@ An update writes its delta folder atomically, then replaces ``versions.json`` at
 file, rename): a process killed at any point leaves the old version or the new one, never a mix; a delta folder
 the manifest does not list is ignored and overwritten by the next update. One updater at a time (a second is
 refused, :func:`~ark.storage.locks.output_lock`). A reader reads the manifest once and builds that version in memory
-(:func:`~ark.graph.delta.merge_version`), so it keeps one version for as long as it holds the graph; opening the
-graph again picks up a newer one. Compaction saves the current version as a new base and points the manifest at it.
+(:func:`~ark.graph.versioning.delta.merge_version`), so it keeps one version for as long as it holds the graph;
+opening the graph again picks up a newer one. Compaction saves the current version as a new base and points the
+manifest at it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 from typing import Any
 
-from ..storage.atomic import atomic_directory, atomic_write_text
-from ..storage.checksums import DamagedFileError, check_files
-from ..storage.locks import output_lock
+from ...storage.atomic import atomic_directory, atomic_write_text
+from ...storage.checksums import DamagedFileError, check_files
+from ...storage.locks import output_lock
+from ..errors import GraphValidationError, describe_values
+from ..store import KnowledgeGraph
 from .delta import GraphDelta, edge_keys, merge_version
-from .errors import GraphValidationError, describe_values
 from .fingerprint import (
     add_sums,
     change_sums,
@@ -39,52 +40,26 @@ from .fingerprint import (
     version_fingerprint,
     zero_sums,
 )
+from .manifest import (
+    FIX,
+    MANIFEST,
+    VersionEntry,
+    VersionManifest,
+    base_entry,
+    initial_manifest,
+    read_manifest,
+    update_entry,
+)
 from .prune import prune_superseded
-from .store import KnowledgeGraph
 
-MANIFEST = "versions.json"
-MANIFEST_FORMAT = 1
-FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (ark.graph.fingerprint); 1 (absent): whole
-FIX = "the graph's version files are damaged: rebuild or re-import the graph"
+FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (versioning.fingerprint); 1 (absent): whole
 
 
-def read_manifest(path: str | Path) -> dict[str, Any] | None:
-    """The parsed ``versions.json`` of graph directory ``path``, or None for a graph never updated."""
-    file = Path(path) / MANIFEST
-    if not file.is_file():
-        return None
-    try:
-        manifest = json.loads(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise DamagedFileError(file, f"not valid JSON: {exc}", FIX) from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise GraphValidationError(f"{file}: manifest format {manifest.get('format')!r} is not supported "
-                                   f"(expected {MANIFEST_FORMAT})")
-    return manifest
+def _manifest(path: Path) -> VersionManifest:
+    """The manifest of the graph at ``path``, the initial one of a graph never updated."""
+    from ..storage import read_graph_meta
 
-
-def _initial_manifest(path: Path) -> dict[str, Any]:
-    from .storage import read_graph_meta
-
-    meta = read_graph_meta(path)
-    fingerprint = (meta.get("metadata") or {}).get("fingerprint")
-    return {"format": MANIFEST_FORMAT, "current": 0, "base": {"version": 0, "path": "."},
-            "history": [{"version": 0, "kind": "base", "created": None, "counts": {"nodes": meta.get("num_nodes"),
-                         "edges": meta.get("num_edges")}, "fingerprint": fingerprint}]}
-
-
-def cypher_folder(manifest: dict[str, Any], version: int) -> str:
-    """The folder (relative to the graph's) holding the Cypher databases of ``version``: ``cypher`` for version 0,
-    else the one the manifest names for the update that made it (a compaction keeps its version's database)."""
-    if version == 0:
-        return "cypher"
-    named = [h.get("cypher") for h in manifest["history"] if h["kind"] == "delta" and h["version"] == version]
-    return named[-1] if named and named[-1] else f"cypher/versions/{version:06d}"
-
-
-def _deltas_of(manifest: dict[str, Any], version: int) -> list[dict[str, Any]]:
-    base = manifest["base"]["version"]
-    return [h for h in manifest["history"] if h["kind"] == "delta" and base < h["version"] <= version]
+    return read_manifest(path) or initial_manifest(read_graph_meta(path))
 
 
 def open_version(path: str | Path, version: int | None = None, mmap: bool = True) -> KnowledgeGraph:
@@ -92,46 +67,45 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
 
     Versions from the current base on can be opened; an earlier one raises ``ValueError`` naming the range.
     """
-    from .storage import load_graph_directory
+    from ..storage import load_graph_directory
 
     path = Path(path)
-    manifest = read_manifest(path) or _initial_manifest(path)
-    current, base_version = int(manifest["current"]), int(manifest["base"]["version"])
+    manifest = _manifest(path)
+    current, base_version = manifest.current, manifest.base_version
     version = current if version is None else int(version)
     if not base_version <= version <= current:
         raise ValueError(f"graph {path} has versions {base_version}..{current} (earlier ones were compacted); "
                          f"got {version}")
-    base = load_graph_directory(path / manifest["base"]["path"], mmap=mmap)
-    entries = _deltas_of(manifest, version)
+    base = load_graph_directory(path / manifest.base_path, mmap=mmap)
+    entries = manifest.updates_upto(version)
     if not entries:
         graph = base
     else:
-        deltas = [GraphDelta.load(path / e["delta"], e["files"], FIX) for e in entries]
+        deltas = [GraphDelta.load(path / str(e.delta), dict(e.files), FIX) for e in entries]
         metadata = {k: v for k, v in base.metadata.items() if k != "fingerprint"}
         graph = merge_version(base, deltas, metadata)
         graph.metadata["fingerprint"] = _opened_fingerprint(entries[-1])
     return _attach(graph, path, manifest, version)
 
 
-def _attach(graph: KnowledgeGraph, path: Path, manifest: dict[str, Any], version: int) -> KnowledgeGraph:
+def _attach(graph: KnowledgeGraph, path: Path, manifest: VersionManifest, version: int) -> KnowledgeGraph:
     """Mark ``graph`` as ``version`` of the graph at ``path``: what its indexes read to follow the updates."""
     graph.path = path
     graph.metadata["graph_version"] = version
     graph.metadata["version_segments"] = {
-        "base": manifest["base"]["path"], "base_version": int(manifest["base"]["version"]),
-        "deltas": [{"version": e["version"], "delta": e["delta"], "fingerprint": e["fingerprint"]}
-                   for e in _deltas_of(manifest, version)],
-        "cypher": cypher_folder(manifest, version)}
+        "base": manifest.base_path, "base_version": manifest.base_version,
+        "deltas": [{"version": e.version, "delta": e.delta, "fingerprint": e.fingerprint}
+                   for e in manifest.updates_upto(version)],
+        "cypher": manifest.cypher_folder(version)}
     return graph
 
 
 def load_delta(path: str | Path, version: int) -> GraphDelta:
     """The delta that made ``version`` of the graph at ``path`` (its files checked)."""
     path = Path(path)
-    manifest = read_manifest(path) or _initial_manifest(path)
-    for entry in manifest["history"]:
-        if entry["kind"] == "delta" and entry["version"] == version:
-            return GraphDelta.load(path / entry["delta"], entry["files"], FIX)
+    update = _manifest(path).update_of(version)
+    if update is not None:
+        return GraphDelta.load(path / str(update.delta), dict(update.files), FIX)
     raise ValueError(f"graph {path} has no update making version {version}")
 
 
@@ -139,44 +113,34 @@ def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> Kn
     """``version`` of the graph at ``path`` built from ``previous`` (version - 1) and its delta: one merge instead
     of replaying every delta since the base (for walking through versions in order)."""
     path = Path(path)
-    manifest = read_manifest(path) or _initial_manifest(path)
+    manifest = _manifest(path)
     metadata = {k: v for k, v in previous.metadata.items()
                 if k not in ("fingerprint", "graph_version", "version_segments")}
     graph = merge_version(previous, [load_delta(path, version)], metadata)
-    graph.metadata["fingerprint"] = _opened_fingerprint(_entry(manifest, version))
+    graph.metadata["fingerprint"] = _opened_fingerprint(manifest.entry(version))
     return _attach(graph, path, manifest, version)
 
 
-def _opened_fingerprint(entry: dict[str, Any]) -> Any:
+def _opened_fingerprint(entry: VersionEntry) -> Any:
     """The fingerprint of the version an update ``entry`` made: the one it recorded (format 2). An update recorded
     before format 2 numbered a changed node last, where the merge now keeps it in place: its version opens with
     that fingerprint hashed again, so nothing cached by node index under the old numbering is taken for it."""
-    if entry.get("fingerprint_format") == FINGERPRINT_FORMAT:
-        return entry["fingerprint"]
-    return hashlib.blake2b(f"renumbered:{entry['fingerprint']}".encode(), digest_size=16).hexdigest()
+    if entry.fingerprint_format == FINGERPRINT_FORMAT:
+        return entry.fingerprint
+    return hashlib.blake2b(f"renumbered:{entry.fingerprint}".encode(), digest_size=16).hexdigest()
 
 
-def _entry(manifest: dict[str, Any], version: int) -> dict[str, Any]:
-    """The newest history entry of ``version`` (its update, or the compaction that made it a base)."""
-    return [h for h in manifest["history"] if h["version"] == version][-1]
-
-
-def _base_fingerprint(manifest: dict[str, Any]) -> Any:
-    base = int(manifest["base"]["version"])
-    return [h for h in manifest["history"] if h["version"] == base and h["kind"] != "delta"][-1]["fingerprint"]
-
-
-def _sums_of(path: Path, manifest: dict[str, Any], graph: KnowledgeGraph) -> dict[str, list[int]]:
+def _sums_of(path: Path, manifest: VersionManifest, graph: KnowledgeGraph) -> dict[str, list[int]]:
     """The fingerprint sums of ``graph`` (the current version) relative to its base: recorded by its update, zero
     for a base, or (a version written before fingerprint format 2) computed from both graphs once."""
-    from .storage import load_graph_directory
+    from ..storage import load_graph_directory
 
-    entry = _entry(manifest, int(manifest["current"]))
-    if entry["kind"] != "delta":
+    entry = manifest.entry(manifest.current)
+    if not entry.is_update:
         return zero_sums()
-    if "sums" in entry:
-        return sums_from_json(entry["sums"])
-    base = load_graph_directory(path / manifest["base"]["path"])
+    if entry.sums is not None:
+        return sums_from_json(entry.sums)
+    base = load_graph_directory(path / manifest.base_path)
     return add_sums(content_sums(graph), content_sums(base), -1)
 
 
@@ -184,19 +148,19 @@ def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple
     """(recorded, recomputed from the content) fingerprint of ``version`` (default: current) of the graph at
     ``path``: the node and edge sums hashed from scratch over the version and its base (slow on a large graph;
     the check of the incremental sums). Recomputed is None for a version recorded before fingerprint format 2."""
-    from .storage import load_graph_directory
+    from ..storage import load_graph_directory
 
     path = Path(path)
-    manifest = read_manifest(path) or _initial_manifest(path)
-    version = int(manifest["current"]) if version is None else int(version)
-    graph, entry = open_version(path, version), _entry(manifest, version)
-    if entry["kind"] != "delta":
-        return entry["fingerprint"], graph.metadata.get("fingerprint")
-    if entry.get("fingerprint_format") != FINGERPRINT_FORMAT:
-        return entry["fingerprint"], None
-    base = load_graph_directory(path / manifest["base"]["path"])
+    manifest = _manifest(path)
+    version = manifest.current if version is None else int(version)
+    graph, entry = open_version(path, version), manifest.entry(version)
+    if not entry.is_update:
+        return entry.fingerprint, graph.metadata.get("fingerprint")
+    if entry.fingerprint_format != FINGERPRINT_FORMAT:
+        return entry.fingerprint, None
+    base = load_graph_directory(path / manifest.base_path)
     sums = add_sums(content_sums(graph), content_sums(base), -1)
-    return entry["fingerprint"], version_fingerprint(_base_fingerprint(manifest), sums, graph.nodes.column("id"),
+    return entry.fingerprint, version_fingerprint(manifest.base_fingerprint(), sums, graph.nodes.column("id"),
                                                      graph.node_types, graph.relation_types)
 
 
@@ -251,15 +215,15 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
     """
     path = Path(path)
     with output_lock(path / MANIFEST, what="graph"):
-        manifest = read_manifest(path) or _initial_manifest(path)
+        manifest = _manifest(path)
         if not (current is not None and current.path is not None and Path(current.path) == path
-                and current.metadata.get("graph_version", 0) == manifest["current"]
-                and current.metadata.get("fingerprint") == manifest["history"][-1]["fingerprint"]):
+                and current.metadata.get("graph_version", 0) == manifest.current
+                and current.metadata.get("fingerprint") == manifest.history[-1].fingerprint):
             current = open_version(path)
         check_delta(current, delta)
         if delta.is_empty():
             raise GraphValidationError("the update changes nothing (no nodes, edges or deletions given)")
-        version = int(manifest["current"]) + 1
+        version = manifest.current + 1
         folder = f"deltas/{version:06d}"
         (path / "deltas").mkdir(exist_ok=True)
         with atomic_directory(path / folder) as tmp:
@@ -268,41 +232,36 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
                     if k not in ("fingerprint", "graph_version", "version_segments")}
         sums = add_sums(_sums_of(path, manifest, current), change_sums(current, delta))
         graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
-        graph.metadata["fingerprint"] = version_fingerprint(_base_fingerprint(manifest), sums,
+        graph.metadata["fingerprint"] = version_fingerprint(manifest.base_fingerprint(), sums,
                                                             graph.nodes.column("id"), graph.node_types,
                                                             graph.relation_types)
-        manifest["history"].append({"version": version, "kind": "delta", "delta": folder, "files": records,
-                                    "created": _now(), "counts": delta.counts(), "note": note,
-                                    "fingerprint": graph.metadata["fingerprint"],
-                                    "fingerprint_format": FINGERPRINT_FORMAT, "sums": sums_to_json(sums),
-                                    "cypher": f"cypher/versions/{version:06d}"})
-        manifest["current"] = version
-        atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
+        manifest = manifest.with_update(update_entry(version, folder, records, _now(), delta.counts(), note,
+                                                     graph.metadata["fingerprint"], FINGERPRINT_FORMAT,
+                                                     sums_to_json(sums)))
+        atomic_write_text(path / MANIFEST, manifest.dumps())
     return _attach(graph, path, manifest, version)
 
 
 def compact_graph(path: str | Path) -> int:
     """Save the current version as a new base and point the manifest at it; returns the version compacted."""
-    from .storage import save_graph
+    from ..storage import save_graph
 
     path = Path(path)
     with output_lock(path / MANIFEST, what="graph"):
         manifest = read_manifest(path)
-        if manifest is None or int(manifest["current"]) == int(manifest["base"]["version"]):
+        if manifest is None or manifest.current == manifest.base_version:
             raise GraphValidationError(f"{path}: nothing to compact (no update since the base)")
-        version = int(manifest["current"])
+        version = manifest.current
         graph = open_version(path, version)
         for key in ("graph_version", "version_segments"):
             graph.metadata.pop(key, None)
         folder = f"bases/{version:06d}"
         (path / "bases").mkdir(exist_ok=True)
         save_graph(graph, path / folder)
-        manifest["base"] = {"version": version, "path": folder}
-        manifest["history"].append({"version": version, "kind": "compaction", "created": _now(),
-                                    "counts": {"nodes": graph.num_nodes, "edges": graph.num_edges},
-                                    "fingerprint": graph.metadata["fingerprint"]})
-        atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=1, ensure_ascii=False))
-        prune_superseded(path, manifest)
+        manifest = manifest.with_base(base_entry(version, "compaction", _now(), graph.num_nodes, graph.num_edges,
+                                                 graph.metadata["fingerprint"]), folder)
+        atomic_write_text(path / MANIFEST, manifest.dumps())
+        prune_superseded(path, manifest.base_version)
     return version
 
 
@@ -314,28 +273,28 @@ def verify_versions(path: str | Path) -> int:
     if manifest is None:
         return 0
     count = 0
-    if manifest["base"]["path"] != ".":
-        from .storage import read_graph_meta
+    if manifest.base_path != ".":
+        from ..storage import read_graph_meta
 
-        base = path / manifest["base"]["path"]
+        base = path / manifest.base_path
         records = read_graph_meta(base).get("files") or {}
         check_files(base, records, FIX, full=True)
         count += len(records)
-    for entry in _deltas_of(manifest, int(manifest["current"])):
-        check_files(path / entry["delta"], entry["files"], FIX, full=True)
-        count += len(entry["files"])
+    for entry in manifest.updates_upto(manifest.current):
+        check_files(path / str(entry.delta), dict(entry.files), FIX, full=True)
+        count += len(entry.files)
     recorded, recomputed = recompute_fingerprint(path)
     if recomputed is not None and recomputed != recorded:
-        raise DamagedFileError(path / MANIFEST, f"version {manifest['current']}'s content hashes to fingerprint "
+        raise DamagedFileError(path / MANIFEST, f"version {manifest.current}'s content hashes to fingerprint "
                                f"{recomputed}, not the {recorded} its update recorded", FIX)
     return count
 
 
-def version_history(path: str | Path) -> list[dict[str, Any]]:
-    """The manifest's history (version, kind, created, counts, note), oldest first; one base entry if never
+def version_history(path: str | Path) -> list[VersionEntry]:
+    """The manifest's history (version, kind, created, counts, note), oldest first; empty for a graph never
     updated."""
     manifest = read_manifest(path)
-    return list(manifest["history"]) if manifest is not None else []
+    return list(manifest.history) if manifest is not None else []
 
 
 def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
@@ -343,7 +302,7 @@ def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
     earlier version recorded), or None when no version has it."""
     if fingerprint is None:
         return None
-    found = [h["version"] for h in version_history(path) if h.get("fingerprint") == fingerprint]
+    found = [h.version for h in version_history(path) if h.fingerprint == fingerprint]
     return int(found[-1]) if found else None
 
 
@@ -374,7 +333,7 @@ class VersionFollower:
         stamp = (stat.st_mtime_ns, stat.st_size)
         if stamp != self._stamp:
             manifest = read_manifest(self.path)
-            if manifest is not None and manifest["current"] != graph.metadata.get("graph_version", 0):
+            if manifest is not None and manifest.current != graph.info.version:
                 graph = open_version(self.path)
             self._stamp = stamp
         return graph
