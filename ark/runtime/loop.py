@@ -115,8 +115,11 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
 
 
 def assistant_message(message: dict, step_index: int) -> dict:
-    """A clean OpenAI-format assistant message; tool calls get ids if the back-end sent none."""
+    """A clean OpenAI-format assistant message; tool calls get ids if the back-end sent none. The back-end's
+    in-memory ``data`` (never sent) is kept for the loop's correction (see ``on_no_tool_call``)."""
     out: dict = {"role": "assistant", "content": message.get("content")}
+    if isinstance(message.get("data"), dict):
+        out["data"] = dict(message["data"])
     calls = []
     for k, call in enumerate(message.get("tool_calls") or []):
         function = dict(call.get("function") or {})
