@@ -10,6 +10,7 @@ import typer
 
 from .common import console, fail, guarded
 
+
 def import_command(
     path: Annotated[Path, typer.Argument(help="A GGUF model file (quantized weights are dequantized to floats).")],
 ) -> None:
