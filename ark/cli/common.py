@@ -245,6 +245,8 @@ def make_policy(
     adapter: str | None = None,
     max_tokens: int | None = None,
     max_tool_calls_per_turn: int | None = None,
+    timeout_s: float | None = None,
+    max_retries: int | None = None,
     announce_offline: bool = True,
 ) -> ChatPolicy | None:
     """The configured chat model, or ``None`` (meaning: the offline policy) when no model is configured.
@@ -261,7 +263,8 @@ def make_policy(
 
     try:  # resolve_settings ignores the overrides left None
         settings = resolve_settings(model=model, base_url=base_url, temperature=temperature, max_tokens=max_tokens,
-                                    max_tool_calls_per_turn=max_tool_calls_per_turn)
+                                    max_tool_calls_per_turn=max_tool_calls_per_turn, timeout_s=timeout_s,
+                                    max_retries=max_retries)
     except ValueError as exc:
         fail(str(exc))
     if settings.model and settings.model.startswith(LOCAL_PREFIX):

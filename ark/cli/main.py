@@ -68,6 +68,7 @@ COMMANDS: dict[str, Listed] = {
     "trajectory": Listed("trajectory_cmd", "Inspect recorded agent trajectories (JSONL files)."),
     "train": Listed("train_cmd", "Train a method's model: seeder (needs the seeder extra), mfar (dense), "
                                  "graphscout (train, graphdb)."),
+    "model": Listed("model_cmd", "Local models: convert a GGUF file to a Hugging Face folder ARK loads."),
     "distill": Listed("distill_cmd", "Distil an agent's tool use into a small local model: export teacher "
                                      "trajectories, train a student, compare the two."),
 }

@@ -41,6 +41,8 @@ class MethodSelection:
     temperature: float | None = None
     max_tokens: int | None = None
     max_tool_calls_per_turn: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
 
 
 def _parameters(default_method: str | None) -> list[inspect.Parameter]:
@@ -67,6 +69,12 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
         inspect.Parameter("max_tool_calls_per_turn", keyword, default=None, annotation=Annotated[int | None,
             typer.Option(min=1, max=10_000, help="LLM methods: most tool calls of one model reply that are run; the "
                          "rest get an observation (else the config file's; default 32).")]),
+        inspect.Parameter("timeout", keyword, default=None, annotation=Annotated[float | None, typer.Option(
+            min=0.001, help="LLM methods: seconds one chat request may take, per try (else timeout_s under [llm]; "
+                            "default 120). A CPU server reads a first turn's whole prompt before it replies.")]),
+        inspect.Parameter("max_retries", keyword, default=None, annotation=Annotated[int | None, typer.Option(
+            min=0, help="LLM methods: retries of a failed or timed-out chat request, each resending the whole "
+                        "prompt (else max_retries under [llm]; default 4).")]),
         inspect.Parameter("base_url", keyword, default=None, annotation=Annotated[str | None, typer.Option(
             help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]),
         inspect.Parameter("offline", keyword, default=False, annotation=Annotated[bool, typer.Option(
@@ -98,7 +106,8 @@ def method_options(default_method: str | None = None) -> Callable[[Callable[...,
                 model=values["model"], base_url=values["base_url"], offline=values["offline"],
                 candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
                 progress=bool(kwargs.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
-                max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"])
+                max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"],
+                timeout=values["timeout"], max_retries=values["max_retries"])
             return command(*args, **kwargs, selection=selection)
 
         positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -145,6 +154,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
                           adapter=selection.adapter, temperature=selection.temperature,
                           max_tokens=selection.max_tokens,
                           max_tool_calls_per_turn=selection.max_tool_calls_per_turn,
+                          timeout_s=selection.timeout, max_retries=selection.max_retries,
                           announce_offline=spec.offline)
         if llm is None and not spec.offline:
             fail(needs_model_message(name))

@@ -34,7 +34,7 @@ from .hf_models import (
     read_adapter_meta,
     trained_tool_calls_per_turn,
 )
-from .tool_calls import parse_tool_calls
+from .tool_calls import offered_names, parse_tool_calls
 
 
 class LocalChatClient:
@@ -234,7 +234,7 @@ class LocalChatClient:
             self._pending.pop(key, None)
         self.calls += 1
         self.usage_total = self.usage_total + usage
-        message = parse_tool_calls(text, id_prefix=f"call_{self.calls}")
+        message = parse_tool_calls(text, id_prefix=f"call_{self.calls}", tool_names=offered_names(tools))
         if future is not None:
             self._remember(key, message, usage)
             future.set_result((message, usage))

@@ -75,6 +75,8 @@ class AssistantMessage:
     tool_calls: list[ToolCall] = field(default_factory=list)
     name: str | None = None
     role: Literal["assistant"] = "assistant"
+    # what the back-end noted in memory (e.g. the tool-call shape it expected); never sent nor stored
+    data: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_openai(self) -> dict[str, Any]:
         calls = [call.to_openai() for call in self.tool_calls] if self.tool_calls else None

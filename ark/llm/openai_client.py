@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -291,7 +292,7 @@ class OpenAIChatClient:
                 try:
                     raw = await sdk.chat.completions.with_raw_response.create(**request)
                 except openai.OpenAIError as exc:
-                    raise self._error(exc, time.perf_counter() - first_started) from exc
+                    raise self._error(exc, time.perf_counter() - first_started, request) from exc
                 latency = time.perf_counter() - started
             try:
                 response = raw.parse()
@@ -326,14 +327,14 @@ class OpenAIChatClient:
             message["tool_calls"] = calls
         return message
 
-    def _error(self, exc: openai.OpenAIError, elapsed_s: float) -> LLMError:
+    def _error(self, exc: openai.OpenAIError, elapsed_s: float, request: dict[str, Any] | None = None) -> LLMError:
         """A clear `LLMError` naming the endpoint and model (never the API key)."""
         where = f"{self.base_url} (model {self.settings.model!r})"
         retries = self.settings.max_retries
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(f"chat request to {where} timed out: no complete reply within "
                             f"{self.settings.timeout_s:g} s per try; gave up after {elapsed_s:.1f} s "
-                            f"(tried {retries + 1} times)")
+                            f"(tried {retries + 1} times){timeout_advice(request or {}, self.settings.timeout_s)}")
         if isinstance(exc, openai.APIConnectionError):
             body_problem = _reply_body_problem(exc, where)
             if body_problem is not None:
@@ -407,6 +408,19 @@ def _refusal(exc: openai.APIStatusError) -> str:
     if exc.status_code < 500 or not is_validation_error(exc.status_code, body_text(exc.response)):
         return ""
     return refusal_hint(_error_detail(exc))
+
+
+def timeout_advice(request: dict[str, Any], timeout_s: float) -> str:
+    """What a timed-out request asked of the server and which settings to change: a first turn's whole prompt (the
+    system prompt and tool schemas) is read before a slow server writes anything, and every retry resends it."""
+    messages = request.get("messages") or []
+    chars = sum(len(json.dumps(m.get("content") or "", ensure_ascii=False)) for m in messages)
+    chars += len(json.dumps(request.get("tools") or [], ensure_ascii=False))
+    turn = "the first turn" if not any(m.get("role") == "assistant" for m in messages) else "a later turn"
+    return (f"; {turn}'s prompt was {chars:,} characters with the tool schemas (about {chars // 4:,} tokens at 4 "
+            f"characters a token): a slow server reads all of it before replying, so raise --timeout (timeout_s under "
+            f"[llm] in $ARK_HOME/config.toml, now {timeout_s:g} s), and lower --max-retries, as every retry sends it "
+            "again")
 
 
 def _error_detail(exc: openai.APIStatusError) -> str:

@@ -116,7 +116,9 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
 
 def assistant_message(message: dict, step_index: int) -> AssistantMessage:
     """A back-end's OpenAI-format reply as a record; tool calls get ids if the back-end sent none, and arguments
-    that are not a JSON string (some back-ends send objects) become one, as the protocol has them."""
+    that are not a JSON string (some back-ends send objects) become one, as the protocol has them. The back-end's
+    in-memory ``data`` (never sent) is kept for the loop's correction (see ``on_no_tool_call``)."""
     calls = [ToolCall.from_openai(call, f"call_{step_index}_{k}")
              for k, call in enumerate(message.get("tool_calls") or [])]
-    return AssistantMessage(message.get("content"), calls)
+    data = dict(message["data"]) if isinstance(message.get("data"), dict) else None
+    return AssistantMessage(message.get("content"), calls, data=data)

@@ -51,12 +51,14 @@ ARGUMENTS_TOO_DEEP = "arguments_too_deep"
 # Error kinds tools share: an argument names a node, or a node type or relation, that the graph does not have.
 UNKNOWN_NODE = "unknown_node"
 UNKNOWN_NAME = "unknown_name"
+# An argument names a node of the graph that no observation of this trajectory showed (an answer the model never saw).
+UNSEEN_NODE = "unseen_node"
 BUDGET = "budget"  # a well-formed call refused because the trajectory spent a budget (not an invalid call)
-# The invalid-call rule: a call is invalid when it is refused for what it asked (the dispatcher's refusals, and
-# arguments naming nothing in the graph), not when a well-formed call fails while it runs (a spent budget, code that
-# raised, a query the database refused, a proposal the graph does not confirm).
+# The invalid-call rule: a call is invalid when it is refused for what it asked (the dispatcher's refusals, arguments
+# naming nothing in the graph, answers naming nodes no observation showed), not when a well-formed call fails while
+# it runs (a spent budget, code that raised, a query the database refused, a proposal the graph does not confirm).
 INVALID_CALL_ERRORS = frozenset({INVALID_JSON, INVALID_ARGUMENTS, UNKNOWN_TOOL, ARGUMENTS_TOO_LONG,
-                                 ARGUMENTS_TOO_DEEP, UNKNOWN_NODE, UNKNOWN_NAME})
+                                 ARGUMENTS_TOO_DEEP, UNKNOWN_NODE, UNKNOWN_NAME, UNSEEN_NODE})
 
 MAX_ARGUMENT_CHARS = 50_000  # a call's raw JSON arguments
 MAX_TEXT_ARGUMENT_CHARS = 2_000  # each text value in them (queries, reasoning, names)

@@ -159,12 +159,12 @@ def test_top_must_be_positive(graph_dir):
 
 # ------------------------------------------------------------------------------------------------ with an LLM
 def scripted_agent(graph_dir) -> list:
-    """search → add COL3A1 (with a reasoning containing markup-like brackets) → finish."""
+    """search (COL3A1 among the results) → add COL3A1 (with a reasoning containing markup-like brackets) → finish."""
     from ark.graph import KnowledgeGraph
 
     col3a1 = KnowledgeGraph.load(graph_dir).index_of(COL3A1)
     return [
-        tool_reply(("search_in_graph", {"query": "Marfan syndrome"})),
+        tool_reply(("search_in_graph", {"query": "Marfan syndrome COL3A1", "size": 30})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "scripted [/] pick"}]})),
         tool_reply(("finish", {})),
     ]
@@ -185,7 +185,7 @@ def test_ask_with_base_url_uses_the_endpoint(graph_dir, openai_server, monkeypat
         assert headers["authorization"] == "Bearer dummy-key"
     for agent in range(2):
         assert f"Agent {agent} · 3 steps · finish" in result.stdout
-    assert "search_in_graph(query=Marfan syndrome)" in result.stdout
+    assert "search_in_graph(query=Marfan syndrome COL3A1" in result.stdout
     rows = table_rows(result.stdout)
     assert len(rows) == 1 and rows[0][:5] == ["1", COL3A1, "COL3A1", "gene", "2"]
     assert rows[0][5] == "scripted [/] pick"  # the model's reasoning, verbatim

@@ -63,7 +63,9 @@ def error_lines(result) -> list[str]:
 
 
 def model_flags(server: ScriptedOpenAIServer) -> list[str]:
-    return ["--model", "test-model", "--base-url", server.base_url, "--set", "n_agents=2", "--no-progress"]
+    """The scripted agents answer FBN1 straight away: the paper's unchecked answers (these tests are about failures)."""
+    return ["--model", "test-model", "--base-url", server.base_url, "--set", "n_agents=2", "--set",
+            "allow_unseen_answers=true", "--no-progress"]
 
 
 # ----------------------------------------------------------------------------------------- failing endpoint

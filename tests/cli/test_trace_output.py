@@ -40,13 +40,13 @@ def calls_shown(stdout: str) -> list[tuple[str, str, str]]:
 
 
 def scripted_steps(graph_dir: Path) -> list:
-    """Step 1: two searches, the second finding nothing; step 2: an answer and a call that fails; step 3: a reply
-    without a tool call (corrected); step 4: finish."""
+    """Step 1: two searches, the first showing COL3A1, the second finding nothing; step 2: that answer and a call
+    that fails; step 3: a reply without a tool call (corrected); step 4: finish."""
     from ark.graph import KnowledgeGraph
 
     col3a1 = KnowledgeGraph.load(graph_dir).index_of(COL3A1)
     return [
-        tool_reply(("search_in_graph", {"query": "Marfan syndrome"}), ("search_in_graph", {"query": NOTHING})),
+        tool_reply(("search_in_graph", {"query": "COL3A1 gene"}), ("search_in_graph", {"query": NOTHING})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "scripted"}]}),
                    ("search_in_neighborhood", {"node_index": 10**6})),
         text_reply("I think I am done."),

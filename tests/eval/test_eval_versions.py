@@ -69,8 +69,9 @@ def test_an_update_during_an_eval_is_picked_up_between_questions_each_line_on_on
     run = tmp_path / "run"
     with ScriptedOpenAIServer() as server:
         server.responder = respond
-        done = ark("eval", folder, "-m", "ark", "--set", "n_agents=1", "--base-url", server.base_url, "--model",
-                   "test-model", "-q", queries, "--run-dir", run, "--concurrency", "1", "--no-progress")
+        done = ark("eval", folder, "-m", "ark", "--set", "n_agents=1", "--set", "allow_unseen_answers=true",
+                   "--base-url", server.base_url, "--model", "test-model", "-q", queries, "--run-dir", run,
+                   "--concurrency", "1", "--no-progress")  # the scripted agent answers by index, unseen
     assert updates and updates[0].returncode == 0, updates and updates[0].stderr
     assert done.returncode == 0, done.stderr
 

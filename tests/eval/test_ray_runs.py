@@ -101,10 +101,13 @@ def scripted_answers(graph: KnowledgeGraph, delay_s: float):
     return respond
 
 
+UNCHECKED = {"n_agents": 2, "allow_unseen_answers": True}  # the scripted agents answer without searching
+
+
 def llm_choice(server: ScriptedOpenAIServer, cache_dir: Path) -> MethodChoice:
     settings = LLMSettings(model="test-model", base_url=server.base_url, concurrency=BUDGET, cache_dir=cache_dir,
                            temperature=0.0, timeout_s=REQUEST_TIMEOUT_S)
-    return MethodChoice.make("ark", {"n_agents": 2}, MethodContext(llm=OpenAIChatClient(settings)))
+    return MethodChoice.make("ark", UNCHECKED, MethodContext(llm=OpenAIChatClient(settings)))
 
 
 def connections_to(pid: int, port: int) -> set[int]:
@@ -200,7 +203,7 @@ def test_questions_that_fail_on_workers_are_not_written_and_a_rerun_completes_th
     with ScriptedOpenAIServer() as server:
         server.responder = lambda body: http_error(500, "the model server is down")
         settings = LLMSettings(model="test-model", base_url=server.base_url, max_retries=0, cache_dir=None)
-        choice = MethodChoice.make("ark", {"n_agents": 2}, MethodContext(llm=OpenAIChatClient(settings)))
+        choice = MethodChoice.make("ark", UNCHECKED, MethodContext(llm=OpenAIChatClient(settings)))
         queries = make_queries(1)[:2]
         failed = run_eval(graph, choice, queries, tmp_path / "run", progress=False,
                           executor=RayExecutor(choice, graph=str(graph.path), workers=1))

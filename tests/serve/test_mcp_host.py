@@ -152,13 +152,14 @@ def test_sdk_client_over_streamable_http(clinical_dir, run_root):
 
 # ------------------------------------------------------------------ a host running the prompt with a model
 def scripted_model(graph_dir: Path) -> list:
-    """Anchor Marfan syndrome, list its genes, add FBN1, then COL3A1 with FBN1 again (kept first), finish."""
+    """Anchor Marfan syndrome (COL3A1 among the results), list its genes, add FBN1, then COL3A1 with FBN1 again
+    (kept first), finish."""
     from ark.graph import KnowledgeGraph
 
     graph = KnowledgeGraph.load(graph_dir)
     marfan, fbn1, col3a1 = (graph.index_of(i) for i in ("OMIM:154700", "NCBIGene:2200", "NCBIGene:1281"))
     return [
-        tool_reply(("search_in_graph", {"query": "Marfan syndrome"})),
+        tool_reply(("search_in_graph", {"query": "Marfan syndrome COL3A1", "size": 30})),
         tool_reply(("search_in_neighborhood", {"node_index": marfan, "node_types": ["gene"]})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": fbn1, "reasoning": "its associated gene"}]})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "a look-alike"},

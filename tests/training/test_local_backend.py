@@ -61,7 +61,8 @@ def test_broken_tool_calls_get_corrective_observations(clinical_graph, tiny_base
     first, second, third = trajectory.steps
     assert first.tool_calls[0].name == "search_in_graph" and not first.tool_calls[0].parsed_ok
     assert not first.tool_calls[0].ok and first.observations[0]  # the loop answered with an observation
-    assert second.tool_calls == [] and second.corrective == NO_TOOL_CALL_MESSAGE
+    assert second.tool_calls == [] and second.corrective.endswith(NO_TOOL_CALL_MESSAGE)
+    assert second.corrective.startswith("No tool call could be read from your reply. Write each call as <tool_call>")
     assert "search Marfan" in second.content
     assert third.tool_calls[0].name == "finish" and trajectory.stop_reason == "finish"
 

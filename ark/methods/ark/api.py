@@ -118,7 +118,8 @@ class ARK:
 
     def toolbox(self) -> Toolbox:
         """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
-        return Toolbox(self.graph, self.index, self.config.tools)
+        return Toolbox(self.graph, self.index, self.config.tools,
+                       allow_unseen_answers=self.config.allow_unseen_answers)
 
     async def aretrieve(self, question: str) -> Retrieval:
         """Run the agents concurrently on ``question`` and fuse their answers (:class:`AgentError` when an agent

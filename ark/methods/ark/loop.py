@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ark.llm.messages import Message, SystemMessage, UserMessage
+from ark.llm.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from ark.llm.policy import ChatPolicy
+from ark.llm.tool_calls import EXPECTED_SHAPE_KEY
 from ark.runtime.loop import StepCallback, run_tool_loop
 from ark.runtime.records import Trajectory
 
@@ -17,6 +18,13 @@ NO_TOOL_CALL_MESSAGE = (
     f"You must call one of the tools ({', '.join(TOOL_NAMES)}) in every turn. Continue the search, or call finish "
     "if the answer is complete."
 )
+
+
+def no_tool_call_message(message: AssistantMessage) -> str:
+    """The correction after a reply without a tool call; it says which shape a call takes when the back-end could
+    read none from the reply's text (the local models, :data:`ark.llm.tool_calls.EXPECTED_SHAPE_KEY`)."""
+    expected = (message.data or {}).get(EXPECTED_SHAPE_KEY)
+    return f"{expected} {NO_TOOL_CALL_MESSAGE}" if expected else NO_TOOL_CALL_MESSAGE
 
 
 async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], policy: ChatPolicy,
@@ -32,7 +40,7 @@ async def run_agent(question: str, toolbox_factory: Callable[[], Toolbox], polic
     trajectory = Trajectory(question=question, agent_index=agent_index, policy=getattr(policy, "name", ""),
                             messages=messages, tools=toolbox.openai_tools())
     await run_tool_loop(trajectory, policy, toolbox, max_steps=config.max_steps, tool_choice=config.tool_choice,
-                        on_no_tool_call=lambda _message: NO_TOOL_CALL_MESSAGE, on_step=on_step)
+                        on_no_tool_call=no_tool_call_message, on_step=on_step)
     trajectory.answer = list(toolbox.answer)
     trajectory.answer_ids = [toolbox.graph.node_id(i) for i in toolbox.answer]
     trajectory.reasoning = dict(toolbox.reasoning)

@@ -72,7 +72,8 @@ class ArkOptions(MethodOptions):
 
     # per request: not the embedder, its endpoint nor the system prompt
     REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
-        "n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "relevance", "scoring", "tool_choice", "tools")
+        "n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "relevance", "scoring", "tool_choice", "tools",
+        "allow_unseen_answers")
 
     n_agents: int = Field(default=3, ge=1, description="parallel agents whose answers are fused (n = 3)")
     max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")
@@ -93,14 +94,21 @@ class ArkOptions(MethodOptions):
     system_prompt: str | None = Field(default=None, description="a custom system prompt (default: rendered from "
                                       "the graph's schema)")
     tools: ToolConfig = Field(default_factory=ToolConfig)
+    allow_unseen_answers: bool = Field(
+        default=False, description="accept add_to_answer with nodes no observation of the trajectory showed (the "
+        "paper's unchecked SELECT, for exact reproductions); by default such a call is refused with an observation "
+        "and counted as an invalid call")
 
     @model_serializer(mode="wrap")
     def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """The options as recorded in run configs and trajectories: ``fusion_ties`` only when it is not the
-        default, so that run folders made before the option existed resume and compare equal."""
+        default, and ``allow_unseen_answers`` only when set, so that run folders made before the options existed
+        resume and compare equal."""
         values: dict[str, Any] = handler(self)
         if values.get("fusion_ties") == "concatenated":
             del values["fusion_ties"]
+        if values.get("allow_unseen_answers") is False:
+            del values["allow_unseen_answers"]
         return values
 
     @field_validator("fusion")

@@ -105,7 +105,8 @@ def test_three_agents_fuse_by_votes(openai_server, graph, index, tmp_path):
                 tool_reply(("finish", {}))]
 
     openai_server.responder = by_agent(adds(1, 2, 3), adds(3, 4), adds(4, 3, 5))
-    result = ARK(graph, llm=client(openai_server, tmp_path), index=index).retrieve("anything")
+    result = ARK(graph, llm=client(openai_server, tmp_path), index=index,  # the agents answer without searching
+                 config=ArkOptions(allow_unseen_answers=True)).retrieve("anything")
     # L = [1,2,3,3,4,4,3,5]: 3 has 3 votes, 4 has 2, then 1, 2, 5 by first position.
     assert result.fused_ids == [3, 4, 1, 2, 5]
     assert [n.votes for n in result.ranked] == [3, 2, 1, 1, 1]
@@ -116,7 +117,8 @@ def test_three_agents_fuse_by_votes(openai_server, graph, index, tmp_path):
 def test_rate_limit_is_retried(openai_server, graph, index, tmp_path):
     openai_server.enqueue(http_error(429), tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 6}]})),
                           tool_reply(("finish", {})))
-    result = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=1).retrieve("migraine gene")
+    result = ARK(graph, llm=client(openai_server, tmp_path), index=index,
+                 config=ArkOptions(n_agents=1, allow_unseen_answers=True)).retrieve("migraine gene")
     assert openai_server.request_count == 3
     assert result.fused_ids == [6] and result.trajectories[0].error is None
 
@@ -168,8 +170,8 @@ def test_allow_partial_fuses_the_agents_that_finished_and_marks_the_result(opena
         [tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 4}]})), tool_reply(("finish", {}))],
         [http_error(400, "bad request")],
     )
-    result = ARK(graph, llm=client(openai_server, tmp_path), index=index, n_agents=2,
-                 allow_partial=True).retrieve("headache")
+    result = ARK(graph, llm=client(openai_server, tmp_path), index=index,
+                 config=ArkOptions(n_agents=2, allow_unseen_answers=True), allow_partial=True).retrieve("headache")
     ok, failed = result.trajectories
     assert ok.finished and ok.answer == [4]
     assert failed.stop_reason == "error" and "HTTP 400" in failed.error and failed.steps == []

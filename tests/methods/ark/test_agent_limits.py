@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ark.methods.ark.api import ARK
+from ark.methods.ark.options import ArkOptions
 from ark.runtime import tools
 from tests.support.openai_server import tool_reply
 
@@ -23,7 +24,8 @@ def test_arguments_nested_too_deep_get_an_observation_and_the_agent_goes_on(open
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 3}]})),
         tool_reply(("finish", {})),
     ])
-    result = ARK(graph, llm=client(openai_server, tmp_path, cache=True), index=index, n_agents=1).retrieve("fever")
+    result = ARK(graph, llm=client(openai_server, tmp_path, cache=True), index=index,
+                 config=ArkOptions(n_agents=1, allow_unseen_answers=True)).retrieve("fever")
     trajectory = result.trajectories[0]
     assert trajectory.error is None and trajectory.stop_reason == "finish" and result.fused_ids == [3]
     first = trajectory.steps[0]
@@ -65,7 +67,8 @@ def test_arguments_the_reader_refuses_get_an_observation_and_the_agent_goes_on(o
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": 3}]})),
         tool_reply(("finish", {})),
     ])
-    result = ARK(graph, llm=client(openai_server, tmp_path, cache=True), index=index, n_agents=1).retrieve("fever")
+    result = ARK(graph, llm=client(openai_server, tmp_path, cache=True), index=index,
+                 config=ArkOptions(n_agents=1, allow_unseen_answers=True)).retrieve("fever")
     trajectory = result.trajectories[0]
     assert trajectory.error is None and trajectory.stop_reason == "finish" and result.fused_ids == [3], trajectory.error
     first = trajectory.steps[0]

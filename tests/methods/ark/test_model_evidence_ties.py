@@ -7,10 +7,12 @@ import pytest
 
 from ark.llm import OpenAIChatClient, resolve_settings
 from ark.methods.ark.api import ARK
+from ark.methods.ark.options import ArkOptions
 from tests.support.graphs import build_clinical_graph, build_index
 from tests.support.openai_server import tool_reply, turn_script
 
 SEED = 200  # the client sends seed + agent_index: the server tells the agents apart
+BLIND = ArkOptions(allow_unseen_answers=True)  # the scripted agents answer by name, without searching
 QUESTION = "Which diseases show arachnodactyly and tall stature?"  # Marfan syndrome has both; the others one each
 
 
@@ -42,7 +44,7 @@ def test_graph_evidence_orders_nodes_with_equal_votes_and_votes_still_come_first
     openai_server.responder = agents_adding(graph, ["Loeys-Dietz syndrome", "Homocystinuria", "Marfan syndrome"],
                                             ["Loeys-Dietz syndrome", "Marfan syndrome"],
                                             ["Homocystinuria", "Loeys-Dietz syndrome"])
-    result = ARK(graph, llm=model(openai_server, tmp_path), index=index).retrieve(QUESTION)
+    result = ARK(graph, llm=model(openai_server, tmp_path), index=index, config=BLIND).retrieve(QUESTION)
     # Votes 3, 2, 2. The paper's fusion puts Homocystinuria (first seen earlier) before Marfan syndrome; the graph
     # links Marfan syndrome to both findings and Homocystinuria to one, so Marfan syndrome comes first of the two.
     # Loeys-Dietz syndrome (one finding) keeps the first place its third vote gives it.
@@ -56,7 +58,8 @@ def test_graph_evidence_orders_nodes_with_equal_votes_and_votes_still_come_first
 def test_a_single_agents_own_order_stands(openai_server, clinical, tmp_path):
     graph, index = clinical
     openai_server.responder = agents_adding(graph, ["Homocystinuria", "Marfan syndrome"])
-    result = ARK(graph, llm=model(openai_server, tmp_path), index=index, n_agents=1).retrieve(QUESTION)
+    result = ARK(graph, llm=model(openai_server, tmp_path), index=index,
+                 config=BLIND.model_copy(update={"n_agents": 1})).retrieve(QUESTION)
     # Nothing is fused, so nothing is tied: the graph would put Marfan syndrome first, the model's order stands.
     assert [(n.name, n.tie_group) for n in result.ranked] == [("Homocystinuria", 1), ("Marfan syndrome", 2)]
     assert openai_server.request_count == 2
@@ -67,7 +70,8 @@ def test_answers_the_graph_does_not_distinguish_share_a_group_and_the_top_is_not
     graph, index = clinical
     openai_server.responder = agents_adding(graph, ["Homocystinuria", "Loeys-Dietz syndrome"],
                                             ["Loeys-Dietz syndrome", "Homocystinuria"])
-    result = ARK(graph, llm=model(openai_server, tmp_path), index=index, n_agents=2).retrieve(QUESTION)
+    result = ARK(graph, llm=model(openai_server, tmp_path), index=index,
+                 config=BLIND.model_copy(update={"n_agents": 2})).retrieve(QUESTION)
     # Two votes each, one finding each, one edge each: the graph does not say which comes first.
     assert [(n.name, n.tie_group) for n in result.ranked] == [("Homocystinuria", 1), ("Loeys-Dietz syndrome", 1)]
     assert result.confidence == "medium"
@@ -92,7 +96,8 @@ def test_ark_ask_with_a_model_shows_the_tie_as_a_shared_rank_and_says_why_it_is_
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": i, "reasoning": "my guess"} for i in both]})),
         tool_reply(("finish", {"confidence": "high", "reason": "Both findings are listed."}))])
     result = CliRunner().invoke(app, ["ask", str(folder), QUESTION, "--base-url", openai_server.base_url,
-                                      "--model", "test-model", "--set", "n_agents=2"])
+                                      "--model", "test-model", "--set", "n_agents=2",
+                                      "--set", "allow_unseen_answers=true"])
     assert result.exit_code == 0, result.output
     rows = [[c.strip() for c in line.strip().strip("│").split("│")] for line in result.stdout.splitlines()
             if line.startswith("│")]

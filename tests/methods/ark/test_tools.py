@@ -20,6 +20,11 @@ def toolbox(graph, index, **config):
     return Toolbox(graph, index, ToolConfig(**config))
 
 
+def unchecked_toolbox(graph, index, **config):
+    """A toolbox taking answers no search showed (the paper's unchecked SELECT): these tests add nodes directly."""
+    return Toolbox(graph, index, ToolConfig(**config), allow_unseen_answers=True)
+
+
 # ------------------------------------------------------------------------------------------------ schemas
 def to_openai_tools(config=None):
     return Toolbox(build_small_graph(), None, config).openai_tools()
@@ -190,7 +195,7 @@ def test_keyword_ranking_option_follows_the_reference_rule(graph, index):
 
 # ------------------------------------------------------------------------------------------------ answers
 def test_add_to_answer_keeps_order_without_duplicates(graph, index):
-    box = toolbox(graph, index)
+    box = unchecked_toolbox(graph, index)
     first = box.execute("add_to_answer", json.dumps(
         {"answer_nodes": [{"node_index": 3, "reasoning": "fever seizures"}, {"node_index": "0"}]}))
     assert first.ok and first.node_indices == [3, 0]
@@ -205,14 +210,14 @@ def test_add_to_answer_keeps_order_without_duplicates(graph, index):
 
 
 def test_null_reasoning_is_accepted_as_none_given(graph, index):
-    box = toolbox(graph, index)
+    box = unchecked_toolbox(graph, index)
     outcome = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3, "reasoning": null}]}')
     assert outcome.ok and outcome.node_indices == [3] and box.answer == [3]
     assert "Reasoning:" not in outcome.text and box.reasoning[3] == ""
 
 
 def test_counts_in_observations_agree_in_number(graph, index):
-    box = toolbox(graph, index)
+    box = unchecked_toolbox(graph, index)
     one = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 3}]}')
     assert one.text.endswith("The answer now has 1 node.")
     two = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}]}')
@@ -222,8 +227,30 @@ def test_counts_in_observations_agree_in_number(graph, index):
     assert box.execute("finish", "").text == "Finished. The answer has 2 nodes."
 
 
+def test_an_answer_no_observation_showed_is_refused_and_counted_invalid(graph, index):
+    box = toolbox(graph, index)
+    blind = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}, {"node_index": 1}]}')
+    assert not blind.ok and blind.error == "unseen_node" and box.answer == []
+    assert "no search of yours has shown [0], [1]" in blind.text and "search for them first" in blind.text
+    assert blind.data["unseen"] == [0, 1] and box.telemetry.invalid_calls == 1
+    found = box.execute("search_in_graph", '{"query": "febrile seizure", "size": 1}')
+    [shown] = found.node_indices
+    mixed = box.execute("add_to_answer", json.dumps({"answer_nodes": [{"node_index": shown}, {"node_index": 1}]}))
+    assert mixed.ok and box.answer == [shown] and mixed.data["unseen"] == [1]
+    assert box.telemetry.invalid_calls == 1  # a call that added a seen node is valid; the unseen one is named
+    around = box.execute("search_in_neighborhood", json.dumps({"node_index": shown}))
+    neighbour = next(n for n in around.node_indices if n not in box.answer)
+    assert box.execute("add_to_answer", json.dumps({"answer_nodes": [{"node_index": neighbour}]})).ok
+
+
+def test_the_paper_switch_accepts_answers_no_observation_showed(graph, index):
+    box = unchecked_toolbox(graph, index)
+    assert box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}]}').ok and box.answer == [0]
+    assert box.telemetry.invalid_calls == 0
+
+
 def test_answer_cap_and_call_budgets(graph, index):
-    box = toolbox(graph, index, max_answer_nodes=2, max_global_calls=1, max_neighborhood_calls=1)
+    box = unchecked_toolbox(graph, index, max_answer_nodes=2, max_global_calls=1, max_neighborhood_calls=1)
     box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 1}, {"node_index": 2}, {"node_index": 3}]}')
     assert box.answer == [1, 2]
     assert box.execute("search_in_graph", '{"query": "seizure"}').ok

@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ark.runtime.node_args import NodeIndex
-from ark.runtime.tools import BUDGET, INVALID_ARGUMENTS, UNKNOWN_NODE, ToolResult, ToolSpec, decode_json_string
+from ark.runtime.tools import (
+    BUDGET,
+    INVALID_ARGUMENTS,
+    UNKNOWN_NODE,
+    UNSEEN_NODE,
+    ToolResult,
+    ToolSpec,
+    decode_json_string,
+)
 from ark.text import clean_inline
 
 from .observations import Detail, count_of, fit_observation
@@ -57,6 +65,7 @@ class AddToAnswerResult(BaseModel):
     missing: list[int]
     refused: list[int]
     size: int
+    unseen: list[int] | None = None  # set only when some were never shown (answers come from what was seen)
     shortened: AnswerShortened | None = None  # set only when the observation was shortened
     error: str | None = None  # set only when nothing was added or already there
 
@@ -74,19 +83,22 @@ SPEC = ToolSpec(
 def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
     """Append nodes to the answer list (the first addition wins the position).
 
-    ``data``: ``added``, ``repeated``, ``missing`` (no such index) and ``refused`` (answer full) node indices and
-    the answer's ``size`` afterwards.
+    ``data``: ``added``, ``repeated``, ``missing`` (no such index), ``unseen`` (no observation of this trajectory
+    showed it; only when the toolbox checks, see ``allow_unseen_answers``) and ``refused`` (answer full) node indices
+    and the answer's ``size`` afterwards.
     """
     cfg, g = box.config, box.graph
     box.telemetry.add_calls += 1
     if not args.answer_nodes:
         return ToolResult.failure("answer_nodes is empty: pass at least one {node_index, reasoning}.",
                                   INVALID_ARGUMENTS)
-    added, repeated, missing, refused = [], [], [], []
+    added, repeated, missing, unseen, refused = [], [], [], [], []
     for item in args.answer_nodes:
         node = item.node_index
         if not g.is_valid_index(node):
             missing.append(node)
+        elif not box.allow_unseen_answers and node not in box.seen:
+            unseen.append(node)
         elif node in box.reasoning:
             repeated.append(node)
         elif cfg.max_answer_nodes is not None and len(box.answer) >= cfg.max_answer_nodes:
@@ -112,6 +124,9 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
     if missing:
         footer.append("Not found (no such node index): " + ", ".join(str(n) for n in missing)
                       + f". Valid indices are 0 to {g.num_nodes - 1}; use indices shown by the search tools.")
+    if unseen:
+        footer.append("Not added, no search of yours has shown " + ", ".join(f"[{n}]" for n in unseen)
+                      + ": answer only with nodes the search tools showed you (their [index]); search for them first.")
     if refused:
         footer.append(f"Not added, the answer is full ({cfg.max_answer_nodes} nodes): "
                       + ", ".join(f"[{n}]" for n in refused))
@@ -119,8 +134,9 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
     footer.append(f"The answer now has {count_of(len(box.answer), 'node')}.")
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, REASONING_CHARS,
                                    cfg.max_name_chars)
-    error = None if added or repeated else (UNKNOWN_NODE if missing else BUDGET)
-    data = AddToAnswerResult(added=added, repeated=repeated, missing=missing, refused=refused, size=len(box.answer))
+    error = None if added or repeated else (UNKNOWN_NODE if missing else UNSEEN_NODE if unseen else BUDGET)
+    data = AddToAnswerResult(added=added, repeated=repeated, missing=missing, refused=refused, size=len(box.answer),
+                             unseen=unseen or None)
     if detail != Detail(REASONING_CHARS, cfg.max_name_chars):
         data.shortened = AnswerShortened(reasoning_chars=detail.snippet_chars, name_chars=detail.name_chars)
     if error is not None:

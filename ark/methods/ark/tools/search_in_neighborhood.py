@@ -155,6 +155,7 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     if cfg.max_neighborhood_calls is not None and box.telemetry.neighborhood_calls >= cfg.max_neighborhood_calls:
         return box.refuse(f"all {cfg.max_neighborhood_calls} neighborhood searches")
     box.telemetry.neighborhood_calls += 1
+    box.seen.add(node)  # the observation names the centre
 
     type_codes = [g.node_types.index(t) for t in node_types] if node_types else None
     nodes, codes, outgoing = filtered_neighborhood(g, node, edge_types, type_codes)

@@ -43,7 +43,8 @@ class Telemetry(TelemetryRecord):
 class Toolbox(ToolboxBase[Telemetry]):
     """The ARK tools over one graph and index, with one trajectory's answer list."""
 
-    def __init__(self, graph: KnowledgeGraph, index: TextIndex, config: ToolConfig | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: TextIndex, config: ToolConfig | None = None, *,
+                 allow_unseen_answers: bool = False) -> None:
         self.graph = graph
         self.index = index
         self.config = config or ToolConfig()
@@ -52,6 +53,10 @@ class Toolbox(ToolboxBase[Telemetry]):
         self.finished = False
         self.confidence: str | None = None  # what finish() stated
         self.confidence_reason: str | None = None
+        # nodes an observation of this trajectory showed; add_to_answer takes only these unless allow_unseen_answers
+        # (the paper's unchecked SELECT, for exact reproductions)
+        self.seen: set[int] = set()
+        self.allow_unseen_answers = allow_unseen_answers
         self.tools = ToolSet(self._bound_tools(), Telemetry())
 
     def _bound_tools(self) -> list[BoundTool]:
@@ -64,6 +69,12 @@ class Toolbox(ToolboxBase[Telemetry]):
         bound.append(BoundTool(add_to_answer.SPEC, lambda args: add_to_answer.run(self, args)))
         bound.append(BoundTool(finish.SPEC, lambda args: finish.run(self, args)))
         return bound
+
+    def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
+        """Run a tool call (see :class:`ToolboxBase`) and remember the nodes its observation showed."""
+        result = self.tools.execute(name, arguments)
+        self.seen.update(result.node_indices)
+        return result
 
     # ----------------------------------------------------------------- helpers the tool modules share
     def label(self, node: int, name_chars: int | None = None) -> str:
