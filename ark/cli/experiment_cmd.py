@@ -78,7 +78,8 @@ def experiment(
     selection: MethodSelection,
 ) -> None:
     """Run one of the ARK paper's experiments and write its report folder (report.md with tables, PNG plots,
-    results.json). Rerunning the same command resumes it. The method is ark; --set/--config set its base options,
+    results.json). Rerunning the same command resumes it; --preset paper (the papers' settings) unless told
+    otherwise (--preset none). The method is ark; --set/--config set its base options,
     --model/--base-url/--offline the model (default: the offline policy when none is configured); --seed also
     seeds the query subset.
     """
@@ -88,6 +89,7 @@ def experiment(
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
+    selection.preset = _experiment_preset(selection)
     if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
         return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,
                                 progress, selection)
@@ -121,6 +123,23 @@ def experiment(
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
+
+
+def _experiment_preset(selection: MethodSelection) -> str:
+    """The paper's experiments run under ``--preset paper`` unless told otherwise (``--preset none``)."""
+    from ..methods.presets import NO_PRESET, PresetError, check_preset_name
+
+    chosen = selection.preset or "paper"
+    try:
+        return chosen if chosen == NO_PRESET else check_preset_name(chosen)
+    except PresetError as exc:
+        fail(f"{exc} (or {NO_PRESET})")
+
+
+def _table_preset(selection: MethodSelection) -> str | None:
+    from ..methods.presets import NO_PRESET
+
+    return None if selection.preset == NO_PRESET else selection.preset
 
 
 def _check_experiment(name: str, selection: MethodSelection) -> None:
@@ -172,7 +191,7 @@ def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, o
     source = _query_source(queries, split, human, limit)
     context = MethodContext(llm=llm, seed=selection.seed)
     results = run_rows(graph, context, selected, source, runs, k=k, concurrency=concurrency, progress=progress,
-                       console=err_console, judge=grader, options=options)
+                       console=err_console, judge=grader, options=options, preset=_table_preset(selection))
     command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
     report = build_report(results, graph, source, len(selected), judge, command)
     target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{Path(str(queries)).stem}"
@@ -207,7 +226,8 @@ def _retrieval_table(graph_name: str, queries: Path, paper: str, number: int, ou
     selected = _open_queries(graph, queries, split, human, limit, False)
     source = _query_source(queries, split, human, limit)
     results = run_table(table, graph, MethodContext(llm=llm, seed=selection.seed), selected, source, runs, k=k,
-                        concurrency=concurrency, progress=progress, console=err_console, options=options)
+                        concurrency=concurrency, progress=progress, console=err_console, options=options,
+                        preset=_table_preset(selection))
     command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
     report = build_report(table, results, graph, source, len(selected), command)
     target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{number}-{Path(str(queries)).stem}"

@@ -54,7 +54,8 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
             help="A method option, e.g. --set n_agents=5 or --set tools.neighborhood_budget=10 (repeatable).")]),
         inspect.Parameter("preset", keyword, default=None, annotation=Annotated[str | None, typer.Option(
             "--preset", help="Options preset under --config and --set: paper = the method's paper's settings (ark, "
-                             "seeder, graphscout; `ark methods --show-preset paper` lists them).")]),
+                             "seeder, graphscout; `ark methods --show-preset paper` lists them); none = no preset "
+                             "(ark experiment's default is paper).")]),
         inspect.Parameter("config", keyword, default=None, annotation=Annotated[Path | None, typer.Option(
             "--config", help="TOML file of method options (a table named after the method, or top-level keys); "
                              "--set overrides it.")]),
@@ -121,6 +122,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
     from ..methods import MethodContext, MethodError
     from ..methods.choice import MethodChoice
     from ..methods.options import merge_options, parse_set_values, read_options_file
+    from ..methods.presets import NO_PRESET
 
     name = method or selection.method
     if not name:
@@ -137,7 +139,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
         spec = get_method_spec(name)
         file_values = read_options_file(selection.config, name) if selection.config is not None else {}
         values = merge_options(file_values, parse_set_values(selection.sets))
-        options = spec.make_options(values, preset=selection.preset)
+        options = spec.make_options(values, preset=None if selection.preset == NO_PRESET else selection.preset)
     except MethodError as exc:
         fail(str(exc))
     llm = None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .registry import MethodSpec
 
 PRESETS = ("paper",)
+NO_PRESET = "none"  # --preset none: no preset (the paper experiments' default is paper)
 PRESET_KEY = "preset"  # the key naming a preset among a method's option values (TOML, --set, Python mappings)
 
 
@@ -44,6 +45,12 @@ class PresetSetting:
     source: str
     quote: str
 
+    def shown(self) -> str:
+        """``key = value`` as ``ark methods --show-preset`` prints it (JSON-like values: ``false``, ``"plain"``)."""
+        import json
+
+        return f"{self.key} = {json.dumps(self.value)}"
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -52,6 +59,10 @@ class Preset:
     name: str
     paper: str
     settings: tuple[PresetSetting, ...]
+
+    def keys(self) -> list[str]:
+        """The dotted option keys the preset sets."""
+        return [setting.key for setting in self.settings]
 
 
 def check_preset_name(name: str) -> str:
@@ -70,6 +81,12 @@ def method_preset(spec: MethodSpec, name: str) -> Preset:
     having = ", ".join(p.name for p in spec.presets) or "none"
     raise PresetError(f"method {spec.name!r} has no preset {name!r} (its presets: {having}); the paper presets "
                       "belong to ark, seeder and graphscout")
+
+
+def preset_if_any(spec: MethodSpec, name: str | None) -> str | None:
+    """``name`` when ``spec`` has that preset, else None: a table of many methods applies the paper preset to
+    those of the papers' families and leaves the others as they are."""
+    return name if name is not None and any(p.name == name for p in spec.presets) else None
 
 
 def preset_values(spec: MethodSpec, name: str) -> dict[str, Any]:

@@ -155,6 +155,28 @@ PAPER_COLUMNS = ("prime", "mag", "amazon")
 PAPER_ARCHITECTURE = {"architecture": "paper"}
 
 
+# Table 7's rows as TrainSettings keys (what ``ark methods --show-preset paper`` lists and a test checks).
+TABLE7_ROWS = {
+    "Initial seed size k_0": "search.seeds", "PCA enabled / dimension": "search.pca_dim",
+    "Hidden dimension": "hidden", "Number of GNN layers": "layers", "Dropout": "dropout",
+    "Expansion sizes $\\{c_t\\}$": "search.sizes", "Frontier candidate caps": "search.caps",
+    "Batch size": "batch_size", "Learning rate": "lr", "Weight decay": "weight_decay", "Epochs": "epochs",
+    "Warmup epochs": "warmup_epochs", "Max gradient norm": "max_grad_norm", "Supervised weight": "bpr_weight",
+}
+
+
+def paper_training_values(column: str) -> dict[str, Any]:
+    """Each of :data:`TABLE7_ROWS`' keys as ``--preset paper`` trains it for Table 7's ``column``."""
+    dumped = train_settings("paper", graph=column).model_dump()
+    values = {}
+    for key in TABLE7_ROWS.values():
+        value: Any = dumped
+        for part in key.split("."):
+            value = value[part]
+        values[key] = value
+    return values
+
+
 def paper_column(graph: str) -> str:
     """Table 7's column for ``graph``: the STaRK dataset its name names (``stark-mag`` → ``mag``), else PRIME's
     (the defaults; a biomedical graph such as HPO is shaped like PrimeKG)."""
