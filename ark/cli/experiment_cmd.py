@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -84,7 +84,7 @@ def experiment(
     seeds the query subset.
     """
     from ..eval import RunFolderError
-    from ..experiments import Settings, run_experiment
+    from ..experiments import run_experiment
     from ..methods import MethodError
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
@@ -97,9 +97,7 @@ def experiment(
         return _paper_table(name, graph_name, queries, paper, out, runs, split, human, limit, k, concurrency,
                             progress, judge, judge_model, selection)
     _check_experiment(name, selection)
-    defaults = Settings()
-    settings = Settings(agents=_ints(agents, "--agents") or defaults.agents,
-                        steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
+    settings = _settings(agents, steps, t)
     graph = load_graph(graph_name)
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, False)
@@ -123,6 +121,15 @@ def experiment(
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
+
+
+def _settings(agents: str | None, steps: str | None, t: int | None) -> Any:
+    """The budget experiments' settings from --agents, --steps and --t (the defaults where not given)."""
+    from ..experiments import Settings
+
+    defaults = Settings()
+    return Settings(agents=_ints(agents, "--agents") or defaults.agents,
+                    steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
 
 
 def _experiment_preset(selection: MethodSelection) -> str:
