@@ -83,5 +83,5 @@ PAPER_PRESET = Preset("paper", "GraphScout (Ying et al.)", (
     PresetSetting("retriever.index", "dense", "Section 3.2.2",
                   "The Node Retriever is implemented as a FAISS-based vector search module"),
     PresetSetting("retriever.default_topk", 2, "Appendix B.4.1", "Number of retrieved nodes per query. Default is 2."),
-    PresetSetting("max_turns", 10, "Section 3.3.2", "a fixed budget of tool calls (we use $T=10$)"),
+    PresetSetting("max_turns", 10, "Section 3.3.2", "a fixed budget of tool calls (we use $T=10$ )"),
 ))

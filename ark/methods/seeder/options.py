@@ -138,5 +138,5 @@ class SeederOptions(MethodOptions):
 # ``--preset paper`` for retrieval: the ranking is Top_k of V_T alone (Algorithm 1, line 19), not V_T followed by the
 # rest of the subgraph. Training under the paper's settings is ``ark train seeder --preset paper`` (config.py).
 PAPER_PRESET = Preset("paper", "SeedER (Shirzad et al.)", (
-    PresetSetting("fill", False, "Algorithm 1, line 19", "return $R_k(q) \\leftarrow \\text{Top}_k(V_T; s_v)$"),
+    PresetSetting("fill", False, "Algorithm 1, line 19", "**return** $R_k(q) \\leftarrow \\text{Top}_k(V_T; s_v)$"),
 ))
