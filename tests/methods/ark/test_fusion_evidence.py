@@ -38,13 +38,18 @@ def marfan():
     return graph, build_index(graph)
 
 
-def ask(server, tmp_path, graph, index, **options) -> list[str]:
+def script_agents(server, graph) -> None:
+    """Agent k (told apart by the seed the client sends) adds ``ANSWERS[k]`` and finishes."""
     by_name = {graph.name(i): i for i in range(graph.num_nodes)}
     players = [turn_script([
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": by_name[n], "reasoning": "a gene"}
                                                        for n in names]})),
         tool_reply(("finish", {"confidence": "medium", "reason": "Listed."}))]) for names in ANSWERS]
     server.responder = lambda body: players[body["seed"] - SEED](body)
+
+
+def ask(server, tmp_path, graph, index, **options) -> list[str]:
+    script_agents(server, graph)
     settings = resolve_settings(base_url=server.base_url, model="test-model", api_key="test-key", seed=SEED,
                                 environ={}, config_path=tmp_path / "absent.toml", use_cache=False)
     ark = ARK(graph, llm=OpenAIChatClient(settings), index=index, config=ArkOptions(**options))
@@ -69,3 +74,30 @@ def test_the_evidence_is_read_from_the_graph_around_the_nodes_the_question_names
     assert evidence_keys(graph, anchors, genes) == {genes[0]: (1, 1), genes[1]: (0, 0)}
     assert question_anchors(graph, index, "Which genes cause Marfan?") == []  # no node bears that name
     assert evidence_keys(graph, [], genes) == {}
+
+
+def test_ark_ask_with_preset_paper_ranks_by_the_papers_rule(openai_server, marfan, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from ark.cli.main import app
+
+    graph, _ = marfan
+    folder = tmp_path / "marfan"
+    graph.save(folder)
+    script_agents(openai_server, graph)
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("COLUMNS", "200")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_text(f"[llm]\nseed = {SEED}\n")
+
+    def ranked(*flags: str) -> list[str]:
+        result = CliRunner().invoke(app, ["ask", str(folder), QUESTION, "--base-url", openai_server.base_url,
+                                          "--model", "test-model", *flags])
+        assert result.exit_code == 0, result.output
+        rows = [[c.strip() for c in line.strip().strip("│").split("│")] for line in result.stdout.splitlines()
+                if line.startswith("│")]
+        return [r[2] for r in rows]
+
+    assert ranked("--preset", "paper") == ["CFTR", "HTT", "TGFBR2", "FBN1"]
+    assert ranked() == ["FBN1", "CFTR", "HTT", "TGFBR2"]
