@@ -77,18 +77,19 @@ def experiment(
     *,
     selection: MethodSelection,
 ) -> None:
-    """Run one of the ARK paper's experiments and write its report folder (report.md with tables, PNG plots,
-    results.json). Rerunning the same command resumes it; --preset paper (the papers' settings) unless told
-    otherwise (--preset none). The method is ark; --set/--config set its base options,
-    --model/--base-url/--offline the model (default: the offline policy when none is configured); --seed also
-    seeds the query subset.
-    """
+    """Run one of the papers' experiments into a report folder (report.md, PNG plots, results.json); a rerun
+    resumes it. Under --preset paper unless --preset none; the method is ark (--set/--config: its base options;
+    --model/--base-url/--offline: the model, else the offline policy); --seed also seeds the query subset.
+    khop-growth (SeedER Figure 3a/5, no method): --set hops=3 --set seeds=3 --set seeds_by=dense|bm25."""
     from ..eval import RunFolderError
     from ..experiments import run_experiment
     from ..methods import MethodError
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
+    if name == "khop-growth":  # SeedER's Figure 3(a) / 5: a graph statistic, no method runs
+        from .experiment_seeder import run_khop_growth
+        return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
     selection.preset = _experiment_preset(selection)
     if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
         return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,

@@ -192,7 +192,7 @@ def train_settings(preset: str = "prime", ablation: str | None = None, overrides
     if preset == "paper":
         values = _merge(PRESETS[paper_column(graph)], PAPER_ARCHITECTURE)
     elif preset not in PRESETS:
-        raise ValueError(f"unknown SeedER preset {preset!r}; valid: paper, {', '.join(PRESETS)}")
+        raise ValueError(f"unknown SeedER preset {preset!r}; valid: {', '.join(PRESETS)}, paper")
     else:
         values = PRESETS[preset]
     if ablation is not None:
