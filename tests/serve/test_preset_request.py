@@ -47,3 +47,11 @@ def test_an_unknown_preset_or_one_the_method_lacks_is_a_422_naming_it(client, bo
     answer = client.post("/api/ask", json={"question": ONE_HOP[0], **body})
     assert answer.status_code == 422, answer.text
     assert words in answer.json()["error"]
+
+
+def test_a_server_may_run_a_method_under_a_preset_and_a_request_still_sets_its_options(clinical_dir):
+    graph = open_graph(str(clinical_dir))
+    service = QuestionService(graph, ModelSettings(offline=True), server_options={"ark": {"preset": "paper"}})
+    served = TestClient(create_app(GraphTools(graph, build_index(graph), questions=service)))
+    body = served.post("/api/ask", json={"question": ONE_HOP[0], "options": {"n_agents": 2}}).json()
+    assert body["preset"] == "paper" and body["options"]["scoring"] == "plain" and body["options"]["n_agents"] == 2
