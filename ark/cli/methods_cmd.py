@@ -58,6 +58,9 @@ def methods(
     if spec.default_truncate:
         console.print(Text(f"evaluations score its top {spec.default_truncate} by default (ark eval --truncate)"),
                       style="dim")
+    for preset in spec.presets:
+        console.print(Text(f"--preset {preset.name}: {preset.paper}'s settings ({', '.join(preset.keys())}; "
+                           f"ark methods {spec.name} --show-preset {preset.name})"), style="dim")
     table = Table(title=f"Options of {spec.name} (--set KEY=VALUE)", title_justify="left")
     for column in ("key", "type", "default", "description"):
         table.add_column(column, overflow="fold")
