@@ -222,7 +222,7 @@ def test_the_experiment_command_runs_under_the_paper_preset_unless_told_otherwis
     graph, queries = clinical
 
     def configs(*flags: str) -> list[dict]:
-        out = tmp_path / f"out{len(flags)}"
+        out = tmp_path / "-".join(["out", *flags])
         result = CliRunner().invoke(app, ["experiment", "fusion", str(graph.path), "--queries", str(queries),
                                           "--out", str(out), "--runs", str(tmp_path / "runs"), "--no-progress",
                                           *flags])
@@ -236,3 +236,6 @@ def test_the_experiment_command_runs_under_the_paper_preset_unless_told_otherwis
                and c["method_options"]["scoring"] == "plain" for c in paper)  # Table 3's votes: the paper's rule
     ours = configs("--preset", "none")
     assert all("preset" not in c and c["method_options"]["scoring"] == "fielded" for c in ours)
+    kept = configs("--set", "fusion_evidence=true")  # an option given over the preset stays in every variant
+    assert all(c["preset"] == "paper" and "fusion_evidence" not in c["method_options"]
+               and c["method_options"]["scoring"] == "plain" for c in kept)
