@@ -7,7 +7,7 @@ each with the paper's value and where the paper states it. A preset is a layer *
 - the command line: ``ark ask/eval/experiment ... --preset paper`` (or ``--set preset=paper``);
 - a TOML options file: ``preset = "paper"`` in the method's table (or the whole file);
 - Python: ``ARK(graph, preset="paper")``, ``build_method("ark", graph, {"preset": "paper"})``;
-- HTTP and MCP: a request's ``preset`` field. Every setting a preset changes is one a request may set (its
+- HTTP and MCP: a request's ``preset`` field (also the server's own options: ``--set ark.preset=paper``). Every setting a preset changes is one a request may set (its
   family's ``REQUEST_OPTIONS``; a test holds this), so a preset is per request, checked like the options it stands
   for: a preset that would change a server setting is refused as that option would be.
 
@@ -79,8 +79,8 @@ def method_preset(spec: MethodSpec, name: str) -> Preset:
         if preset.name == name:
             return preset
     having = ", ".join(p.name for p in spec.presets) or "none"
-    raise PresetError(f"method {spec.name!r} has no preset {name!r} (its presets: {having}); the paper presets "
-                      "belong to ark, seeder and graphscout")
+    raise PresetError(f"method {spec.name!r} has no preset {name!r} (its presets: {having}); `ark methods "
+                      f"--show-preset {name}` lists the methods that have it")
 
 
 def preset_if_any(spec: MethodSpec, name: str | None) -> str | None:

@@ -60,7 +60,7 @@ def test_a_toml_options_file_names_the_preset(clinical, queries, tmp_path, monke
 
 @pytest.mark.parametrize(("flags", "words"), [
     (["--preset", "papr"], "unknown preset 'papr'; valid: paper"),
-    (["-m", "bm25", "--preset", "paper"], "method 'bm25' has no preset 'paper'"),
+    (["-m", "bm25", "--preset", "paper"], "method 'bm25' has no preset 'paper'"),  # BM25 is its own baseline
 ])
 def test_a_bad_preset_fails_naming_the_choices(clinical, queries, tmp_path, flags, words):
     result = CliRunner().invoke(app, ["eval", str(clinical), "-m", "ark", "--offline", "-q", str(queries),
@@ -81,6 +81,8 @@ def test_methods_show_preset_lists_each_setting_with_the_papers_value_and_source
     assert by_key[("seeder", "fill")][:2] == ["true", "false"]
     assert by_key[("graphscout", "retriever.index")][:2] == ['"bm25"', '"dense"']
     assert by_key[("seeder (ark train seeder)", "hidden")][1] == "prime 16 / mag 32 / amazon 64"
-    assert {r[0] for r in rows} == {"ark", "seeder", "graphscout", "seeder (ark train seeder)"}
+    assert {r[0] for r in rows} == {"ark", "seeder", "graphscout", "seeder (ark train seeder)", "cypher", "graph-cot",
+                                    "graph-counselor", "graph-rag", "polyg"}
+    assert by_key[("graph-rag", "node_index")][:2] == ['"bm25"', '"dense"']
     bad = CliRunner().invoke(app, ["methods", "--show-preset", "fast"])
     assert bad.exit_code != 0 and "unknown preset 'fast'; valid: paper" in " ".join(bad.output.split())

@@ -17,6 +17,8 @@ from ark.methods.seeder.config import PAPER_COLUMNS, TABLE7_ROWS, paper_training
 
 SEEDS = Path(os.environ.get("ARK_SHARED", Path(__file__).parents[3] / "shared")) / "seeds"
 PAPERS = {"ark": "000_", "seeder": "002_", "graphscout": "004_"}
+BASELINES = ("cypher", "graph-cot", "graph-counselor", "graph-rag", "polyg")  # GraphScout's, grounding nodes
+PAPER_OF = {**{family: family for family in PAPERS}, **{name: "graphscout" for name in BASELINES}}
 
 
 def paper_text(family: str) -> str:
@@ -59,13 +61,21 @@ CHECKS = {
                                         r"module", {"vector search": "dense"}.get),
     ("graphscout", "retriever.default_topk"): (r"Number of retrieved nodes per query\. Default is (\d+)\.", int),
     ("graphscout", "max_turns"): (r"capped by a fixed budget of tool calls \(we use \$T=(\d+)\$ \)", int),
+    **{(name, "node_index"): (r"for all methods that require (vector retrieval), we use Qwen3-text-embedding-v4",
+                              {"vector retrieval": "dense"}.get) for name in BASELINES},
 }
 
 
-@pytest.mark.parametrize("family", sorted(PAPERS))
+def test_the_methods_with_the_paper_preset_are_the_papers_families_and_graphscouts_node_grounding_baselines():
+    from ark.methods import method_specs
+
+    assert {name for name, spec in method_specs().items() if spec.presets} == set(PAPER_OF)
+
+
+@pytest.mark.parametrize("family", sorted(PAPER_OF))
 def test_every_setting_of_the_paper_preset_is_the_value_its_paper_states(family):
     preset = method_preset(get_method_spec(family), "paper")
-    text = paper_text(family)
+    text = paper_text(PAPER_OF[family])
     assert sorted(preset.keys()) == sorted(key for fam, key in CHECKS if fam == family)  # none unchecked
     for setting in preset.settings:
         pattern, read = CHECKS[(family, setting.key)]
@@ -73,7 +83,7 @@ def test_every_setting_of_the_paper_preset_is_the_value_its_paper_states(family)
         assert normalised(setting.quote) in text, f"{family} {setting.key}: {setting.quote!r} is not in the paper"
 
 
-@pytest.mark.parametrize("family", sorted(PAPERS))
+@pytest.mark.parametrize("family", sorted(PAPER_OF))
 def test_the_preset_sets_only_what_a_request_may_set_and_changes_the_options(family):
     spec = get_method_spec(family)
     preset = method_preset(spec, "paper")
