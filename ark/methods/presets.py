@@ -7,9 +7,10 @@ each with the paper's value and where the paper states it. A preset is a layer *
 - the command line: ``ark ask/eval/experiment ... --preset paper`` (or ``--set preset=paper``);
 - a TOML options file: ``preset = "paper"`` in the method's table (or the whole file);
 - Python: ``ARK(graph, preset="paper")``, ``build_method("ark", graph, {"preset": "paper"})``;
-- HTTP and MCP: a request's ``preset`` field (also the server's own options: ``--set ark.preset=paper``). Every setting a preset changes is one a request may set (its
-  family's ``REQUEST_OPTIONS``; a test holds this), so a preset is per request, checked like the options it stands
-  for: a preset that would change a server setting is refused as that option would be.
+- HTTP and MCP: a request's ``preset`` field (a server's own options may name one too: ``--set ark.preset=paper``).
+  Every setting a preset changes is one a request may set (its family's ``REQUEST_OPTIONS``; a test holds this),
+  so a preset is per request, checked like the options it stands for: a preset that would change a server
+  setting is refused as that option would be.
 
 The preset applied is recorded with the options (:func:`preset_of`) and in a run's config (``preset``).
 """
