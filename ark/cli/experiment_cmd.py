@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -76,17 +76,20 @@ def experiment(
     *,
     selection: MethodSelection,
 ) -> None:
-    """Run one of the ARK paper's experiments and write its report folder (report.md with tables, PNG plots,
-    results.json). Rerunning the same command resumes it. The method is ark; --set/--config set its base options,
-    --model/--base-url/--offline the model (default: the offline policy when none is configured); --seed also
-    seeds the query subset.
-    """
+    """Run one of the papers' experiments into a report folder (report.md, PNG plots, results.json); a rerun
+    resumes it. Under --preset paper unless --preset none; the method is ark (--set/--config: its base options;
+    --model/--base-url/--offline: the model, else the offline policy); --seed also seeds the query subset.
+    khop-growth (SeedER Figure 3a/5, no method): --set hops=3 --set seeds=3 --set seeds_by=dense|bm25."""
     from ..eval import RunFolderError
-    from ..experiments import Settings, run_experiment
+    from ..experiments import run_experiment
     from ..methods import MethodError
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
+    if name == "khop-growth":  # SeedER's Figure 3(a) / 5: a graph statistic, no method runs
+        from .experiment_seeder import run_khop_growth
+        return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
+    selection.preset = _experiment_preset(selection)
     if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
         return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,
                                 progress, selection)
@@ -94,9 +97,7 @@ def experiment(
         return _paper_table(name, graph_name, queries, paper, out, runs, split, human, limit, k, concurrency,
                             progress, judge, judge_model, selection)
     _check_experiment(name, selection)
-    defaults = Settings()
-    settings = Settings(agents=_ints(agents, "--agents") or defaults.agents,
-                        steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
+    settings = _settings(agents, steps, t)
     graph = load_graph(graph_name)
     choice = resolve_choice(selection, graph)
     selected = _open_queries(graph, queries, split, human, limit, False)
@@ -120,6 +121,32 @@ def experiment(
     for figure in report.figures:
         err_console.print(f"[dim]plot: {figure.path}[/]")
     console.print(f"Report: {target / 'report.md'}")
+
+
+def _settings(agents: str | None, steps: str | None, t: int | None) -> Any:
+    """The budget experiments' settings from --agents, --steps and --t (the defaults where not given)."""
+    from ..experiments import Settings
+
+    defaults = Settings()
+    return Settings(agents=_ints(agents, "--agents") or defaults.agents,
+                    steps=_ints(steps, "--steps") or defaults.steps, t=t or defaults.t)
+
+
+def _experiment_preset(selection: MethodSelection) -> str:
+    """The paper's experiments run under ``--preset paper`` unless told otherwise (``--preset none``)."""
+    from ..methods.presets import NO_PRESET, PresetError, check_preset_name
+
+    chosen = selection.preset or "paper"
+    try:
+        return chosen if chosen == NO_PRESET else check_preset_name(chosen)
+    except PresetError as exc:
+        fail(f"{exc} (or {NO_PRESET})")
+
+
+def _table_preset(selection: MethodSelection) -> str | None:
+    from ..methods.presets import NO_PRESET
+
+    return None if selection.preset == NO_PRESET else selection.preset
 
 
 def _check_experiment(name: str, selection: MethodSelection) -> None:
@@ -171,7 +198,7 @@ def _paper_table(name: str, graph_name: str, queries: Path, paper: str | None, o
     source = _query_source(queries, split, human, limit)
     context = MethodContext(llm=llm, seed=selection.seed)
     results = run_rows(graph, context, selected, source, runs, k=k, concurrency=concurrency, progress=progress,
-                       console=err_console, judge=grader, options=options)
+                       console=err_console, judge=grader, options=options, preset=_table_preset(selection))
     command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
     report = build_report(results, graph, source, len(selected), judge, command)
     target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{Path(str(queries)).stem}"
@@ -206,7 +233,8 @@ def _retrieval_table(graph_name: str, queries: Path, paper: str, number: int, ou
     selected = _open_queries(graph, queries, split, human, limit, False)
     source = _query_source(queries, split, human, limit)
     results = run_table(table, graph, MethodContext(llm=llm, seed=selection.seed), selected, source, runs, k=k,
-                        concurrency=concurrency, progress=progress, console=err_console, options=options)
+                        concurrency=concurrency, progress=progress, console=err_console, options=options,
+                        preset=_table_preset(selection))
     command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
     report = build_report(table, results, graph, source, len(selected), command)
     target = out or Path("reports") / f"{Path(graph_name).name}-paper-table-{paper}-{number}-{Path(str(queries)).stem}"

@@ -43,6 +43,7 @@ class MethodSelection:
     max_tool_calls_per_turn: int | None = None
     timeout: float | None = None
     max_retries: int | None = None
+    preset: str | None = None
 
 
 def _parameters(default_method: str | None) -> list[inspect.Parameter]:
@@ -53,6 +54,10 @@ def _parameters(default_method: str | None) -> list[inspect.Parameter]:
         inspect.Parameter("sets", keyword, default=None, annotation=Annotated[list[str] | None, typer.Option(
             "--set", "-s", metavar="KEY=VALUE",
             help="A method option, e.g. --set n_agents=5 or --set tools.neighborhood_budget=10 (repeatable).")]),
+        inspect.Parameter("preset", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+            "--preset", help="Options preset under --config and --set: paper = the method's paper's settings (ark, "
+                             "seeder, graphscout; `ark methods --show-preset paper` lists them); none = no preset "
+                             "(ark experiment's default is paper).")]),
         inspect.Parameter("config", keyword, default=None, annotation=Annotated[Path | None, typer.Option(
             "--config", help="TOML file of method options (a table named after the method, or top-level keys); "
                              "--set overrides it.")]),
@@ -105,6 +110,7 @@ def method_options(default_method: str | None = None) -> Callable[[Callable[...,
                 method=values["method"], sets=list(values["sets"] or []), config=values["config"],
                 model=values["model"], base_url=values["base_url"], offline=values["offline"],
                 candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
+                preset=values["preset"],
                 progress=bool(kwargs.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
                 max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"],
                 timeout=values["timeout"], max_retries=values["max_retries"])
@@ -125,6 +131,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
     from ..methods import MethodContext, MethodError
     from ..methods.choice import MethodChoice
     from ..methods.options import merge_options, parse_set_values, read_options_file
+    from ..methods.presets import NO_PRESET
 
     name = method or selection.method
     if not name:
@@ -141,7 +148,7 @@ def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: 
         spec = get_method_spec(name)
         file_values = read_options_file(selection.config, name) if selection.config is not None else {}
         values = merge_options(file_values, parse_set_values(selection.sets))
-        options = spec.make_options(values)
+        options = spec.make_options(values, preset=None if selection.preset == NO_PRESET else selection.preset)
     except MethodError as exc:
         fail(str(exc))
     llm = None

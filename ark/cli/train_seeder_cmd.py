@@ -31,8 +31,10 @@ def seeder(
     out: Annotated[Path | None, out_option("Model directory to write (default for a built-in graph: "
                                            "ARK_HOME/models/seeder-GRAPH, which --method seeder uses when no model= "
                                            "is set). An interrupted run resumes from its checkpoints.")] = None,
-    preset: str | None = typer.Option(None, "--preset", help="Hyper-parameters: prime, mag, amazon (the paper's "
-                                      "Table 7) or hpo (ours; the default on hpo, prime elsewhere)."),
+    preset: str | None = typer.Option(None, "--preset", help="Hyper-parameters: paper (Table 7's column for the "
+                                      "graph's STaRK dataset, PRIME's elsewhere, and Appendix D.2's network: "
+                                      "architecture=paper), prime, mag, amazon (Table 7, our network) or hpo (ours; "
+                                      "the default on hpo, prime elsewhere)."),
     ablation: str | None = typer.Option(None, "--ablation", help="A Table 2b ablation: no-bpr, single-trajectory, "
                                         "no-baseline, greedy-baseline, rerank."),
     set_values: Annotated[list[str] | None, set_option("Override a setting, KEY=VALUE (dotted keys for search "
@@ -72,7 +74,7 @@ def seeder(
     try:
         overrides = parse_set_values(set_values or [])
         settings = train_settings(preset or ("hpo" if graph == "hpo" else "prime"), ablation,
-                                  {**overrides, "seed": seed})
+                                  {**overrides, "seed": seed}, graph=str(graph))
     except (ValueError, MethodError) as exc:
         fail(str(exc))
     set_torch_threads(threads, "training SeedER needs torch: pip install 'ark-kg[seeder]'")

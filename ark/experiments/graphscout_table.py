@@ -148,17 +148,20 @@ def row_options(tables: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_rows(graph: KnowledgeGraph, context: MethodContext, queries: Sequence[Query], source: str, runs_root: Path,
              k: int = 100, concurrency: int = 4, progress: bool = True, console: Any = None, judge: Any = None,
-             options: Mapping[str, Any] | None = None) -> list[RowResult]:
+             options: Mapping[str, Any] | None = None, preset: str | None = "paper") -> list[RowResult]:
     """Run (or resume) every row that can run with ``context`` (its chat model, or none) into ``runs_root``, each
-    method with its ``options`` (:func:`row_options`) or its defaults."""
+    method with its ``options`` (:func:`row_options`) or its defaults, over ``preset``'s where the method has it
+    (the paper's settings by default; None: none)."""
     from ..eval.experiment import run_eval
-    from ..methods import MethodError
+    from ..methods import MethodError, get_method_spec
     from ..methods.choice import MethodChoice
+    from ..methods.presets import preset_if_any
     from ..storage.jsonl import read_jsonl
 
     results = []
     for label, method in ROWS:
-        choice = MethodChoice.make(method, (options or {}).get(method), context)
+        choice = MethodChoice.make(method, (options or {}).get(method), context,
+                                   preset=preset_if_any(get_method_spec(method), preset))
         if context.llm is None and not choice.spec.offline:
             results.append(RowResult(label, method, None, "needs --model"))
             continue

@@ -54,10 +54,12 @@ def table_options(table: PaperTable, tables: Mapping[str, Any]) -> dict[str, Any
 
 
 def _run_row(row: PaperRow, graph: KnowledgeGraph, context: MethodContext, queries: Sequence[Query], source: str,
-             runs_root: Path, k: int, options: Mapping[str, Any], eval_settings: Mapping[str, Any]) -> MeasuredRow:
+             runs_root: Path, k: int, options: Mapping[str, Any], eval_settings: Mapping[str, Any],
+             preset: str | None = None) -> MeasuredRow:
     from ..eval.experiment import run_eval
     from ..methods import MethodError, get_method_spec
     from ..methods.choice import MethodChoice
+    from ..methods.presets import preset_if_any
     from ..methods.registry import resolve_truncate
 
     if row.method is None:
@@ -70,7 +72,7 @@ def _run_row(row: PaperRow, graph: KnowledgeGraph, context: MethodContext, queri
         return MeasuredRow(row, "needs --model")
     try:
         choice = MethodChoice.make(row.method, {**dict(options.get(row.method) or {}), **dict(row.options)},
-                                   context)
+                                   context, preset=preset_if_any(spec, preset))
         folder = runs_root / f"{row.method}-{run_key(choice, source, k)}"
         outcome = run_eval(graph, choice, queries, folder, queries_source=source, k=k,
                            truncate=resolve_truncate(spec, None), **eval_settings)
@@ -84,14 +86,16 @@ def _run_row(row: PaperRow, graph: KnowledgeGraph, context: MethodContext, queri
 
 def run_table(table: PaperTable, graph: KnowledgeGraph, context: MethodContext, queries: Sequence[Query],
               source: str, runs_root: Path, k: int = 100, concurrency: int = 4, progress: bool = True,
-              console: Any = None, options: Mapping[str, Any] | None = None) -> list[MeasuredRow]:
-    """Run (or resume) every row of ``table`` that can run with ``context`` into ``runs_root``."""
+              console: Any = None, options: Mapping[str, Any] | None = None,
+              preset: str | None = "paper") -> list[MeasuredRow]:
+    """Run (or resume) every row of ``table`` that can run with ``context`` into ``runs_root``, the methods with
+    ``preset`` over their options where they have it (the paper's settings by default; None: none)."""
     settings = {"concurrency": concurrency, "progress": progress, "console": console}
     results = []
     for row in table.rows:
         if console is not None and row.method:
             console.print(f"[bold]paper-table[/]: {row.label} ({row.method})")
-        results.append(_run_row(row, graph, context, queries, source, runs_root, k, options or {}, settings))
+        results.append(_run_row(row, graph, context, queries, source, runs_root, k, options or {}, settings, preset))
     return results
 
 

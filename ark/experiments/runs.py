@@ -16,6 +16,7 @@ import numpy as np
 from ..eval.experiment import EvalOutcome, run_eval
 from ..methods.choice import MethodChoice
 from ..methods.options import merge_options, options_dict
+from ..methods.presets import mark_preset, preset_of
 from ..runtime.trajectory_file import TrajectoryRecords
 from ..storage.jsonl import read_jsonl
 
@@ -107,7 +108,10 @@ def run_variants(
     """Run (or resume, or just rescore) each variant into ``runs_root/<key>-<hash>/`` and return them in order."""
     done = []
     for variant in variants:
+        # The base options hold the preset's values already; the variant is marked with it, not made under it again
+        # (which would undo an option given over the preset whose value is the default, dropped from the dump).
         choice = MethodChoice.make(base.name, merge_options(options_dict(base.options), variant.options), base.context)
+        mark_preset(choice.options, preset_of(base.options))
         key = run_key(choice, queries_source, k)
         shared = sorted(runs_root.glob(f"*-{key}")) if runs_root.is_dir() else []
         folder = shared[0] if shared else runs_root / f"{variant.key}-{key}"  # same configuration: same run

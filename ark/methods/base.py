@@ -14,7 +14,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .records import MethodRecord, adapt_legacy_output
 
@@ -113,6 +113,7 @@ class MethodOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = ()
+    _preset: str | None = PrivateAttr(default=None)  # the preset these options were made under (ark.methods.presets)
 
 
 # For the options models of methods a command rarely runs: pydantic builds a model's validator when the model is

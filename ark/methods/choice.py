@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import MethodContext, MethodOptions
 from .options import options_dict
+from .presets import preset_of
 from .registry import MethodSpec, get_method_spec
 
 if TYPE_CHECKING:
@@ -26,10 +27,11 @@ class MethodChoice:
 
     @classmethod
     def make(cls, name: str, options: Mapping[str, Any] | MethodOptions | None = None,
-             context: MethodContext | None = None) -> MethodChoice:
-        """Look ``name`` up in the registry and validate ``options`` (``MethodError`` on either)."""
+             context: MethodContext | None = None, preset: str | None = None) -> MethodChoice:
+        """Look ``name`` up in the registry and validate ``options`` over ``preset``'s (``MethodError`` on
+        either)."""
         spec = get_method_spec(name)
-        return cls(name, spec.make_options(options), context or MethodContext())
+        return cls(name, spec.make_options(options, preset=preset), context or MethodContext())
 
     @property
     def spec(self) -> MethodSpec:
@@ -44,8 +46,9 @@ class MethodChoice:
         return "offline" if llm is None else str(getattr(llm, "name", type(llm).__name__))
 
     def config(self) -> dict[str, Any]:
-        """The run-config entries that determine this method's results (checked when a run is resumed)."""
-        return {
+        """The run-config entries that determine this method's results (checked when a run is resumed); the
+        options preset (``preset``) only when one was applied, so that configs made before presets compare equal."""
+        recorded = {
             "method": self.name,
             "method_options": options_dict(self.options),
             "llm": self.llm_name,
@@ -53,6 +56,8 @@ class MethodChoice:
             "seed": self.context.seed,
             "allow_partial": self.context.allow_partial,
         }
+        preset = preset_of(self.options)
+        return {**recorded, "preset": preset} if preset else recorded
 
     def build(self, graph: KnowledgeGraph) -> Retriever:
         return self.spec.load_factory()(graph, self.options, self.context)

@@ -20,6 +20,7 @@ from pydantic import Field
 from ark.llm.messages import Message, SystemMessage, UserMessage, to_openai
 
 from .base import Answer, EmbedderChoice, MethodContext, MethodOptions, MethodOutput, type_mask
+from .presets import Preset, PresetSetting
 from .records import DetailsRecord
 from .registry import MethodError, MethodSpec, needs_model_message
 
@@ -36,10 +37,12 @@ ANSWER_INSTRUCTIONS = ("Finish with one last line of the form `Answer: <answer>`
 def prompting_spec(name: str, summary: str, options: type[MethodOptions], factory: str, paper: str,
                    requires: tuple[str, ...] = ()) -> MethodSpec:
     """The registry entry of a prompting baseline: an LLM method with no offline policy, in the family folder its
-    factory names, documented in ``docs/methods/<name>.md``."""
+    factory names, documented in ``docs/methods/<name>.md``; one that grounds nodes (:class:`NodeRetrievalOptions`)
+    has GraphScout's ``--preset paper`` (:data:`BASELINE_PAPER_PRESET`)."""
     family = factory.split(":")[0].split(".")[2]
+    presets = (BASELINE_PAPER_PRESET,) if issubclass(options, NodeRetrievalOptions) else ()
     return MethodSpec(name=name, summary=summary, options=options, factory=factory, family=family, uses_llm=True,
-                      offline=False, requires=requires, docs=f"docs/methods/{name}.md", paper=paper)
+                      offline=False, requires=requires, docs=f"docs/methods/{name}.md", paper=paper, presets=presets)
 
 
 def require_model(context: MethodContext, method: str) -> ChatPolicy:
@@ -68,6 +71,15 @@ class GraphFunctionOptions(NodeRetrievalOptions):
 
     neighbour_limit: int = Field(default=30, ge=1, description="neighbours NeighbourCheck lists (the rest counted)")
     feature_chars: int = Field(default=500, ge=50, description="characters of a feature NodeFeature shows")
+
+
+# ``--preset paper`` of GraphScout's Table 1 baselines that ground nodes (graph-rag, cypher, graph-cot, polyg,
+# graph-counselor): their node retrieval by vector search, as the paper ran them (text-rag's chunks are dense
+# already). The embedder stays ours (the paper's Qwen3-text-embedding-v4 is hosted: embedder=openai:MODEL).
+BASELINE_PAPER_PRESET = Preset("paper", "GraphScout (Ying et al.), Table 1 baselines", (
+    PresetSetting("node_index", "dense", "Appendix A.4",
+                  "for all methods that require vector retrieval, we use Qwen3-text-embedding-v4"),
+))
 
 
 def open_names(graph: KnowledgeGraph, options: NodeRetrievalOptions, context: MethodContext) -> Any:

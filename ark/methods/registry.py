@@ -29,6 +29,7 @@ from .base import MethodContext, MethodOptions
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from .base import Retriever
+    from .presets import Preset
 
 PLUGIN_VARIABLE = "ARK_METHOD_MODULES"
 ENTRY_POINT_GROUP = "ark.methods"
@@ -49,6 +50,7 @@ class MethodSpec:
     ``default_truncate``: the ranking depth its evaluations score by default (ARK cuts its fused ranking at 20,
     Appendix A.2); None scores the whole ranking. ``offline``: an LLM method runs without a model through a
     scripted policy; False (the prompting baselines) makes a missing model an error (:func:`needs_model_message`).
+    ``presets``: named option presets (``paper``: the paper's settings, :mod:`ark.methods.presets`).
     """
 
     name: str
@@ -63,17 +65,29 @@ class MethodSpec:
     paper: str | None = None
     default_truncate: int | None = None
     offline: bool = True
+    presets: tuple[Preset, ...] = ()
 
-    def make_options(self, values: Mapping[str, Any] | MethodOptions | None = None) -> MethodOptions:
-        """Validated options from ``values`` (a mapping, already-built options, or None for the defaults)."""
-        if isinstance(values, self.options):
+    def make_options(self, values: Mapping[str, Any] | MethodOptions | None = None,
+                     preset: str | None = None) -> MethodOptions:
+        """Validated options from ``values`` (a mapping, already-built options, or None for the defaults) over
+        ``preset``'s (or the preset ``values`` name under the key ``preset``)."""
+        if isinstance(values, self.options) and preset is None:
             return values
-        if isinstance(values, MethodOptions):
+        if isinstance(values, MethodOptions) and not isinstance(values, self.options):
             raise MethodError(f"options of type {type(values).__name__} do not belong to method {self.name!r} "
                               f"(it takes {self.options.__name__})")
         from .options import validate_options
+        from .presets import PresetError, mark_preset, split_preset, with_preset
 
-        return validate_options(self, dict(values or {}))
+        given = values.model_dump(exclude_unset=True) if isinstance(values, MethodOptions) else dict(values or {})
+        try:
+            named, given = split_preset(given)
+            if preset is not None and named is not None and named != preset:
+                raise PresetError(f"two presets given: {preset!r} and {named!r}; choose one")
+            chosen = preset or named
+            return mark_preset(validate_options(self, with_preset(self, chosen, given)), chosen)
+        except PresetError as exc:
+            raise MethodError(str(exc)) from None
 
     def load_factory(self) -> Any:
         module_name, _, attribute = self.factory.partition(":")

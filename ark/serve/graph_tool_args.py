@@ -108,6 +108,8 @@ class RetrieveArgs(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict,
                                     description="The method's per-request options, e.g. {\"n_agents\": 5} for ark "
                                                 "(sandbox, timeouts, embedders and model folders are the server's).")
+    preset: str | None = Field(default=None, description="An options preset under `options`: \"paper\" = the "
+                                                         "method's paper's settings (ark, seeder, graphscout).")
     model: ModelChoice | None = Field(default=None, description="LLM methods: the chat model (default: the "
                                                                 "server's).")
     limit: int | None = Field(default=None, ge=1, description="Ranked nodes to return (default 10, at most 50).")

@@ -390,7 +390,8 @@ class GraphTools:
         model = None if chosen is None else ModelSettings(model=chosen.model, base_url=chosen.base_url,
                                                           temperature=chosen.temperature, offline=chosen.offline)
         try:
-            answered = await self.questions.ask(args.question, args.method, args.options, model=model, top=rows)
+            answered = await self.questions.ask(args.question, args.method, args.options, model=model, top=rows,
+                                                preset=args.preset)
         except RequestError as exc:
             return ToolResult.failure(str(exc), exc.kind)
         g = self.graph  # the call's version: the answer's, unless an update landed while it ran

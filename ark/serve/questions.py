@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
+from ark.methods.presets import preset_of
 from ark.text import clean_inline
 
 if TYPE_CHECKING:
@@ -157,16 +158,19 @@ class QuestionService:
     # ------------------------------------------------------------------ asking
     async def ask(self, question: str, method: str = "ark", options: Mapping[str, Any] | None = None, *,
                   model: ModelSettings | None = None, candidate_types: list[str] | None = None, top: int = 10,
-                  listener: StepListener | None = None) -> dict[str, Any]:
+                  listener: StepListener | None = None, preset: str | None = None) -> dict[str, Any]:
         """Run ``method`` on ``question``; the answer as JSON-ready data (see :meth:`_answer`). ``listener`` gets
         each agent step (:func:`step_event`) as it happens."""
-        prepared = await self.prepare(question, method, options, model=model, candidate_types=candidate_types)
+        prepared = await self.prepare(question, method, options, model=model, candidate_types=candidate_types,
+                                      preset=preset)
         return await self.run(prepared, top=top, listener=listener)
 
     async def prepare(self, question: str, method: str = "ark", options: Mapping[str, Any] | None = None, *,
-                      model: ModelSettings | None = None, candidate_types: list[str] | None = None) -> Prepared:
+                      model: ModelSettings | None = None, candidate_types: list[str] | None = None,
+                      preset: str | None = None) -> Prepared:
         """Check everything about a question and build (or reuse) its method: every :class:`RequestError` for bad
-        input is raised here, before anything runs (a streamed answer can still get a 4xx status)."""
+        input is raised here, before anything runs (a streamed answer can still get a 4xx status). ``preset``
+        (``paper``): the method's preset, over the server's options and under the request's."""
         from ark.methods import MethodError, get_method_spec
 
         question = (question or "").strip()
@@ -179,7 +183,7 @@ class QuestionService:
             spec = get_method_spec(method)
         except MethodError as exc:
             raise RequestError(str(exc), 400, "unknown_method") from None
-        chosen = self._options(spec, options or {})
+        chosen = self._options(spec, options or {}, preset)
         model = model or ModelSettings()
         self._check_model(model)
         graph = await asyncio.to_thread(self.current_graph)
@@ -197,15 +201,21 @@ class QuestionService:
                                f"model and its endpoint); a request may set "
                                f"{', '.join(f'model.{name}' for name in REQUEST_MODEL_FIELDS)}", 403, "server_setting")
 
-    def _options(self, spec: Any, options: Mapping[str, Any]) -> Any:
-        """A request's options checked against the method's allow-list and :data:`REQUEST_CAPS`, over the server's
-        options of that method."""
+    def _options(self, spec: Any, options: Mapping[str, Any], preset: str | None = None) -> Any:
+        """A request's options checked against the method's allow-list and :data:`REQUEST_CAPS`, over its preset's
+        (checked against the same allow-list: a preset only sets what a request may), over the server's options
+        of that method."""
         from ark.methods import MethodError
         from ark.methods.options import RequestOptionError, merge_options, nest_keys, request_values
+        from ark.methods.presets import PresetError, mark_preset, preset_values
 
         try:
-            given = request_values(spec, options)
-            chosen = spec.make_options(merge_options(self.server_options.get(spec.name, {}), nest_keys(given)))
+            preset_given = request_values(spec, preset_values(spec, preset)) if preset is not None else {}
+            given = {**preset_given, **request_values(spec, options)}
+            chosen = mark_preset(spec.make_options(merge_options(self.server_options.get(spec.name, {}),
+                                                                 nest_keys(given))), preset)
+        except PresetError as exc:
+            raise RequestError(str(exc), 422, "invalid_options") from None
         except RequestOptionError as exc:
             raise RequestError(str(exc), 403 if exc.server_only else 422,
                                "server_setting" if exc.server_only else "invalid_options") from None
@@ -339,7 +349,8 @@ class QuestionService:
         agents = [{"agent": t.agent_index, "steps": len(t.steps), "stop_reason": t.stop_reason, "error": t.error,
                    "answer": len(t.answer)} for t in output.trajectories or []]
         answers = [AnswerMark(index, votes.get(index), ties.get(index)) for index in output.indices]
-        return {"question": question, "method": method, "options": options.model_dump(mode="json"), "llm": llm_name,
+        return {"question": question, "method": method, "options": options.model_dump(mode="json"),
+                "preset": preset_of(options), "llm": llm_name,
                 "total": len(output.indices), "ranked": ranked,
                 "answer": output.answer.to_dict() if output.answer is not None else None, "agents": agents,
                 "confidence": record.confidence if record is not None else None,

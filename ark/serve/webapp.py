@@ -53,6 +53,8 @@ class AskRequest(BaseModel):
     method: str = Field(default="ark", description="A registered method (GET /api/methods).")
     options: dict[str, Any] = Field(default_factory=dict, description="The method's per-request options "
                                     "(GET /api/methods: request_options); the others are the server's (403).")
+    preset: str | None = Field(default=None, description="An options preset under `options`: paper = the method's "
+                               "paper's settings (ark, seeder, graphscout; it sets per-request options only).")
     model: ModelChoice = Field(default_factory=ModelChoice, description="LLM methods: the chat model.")
     candidate_types: list[str] | None = Field(default=None, description="Only rank nodes of these types.")
     top: int = Field(default=10, ge=1, le=100, description="Ranked nodes to return.")
@@ -175,7 +177,7 @@ def _add_question_routes(app: Any, tools: GraphTools, questions: QuestionService
     def _ask_kwargs(body: AskRequest) -> dict[str, Any]:
         settings = ModelSettings(model=body.model.model, base_url=body.model.base_url,
                                  temperature=body.model.temperature, offline=body.model.offline)
-        return {"model": settings, "candidate_types": body.candidate_types, "top": body.top}
+        return {"model": settings, "candidate_types": body.candidate_types, "top": body.top, "preset": body.preset}
 
     @app.post("/api/ask", summary="Ask a question; the fused ranking with each node's evidence")
     async def ask(body: AskRequest) -> dict[str, Any]:

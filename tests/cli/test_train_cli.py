@@ -158,3 +158,15 @@ def test_paper_architecture_trains_and_reports_its_parameter_count(cli, setup):
 
     count = re.search(r"Network \(paper\): ([\d,]+) trainable parameters \(the paper: 1\.1M", result.text)
     assert count and int(count.group(1).replace(",", "")) > 0, result.text
+
+
+def test_preset_paper_trains_appendix_d2s_network_with_table_7s_column(cli, setup):
+    root, train, val = setup
+    out = root / "model-preset-paper"
+    result = cli("train", "seeder", root / "graph", "--queries", train, "--val", val, "--out", out, "--seed", "3",
+                 "--no-progress", "--preset", "paper", *_sets(TINY))
+    assert result.exit_code == 0, result.output
+    arch = json.loads((out / "model.json").read_text())["architecture"]
+    assert not any(arch[k] for k in ("role_embeddings", "type_embeddings", "query_edges", "similarity_bias",
+                                     "self_loops", "extra_residual"))
+    assert "Network (paper)" in result.text

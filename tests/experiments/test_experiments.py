@@ -214,3 +214,28 @@ def test_every_experiment_runs_on_hpo_with_the_offline_policy(tmp_path):
             assert got == (["offline"] if rows == ["offline"] else rows), (name, table)
         for file in PLOTS[name]:
             assert (tmp_path / name / file).read_bytes().startswith(PNG)
+
+
+def test_the_experiment_command_runs_under_the_paper_preset_unless_told_otherwise(clinical, tmp_path):
+    from ark.cli.main import app
+
+    graph, queries = clinical
+
+    def configs(*flags: str) -> list[dict]:
+        out = tmp_path / "-".join(["out", *flags])
+        result = CliRunner().invoke(app, ["experiment", "fusion", str(graph.path), "--queries", str(queries),
+                                          "--out", str(out), "--runs", str(tmp_path / "runs"), "--no-progress",
+                                          *flags])
+        assert result.exit_code == 0, result.output
+        runs = json.loads((out / "results.json").read_text())["runs"]
+        return [json.loads((Path(r["folder"]) / "config.json").read_text()) for r in runs]
+
+    paper = configs()
+    assert [c["method_options"]["fusion"] for c in paper] == ["votes", "ordering", "random"]
+    assert all(c["preset"] == "paper" and c["method_options"]["fusion_evidence"] is False
+               and c["method_options"]["scoring"] == "plain" for c in paper)  # Table 3's votes: the paper's rule
+    ours = configs("--preset", "none")
+    assert all("preset" not in c and c["method_options"]["scoring"] == "fielded" for c in ours)
+    kept = configs("--set", "fusion_evidence=true")  # an option given over the preset stays in every variant
+    assert all(c["preset"] == "paper" and "fusion_evidence" not in c["method_options"]
+               and c["method_options"]["scoring"] == "plain" for c in kept)

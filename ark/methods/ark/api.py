@@ -18,6 +18,7 @@ from ark.storage.jsonl import append_jsonl
 
 from ..base import run_beside
 from .fusion import fuse
+from .fusion_evidence import graph_evidence
 from .loop import run_agent
 from .offline.evidence_rank import doubted
 from .options import ArkOptions, ToolConfig
@@ -44,7 +45,6 @@ def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: b
 
 
 _LEVELS = ("low", "medium", "high")
-EVIDENCE_STEPS = 2  # the offline steps that read a question's anchors for a model's answers: anchor, expand
 
 
 def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str | None, str | None]:
@@ -63,15 +63,25 @@ def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str
 
 
 def agent_options(config: ArkOptions | None, *, n_agents: int | None = None, max_steps: int | None = None,
-                  fusion: str | None = None, tool_config: ToolConfig | None = None) -> ArkOptions:
-    """The options of one :class:`ARK`: ``config`` as given, or the keywords given over ArkOptions' defaults.
-    Keywords beside a ``config`` would be ignored, so they are refused (``TypeError`` naming both)."""
-    given = {"n_agents": n_agents, "max_steps": max_steps, "fusion": fusion, "tools": tool_config}
+                  fusion: str | None = None, tool_config: ToolConfig | None = None,
+                  preset: str | None = None) -> ArkOptions:
+    """The options of one :class:`ARK`: ``config`` as given, or the keywords given over ``preset``'s values
+    (``paper``: :data:`~.options.PAPER_PRESET`) over ArkOptions' defaults. Keywords or a preset beside a ``config``
+    would be ignored, so they are refused (``TypeError`` naming both)."""
+    given: dict[str, Any] = {"n_agents": n_agents, "max_steps": max_steps, "fusion": fusion}
     given = {key: value for key, value in given.items() if value is not None}
+    if tool_config is not None:
+        given["tools"] = tool_config.model_dump(exclude_unset=True)
     if config is None:
-        return ArkOptions(**given)
+        from ..registry import get_method_spec
+
+        options = get_method_spec("ark").make_options(given, preset=preset)
+        assert isinstance(options, ArkOptions)
+        return options
+    if preset is not None:
+        given["preset"] = preset
     if given:
-        names = ", ".join("tool_config" if key == "tools" else key for key in given)
+        names = ", ".join({"tools": "tool_config"}.get(key, key) for key in given)
         raise TypeError(f"ARK() takes its options either as config=ArkOptions(...) or as keywords, not both: got "
                         f"config and {names}; put them in the config (config.model_copy(update={{...}}))")
     return config
@@ -93,18 +103,19 @@ class ARK:
     ``on_step`` (optional) is called after every step of every agent, as it happens (a live view).
 
     The method's options come one way: whole as ``config`` (an :class:`ArkOptions`), or as the keywords
-    ``n_agents``, ``max_steps``, ``fusion`` and ``tool_config`` over ArkOptions' defaults; both at once is a
-    ``TypeError`` naming them (see :func:`agent_options`).
+    ``n_agents``, ``max_steps``, ``fusion`` and ``tool_config`` over ``preset``'s values (``"paper"``: the paper's
+    settings, :mod:`ark.methods.presets`) over ArkOptions' defaults; both at once is a ``TypeError`` naming them
+    (see :func:`agent_options`).
     """
 
     def __init__(self, graph: KnowledgeGraph, llm: ChatPolicy | None = None, index: TextIndex | None = None,
                  n_agents: int | None = None, max_steps: int | None = None, fusion: str | None = None,
                  tool_config: ToolConfig | None = None, config: ArkOptions | None = None,
                  trajectory_path: str | Path | None = None, allow_partial: bool = False,
-                 on_step: StepCallback | None = None) -> None:
+                 on_step: StepCallback | None = None, preset: str | None = None) -> None:
         self.graph = graph
         self.config = agent_options(config, n_agents=n_agents, max_steps=max_steps, fusion=fusion,
-                                    tool_config=tool_config)
+                                    tool_config=tool_config, preset=preset)
         self.index = index if index is not None else open_relevance_index(graph, self.config, progress=False)
         if llm is None:
             from .offline import OfflinePolicy
@@ -114,7 +125,6 @@ class ARK:
         self.trajectory_path = Path(trajectory_path) if trajectory_path is not None else None
         self.allow_partial = allow_partial
         self.on_step = on_step
-        self._evidence_reader: Any = None  # the offline policy reading a model's answers' evidence (see _evidence)
 
     def toolbox(self) -> Toolbox:
         """A fresh toolbox (one per trajectory: it holds the answer list and telemetry)."""
@@ -145,12 +155,18 @@ class ARK:
         return retrieval
 
     async def _evidence(self, question: str, trajectories: Sequence[Trajectory]) -> dict[int, tuple[int, ...]]:
-        """The graph evidence of each answered node (see offline/evidence_rank): where the policy states it (the
-        offline policy does), the strongest key any agent found; for a model's answers, read from the graph
-        around the question's anchors (:meth:`_graph_evidence`)."""
+        """The graph evidence breaking ties within a vote group (option ``fusion_evidence``; off: none, the paper's
+        earliest-position rule alone). Where the policy states it (the offline policy does), the strongest key any
+        agent found; for a model's answers, read from the graph around the nodes the question names
+        (:mod:`.fusion_evidence`), only when two or more agents' lists are fused by votes."""
+        if not self.config.fusion_evidence:
+            return {}
         keys_of = getattr(self.llm, "evidence_keys", None)
         if keys_of is None:
-            return await self._graph_evidence(question, trajectories)
+            answered = [node for t in trajectories if not t.error for node in t.answer]
+            if not answered or self.config.fusion != "votes" or sum(1 for t in trajectories if not t.error) < 2:
+                return {}  # one agent's list is a ranking, not a fusion: its own order stands
+            return graph_evidence(self.graph, self.index, question, answered)
         merged: dict[int, tuple[int, ...]] = {}
         for t in trajectories:
             if t.error:
@@ -158,23 +174,6 @@ class ARK:
             for node, key in keys_of(t.messages, t.tools, agent_index=t.agent_index).items():
                 merged[node] = max(merged.get(node, key), key)
         return merged
-
-    async def _graph_evidence(self, question: str, trajectories: Sequence[Trajectory]
-                              ) -> dict[int, tuple[int, ...]]:
-        """A model states no evidence keys: the offline policy reads the question's anchors with ARK's own tools
-        (its first steps: search each entity, explore the anchors; no model call), then each answered node's key
-        is read from the graph's edges to those anchors. Only ties within a vote group are broken by it."""
-        answered = [node for t in trajectories if not t.error for node in t.answer]
-        if not answered or self.config.fusion != "votes" or sum(1 for t in trajectories if not t.error) < 2:
-            return {}  # one agent's list is a ranking, not a fusion: its own order stands
-        from .offline import OfflinePolicy
-
-        if self._evidence_reader is None:
-            self._evidence_reader = OfflinePolicy(self.graph)
-        reader = self._evidence_reader
-        config = self.config.model_copy(update={"max_steps": EVIDENCE_STEPS, "system_prompt": None})
-        anchoring = await run_agent(question, self.toolbox, reader, agent_index=0, config=config)
-        return reader.graph_evidence_keys(anchoring.messages, anchoring.tools, answered)
 
     async def _run_agents(self, question: str) -> list[Trajectory]:
         """The n trajectories; without ``allow_partial`` the first failed agent stops the others and raises."""

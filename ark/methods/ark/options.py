@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from ..base import MethodOptions, embedder_base_url_field, embedder_field
+from ..presets import Preset, PresetSetting
 
 FUSIONS = ("votes", "ordering", "random")
 # Readings of the vote fusion's tie-break "earliest position at which the node appears in any agent's list"
@@ -72,8 +73,8 @@ class ArkOptions(MethodOptions):
 
     # per request: not the embedder, its endpoint nor the system prompt
     REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
-        "n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "relevance", "scoring", "tool_choice", "tools",
-        "allow_unseen_answers")
+        "n_agents", "max_steps", "fusion", "fusion_seed", "fusion_ties", "fusion_evidence", "relevance", "scoring",
+        "tool_choice", "tools", "allow_unseen_answers")
 
     n_agents: int = Field(default=3, ge=1, description="parallel agents whose answers are fused (n = 3)")
     max_steps: int = Field(default=20, ge=1, description="steps per agent (T_max = 20)")
@@ -82,6 +83,10 @@ class ArkOptions(MethodOptions):
     fusion_ties: Literal["concatenated", "any_list"] = Field(
         default="concatenated", description="votes' tie-break: concatenated = earliest position in the agents' "
         "lists concatenated in agent order (ours); any_list = smallest rank within any one agent's list")
+    fusion_evidence: bool = Field(
+        default=True, description="votes' tie-break consults the graph first: among nodes with equal votes, one "
+        "linked to more of the nodes the question names comes first (ours); false = the paper's earliest-position "
+        "rule alone (Section 3.2; --preset paper)")
     relevance: Literal["bm25", "dense"] = Field(
         default="bm25", description="the relevance function rel(q, d) ranking global search and neighbourhoods: "
         "bm25 (Section 3.1) or dense embeddings by `embedder` (Table 4: MiniLM; needs the dense extra)")
@@ -101,12 +106,14 @@ class ArkOptions(MethodOptions):
 
     @model_serializer(mode="wrap")
     def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The options as recorded in run configs and trajectories: ``fusion_ties`` only when it is not the
-        default, and ``allow_unseen_answers`` only when set, so that run folders made before the options existed
-        resume and compare equal."""
+        """The options as recorded in run configs and trajectories: ``fusion_ties`` and ``fusion_evidence`` only
+        when they are not the default, and ``allow_unseen_answers`` only when set, so that run folders made before
+        the options existed resume and compare equal."""
         values: dict[str, Any] = handler(self)
         if values.get("fusion_ties") == "concatenated":
             del values["fusion_ties"]
+        if values.get("fusion_evidence") is True:
+            del values["fusion_evidence"]
         if values.get("allow_unseen_answers") is False:
             del values["allow_unseen_answers"]
         return values
@@ -117,3 +124,21 @@ class ArkOptions(MethodOptions):
         if value not in FUSIONS:
             raise ValueError(f"unknown fusion {value!r}; valid: {', '.join(FUSIONS)}")
         return value
+
+
+# ``--preset paper``: ARK as Polonuer et al. state it (ark.methods.presets; checked against the paper's text by
+# tests/methods/test_paper_preset.py).
+PAPER_PRESET = Preset("paper", "ARK (Polonuer et al.)", (
+    PresetSetting("n_agents", 3, "Appendix A.2", "is run with $n=3$ parallel agents"),
+    PresetSetting("max_steps", 20, "Appendix A.2", "a maximum trajectory length of $T_{\\max}=20$"),
+    PresetSetting("tools.default_global_size", 5, "Appendix A.2", "By default $k=5$"),
+    PresetSetting("tools.neighborhood_budget", 20, "Appendix A.2",
+                  "a fixed budget of $k=20$ neighbors per expansion"),
+    PresetSetting("relevance", "bm25", "Section 3.1", "We implement $\\text{rel}$ with BM25"),
+    PresetSetting("scoring", "plain", "Section 3.1",
+                  "with BM25 (Robertson and Zaragoza, 2009) over an inverted index of node textual attributes"),
+    PresetSetting("fusion", "votes", "Section 3.2, Appendix A.2",
+                  "ranking nodes first by the number of agents that selected them (vote count)"),
+    PresetSetting("fusion_evidence", False, "Section 3.2, Appendix A.2",
+                  "breaking ties by the earliest position at which the node appears in any agent's list"),
+))

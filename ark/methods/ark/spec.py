@@ -1,7 +1,7 @@
 """Registry entry of the ARK method."""
 
 from ..registry import MethodSpec
-from .options import ArkOptions
+from .options import PAPER_PRESET, ArkOptions
 
 METHODS = [
     MethodSpec(
@@ -16,5 +16,6 @@ METHODS = [
         docs="docs/methods/ark.md",
         paper="Polonuer et al., Autonomous Knowledge Graph Exploration with Adaptive Breadth-Depth Retrieval",
         default_truncate=20,  # Appendix A.2: the fused ranking is cut to the top 20 before all metrics
+        presets=(PAPER_PRESET,),
     ),
 ]

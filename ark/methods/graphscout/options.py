@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from ..base import DEFERRED_BUILD, EmbedderChoice, MethodOptions
+from ..presets import Preset, PresetSetting
 
 RETRIEVER_INDEXES = ("bm25", "dense")
 RETRIEVER_FIELDS = ("name", "text")
@@ -73,3 +74,14 @@ class GraphScoutOptions(MethodOptions):
     examples: int = Field(default=6, ge=0, description="relations illustrated by Cypher examples in the prompt")
     retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+
+
+# ``--preset paper``: GraphScout as Ying et al. state it (ark.methods.presets; checked against the paper's text by
+# tests/methods/test_paper_preset.py). The embedder stays ours (the paper's Qwen3-text-embedding-v4 is a hosted
+# model; set retriever.embedder=openai:MODEL for it).
+PAPER_PRESET = Preset("paper", "GraphScout (Ying et al.)", (
+    PresetSetting("retriever.index", "dense", "Section 3.2.2",
+                  "The Node Retriever is implemented as a FAISS-based vector search module"),
+    PresetSetting("retriever.default_topk", 2, "Appendix B.4.1", "Number of retrieved nodes per query. Default is 2."),
+    PresetSetting("max_turns", 10, "Section 3.3.2", "a fixed budget of tool calls (we use $T=10$ )"),
+))

@@ -1,7 +1,7 @@
 """Registry entry of the GraphScout solver."""
 
 from ..registry import MethodSpec
-from .options import GraphScoutOptions
+from .options import PAPER_PRESET, GraphScoutOptions
 
 METHODS = [
     MethodSpec(
@@ -17,5 +17,6 @@ METHODS = [
         docs="docs/methods/graphscout.md",
         paper="Ying et al., GraphScout: Empowering Large Language Models with Intrinsic Exploration Ability for "
               "Agentic Graph Reasoning",
+        presets=(PAPER_PRESET,),
     ),
 ]

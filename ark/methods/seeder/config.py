@@ -150,13 +150,51 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def train_settings(preset: str = "prime", ablation: str | None = None, overrides: dict[str, Any] | None = None
-                   ) -> TrainSettings:
+# ``--preset paper``: Table 7's column for the graph's dataset and Appendix D.2's network (architecture=paper).
+PAPER_COLUMNS = ("prime", "mag", "amazon")
+PAPER_ARCHITECTURE = {"architecture": "paper"}
+
+
+# Table 7's rows as TrainSettings keys (what ``ark methods --show-preset paper`` lists and a test checks).
+TABLE7_ROWS = {
+    "Initial seed size k_0": "search.seeds", "PCA enabled / dimension": "search.pca_dim",
+    "Hidden dimension": "hidden", "Number of GNN layers": "layers", "Dropout": "dropout",
+    "Expansion sizes $\\{c_t\\}$": "search.sizes", "Frontier candidate caps": "search.caps",
+    "Batch size": "batch_size", "Learning rate": "lr", "Weight decay": "weight_decay", "Epochs": "epochs",
+    "Warmup epochs": "warmup_epochs", "Max gradient norm": "max_grad_norm", "Supervised weight": "bpr_weight",
+}
+
+
+def paper_training_values(column: str) -> dict[str, Any]:
+    """Each of :data:`TABLE7_ROWS`' keys as ``--preset paper`` trains it for Table 7's ``column``."""
+    dumped = train_settings("paper", graph=column).model_dump()
+    values = {}
+    for key in TABLE7_ROWS.values():
+        value: Any = dumped
+        for part in key.split("."):
+            value = value[part]
+        values[key] = value
+    return values
+
+
+def paper_column(graph: str) -> str:
+    """Table 7's column for ``graph``: the STaRK dataset its name names (``stark-mag`` → ``mag``), else PRIME's
+    (the defaults; a biomedical graph such as HPO is shaped like PrimeKG)."""
+    lowered = graph.lower()
+    return next((column for column in PAPER_COLUMNS if column in lowered), "prime")
+
+
+def train_settings(preset: str = "prime", ablation: str | None = None, overrides: dict[str, Any] | None = None,
+                   graph: str = "") -> TrainSettings:
     """Settings from a preset, an optional Table 2b ablation, and explicit overrides (nested dicts, e.g.
-    ``{"search": {"budget": 200}, "lr": 3e-4}``); a bad name or value raises ``ValueError`` listing the choices."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown SeedER preset {preset!r}; valid: {', '.join(PRESETS)}")
-    values = PRESETS[preset]
+    ``{"search": {"budget": 200}, "lr": 3e-4}``); a bad name or value raises ``ValueError`` listing the choices.
+    ``paper``: Table 7's column for ``graph`` (:func:`paper_column`) with ``architecture=paper``."""
+    if preset == "paper":
+        values = _merge(PRESETS[paper_column(graph)], PAPER_ARCHITECTURE)
+    elif preset not in PRESETS:
+        raise ValueError(f"unknown SeedER preset {preset!r}; valid: {', '.join(PRESETS)}, paper")
+    else:
+        values = PRESETS[preset]
     if ablation is not None:
         if ablation not in ABLATIONS:
             raise ValueError(f"unknown SeedER ablation {ablation!r}; valid: {', '.join(ABLATIONS)}")

@@ -9,6 +9,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from ..base import DEFAULT_EMBEDDER, DEFERRED_BUILD, MethodOptions
+from ..presets import Preset, PresetSetting
 
 
 class BaselineOptions(MethodOptions):
@@ -132,3 +133,10 @@ class SeederOptions(MethodOptions):
                                                             "embedder (default: OPENAI_BASE_URL).")
     torch_threads: int | None = Field(1, ge=1, description="torch CPU threads (1 is fastest for these small "
                                                            "graphs on shared cores; None leaves torch's setting).")
+
+
+# ``--preset paper`` for retrieval: the ranking is Top_k of V_T alone (Algorithm 1, line 19), not V_T followed by the
+# rest of the subgraph. Training under the paper's settings is ``ark train seeder --preset paper`` (config.py).
+PAPER_PRESET = Preset("paper", "SeedER (Shirzad et al.)", (
+    PresetSetting("fill", False, "Algorithm 1, line 19", "**return** $R_k(q) \\leftarrow \\text{Top}_k(V_T; s_v)$"),
+))

@@ -2,6 +2,7 @@
 
 from ..registry import MethodSpec
 from .options import (
+    PAPER_PRESET,
     AStarOptions,
     BeamOptions,
     KHopFilterOptions,
@@ -34,6 +35,7 @@ METHODS = [
         requires=("seeder",),
         docs=_DOCS,
         paper=_PAPER,
+        presets=(PAPER_PRESET,),
     ),
     _baseline("khop-filter", "K-HOP-WITH-FILTERING from 3 dense seeds: per hop keep the nodes scored by node, "
               "parent and relation similarity (SeedER's strongest heuristic)", KHopFilterOptions,

@@ -26,3 +26,17 @@ def test_a_config_is_taken_whole(graph, index) -> None:
 def test_keywords_beside_a_config_are_refused_naming_both(graph, index, keywords, named) -> None:
     with pytest.raises(TypeError, match=f"got config and {named}"):
         ARK(graph, index=index, config=ArkOptions(n_agents=1), **keywords)
+
+
+def test_the_paper_preset_from_python_the_class_and_the_method_factory(graph, index):
+    from ark.methods import build_method
+    from ark.methods.ark.api import ARK
+    from ark.methods.presets import preset_of
+
+    ark = ARK(graph, index=index, preset="paper", n_agents=2)
+    assert (ark.config.scoring, ark.config.fusion_evidence, ark.config.n_agents) == ("plain", False, 2)
+    assert preset_of(ark.config) == "paper"
+    retriever = build_method("ark", graph, {"preset": "paper"})
+    assert retriever.ark.config.scoring == "plain"
+    with pytest.raises(TypeError, match="got config and preset"):
+        ARK(graph, index=index, config=ark.config, preset="paper")

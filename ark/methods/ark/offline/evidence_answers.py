@@ -1,11 +1,8 @@
 """The offline policy's answers as the graph's evidence ranks them: evidence keys per candidate, tie groups, and
-the keys a replayed conversation states for the vote fusion or reads from the graph for any nodes (a model's
-answers). The ordering and grouping themselves are the pure functions of ``evidence_rank``."""
+the keys a replayed conversation states for the vote fusion. The ordering and grouping themselves are the pure
+functions of ``evidence_rank``."""
 
 from __future__ import annotations
-
-from collections.abc import Iterable, Iterator
-from typing import Any
 
 from .conditions import conjunctive, positive_conditions, satisfied, says_quoted
 from .context import PolicyContext
@@ -42,37 +39,3 @@ def evidence_keys_of(ctx: PolicyContext, ev: Evidence, ranked: list[int]) -> dic
                             principal={a: principal.get(a, {}).get(g.node_type(i)) for a in scores.support.get(i, {})},
                             paths=0 if i in anchors else len(scores.hits.get(i, set()) & middle))
             for i in ranked}
-
-
-def graph_evidence_keys(ctx: PolicyContext, ev: Evidence, nodes: Iterable[int]) -> dict[int, EvidenceKey]:
-    """The evidence key of any ``nodes`` (e.g. a model's answers), read from the graph itself: the question's
-    anchors and conditions come from ``ev`` (a replay of an offline conversation, which this fills in), each
-    node's support from its own edges to those anchors and, when the question goes through nodes of another type
-    (a second hop), the nodes of that type it shares with them. Empty when nothing was anchored."""
-    anchors = {a.index for a in ev.positive_anchors()}
-    if ev.analysis.unsupported or not anchors and not ev.named:
-        return {}
-    g = ctx.graph
-    between = set(ev.scores.intermediate_types.values())
-    middle = {j for a in anchors for j, _ in _edges(g, a) if g.node_type(j) in between} - anchors
-    valid = [i for i in dict.fromkeys(nodes) if g.is_valid_index(i)]
-    for i in valid:
-        ev.scores.support[i] = {}
-        ev.scores.hits[i] = set()
-        for j, relation in _edges(g, i):
-            if j in anchors:
-                ev.scores.support[i].setdefault(j, set()).add(relation)
-                if j in ev.condition_of:
-                    ev.satisfied[i].add(ev.condition_of[j])
-            elif j in middle:
-                ev.scores.hits[i].add(j)
-    ev.scores.intermediates = dict.fromkeys(middle, 1.0)
-    return evidence_keys_of(ctx, ev, valid)
-
-
-def _edges(graph: Any, node: int) -> Iterator[tuple[int, str]]:
-    """``node``'s neighbours, each with the relation of the edge."""
-    found = graph.neighbors(node)
-    names = graph.relation_types
-    for j, code in zip(found.nodes.tolist(), found.relations.tolist(), strict=True):
-        yield j, names[code]

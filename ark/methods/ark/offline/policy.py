@@ -23,14 +23,14 @@ gives the same next call. It is a baseline and a teacher for tests, not a langua
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Sequence, Set
 
 from ....graph import KnowledgeGraph
 from ....llm.messages import AssistantMessage, Message, ToolMessage
 from ....llm.policy import PolicyReply, Usage
 from .context import PolicyContext
 from .evidence import Evidence
-from .evidence_answers import answers, graph_evidence_keys
+from .evidence_answers import answers
 from .evidence_rank import EvidenceKey
 from .messages import assistant_message, question_of
 from .phases import PHASES, Phase
@@ -102,11 +102,3 @@ class OfflinePolicy:
         """The evidence key of each node this conversation's answer holds (see evidence_rank), from a replay."""
         evidence, _ = self.replay(messages, agent_index, {t["function"]["name"] for t in tools})
         return {a.index: a.key for a in answers(self.context, evidence) if a.key}
-
-    def graph_evidence_keys(self, messages: Sequence[Message], tools: list[dict], nodes: Iterable[int]
-                            ) -> dict[int, EvidenceKey]:
-        """The evidence key of any ``nodes`` (e.g. a model's answers), read from the graph itself: the question's
-        anchors and conditions come from replaying this (offline) conversation (see
-        evidence_answers.graph_evidence_keys). Empty when nothing was anchored."""
-        evidence, _ = self.replay(messages, 0, {t["function"]["name"] for t in tools})
-        return graph_evidence_keys(self.context, evidence, nodes)
