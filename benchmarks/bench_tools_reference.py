@@ -46,7 +46,8 @@ GC_PAUSES: list[float] = []  # collector pauses (ms) during the timed calls
 # ----------------------------------------------------------------------------- the reference emulation
 _PUNCTUATION = re.compile(r"[^\w\s]")
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
-_STOPWORDS = frozenset("a an and are as at be by for from has in is it of on or that the to was with".split())
+_STOPWORDS = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "in", "is", "it", "of",
+                        "on", "or", "that", "the", "to", "was", "with"})
 
 
 def clean_query(query: str) -> str:
@@ -175,8 +176,8 @@ def synthetic_graph(path: Path, nodes: int, seed: int = 0):
 def _write_synthetic(path: Path, nodes: int, seed: int) -> None:
     import pyarrow as pa
 
-    from ark.graph.storage import save_graph
     from ark.graph.build import build_graph_from_arrays
+    from ark.graph.storage import save_graph
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_bm25 import _vocabulary
@@ -314,7 +315,7 @@ def _load() -> str:
 
 
 def print_rows(rows: list[dict]) -> None:
-    print(f"| case | calls | ARK median | ref median | ratio | ARK p99 | ref p99 | ratio | ARK max wall |")
+    print("| case | calls | ARK median | ref median | ratio | ARK p99 | ref p99 | ratio | ARK max wall |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['case']} | {r['calls']} | {r['ark_median_ms']:.3f} | {r['reference_median_ms']:.3f} | "
