@@ -36,6 +36,13 @@ class GraphTextIndex:
         self.graph = graph
         self.index = index
 
+    def warm_up_in_background(self) -> None:
+        """Load the index's compiled search kernels on a daemon thread before its first query
+        (:mod:`ark.index.kernel_warm_up`); nothing for indexes without them."""
+        from . import kernel_warm_up
+
+        kernel_warm_up.start(self.index)
+
     def type_mask(self, node_types: str | Sequence[str] | None) -> np.ndarray | None:
         """Bool mask of nodes whose type is one of ``node_types`` (names resolved by the graph), or None."""
         return None if node_types is None else self.graph.type_mask(node_types)
