@@ -50,7 +50,7 @@ class GraphTextIndex:
     def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
         """Top-``k`` ``(node, score)`` pairs, descending, optionally restricted to some node types."""
         ids, scores = self.index.search(query, k, mask=self.type_mask(node_types))
-        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+        return list(zip(np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True))  # Python ints, floats
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """Scores of just ``candidates`` (same order), with corpus-wide statistics."""

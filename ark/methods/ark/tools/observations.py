@@ -171,14 +171,16 @@ class Detail:
     name_chars: int
 
 
-def detail_levels(snippet_chars: int, name_chars: int) -> list[Detail]:
-    """The :data:`DETAIL_LEVELS` for the configured snippet and name widths, most detailed first."""
+@functools.lru_cache(maxsize=64)
+def detail_levels(snippet_chars: int, name_chars: int) -> tuple[Detail, ...]:
+    """The :data:`DETAIL_LEVELS` for the configured snippet and name widths, most detailed first (made once per
+    configuration)."""
     levels = []
     for snippet_share, name_share in DETAIL_LEVELS:
         level = Detail(int(snippet_chars * snippet_share), max(int(name_chars * name_share), MIN_NAME_CHARS))
         if level not in levels:
             levels.append(level)
-    return levels
+    return tuple(levels)
 
 
 def fit_observation(header: list[str], render: Callable[[Detail], list[list[str]]], footer: list[str], limit: int,
