@@ -12,11 +12,12 @@ first waits only for what is left (numba's compiler lock), and gets the same res
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
 
-_started: set[int] = set()
+_started: weakref.WeakSet[Any] = weakref.WeakSet()  # the indexes whose warm-up has begun
 _lock = threading.Lock()
 
 
@@ -48,9 +49,9 @@ def start(index: Any) -> threading.Thread | None:
     if not isinstance(index, bm25.BM25Index) or not index._prunes():
         return None
     with _lock:
-        if id(index) in _started:
+        if index in _started:
             return None
-        _started.add(id(index))
+        _started.add(index)
     thread = threading.Thread(target=warm_up, args=(index,), name="ark-bm25-warm-up", daemon=True)
     thread.start()
     return thread
