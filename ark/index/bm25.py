@@ -60,7 +60,9 @@ DENSE_SCORING_FRACTION = 16
 # search() ranks only the documents holding a query term when their postings total at most 1/32 of the corpus.
 SPARSE_SEARCH_FRACTION = 32
 # search() prunes (numba) from this many documents on; below, the exhaustive numpy pass is fast and starts at once.
-PRUNE_MIN_DOCS = 200_000
+# HPO (36,853 nodes) is above it: its tool call's search took ~200 us less pruned (2 December 2026, issue 50); the
+# kernels are loaded before the first query by :mod:`ark.index.kernel_warm_up`.
+PRUNE_MIN_DOCS = 20_000
 # Pruned search first scores the documents of the query's rarest terms, up to this many postings (see
 # _prune_kernel.top_k): a rare word next to a very frequent one otherwise keeps the k-th best score low while
 # the frequent word's postings are walked (a 31-document word with a 980k-document one: 13 ms -> 0.1 ms).

@@ -36,6 +36,13 @@ class GraphTextIndex:
         self.graph = graph
         self.index = index
 
+    def warm_up_in_background(self) -> None:
+        """Load the index's compiled search kernels on a daemon thread before its first query
+        (:mod:`ark.index.kernel_warm_up`); nothing for indexes without them."""
+        from . import kernel_warm_up
+
+        kernel_warm_up.start(self.index)
+
     def type_mask(self, node_types: str | Sequence[str] | None) -> np.ndarray | None:
         """Bool mask of nodes whose type is one of ``node_types`` (names resolved by the graph), or None."""
         return None if node_types is None else self.graph.type_mask(node_types)
@@ -43,7 +50,7 @@ class GraphTextIndex:
     def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
         """Top-``k`` ``(node, score)`` pairs, descending, optionally restricted to some node types."""
         ids, scores = self.index.search(query, k, mask=self.type_mask(node_types))
-        return [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)]
+        return list(zip(np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True))  # Python ints, floats
 
     def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
         """Scores of just ``candidates`` (same order), with corpus-wide statistics."""

@@ -47,6 +47,7 @@ from .protocol import (
 
 GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
 START_TIMEOUT_S = 60.0
+RESET_TIMEOUT_S = 5.0  # how long a worker may take to reset in place or to leave before it is killed
 CYPHER_MODES = ("auto", "local", "callback")
 
 
@@ -77,6 +78,8 @@ class CodeSandbox:
             self.cypher_mode = "none"
         self.hide = list(hide or ())
         self.starts = 0
+        self.resets = 0  # in place, without a new worker
+        self.worker_cpu_s = 0.0  # CPU seconds the workers reported as they left
         self._process: subprocess.Popen | None = None
         self._tmp: str | None = None
         self._stderr: Any = None
@@ -159,14 +162,47 @@ class CodeSandbox:
             self._tmp = None
 
     def reset(self) -> None:
-        """Forget everything (variables, files, processes): the next call starts a fresh worker."""
+        """Forget everything (variables, files, processes, modules the code made): the worker is put back into the
+        state it was ready in (:mod:`ark.sandbox.pristine`, a few milliseconds) or, when it declines or does not
+        answer, stopped, and the next call starts a fresh one."""
         with self._lock:
-            self._stop()
             self._pending_note = None
+            if self.running and self._reset_in_place():
+                self.resets += 1
+                return
+            self._stop()
+
+    def _reset_in_place(self) -> bool:
+        assert self._process is not None
+        self._request_id += 1
+        try:
+            stdin, stdout = _pipes(self._process)
+            write_message(stdin, {"op": "reset", "id": self._request_id})
+            reply = read_message(stdout, time.monotonic() + RESET_TIMEOUT_S, MAX_RESULT_BYTES)
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
+            return False
+        return reply.get("op") == "reset_done" and reply.get("id") == self._request_id and reply.get("refused") is None
 
     def close(self) -> None:
+        """Stop the worker: asked to leave first, so its CPU time is reported (:attr:`worker_cpu_s`) and the process
+        is gone when this returns; killed (with its process group) otherwise."""
         with self._lock:
+            if self.running:
+                self._say_goodbye()
             self._stop()
+
+    def _say_goodbye(self) -> None:
+        assert self._process is not None
+        try:
+            stdin, stdout = _pipes(self._process)
+            write_message(stdin, {"op": "exit"})
+            reply = read_message(stdout, time.monotonic() + RESET_TIMEOUT_S, MAX_RESULT_BYTES)
+            cpu = reply.get("cpu_s") if reply.get("op") == "bye" else None
+            if isinstance(cpu, int | float) and 0 <= cpu < 1e7:
+                self.worker_cpu_s += float(cpu)
+            self._process.wait(timeout=RESET_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError, subprocess.TimeoutExpired):
+            pass
 
     def __enter__(self) -> CodeSandbox:
         return self

@@ -124,6 +124,11 @@ class Worker:
         self.namespace = self._fresh_namespace()
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing us
+        from ark.graphdb import engine as _engine  # noqa: F401 - what cypher() imports, loaded before the snapshot
+        from ark.sandbox.pristine import Snapshot
+
+        self.snapshot = Snapshot.take(self.config["tmp"], set(os.listdir(self.config["tmp"])),
+                                      float(self.limits["cpu_s"]))
         return {"op": "ready", "pid": self.pid, "uid": os.getuid(), "cypher": self.config.get("cypher")}
 
     def _drop_privileges(self) -> None:
@@ -333,11 +338,35 @@ class Worker:
                 reply["id"] = request.get("id")
                 write_message(self.wfd, reply)
             elif op == "reset":
-                self.namespace = self._fresh_namespace()
-                write_message(self.wfd, {"op": "reset_done", "id": request.get("id")})
+                write_message(self.wfd, {"op": "reset_done", "id": request.get("id"), "refused": self.reset()})
             elif op == "exit":
+                write_message(self.wfd, {"op": "bye", "cpu_s": _cpu_s()})
                 return
             # anything else (a late cypher reply after a timeout) is dropped
+
+
+    def reset(self) -> str | None:
+        """Back to the state the worker was ready in, for the next trajectory (:mod:`ark.sandbox.pristine`); the
+        reason when it cannot be, and the parent then starts a fresh worker."""
+        from ark.sandbox.pristine import restore
+
+        self._kill_leftovers()
+        refused = restore(self.snapshot)
+        if refused is None:
+            self.namespace = self._fresh_namespace()
+            self.runs, self.calls = 0, []
+            self.output.take()
+            with contextlib.suppress(OSError):
+                os.ftruncate(1, 0)
+            for name in [name for name in linecache.cache if name.startswith("<code-")]:
+                del linecache.cache[name]
+        return refused
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this worker and the processes it reaped."""
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
 def _on_alarm(signum: int, frame: Any) -> None:

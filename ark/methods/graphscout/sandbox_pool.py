@@ -1,10 +1,11 @@
-"""Code sandboxes for GraphScout trajectories: one stateful worker per trajectory, reset between trajectories and
-reused, all closed at the end.
+"""Code sandboxes for GraphScout trajectories: one stateful worker per trajectory at a time, kept warm for the whole
+run (or server) and reset between trajectories, all closed at the end.
 
-:meth:`SandboxPool.acquire` hands out an idle :class:`~ark.sandbox.CodeSandbox` (or a new one) and starts its
-worker in the background, so the ~0.35 s start overlaps with the model's first turn; :meth:`SandboxPool.release`
-resets it (variables, files and processes gone) and keeps it for the next trajectory; :meth:`SandboxPool.close`
-stops every worker.
+:meth:`SandboxPool.acquire` hands out an idle :class:`~ark.sandbox.CodeSandbox` (or a new one, its worker started in
+the background, so the ~0.35 s start overlaps with the model's first turn); :meth:`SandboxPool.release` resets it
+in place (variables, files, processes and modules of the trajectory gone, the worker process kept:
+:mod:`ark.sandbox.pristine`) and keeps it for the next trajectory; :meth:`SandboxPool.close` stops every worker and
+adds up their CPU time (:attr:`SandboxPool.worker_cpu_s`, outside this process's own accounting).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class SandboxPool:
         self._all: list[CodeSandbox] = []
         self._lock = threading.Lock()
         self.created = 0
+        self.worker_cpu_s = 0.0  # CPU seconds of the workers closed so far
 
     def acquire(self, warm: bool = True) -> CodeSandbox:
         """A sandbox for one trajectory (its worker starting in the background when ``warm``)."""
@@ -53,7 +55,9 @@ class SandboxPool:
         with self._lock:
             sandboxes, self._all, self._idle = self._all, [], []
         for sandbox in sandboxes:
+            before = sandbox.worker_cpu_s
             sandbox.close()
+            self.worker_cpu_s += sandbox.worker_cpu_s - before
 
 
 def _start_quietly(sandbox: CodeSandbox) -> None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec
 
 from ..options import ToolConfig
-from .observations import Detail, Shortened, count_of, fit_observation, snippet
+from .observations import Detail, Shortened, Snippets, count_of, fit_observation, node_label
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -86,13 +86,16 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
         box.telemetry.zero_result_calls += 1
         return ToolResult(f"No nodes found for query: {query!r}", data=data)
     header = [f"Found {count_of(len(hits), 'node')} for query: {query!r}:", ""]
-    terms = box.highlight_terms(query)
+    snippets = Snippets(box.highlight_terms(query))
+    nodes = [node for node, _ in hits]
+    names, types, texts = box.rows(nodes)
+    scores = [f" - Score: {score:.3f}" for _, score in hits]
 
     def render(detail: Detail) -> list[list[str]]:
         entries = []
-        for node, score in hits:
-            lines = [f"{box.label(node, detail.name_chars)} - Score: {score:.3f}"]
-            context = snippet(box.graph.text(node), terms, detail.snippet_chars) if detail.snippet_chars else None
+        for node, name, node_type, text, score in zip(nodes, names, types, texts, scores, strict=True):
+            lines = [node_label(node, name, node_type, detail.name_chars) + score]
+            context = snippets(text, detail.snippet_chars) if detail.snippet_chars else None
             if context:
                 lines.append(f"    Context: {context}")
             entries.append(lines)
@@ -103,4 +106,4 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
                                    cfg.max_name_chars)
     data.results = [GraphHit(index=node, score=round(score, 6)) for node, score in hits]
     box.note_detail(data, detail)
-    return ToolResult(text.rstrip(), data=data, node_indices=[n for n, _ in hits])
+    return ToolResult(text.rstrip(), data=data, node_indices=nodes)

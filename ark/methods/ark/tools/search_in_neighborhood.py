@@ -17,7 +17,7 @@ from ark.runtime.tools import UNKNOWN_NAME, ToolResult, ToolSpec, decode_json_st
 
 from ..options import ToolConfig
 from .neighborhood import filtered_neighborhood, rank_neighborhood
-from .observations import Detail, Shortened, count_of, fit_observation, snippet, suggested
+from .observations import Detail, Shortened, Snippets, count_of, fit_observation, suggested
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -177,7 +177,7 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
     offset = args.offset
     shown = ranked.nodes[offset: offset + cfg.neighborhood_budget].tolist()
     data.offset = offset
-    terms = box.highlight_terms(query) if query else []
+    snippets = Snippets(box.highlight_terms(query) if query else [])
     relations = []
     for neighbor in shown:
         out_codes, in_codes = ranked.relations_of(neighbor)
@@ -191,7 +191,7 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
             after = f" <-{','.join(in_names)}-" if in_names else ""
             lines = [f"{rank}. {before}{box.label(neighbor, detail.name_chars)}{after}"]
             if query and detail.snippet_chars:
-                context = snippet(g.text(neighbor), terms, detail.snippet_chars)
+                context = snippets(g.text(neighbor), detail.snippet_chars)
                 if context:
                     lines.append(f"    Context: {context}")
             entries.append(lines)

@@ -58,6 +58,9 @@ class Toolbox(ToolboxBase[Telemetry]):
         self.seen: set[int] = set()
         self.allow_unseen_answers = allow_unseen_answers
         self.tools = ToolSet(self._bound_tools(), Telemetry())
+        warm = getattr(index, "warm_up_in_background", None)
+        if warm is not None:  # the first search should not load the compiled kernels (a 1 s stall at 1M nodes)
+            warm()
 
     def _bound_tools(self) -> list[BoundTool]:
         """The tools the configuration offers (the Table 2 ablations drop the neighbourhood tool or parameters)."""
@@ -81,6 +84,11 @@ class Toolbox(ToolboxBase[Telemetry]):
         """``[index] name (type)``, the name cut to ``name_chars`` (default ``max_name_chars``)."""
         limit = self.config.max_name_chars if name_chars is None else name_chars
         return node_label(node, self.graph.name(node), self.graph.node_type(node), limit)
+
+    def rows(self, nodes: list[int]) -> tuple[list[str], list[str], list[str]]:
+        """The names, types and texts of ``nodes`` (a tool call's results)."""
+        g = self.graph
+        return [g.name(n) for n in nodes], [g.node_type(n) for n in nodes], [g.text(n) for n in nodes]
 
     def full_detail(self) -> Detail:
         return Detail(self.config.snippet_chars, self.config.max_name_chars)

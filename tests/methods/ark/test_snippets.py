@@ -1,0 +1,54 @@
+"""Snippets of tool observations: the same text as the plain definition (the first word-prefix match of any term,
+case-insensitive, in the text with its whitespace collapsed, cut to the width around it) on texts of every kind,
+short and long, ASCII and not, whichever path finds the match."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from ark.methods.ark.tools import observations
+from ark.methods.ark.tools.observations import Snippets, snippet
+
+
+def defined_snippet(text: str, terms: list[str], width: int) -> str | None:
+    """The definition, written the plain way (collapse the whole text, one compiled pattern)."""
+    if not text or not terms:
+        return None
+    ordered = sorted(set(terms), key=lambda t: (-len(t), t))
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in ordered) + r")\w*", re.IGNORECASE)
+    flat = " ".join(text.split())
+    match = pattern.search(flat)
+    if match is None:
+        return None
+    word = match.group(0)[: max(width // 2, 10)]
+    side = max((width - len(word)) // 2, 0)
+    start, end = max(match.start() - side, 0), min(match.end() + side, len(flat))
+    return ("..." if start > 0 else "") + f"{flat[start:match.start()]}**{word}**{flat[match.end():end]}" + (
+        "..." if end < len(flat) else "")
+
+
+PIECES = ["a", "b", "Ab", "seiz", "ure", " ", "  ", "\n", "\t", " \n ", "_", "-", "é", "İ", "ſ", "K", "1", ".", "(",
+          "\u2003", "\x1c", "ß", " " * 50, "\n" * 120, "word " * 30]
+TERM_SETS = [["seiz"], ["ab"], ["a", "ab"], ["seizure", "ure"], ["é"], ["ss"], ["k"], ["s"], ["a b"], ["b-a"], ["1"],
+             ["_"], ["ab", "seiz", "b"], ["seizur", "seiz", "seizures"]]
+
+
+@pytest.mark.parametrize("long_from", [observations.LONG_TEXT_CHARS, 0])  # 0: every text takes the window path
+def test_snippets_equal_the_definition_on_random_texts(monkeypatch, long_from):
+    monkeypatch.setattr(observations, "LONG_TEXT_CHARS", long_from)
+    rng = random.Random(7)
+    for _ in range(6000):
+        text = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 120)))
+        terms = rng.choice(TERM_SETS)
+        width = rng.choice([0, 1, 5, 10, 20, 40, 160])
+        assert snippet(text, terms, width) == defined_snippet(text, terms, width), (text, terms, width)
+
+
+def test_a_long_text_is_cut_around_its_first_match_without_collapsing_it_whole():
+    text = ("filler   text\n\n" * 400) + "the  PROGRESSIVE\thearing loss" + (" tail\n" * 400)
+    found = Snippets(["progress", "hearing"])(text, 40)
+    assert found == defined_snippet(text, ["progress", "hearing"], 40)
+    assert found is not None and "**PROGRESSIVE**" in found and found.startswith("...") and found.endswith("...")
