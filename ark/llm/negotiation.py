@@ -8,11 +8,15 @@ the same answer. So:
   ``auto`` (one warning per endpoint naming ``--set tool_choice=auto``), and the endpoint is remembered as refusing
   ``required`` for the rest of the process (:data:`TOOL_CHOICES`);
 - a 5xx whose body is a validation error is marked not to be retried (the SDK honours ``x-should-retry: false``),
-  and its error names the setting to change (:func:`refusal_hint`).
+  and its error names the setting to change (:func:`refusal_hint`);
+- a 5xx with an empty error message to a request asking for ``required`` counts as that refusal too: llama-cpp-python
+  0.3.x's ``chatml-function-calling`` format fails an assertion on ``required`` and answers HTTP 500 with the
+  assertion's empty text (measured with 0.3.36, issue #48).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -49,20 +53,48 @@ def is_validation_error(status: int, body: str) -> bool:
     return status >= 400 and bool(_VALIDATION_BODY.search(body))
 
 
+def is_blank_server_error(status: int, body: str) -> bool:
+    """True for a 5xx whose body carries no error message (empty, or an OpenAI-style error with an empty one)."""
+    if status < 500:
+        return False
+    text = body.strip()
+    if not text:
+        return True
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return isinstance(message, str) and not message.strip()
+
+
+def _asked_required(response: Any) -> bool:
+    """Whether the request behind ``response`` asked for ``tool_choice: required``."""
+    try:
+        sent = json.loads(response.request.content or b"{}")
+    except Exception:  # noqa: BLE001 - only used to classify the reply
+        return False
+    return isinstance(sent, dict) and sent.get("tool_choice") == REQUIRED
+
+
 def mark_refusal(response: Any) -> None:
-    """Tell the SDK not to retry a 5xx that refuses the request itself (a validation error, or a body naming
-    ``tool_choice``): resending the same body cannot succeed."""
+    """Tell the SDK not to retry a 5xx that refuses the request itself (a validation error, a body naming
+    ``tool_choice``, or no message at all to a request asking for ``required``): resending cannot succeed."""
     status = int(getattr(response, "status_code", 0) or 0)
     if status < 500:
         return
     body = body_text(response)
-    if is_validation_error(status, body) or "tool_choice" in body:
+    if (is_validation_error(status, body) or "tool_choice" in body
+            or (is_blank_server_error(status, body) and _asked_required(response))):
         response.headers["x-should-retry"] = "false"
 
 
 def refuses_tool_choice(request: dict[str, Any], status: int, body: str) -> bool:
-    """True when a failed request asked for ``tool_choice: required`` and the endpoint's refusal names it."""
-    return request.get("tool_choice") == REQUIRED and status >= 400 and "tool_choice" in body
+    """True when a failed request asked for ``tool_choice: required`` and the endpoint's refusal names it (or is a
+    5xx with no message, the form llama-cpp-python 0.3.x's refusal takes)."""
+    return (request.get("tool_choice") == REQUIRED and status >= 400
+            and ("tool_choice" in body or is_blank_server_error(status, body)))
 
 
 def refusal_hint(message: str) -> str:

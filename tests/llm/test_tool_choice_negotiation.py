@@ -11,7 +11,7 @@ import pytest
 from ark.llm import LLMError
 from ark.llm.negotiation import TOOL_CHOICES
 from tests.llm.test_openai_client import ask, make_client, run
-from tests.support.openai_server import http_error, tool_reply
+from tests.support.openai_server import http_error, raw_reply, tool_reply
 
 # The shape of llama-cpp-python 0.2.62's refusal: its route handler turns the request model's pydantic error
 # into an HTTP 500 with the error text as the message.
@@ -19,6 +19,9 @@ REFUSED_REQUIRED = ("1 validation error for CreateChatCompletionRequest\ntool_ch
                     "or 'auto' [type=literal_error, input_value='required', input_type=str]")
 REFUSED_SEED = ("1 validation error for CreateChatCompletionRequest\nseed\n  Input should be a valid integer "
                 "[type=int_type, input_value=4.5, input_type=float]")
+# llama-cpp-python 0.3.36's: chatml-function-calling asserts tool_choice is not "required"; the server turns the
+# AssertionError (whose text is empty) into an HTTP 500 with an empty message.
+BLANK_500 = '{"error": {"message": "", "type": "internal_server_error", "param": null, "code": null}}'
 SEARCH = tool_reply(("search_in_graph", {"query": "seizure"}))
 
 
@@ -48,6 +51,24 @@ def test_refused_required_falls_back_to_auto_once_with_one_warning(openai_server
     warnings = _warnings(caplog)
     assert len(warnings) == 1 and "--set tool_choice=auto" in warnings[0]
     assert openai_server.base_url in warnings[0]
+
+
+def test_a_blank_500_to_required_is_that_refusal_not_a_transient_error(openai_server, caplog):
+    openai_server.enqueue(raw_reply(BLANK_500, status=500), SEARCH)
+    client = make_client(openai_server, max_retries=3)
+    with caplog.at_level(logging.WARNING):
+        reply = run(ask(client))
+
+    assert [r["tool_choice"] for r in openai_server.requests] == ["required", "auto"]  # not resent 3 more times
+    assert reply.message["tool_calls"] and len(_warnings(caplog)) == 1
+
+
+def test_a_blank_500_to_auto_stays_transient(openai_server):
+    openai_server.enqueue(raw_reply(BLANK_500, status=500), SEARCH)
+    reply = run(ask(make_client(openai_server, max_retries=2), tool_choice="auto"))
+
+    assert [r["tool_choice"] for r in openai_server.requests] == ["auto", "auto"]  # retried as before
+    assert reply.message["tool_calls"]
 
 
 def test_the_choice_is_remembered_per_endpoint_for_other_clients(openai_server, caplog):
