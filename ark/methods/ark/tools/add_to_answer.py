@@ -135,8 +135,9 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, REASONING_CHARS,
                                    cfg.max_name_chars)
     error = None if added or repeated else (UNKNOWN_NODE if missing else UNSEEN_NODE if unseen else BUDGET)
-    data = AddToAnswerResult(added=added, repeated=repeated, missing=missing, refused=refused, size=len(box.answer),
-                             unseen=unseen or None)
+    data = AddToAnswerResult(added=added, repeated=repeated, missing=missing, refused=refused, size=len(box.answer))
+    if unseen:  # only when present: the records of calls that name seen nodes stay as they were
+        data.unseen = unseen
     if detail != Detail(REASONING_CHARS, cfg.max_name_chars):
         data.shortened = AnswerShortened(reasoning_chars=detail.snippet_chars, name_chars=detail.name_chars)
     if error is not None:
