@@ -47,11 +47,13 @@ COMMANDS: dict[str, Listed] = {
                              "--set max_steps=10."),
     "retrieve": Listed("eval_cmd", 'Run METHOD over a query file and write one line per query: {"id", "ranked", '
                                    '"scores"} (resumable).'),
-    "experiment": Listed("experiment_cmd", "Run one of the ARK paper's experiments and write its report folder "
-                                           "(report.md with tables, PNG plots,\nresults.json). Rerunning the same "
-                                           "command resumes it. The method is ark; --set/--config set its base "
-                                           "options,\n--model/--base-url/--offline the model (default: the offline "
-                                           "policy when none is configured); --seed also\nseeds the query subset."),
+    "experiment": Listed("experiment_cmd", "Run one of the papers' experiments into a report folder (report.md, "
+                                           "PNG plots, results.json); a rerun\nresumes it. Under --preset paper "
+                                           "unless --preset none; the method is ark (--set/--config: its base "
+                                           "options;\n--model/--base-url/--offline: the model, else the offline "
+                                           "policy); --seed also seeds the query subset.\nkhop-growth (SeedER "
+                                           "Figure 3a/5, no method): --set hops=3 --set seeds=3 --set "
+                                           "seeds_by=dense|bm25."),
     "methods": Listed("methods_cmd", "List the retrieval methods (for --method) and their options (for --set "
                                      "KEY=VALUE)."),
     "quiz": Listed("quiz_cmd", "Generate questions whose answers are computed exactly by graph traversal."),

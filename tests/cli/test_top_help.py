@@ -21,7 +21,7 @@ from ark.cli import main as cli
 if sys.argv[1] == "typer":  # the whole app as typer builds it: commands first, then groups, in registration order
     app = typer.Typer(callback=cli._no_options, **cli.APP_SETTINGS)
     for module in ("graph_cmd", "ask_cmd", "eval_cmd", "experiment_cmd", "methods_cmd", "quiz_cmd", "trajectory_cmd",
-                   "serve_cmd", "train_cmd", "distill_cmd"):
+                   "serve_cmd", "train_cmd", "model_cmd", "distill_cmd"):
         importlib.import_module(f"ark.cli.{module}").register(app)
 else:
     app = cli.app

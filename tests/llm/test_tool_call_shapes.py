@@ -86,7 +86,7 @@ def test_the_agent_runs_the_fenced_call_and_corrects_a_reply_it_cannot_read_with
     first, unread, done = trajectory.steps
     assert [c.name for c in first.tool_calls] == ["search_in_graph"] and first.tool_calls[0].parsed_ok
     assert "Marfan syndrome" in first.observations[0]
-    correction = next(m["content"] for m in trajectory.messages if m["role"] == "user"
-                      and "No tool call could be read" in str(m["content"]))
+    correction = next(m.content for m in trajectory.messages if m.role == "user"
+                      and "No tool call could be read" in str(m.content))
     assert "<tool_call>" in correction and correction.endswith(NO_TOOL_CALL_MESSAGE)
     assert trajectory.stop_reason == "finish" and [c.name for c in done.tool_calls] == ["finish"]

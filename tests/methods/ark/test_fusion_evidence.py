@@ -1,6 +1,7 @@
 """The ``fusion_evidence`` option: ties within a vote group broken by the graph's evidence (on by default) or by the
 paper's earliest-position rule alone (off, as under ``--preset paper``). Three stub agents (the scripted
-OpenAI-compatible server on loopback, the real client) answer "Marfan syndrome" with one vote per gene."""
+OpenAI-compatible server on loopback, the real client) answer "Marfan syndrome" with one vote per gene, without
+searching first (so under allow_unseen_answers, the paper's unchecked answers)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def ask(server, tmp_path, graph, index, **options) -> list[str]:
     script_agents(server, graph)
     settings = resolve_settings(base_url=server.base_url, model="test-model", api_key="test-key", seed=SEED,
                                 environ={}, config_path=tmp_path / "absent.toml", use_cache=False)
-    ark = ARK(graph, llm=OpenAIChatClient(settings), index=index, config=ArkOptions(**options))
+    config = ArkOptions(allow_unseen_answers=True, **options)
+    ark = ARK(graph, llm=OpenAIChatClient(settings), index=index, config=config)
     return [node.name for node in ark.retrieve(QUESTION).ranked]
 
 
@@ -93,7 +95,8 @@ def test_ark_ask_with_preset_paper_ranks_by_the_papers_rule(openai_server, marfa
 
     def ranked(*flags: str) -> list[str]:
         result = CliRunner().invoke(app, ["ask", str(folder), QUESTION, "--base-url", openai_server.base_url,
-                                          "--model", "test-model", *flags])
+                                          "--model", "test-model", "--set", "allow_unseen_answers=true",
+                                          *flags])
         assert result.exit_code == 0, result.output
         rows = [[c.strip() for c in line.strip().strip("│").split("│")] for line in result.stdout.splitlines()
                 if line.startswith("│")]

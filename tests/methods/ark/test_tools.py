@@ -232,11 +232,11 @@ def test_an_answer_no_observation_showed_is_refused_and_counted_invalid(graph, i
     blind = box.execute("add_to_answer", '{"answer_nodes": [{"node_index": 0}, {"node_index": 1}]}')
     assert not blind.ok and blind.error == "unseen_node" and box.answer == []
     assert "no search of yours has shown [0], [1]" in blind.text and "search for them first" in blind.text
-    assert blind.data["unseen"] == [0, 1] and box.telemetry.invalid_calls == 1
+    assert blind.data.unseen == [0, 1] and box.telemetry.invalid_calls == 1
     found = box.execute("search_in_graph", '{"query": "febrile seizure", "size": 1}')
     [shown] = found.node_indices
     mixed = box.execute("add_to_answer", json.dumps({"answer_nodes": [{"node_index": shown}, {"node_index": 1}]}))
-    assert mixed.ok and box.answer == [shown] and mixed.data["unseen"] == [1]
+    assert mixed.ok and box.answer == [shown] and mixed.data.unseen == [1]
     assert box.telemetry.invalid_calls == 1  # a call that added a seen node is valid; the unseen one is named
     around = box.execute("search_in_neighborhood", json.dumps({"node_index": shown}))
     neighbour = next(n for n in around.node_indices if n not in box.answer)
