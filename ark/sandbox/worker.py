@@ -118,15 +118,18 @@ class Worker:
         for name in PRELOAD:  # imported while every file is readable (and ready for the first call)
             with contextlib.suppress(ImportError):
                 __import__(name)
+        # read while every file is: without bubblewrap an unprivileged worker may not reach a checkout (CI's lies
+        # in a 0700 folder under /tmp); what cypher() imports is loaded before the snapshot too
+        from ark.graphdb import engine as _engine  # noqa: F401
+        from ark.sandbox.pristine import Snapshot, restore
+
+        self._restore = restore
         self._drop_privileges()
         self._set_limits()
         self._redirect_output()
         self.namespace = self._fresh_namespace()
         signal.signal(signal.SIGALRM, _on_alarm)
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # oversized writes fail with EFBIG instead of killing us
-        from ark.graphdb import engine as _engine  # noqa: F401 - what cypher() imports, loaded before the snapshot
-        from ark.sandbox.pristine import Snapshot
-
         self.snapshot = Snapshot.take(self.config["tmp"], set(os.listdir(self.config["tmp"])),
                                       float(self.limits["cpu_s"]))
         return {"op": "ready", "pid": self.pid, "uid": os.getuid(), "cypher": self.config.get("cypher")}
@@ -348,10 +351,8 @@ class Worker:
     def reset(self) -> str | None:
         """Back to the state the worker was ready in, for the next trajectory (:mod:`ark.sandbox.pristine`); the
         reason when it cannot be, and the parent then starts a fresh worker."""
-        from ark.sandbox.pristine import restore
-
         self._kill_leftovers()
-        refused = restore(self.snapshot)
+        refused = self._restore(self.snapshot)
         if refused is None:
             self.namespace = self._fresh_namespace()
             self.runs, self.calls = 0, []
