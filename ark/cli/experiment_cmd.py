@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import GRAPH_HELP, console, err_console, fail, load_graph, make_policy
+from .experiment_graphscout import GRAPHSCOUT_EXPERIMENTS, print_report, run_graphscout_experiment
 from .method_options import MethodSelection, method_options, resolve_choice
 
 if TYPE_CHECKING:
@@ -32,7 +33,12 @@ EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4),
                     "(Table 8), tool-use (Figure 3, Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
                     "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers), "
                     "ark --table 1 (STaRK retrievers and agents) or seeder --table 1|3 (graph heuristics; LLM "
-                    "agents), every row kept: measured beside the paper's numbers, or marked why not.")
+                    "agents), every row kept: measured beside the paper's numbers, or marked why not. GraphScout "
+                    "(--queries: a GraphScout quiz): graphscout-ablations (Table 2), graphscout-tool-failures (Table "
+                    "5), both with tiny GRPO models (--set steps=N ...); graphscout-difficulty, graphscout-lengths, "
+                    "graphscout-tokens (Figures 4-6); quizzer-diversity (Figures 7-8); --charts plots them.")
+ChartsOption = Annotated[bool, typer.Option(help="GraphScout's experiments: also write the PNG plots where the paper "
+                                            "plots (the others always plot).")]
 PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout, ark, seeder).")]
 TableOption = Annotated[int, typer.Option("--table", min=1, help="paper-table: the table's number (ark: 1; seeder: "
                                           "1 or 3; graphscout: 1).")]
@@ -73,6 +79,7 @@ def experiment(
     judge: JudgeOption = False,
     judge_model: JudgeModelOption = None,
     table: TableOption = 1,
+    charts: ChartsOption = False,
     *,
     selection: MethodSelection,
 ) -> None:
@@ -90,6 +97,9 @@ def experiment(
         from .experiment_seeder import run_khop_growth
         return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
     selection.preset = _experiment_preset(selection)
+    if name in GRAPHSCOUT_EXPERIMENTS:  # GraphScout's Tables 2 and 5, Figures 4-8
+        return run_graphscout_experiment(name, graph_name, queries, out, runs, limit, k, concurrency, progress, charts,
+                                         selection)
     if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
         return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,
                                 progress, selection)
@@ -116,11 +126,7 @@ def experiment(
     except ImportError as exc:
         fail(f"a configuration needs an optional dependency: {exc} (the dense relevance needs pip install "
              "'ark-kg[dense]')")
-    for shown in report.tables:
-        console.print(shown.markdown())
-    for figure in report.figures:
-        err_console.print(f"[dim]plot: {figure.path}[/]")
-    console.print(f"Report: {target / 'report.md'}")
+    print_report(report, target)
 
 
 def _settings(agents: str | None, steps: str | None, t: int | None) -> Any:

@@ -68,5 +68,6 @@ def test_table_1_cell_by_cell(lines):
             break
         method = row[0] or method
         printed[(str(method), row[1])] = [number(cell) for cell in row[2:] if cell]
-    carried = {(m, b): [v for pair in cells for v in pair] for m, rows_ in TABLE_1.items() for b, cells in rows_.items()}
+    carried = {(m, b): [v for pair in cells for v in pair]
+               for m, backbones in TABLE_1.items() for b, cells in backbones.items()}
     assert printed == carried
