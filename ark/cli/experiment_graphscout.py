@@ -4,7 +4,8 @@
   rows that run here (offline: the scripted solver; ``--model``: every row), under ``--preset paper``;
 - ``quizzer-diversity``: Figures 7 and 8, from the quiz file alone;
 - ``graphscout-ablations`` / ``graphscout-tool-failures``: Table 2 and Table 5 with tiny GRPO models (settings as
-  ``--set KEY=VALUE``, :data:`ark.experiments.graphscout_tiny.TINY_SETTINGS`).
+  ``--set KEY=VALUE``, :data:`ark.experiments.graphscout_tiny.TINY_SETTINGS`);
+- ``cross-domain``: Figure 3 with tiny GRPO models, GRAPH and ``--set domains=OTHER[,OTHER...]``.
 
 ``--charts`` writes the PNG plots where the paper plots.
 """
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..experiments.report import Report
 
 BEHAVIOUR = ("graphscout-difficulty", "graphscout-lengths", "graphscout-tokens")
-TINY = ("graphscout-ablations", "graphscout-tool-failures")
+TINY = ("graphscout-ablations", "graphscout-tool-failures", "cross-domain")
 GRAPHSCOUT_EXPERIMENTS = (*BEHAVIOUR, "quizzer-diversity", *TINY)
 
 
@@ -50,7 +51,7 @@ def run_graphscout_experiment(name: str, graph_name: str, queries: Path, out: Pa
         report = _behaviour(name, graph, queries, limit, runs, k, concurrency, progress, charts, selection, command,
                             target)
     else:
-        report = _tiny(name, graph, queries, runs, progress, selection, command, target)
+        report = _tiny(name, graph, queries, runs, progress, charts, selection, command, target)
     report.write(target)
     print_report(report, target)
 
@@ -105,18 +106,28 @@ def _behaviour(name: str, graph: Any, queries: Path, limit: int | None, runs: Pa
     return behaviour_report(name, rows, setting, target, charts)
 
 
-def _tiny(name: str, graph: Any, queries: Path, runs: Path, progress: bool, selection: MethodSelection,
-          command: str | None, target: Path) -> Report:
-    """Tables 2 and 5 are tables in the paper: no plots."""
+def _tiny(name: str, graph: Any, queries: Path, runs: Path, progress: bool, charts: bool,
+          selection: MethodSelection, command: str | None, target: Path) -> Report:
+    """Tables 2 and 5 are tables in the paper (no plots); Figure 3 is a grid (plotted with ``charts``)."""
+    from ..experiments.cross_domain import run_cross_domain
     from ..experiments.graphscout_tiny import run_tiny_experiment, tiny_settings
     from ..methods import MethodError
     from .experiment_cmd import _table_preset
 
+    domains = [p.split("=", 1)[1] for p in selection.sets if p.startswith("domains=")]
     try:
-        settings = tiny_settings(selection.sets)
+        settings = tiny_settings([p for p in selection.sets if not p.startswith("domains=")])
     except (MethodError, ValueError) as exc:
         fail(f"{name}: {exc}")
+    if (name == "cross-domain") != bool(domains):
+        fail(f"{name}: --set domains=GRAPH[,GRAPH...] " + ("names the other domains" if name == "cross-domain" else
+                                                            "belongs to cross-domain alone"))
     try:
+        if name == "cross-domain":
+            graphs = [graph, *(load_graph(d.strip()) for d in ",".join(domains).split(",") if d.strip())]
+            return run_cross_domain(graphs, queries, runs, settings, seed=selection.seed,
+                                    preset=_table_preset(selection), out=target, charts=charts, progress=progress,
+                                    command=command)
         return run_tiny_experiment(name, graph, queries, runs, settings, seed=selection.seed,
                                    preset=_table_preset(selection), out=target, progress=progress, command=command)
     except ImportError as exc:

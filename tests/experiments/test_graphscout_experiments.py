@@ -124,3 +124,26 @@ def test_unknown_tiny_settings_are_named(cli, clinical, tmp_path):
     graph, quiz, _ = clinical
     result = cli("experiment", "graphscout-ablations", str(graph.path), "--queries", quiz, "--set", "stepz=1")
     assert result.exit_code == 2 and "unknown setting 'stepz'" in result.text and "steps" in result.text
+
+
+def test_cross_domain_grid_of_tiny_models_on_two_graphs(cli, clinical, tmp_path):
+    pytest.importorskip("trl")
+    from tests.support.graphs import build_drug_graph
+
+    drugs = build_drug_graph().save(tmp_path / "drugs")
+    report, out, _ = run(cli, "cross-domain", clinical, tmp_path, *TINY, "--set", f"domains={drugs}", "--charts")
+    rows = {row[0]: row for row in report["tables"]["grid"]["rows"]}
+    assert report["tables"]["grid"]["columns"] == ["Trained on", "clinical", "drugs", "paper"]
+    assert list(rows) == ["tiny model, clinical", "tiny model, drugs", "scripted solver (no training)",
+                          "own domain, before GRPO"]
+    assert all(0.0 <= float(cell) <= 1.0 for row in rows.values() for cell in row[1:3])
+    assert (out / "cross_domain.png").read_bytes().startswith(PNG)
+    assert len(list((tmp_path / "runs").glob("graphscout-tiny-*/grpo"))) == 2  # one GRPO run per domain
+
+
+def test_domains_belong_to_cross_domain(cli, clinical, tmp_path):
+    graph, quiz, _ = clinical
+    result = cli("experiment", "cross-domain", str(graph.path), "--queries", quiz)
+    assert result.exit_code == 2 and "--set domains=GRAPH[,GRAPH...] names the other domains" in result.text
+    result = cli("experiment", "graphscout-ablations", str(graph.path), "--queries", quiz, "--set", "domains=x")
+    assert result.exit_code == 2 and "belongs to cross-domain alone" in result.text
