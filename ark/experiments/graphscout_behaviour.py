@@ -148,7 +148,7 @@ def _difficulty(report: Report, ran: list[tuple[RowResult, list[QuestionStats]]]
 
 def _lengths(report: Report, ran: list[tuple[RowResult, list[QuestionStats]]], out: Path, charts: bool) -> None:
     table = Table("lengths", "GraphScout per difficulty level: mean output tokens and tool calls per question",
-                  ["Level", "n", "output tokens", "tool calls", "failed calls", "tokens", "paper"])
+                  ["Level", "n", "output tokens", "tool calls", "failed calls", "counted", "paper"])
     if not ran:
         report.tables.append(table)
         return
