@@ -1,8 +1,9 @@
 """GraphScout's tools bound to one graph, its Cypher schema, a node index and one trajectory's sandbox.
 
 :class:`Toolbox` keeps what one trajectory touched (the nodes its tool calls returned or were given, first-seen
-order), which of those an observation showed (``shown``) and its telemetry. It never raises for bad input: :class:`~ark.runtime.tools.ToolSet` answers malformed
-calls, each tool module its own cases, and the sandbox turns whatever the code does into an observation.
+order), which of those an observation showed (``shown``) and its telemetry. It never raises for bad input:
+:class:`~ark.runtime.tools.ToolSet` answers malformed calls, each tool module its own cases, and the sandbox turns
+whatever the code does into an observation.
 """
 
 from __future__ import annotations
