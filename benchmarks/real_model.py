@@ -8,8 +8,9 @@ Installs nothing: without both packages it exits naming that command (``--no-dep
 llama-cpp-python>=0.3.7, whose 0.3.36 build crashed on every completion here; a cached wheel: ``pip wheel
 --no-deps -w WHEELS llama-cpp-python==0.2.62``, about 5 minutes, then ``pip install --find-links WHEELS ...``).
 Each method runs through ``ark eval hpo --model smollm2 --base-url URL`` on the same seeded questions of the
-quiz's test split (built by benchmarks/recipes/hpo_quiz.sh), one question at a time (the server serves one request at a time), at temperature
-0 (ARK n=3: 0.7, the paper's, so that its agents differ), with short prompts where the option exists (ARK:
+quiz's test split (built by benchmarks/recipes/hpo_quiz.sh), one question at a time (the server serves one
+request at a time), at temperature 0 (ARK n=3: 0.7, the paper's, so that its agents differ), with short prompts
+where the option exists (ARK:
 benchmarks/distill_proof.toml's one-line system prompt and short observations, 4 steps; GraphScout: 4 turns, one
 Cypher example; text-rag: BM25, 3 chunks of 300 characters).
 
