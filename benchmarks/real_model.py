@@ -70,7 +70,9 @@ def arguments() -> argparse.Namespace:
                         help="server threads (default: 1 when the load average exceeds half the cores, else 2; "
                              "llama.cpp ran 3.6x slower with 2 threads than 1 on busy cores)")
     parser.add_argument("--max-tokens", type=int, default=192, help="most tokens per model turn")
-    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds one chat request may take")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds one chat request may take (a grammar-constrained call once ran 16 minutes "
+                             "without returning at load ~10; it then fails the question instead)")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()
 
