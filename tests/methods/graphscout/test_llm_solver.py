@@ -62,3 +62,40 @@ def test_scripted_server_drives_retriever_code_answer(openai_server, scout, clin
     record = solution.to_dict()
     json.dumps(record)
     assert record["agents"][0]["steps"][1]["tool_calls"][0]["result"]["cypher_calls"][0]["rows"] == 2
+
+
+# The genes are only given to the query (a count is printed, never their names): the model named them from memory.
+UNSEEN_CODE = ("print(cypher('MATCH (g:gene) WHERE g.name IN $names RETURN count(g) AS n', "
+               "{'names': ['TGFBR1', 'TGFBR2']}))")
+UNSEEN_SCRIPT = [
+    tool_reply((CODE_INTERPRETER, {"code": UNSEEN_CODE})),
+    text_reply("\\answer{TGFBR1, TGFBR2}"),
+]
+
+
+def test_answer_nodes_no_observation_showed_are_not_ranked_as_answers(openai_server, scout, clinical, tmp_path):
+    from ark.methods.graphscout.options import GraphScoutOptions
+
+    def solve(options: GraphScoutOptions):
+        openai_server.responder = turn_script(UNSEEN_SCRIPT)
+        solver = GraphScout(clinical, client(openai_server, tmp_path), options, engine=scout.engine,
+                            index=scout.index)
+
+        async def run():
+            try:
+                return await solver.asolve("Which genes are associated with Loeys-Dietz syndrome?")
+            finally:
+                await solver.aclose()
+
+        return asyncio.run(run())
+
+    genes = {clinical.index_of("NCBIGene:7046"), clinical.index_of("NCBIGene:7048")}
+    checked = solve(GraphScoutOptions())
+    assert checked.trajectory.steps[0].tool_calls[0].result["stdout"].strip() == "[{'n': 2}]"
+    assert {node.index for node in checked.ranked} == genes  # touched: given to the query
+    assert not any(node.in_answer for node in checked.ranked)  # but never shown, so not ranked as the answer
+    assert set(checked.unseen) == genes and set(checked.to_record()["unseen"]) == genes
+    unchecked = solve(GraphScoutOptions(allow_unseen_answers=True))  # the switch: the answer's names, unchecked
+    assert all(node.in_answer for node in unchecked.ranked) and unchecked.unseen == []
+    assert "unseen" not in unchecked.to_record()
+    assert "allow_unseen_answers" not in GraphScoutOptions().model_dump()  # recorded only when set

@@ -58,6 +58,7 @@ def run(box: Toolbox, args: CodeInterpreterArgs) -> ToolResult:
     box.telemetry.cypher_queries += len(result.cypher_calls)
     touched = box.nodes_of(result.node_indices, result.strings)
     box.touch(touched)
+    box.show(touched, result.observation())
     data = result.to_dict()
     data["cypher_calls"] = [{k: v for k, v in call.items() if k != "strings"} for call in result.cypher_calls]
     data["touched"] = touched

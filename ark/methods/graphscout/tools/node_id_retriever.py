@@ -95,6 +95,7 @@ def run(box: Toolbox, args: NodeIdRetrieverArgs) -> ToolResult:
                              label=hit.label, name=g.name(hit.node), score=round(hit.score, 6)) for hit in hits]
     text = "\n".join([*lines, *notes])
     box.touch(hit.node for hit in hits)
+    box.show(hit.node for hit in hits)  # every listed node is in the observation
     return ToolResult(text, data=NodeIdRetrieverResult(topk=topk, queries=queries, results=results),
                       node_indices=[hit.node for hit in hits])
 

@@ -1,8 +1,9 @@
 """GraphScout's tools bound to one graph, its Cypher schema, a node index and one trajectory's sandbox.
 
 :class:`Toolbox` keeps what one trajectory touched (the nodes its tool calls returned or were given, first-seen
-order) and its telemetry. It never raises for bad input: :class:`~ark.runtime.tools.ToolSet` answers malformed
-calls, each tool module its own cases, and the sandbox turns whatever the code does into an observation.
+order), which of those an observation showed (``shown``) and its telemetry. It never raises for bad input:
+:class:`~ark.runtime.tools.ToolSet` answers malformed calls, each tool module its own cases, and the sandbox turns
+whatever the code does into an observation.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ class Toolbox(ToolboxBase[Telemetry]):
         self._sandbox_factory = sandbox_factory
         self._sandbox: Any = None
         self.touched: dict[int, None] = {}
+        # the touched nodes some observation showed the model (by id or name): what its answer may name
+        self.shown: dict[int, None] = {}
         self.finished = False  # no tool ends a GraphScout trajectory: the final answer is a text turn
         self.failure: str | None = None  # why the trajectory cannot go on (the sandbox could not start)
         bound = [BoundTool(node_id_retriever.SPEC, lambda args: node_id_retriever.run(self, args))]
@@ -104,6 +107,15 @@ class Toolbox(ToolboxBase[Telemetry]):
     def touch(self, nodes: Iterable[int]) -> None:
         """Note nodes a call returned or was given (first-seen order)."""
         self.touched.update(dict.fromkeys(nodes))
+
+    def show(self, nodes: Iterable[int], observation: str | None = None) -> None:
+        """Note nodes an observation showed: all of ``nodes``, or with ``observation`` those whose id or name it
+        contains (a code call's queries may be given a node the printed output never names)."""
+        text = observation.casefold() if observation is not None else None
+        g = self.graph
+        for node in nodes:
+            if text is None or any(key and key.casefold() in text for key in (g.node_id(node), g.name(node))):
+                self.shown.setdefault(node, None)
 
     def nodes_of(self, indices: Iterable[int], strings: Iterable[str]) -> list[int]:
         return self.resolver.nodes(indices, strings)
