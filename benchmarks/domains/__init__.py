@@ -26,4 +26,23 @@ def _edam(limit: int | None) -> DomainData:
     return edam.build(limit)
 
 
-GRAPHS: dict[str, Callable[[int | None], DomainData]] = {"pypackages": _pypackages, "edam": _edam}
+def _wordnet(limit: int | None) -> DomainData:
+    from . import wordnet
+
+    return wordnet.build(limit)
+
+
+def _famplex(limit: int | None) -> DomainData:
+    from . import famplex
+
+    return famplex.build(limit)
+
+
+def _films(limit: int | None) -> DomainData:
+    from . import films
+
+    return films.build(limit)
+
+
+GRAPHS: dict[str, Callable[[int | None], DomainData]] = {
+    "pypackages": _pypackages, "edam": _edam, "wordnet": _wordnet, "famplex": _famplex, "films": _films}

@@ -9,10 +9,9 @@ branch, a few operations under a topic).
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 
-from .tables import DomainData, Edge, Node, Relation, TwoHop
+from .tables import DomainData, Edge, Node, Relation, TwoHop, package_folder
 
 RELATIONS = {
     "subclass_of": Relation(
@@ -29,12 +28,8 @@ PLURALS = {"data": "data concepts", "format": "formats", "operation": "operation
 
 
 def edam_file() -> Path:
-    """``EDAM.tsv`` inside the installed ``edam_ontology`` package, or a clear error saying what to install."""
-    spec = importlib.util.find_spec("edam_ontology")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the EDAM graph reads the edam-ontology package's EDAM.tsv: "
-                                "pip install edam-ontology==1.25.3 (or the extra: pip install -e '.[domains]')")
-    return Path(next(iter(spec.submodule_search_locations))) / "EDAM.tsv"
+    """``EDAM.tsv`` inside the installed ``edam_ontology`` package."""
+    return package_folder("edam_ontology", "edam-ontology==1.25.3") / "EDAM.tsv"
 
 
 def build(limit: int | None = None) -> DomainData:

