@@ -58,12 +58,17 @@ def _key(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
 
 
+def _get(meta: metadata.PackageMetadata, key: str) -> str:
+    """A metadata field's value, "" when absent."""
+    return str(meta[key] or "") if key in meta else ""
+
+
 def _people(meta: metadata.PackageMetadata, name_field: str, email_field: str) -> list[str]:
     """The person names of a metadata field pair ("A, B" and "A <a@x>, B <b@y>"), an address's name when given,
     else its text before the @."""
     found: list[str] = []
     for field in (email_field, name_field):
-        value = meta.get(field) or ""
+        value = _get(meta, field)
         for person, address in getaddresses([value]) if "@" in value else [(p.strip(), "") for p in
                                                                              re.split(r",| and ", value)]:
             person = person.strip().strip('"') or address.split("@")[0]
@@ -74,18 +79,18 @@ def _people(meta: metadata.PackageMetadata, name_field: str, email_field: str) -
 
 
 def _licence(meta: metadata.PackageMetadata) -> str:
-    expression = (meta.get("License-Expression") or "").strip()
+    expression = (_get(meta, "License-Expression") or "").strip()
     if expression:
         return expression
     classified = [c.split("::")[-1].strip() for c in meta.get_all("Classifier") or [] if c.startswith("License ::")]
     if classified:
         return classified[0]
-    text = (meta.get("License") or "").strip()
+    text = (_get(meta, "License") or "").strip()
     return text if text and "\n" not in text and len(text) <= 40 else ""
 
 
 def _keywords(meta: metadata.PackageMetadata) -> list[str]:
-    value = meta.get("Keywords") or ""
+    value = _get(meta, "Keywords") or ""
     words = value.split(",") if "," in value else value.split()
     return sorted({w.strip().casefold() for w in words if 2 <= len(w.strip()) <= 40})
 
@@ -106,7 +111,7 @@ def build(limit: int | None = None) -> DomainData:
     """The installed distributions (sorted by name; the first ``limit`` of them when given) as a graph."""
     dists: dict[str, metadata.Distribution] = {}
     for dist in metadata.distributions():
-        name = dist.metadata.get("Name")
+        name = _get(dist.metadata, "Name")
         if name and _key(name) not in dists:
             dists[_key(name)] = dist
     chosen = sorted(dists)[:limit] if limit else sorted(dists)
@@ -121,8 +126,8 @@ def build(limit: int | None = None) -> DomainData:
     for key in chosen:
         meta = dists[key].metadata
         package = f"package:{key}"
-        nodes[package] = Node(package, "package", meta["Name"], (meta.get("Summary") or "").strip(),
-                              {"version": meta.get("Version") or ""})
+        nodes[package] = Node(package, "package", meta["Name"], (_get(meta, "Summary") or "").strip(),
+                              {"version": _get(meta, "Version") or ""})
         for person in _people(meta, "Author", "Author-email"):
             attach(package, "person", person, "written_by")
         for person in _people(meta, "Maintainer", "Maintainer-email"):

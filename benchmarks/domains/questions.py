@@ -24,6 +24,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .tables import DomainData, Node, Relation
 
@@ -49,7 +50,7 @@ class Question:
     anchors: tuple[str, ...]
     made_from: str
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "graph": self.graph, "kind": self.kind, "question": self.question,
                 "query": self.question, "answer_ids": list(self.answer_ids), "anchors": list(self.anchors),
                 "made_from": self.made_from}
@@ -123,11 +124,12 @@ def _stratified(candidates: Iterable[Candidate], size: int, rng: random.Random) 
     strata: dict[str, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         strata[candidate[0]].append(candidate)
-    for stratum in strata.values():
-        rng.shuffle(stratum)
+    for members in strata.values():
+        rng.shuffle(members)
     order = sorted(strata)
     rng.shuffle(order)
-    chosen, seen = [], set()
+    chosen: list[Candidate] = []
+    seen: set[str] = set()
     while len(chosen) < size and any(strata[s] for s in order):
         for stratum in order:
             while strata[stratum]:
@@ -231,6 +233,8 @@ def _intersections(t: Tables, rng: random.Random) -> Iterable[Candidate]:
                 continue
             kind = t.nodes[src].type
             both = {n for n in both if t.nodes[n].type == kind}
+            if not both:
+                continue
             text = (f"Which {t.plural(kind)} {t.data.relations[r1].clause.format(x=t.nodes[a].name)} and "
                     f"{t.data.relations[r2].clause.format(x=t.nodes[b].name)}?")
             yield (f"{min(r1, r2)} {max(r1, r2)}", text, tuple(both), (a, b), f"{a} <{r1} & {b} <{r2}")

@@ -72,8 +72,9 @@ def test_the_questions_are_seeded() -> None:
 
 def test_the_table_gives_hit_at_1_per_kind_and_high_precision() -> None:
     questions = [{"kind": "lookup", "answer_ids": ["a"]}, {"kind": "lookup", "answer_ids": ["b"]}]
-    outcomes = {"ark": [{"top": ["a"], "confidence": "high"}, {"top": ["c"], "confidence": "high"}],
-                "bm25": [{"top": ["a"], "confidence": None}, {"top": ["b"], "confidence": None}]}
+    outcomes: dict[str, list[dict]] = {
+        "ark": [{"top": ["a"], "confidence": "high"}, {"top": ["c"], "confidence": "high"}],
+        "bm25": [{"top": ["a"], "confidence": None}, {"top": ["b"], "confidence": None}]}
     row = score("g", questions, outcomes)
     assert row["kinds"]["lookup"] == {"n": 2, "ark": 0.5, "bm25": 1.0}
     assert row["high_precision"] == 0.5
