@@ -148,11 +148,11 @@ class CypherSchema:
             columns = ", ".join(f"{name} {kind}" for name, kind in spec.columns)
             lines.append(f"- {spec.label}{renamed} ({spec.count:,} nodes): {columns}")
         lines.append("Relationship tables (label: (FROM)->(TO) pairs, no properties):")
-        for spec in self.rels:
-            renamed = f" [relation {spec.relation!r}]" if spec.label != spec.relation else ""
-            shown = [f"({p.source})-[:{spec.label}]->({p.target}) {p.count:,} edges" for p in spec.pairs[:max_pairs]]
-            more = f"; and {len(spec.pairs) - max_pairs} more pairs" if len(spec.pairs) > max_pairs else ""
-            lines.append(f"- {spec.label}{renamed}: " + "; ".join(shown) + more)
+        for rel in self.rels:
+            renamed = f" [relation {rel.relation!r}]" if rel.label != rel.relation else ""
+            shown = [f"({p.source})-[:{rel.label}]->({p.target}) {p.count:,} edges" for p in rel.pairs[:max_pairs]]
+            more = f"; and {len(rel.pairs) - max_pairs} more pairs" if len(rel.pairs) > max_pairs else ""
+            lines.append(f"- {rel.label}{renamed}: " + "; ".join(shown) + more)
         lines.append("Every node has id (the graph's node id), name, text (its description) and idx (its index).")
         return "\n".join(lines)
 
