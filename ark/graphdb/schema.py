@@ -15,9 +15,12 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import did_you_mean
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 # Columns every node table has, in order; ``id`` is the primary key.
 BASE_COLUMNS: tuple[tuple[str, str], ...] = (("id", "STRING"), ("name", "STRING"), ("text", "STRING"),
@@ -224,7 +227,7 @@ def convert_property(value: Any, column_type: str) -> Any:
     return value
 
 
-def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]] | None = None, *,
+def build_schema(graph: KnowledgeGraph, properties_by_type: dict[str, list[dict[str, Any]]] | None = None, *,
                  property_columns: dict[str, tuple[PropertyColumn, ...]] | None = None) -> CypherSchema:
     """The :class:`CypherSchema` of ``graph``; ``properties_by_type`` (node type -> property dicts of its nodes)
     or ``property_columns`` (node type -> its columns, as :class:`PropertyScan` finds them) gives the property

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +29,9 @@ from ...arrays import sorted_unique
 from ..csr import entry_blocks, row_positions
 from .merge import find_entries, lookup
 from .rows import NODE_COLUMNS, edge_keys, last_rows, node_rows
+
+if TYPE_CHECKING:
+    from ..store import KnowledgeGraph
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -95,7 +98,7 @@ def edge_sums(edges: Iterable[tuple[str, str, str]]) -> list[int]:
     return lane_sums(edge_hashes(*columns))
 
 
-def content_sums(graph: Any) -> dict[str, list[int]]:
+def content_sums(graph: KnowledgeGraph) -> dict[str, list[int]]:
     """The node and edge sums of a whole graph, from scratch (see the module doc)."""
 
     table, nodes = node_rows(graph), [0] * LANES
@@ -188,7 +191,7 @@ def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[in
                                  relation_hashes[rel]))
 
 
-def rows_at(graph: Any, indices: np.ndarray) -> list[pa.Array]:
+def rows_at(graph: KnowledgeGraph, indices: np.ndarray) -> list[pa.Array]:
     """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``, in ascending index order."""
     at = np.sort(np.asarray(indices, dtype=np.int64))
     codes = np.asarray(graph.node_type_codes)[at].astype(np.int64)

@@ -306,7 +306,7 @@ def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
     return int(found[-1]) if found else None
 
 
-def version_trained_on(graph: Any, fingerprint: Any) -> int | None:
+def version_trained_on(graph: KnowledgeGraph, fingerprint: Any) -> int | None:
     """The version of ``graph`` whose fingerprint is ``fingerprint`` (what a model trained on an earlier version of
     an updated graph recorded), or None when ``graph`` has no folder or no version of it has that fingerprint."""
     path = getattr(graph, "path", None)
