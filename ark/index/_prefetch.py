@@ -62,7 +62,7 @@ def _compiles() -> bool:
 AVAILABLE = _compiles()
 if AVAILABLE:
     # numba's stubs type an @intrinsic as called with its typingctx; jitted code calls it as (array, index)
-    prefetch = cast("Callable[[np.ndarray, int], None]", _llvm_prefetch)
+    prefetch = cast("Callable[[object, int], None]", _llvm_prefetch)
 else:
     @numba.njit(inline="always")
     def prefetch(array, index):  # noqa: ARG001 - the hint is dropped
