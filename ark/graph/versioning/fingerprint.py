@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...arrays import sorted_unique
+from ..build import _string_buffers
 from ..csr import entry_blocks, row_positions
 from .merge import find_entries, lookup
 from .rows import NODE_COLUMNS, edge_keys, last_rows, node_rows
@@ -119,7 +120,6 @@ def content_sums(graph: KnowledgeGraph) -> dict[str, list[int]]:
 def version_fingerprint(base_fingerprint: str | None, sums: dict[str, list[int]], ids: pa.ChunkedArray | pa.Array,
                         node_types: list[str], relation_types: list[str]) -> str:
     """The format-2 fingerprint of a version (see the module doc); ``sums``: relative to its base."""
-    from ..build import _string_buffers
 
     digest = hashlib.blake2b(FORMAT, digest_size=16)
     digest.update(json.dumps([base_fingerprint, sums["nodes"], sums["edges"], node_types, relation_types],

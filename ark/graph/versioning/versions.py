@@ -30,7 +30,7 @@ from ...storage.checksums import DamagedFileError, check_files
 from ...storage.locks import output_lock
 from ..errors import GraphValidationError, describe_values
 from ..store import KnowledgeGraph
-from .delta import GraphDelta, edge_keys, merge_version
+from .delta import GraphDelta, edge_keys
 from .fingerprint import (
     add_sums,
     change_sums,
@@ -50,6 +50,7 @@ from .manifest import (
     read_manifest,
     update_entry,
 )
+from .merge import merge_version
 from .prune import prune_superseded
 
 FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (versioning.fingerprint); 1 (absent): whole
