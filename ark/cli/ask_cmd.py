@@ -30,6 +30,7 @@ from .method_options import MethodSelection, build_retriever, method_options, re
 from .trace_view import print_trajectory
 
 if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
     from ..methods.base import MethodOutput
 
 DEFAULT_METHOD = "ark"
@@ -105,7 +106,7 @@ def ask(
                   + (f" · {usage:,} tokens" if usage else "") + "[/]", highlight=False)
 
 
-def question_record(question: str, method: str, output: MethodOutput, graph: Any) -> dict[str, Any]:
+def question_record(question: str, method: str, output: MethodOutput, graph: KnowledgeGraph) -> dict[str, Any]:
     """The JSON record of one answered question (for ``--json``, ``--trajectories`` and ``--svg``): the method's
     own record (``ark``: the retrieval with its fused ranking) plus its trajectories under ``agents``; for methods
     without a record the ranking with ids, names and types."""
@@ -122,7 +123,7 @@ def question_record(question: str, method: str, output: MethodOutput, graph: Any
     return record
 
 
-def _write_svg(path: Path, question: str, output: MethodOutput, graph: Any, top: int) -> None:
+def _write_svg(path: Path, question: str, output: MethodOutput, graph: KnowledgeGraph, top: int) -> None:
     """The evidence drawing of the answer as a standalone SVG file (written whole)."""
     from ..runtime.evidence_graph import AnswerMark, evidence_graph_of
     from ..runtime.evidence_svg import render_svg
@@ -150,7 +151,7 @@ def _check_agents(output: MethodOutput) -> None:
                           highlight=False, soft_wrap=True)
 
 
-def _print_ranking(question: str, output: MethodOutput, graph: Any, top: int) -> None:
+def _print_ranking(question: str, output: MethodOutput, graph: KnowledgeGraph, top: int) -> None:
     # Names, questions and model-written reasoning are data, not rich markup: cells are plain Text.
     if not output.indices:
         console.print("[yellow]No node was added to the answer.[/]")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -16,6 +16,9 @@ from rich.table import Table
 
 from .common import GRAPH_HELP, console, err_console, fail, load_graph
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 distill_app = typer.Typer(no_args_is_help=True, help="Distil an agent's tool use into a small local model: export "
                                                      "teacher trajectories, train a student, compare the two.")
@@ -100,7 +103,7 @@ def export(
     _print_statistics(statistics, out)
 
 
-def _training_questions(graph: Any, queries: Path, split: str | None, human: bool, skip_invalid: bool,
+def _training_questions(graph: KnowledgeGraph, queries: Path, split: str | None, human: bool, skip_invalid: bool,
                         max_questions: int | None, seed: int) -> tuple[Any, str | None]:
     """The questions of --queries (at most --max-questions, drawn with the seed) and the split used (STaRK: train
     unless given)."""
@@ -147,7 +150,7 @@ class _TeacherRun:
     progress: bool
 
 
-def _teacher_records(graph: Any, selection: MethodSelection, selected: Any, per_question: int | None,
+def _teacher_records(graph: KnowledgeGraph, selection: MethodSelection, selected: Any, per_question: int | None,
                      settings: dict[str, Any], out: Path, run: _TeacherRun) -> list[Any]:
     """Run the teacher (paper temperature unless given) over the selected questions as a resumable eval run in
     OUT/teacher and return its trajectories; notes the teacher in settings."""

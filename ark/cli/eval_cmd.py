@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -15,6 +15,9 @@ from typer.core import TyperGroup
 from ..text import clean_inline
 from .common import GRAPH_HELP, check_writable, console, err_console, fail, guarded, load_graph, one_line
 from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 
 class _EvalGroup(TyperGroup):
@@ -283,7 +286,7 @@ def _print_outcome(outcome: Any, title: str, charts: bool) -> None:
     console.print(f"[dim]Run folder: {outcome.folder.path}[/]")
 
 
-def _built(choice: Any, graph: Any) -> tuple[Any, dict[str, Any]]:
+def _built(choice: Any, graph: KnowledgeGraph) -> tuple[Any, dict[str, Any]]:
     """The method built, and the embedding counts from before (so that the run counts the index builds' tokens)."""
     from ..index.embedding_usage import EMBEDDING_USAGE
 

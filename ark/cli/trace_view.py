@@ -9,7 +9,7 @@ is printed as plain :class:`~rich.text.Text` or escaped markup (the console then
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,6 +18,7 @@ from rich.text import Text
 from ..text import clean_inline
 
 if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
     from ..runtime.records import StepRecord, ToolCallRecord, Trajectory
 
 CODE_OUTPUT_LINES = 12  # lines of a code call's output shown under it
@@ -26,7 +27,7 @@ ARGUMENT_CHARS = 90  # a call's arguments, shown on its line
 NODE_LISTS = ("results", "touched", "added")
 
 
-def print_trajectory(console: Console, trajectory: Trajectory, graph: Any = None,
+def print_trajectory(console: Console, trajectory: Trajectory, graph: KnowledgeGraph | None = None,
                      observation_chars: int | None = None) -> None:
     """Print one agent's header line and its numbered steps. ``graph`` (optional) names the nodes that calls'
     arguments give by index; ``observation_chars`` (optional) shows each call's observation cut to that length,
@@ -59,7 +60,7 @@ def _letters(position: int) -> str:
     return out
 
 
-def _print_step(console: Console, number: int, step: StepRecord, graph: Any,
+def _print_step(console: Console, number: int, step: StepRecord, graph: KnowledgeGraph | None,
                 observation_chars: int | None) -> None:
     calls, observations = step.tool_calls, step.observations
     timing = f"  [dim]step {step.wall_s or 0:.2f} s[/]" if observation_chars is not None else ""
@@ -127,7 +128,7 @@ def _print_block(console: Console, text: str, prefix: str, max_lines: int | None
         console.print(Text(prefix + line, style="dim" if prefix.strip() == "→" else ""), soft_wrap=True)
 
 
-def short_arguments(raw: str, graph: Any = None, limit: int = ARGUMENT_CHARS) -> str:
+def short_arguments(raw: str, graph: KnowledgeGraph | None = None, limit: int = ARGUMENT_CHARS) -> str:
     """The arguments of a call in one short plain-text line (a node index shown with the node's name when
     ``graph`` is given)."""
     try:

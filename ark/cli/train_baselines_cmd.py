@@ -26,6 +26,8 @@ from .train_options import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ..graph import KnowledgeGraph
+
 BUILTIN_QUIZ = ("hpo",)
 QueriesOption = Annotated[Path | None, typer.Option("--queries", "-q", help="Training questions (JSONL: query, "
                                                     "answer_ids); optional on hpo (the HPO quiz's train split).")]
@@ -35,7 +37,8 @@ def _log(message: str) -> None:
     err_console.print(message, highlight=False, soft_wrap=True)
 
 
-def _splits(graph: str, kg: Any, queries: Path | None, val: Path | None, out: Path) -> tuple[Path, Path | None]:
+def _splits(graph: str, kg: KnowledgeGraph, queries: Path | None, val: Path | None, out: Path) -> tuple[Path,
+            Path | None]:
     """The training and validation files: the given ones, or the HPO quiz's splits written beside the model."""
     if queries is not None:
         return queries, val

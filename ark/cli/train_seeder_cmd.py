@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from .train_options import (
     set_torch_threads,
     threads_option,
 )
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 
 def seeder(
@@ -85,7 +88,7 @@ def seeder(
     _print_report(report, out)
 
 
-def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
+def _builtin_quiz(kg: KnowledgeGraph, out: Path) -> tuple[Path, Path]:
     """The HPO quiz (recipe ``hpo``, fixed seed) beside the model; its train and validation splits. Kept for the
     graph version it was made from (``quiz/graph.json``): a graph updated since gets a new quiz."""
     import json
@@ -111,7 +114,8 @@ def _builtin_quiz(kg: Any, out: Path) -> tuple[Path, Path]:
     return splits / "train.jsonl", splits / "val.jsonl"
 
 
-def _train(kg: Any, queries: Path, val: Path | None, out: Path, settings: Any, embedder: str | None, device: str,
+def _train(kg: KnowledgeGraph, queries: Path, val: Path | None, out: Path, settings: Any, embedder: str | None,
+           device: str,
            progress: bool) -> dict[str, Any]:
     from ..index.embedders import EmbeddingError
     from ..methods.seeder.pipeline import QuestionFileError, read_questions, train_seeder

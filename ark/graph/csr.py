@@ -8,9 +8,12 @@ Every stored entry of node ``i`` lies at positions ``indptr[i]:indptr[i + 1]`` o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .store import KnowledgeGraph
 
 BLOCK_ENTRIES = 1 << 22  # CSR entries (and at most as many rows) read at a time by entry_blocks: ~70 MB of arrays
 
@@ -45,7 +48,8 @@ def row_ranges(indptr: np.ndarray, max_entries: int | None = None) -> Iterator[t
         start = end
 
 
-def entry_blocks(graph: Any, max_entries: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def entry_blocks(graph: KnowledgeGraph, max_entries: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray,
+                 np.ndarray]]:
     """Every stored CSR entry of ``graph`` (a :class:`~ark.graph.KnowledgeGraph`) in row order, a block of rows at a
     time: ``(rows, neighbors, codes)``, int64 arrays, one element per entry. Memory is bounded by the block size,
     not by the graph's edges (:meth:`~ark.graph.KnowledgeGraph.edges` holds all of them: gigabytes at GRBench

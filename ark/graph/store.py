@@ -95,6 +95,12 @@ class KnowledgeGraph:
         """Number of directed edges (each is stored twice in the CSR, once per endpoint)."""
         return len(self.neighbor_array) // 2
 
+    def folder(self) -> Path:
+        """The directory the graph was opened from or saved to; ``ValueError`` for a graph built in memory only."""
+        if self.path is None:
+            raise ValueError(f"graph {self.info.label()!r} has no folder: it was built in memory and never saved")
+        return self.path
+
     def __repr__(self) -> str:
         name = self.info.label()
         return f"KnowledgeGraph({name!r}, nodes={self.num_nodes:,}, edges={self.num_edges:,})"

@@ -12,7 +12,7 @@ Nothing here imports ladybug or neo4j until an engine is opened.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherEngine, CypherResult
 from .errors import (
@@ -29,6 +29,9 @@ from .errors import (
 )
 from .guard import check_read_only
 from .schema import CypherSchema, build_schema, cypher_identifier
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
@@ -64,7 +67,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ark.graphdb' has no attribute {name!r}")
 
 
-def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
+def open_cypher(graph: KnowledgeGraph, settings: Any = None, *, progress: bool = False,
                 **options: Any) -> CypherEngine:
     """A read-only engine over ``graph``: the embedded ladybug export (default), every query run in a worker
     process with its deadline enforced from outside (:mod:`ark.graphdb.isolated`), or the configured Neo4j server.
@@ -90,7 +93,7 @@ def open_cypher(graph: Any, settings: Any = None, *, progress: bool = False,
     return open_isolated(graph, progress=progress, **options)
 
 
-def _property_columns(graph: Any) -> dict[str, Any]:
+def _property_columns(graph: KnowledgeGraph) -> dict[str, Any]:
     from .stream import scan_property_columns
 
     return scan_property_columns(graph)

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +41,9 @@ from .stream import (
     scan_property_columns,
     take_rows,
 )
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 LAYOUT_VERSION = 1  # bump when the exported tables change
 DB_FILE = "graph.lbug"
@@ -96,7 +99,7 @@ def cached_database(directory: Path, fingerprint: str, settings: dict[str, Any])
     return None
 
 
-def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
+def ladybug_database(graph: KnowledgeGraph, *, cache: bool = True, progress: bool = False,
                      chunks: ExportChunks | None = None) -> LadybugDatabase:
     """The ladybug database of ``graph``, built on first use (see the module docstring for the cache), an export
     loading ``chunks`` at a time (default :class:`~ark.graphdb.stream.ExportChunks`)."""
@@ -132,7 +135,7 @@ def ladybug_database(graph: Any, *, cache: bool = True, progress: bool = False,
     return LadybugDatabase(folder / DB_FILE, schema, temporary=True)
 
 
-def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progress: bool,
+def _build(graph: KnowledgeGraph, folder: Path, name: str, settings: dict[str, Any], progress: bool,
            chunks: ExportChunks | None = None) -> tuple[CypherSchema, str, int]:
     """Write ``graph``'s database into ``folder``: from the previous version's when it can follow the update, else
     exported whole; with how it was made (``update`` or ``export``) and the size of the last whole export."""
@@ -146,7 +149,7 @@ def _build(graph: Any, folder: Path, name: str, settings: dict[str, Any], progre
     return schema, "export", (folder / DB_FILE).stat().st_size
 
 
-def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads: int = 2,
+def write_database(graph: KnowledgeGraph, db_file: Path, *, progress: bool = False, threads: int = 2,
                    property_columns: dict[str, tuple[PropertyColumn, ...]] | None = None,
                    chunks: ExportChunks | None = None) -> CypherSchema:
     """Create a ladybug database at ``db_file`` holding ``graph``, loaded ``chunks`` at a time (default
@@ -172,7 +175,7 @@ def write_database(graph: Any, db_file: Path, *, progress: bool = False, threads
     return schema
 
 
-def _copy_nodes(connection: Any, graph: Any, schema: CypherSchema, staging: Path, chunks: ExportChunks,
+def _copy_nodes(connection: Any, graph: KnowledgeGraph, schema: CypherSchema, staging: Path, chunks: ExportChunks,
                 progress: bool) -> None:
     """Create every node table and load its nodes, a chunk at a time."""
     rows = chunks.node_rows(graph)
@@ -189,7 +192,7 @@ def _copy_nodes(connection: Any, graph: Any, schema: CypherSchema, staging: Path
             _say(progress, f"nodes {spec.label}: {done:,} of {spec.count:,}")
 
 
-def _copy_edges(connection: Any, graph: Any, schema: CypherSchema, staging: Path, chunks: ExportChunks,
+def _copy_edges(connection: Any, graph: KnowledgeGraph, schema: CypherSchema, staging: Path, chunks: ExportChunks,
                 progress: bool) -> None:
     """Create every relationship table and load its edges, a chunk at a time (one pass over the graph's CSR)."""
     for spec in schema.rels:
@@ -213,7 +216,7 @@ def create_rel_table(spec: Any) -> str:
     return f"CREATE REL TABLE `{spec.label}`({pairs})"
 
 
-def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
+def node_properties_by_type(graph: KnowledgeGraph) -> dict[str, list[dict[str, Any]]]:
     """Node type -> the property dicts of its nodes (in node order); empty when no node has properties."""
     column = graph.nodes.column("properties") if "properties" in graph.nodes.column_names else None
     if column is None or pc.all(pc.equal(column, "{}")).as_py() in (True, None):
@@ -224,7 +227,7 @@ def node_properties_by_type(graph: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def node_table(graph: Any, spec: Any, indices: np.ndarray | None = None) -> pa.Table:
+def node_table(graph: KnowledgeGraph, spec: Any, indices: np.ndarray | None = None) -> pa.Table:
     """The rows of node table ``spec``: every node of its type, or those at ``indices``."""
     indices = graph.nodes_of_type(spec.node_type) if indices is None else np.asarray(indices, dtype=np.int64)
     data: dict[str, pa.Array] = {
@@ -241,7 +244,8 @@ def node_table(graph: Any, spec: Any, indices: np.ndarray | None = None) -> pa.T
     return pa.table(data)
 
 
-def edge_tables(graph: Any, schema: CypherSchema, edges: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+def edge_tables(graph: KnowledgeGraph, schema: CypherSchema, edges: tuple[np.ndarray, np.ndarray,
+                np.ndarray] | None = None
                 ) -> dict[tuple[str, str, str], pa.Table]:
     """(rel label, from label, to label) -> table of (from id, to id), one per FROM/TO pair, of the graph's
     ``edges`` (source, target, relation code; default: all)."""

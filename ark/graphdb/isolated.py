@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .channel import (
     SPAWNER,
@@ -40,6 +40,9 @@ from .engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, CypherResult, check_lim
 from .errors import CypherCrashed, CypherTimeout, CypherUnavailable, error_from_kind
 from .ladybug_engine import DB_HEADROOM_MB, check_query, database_reserve_mb
 from .schema import CypherSchema
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 GRACE_S = 1.0  # how long past its time limit a query may take before its worker is killed
 START_TIMEOUT_S = 60.0
@@ -241,7 +244,8 @@ class IsolatedEngine:
                 worker.kill()
 
 
-def open_isolated(graph: Any, *, cache: bool = True, progress: bool = False, **options: Any) -> IsolatedEngine:
+def open_isolated(graph: KnowledgeGraph, *, cache: bool = True, progress: bool = False,
+                  **options: Any) -> IsolatedEngine:
     """Export ``graph`` to ladybug (cached, see :mod:`ark.graphdb.export`) and open it for out-of-process queries."""
     from .export import ladybug_database
 

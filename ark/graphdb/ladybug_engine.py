@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .engine import (
     DEFAULT_MAX_ROWS,
@@ -40,6 +40,9 @@ from .errors import (
 )
 from .guard import check_read_only, parameter_names
 from .schema import CypherSchema
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 MAX_MESSAGE_CHARS = 600
 DB_HEADROOM_MB = 512  # address space for the engine's code and threads on top of its buffer pool and file map
@@ -241,7 +244,7 @@ def plain_value(value: Any) -> Any:
     return str(value)
 
 
-def open_ladybug(graph: Any, *, cache: bool = True, progress: bool = False, **options: Any) -> LadybugEngine:
+def open_ladybug(graph: KnowledgeGraph, *, cache: bool = True, progress: bool = False, **options: Any) -> LadybugEngine:
     """Export ``graph`` to ladybug (cached, see :mod:`ark.graphdb.export`) and open it read-only."""
     from .export import ladybug_database
 

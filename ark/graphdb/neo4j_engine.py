@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from .errors import (
 )
 from .guard import check_read_only
 from .schema import CypherSchema
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 MAX_MESSAGE_CHARS = 600
 
@@ -171,7 +174,7 @@ def plain_value(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------------------------- import into a server
-def neo4j_import_statements(graph: Any, schema: CypherSchema | None = None, batch_size: int = 5000,
+def neo4j_import_statements(graph: KnowledgeGraph, schema: CypherSchema | None = None, batch_size: int = 5000,
                             scan_rows: int | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(statement, parameters) pairs that load ``graph`` into an empty Neo4j database: a uniqueness constraint per
     label, then nodes and edges in ``UNWIND $rows`` batches. Run them in write transactions, in order.
@@ -193,7 +196,8 @@ def neo4j_import_statements(graph: Any, schema: CypherSchema | None = None, batc
             yield from _edge_statements(graph, schema, rel_spec, pair, batch_size, window)
 
 
-def _node_statements(graph: Any, spec: Any, batch_size: int, window: int) -> Iterator[tuple[str, dict[str, Any]]]:
+def _node_statements(graph: KnowledgeGraph, spec: Any, batch_size: int, window: int) -> Iterator[tuple[str, dict[str,
+                     Any]]]:
     from .schema import convert_property
     from .stream import node_index_chunks
 
@@ -209,7 +213,7 @@ def _node_statements(graph: Any, spec: Any, batch_size: int, window: int) -> Ite
         yield statement, {"rows": rows}
 
 
-def _edge_statements(graph: Any, schema: CypherSchema, spec: Any, pair: Any, batch_size: int,
+def _edge_statements(graph: KnowledgeGraph, schema: CypherSchema, spec: Any, pair: Any, batch_size: int,
                      window: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """The batches of one relation's edges between one FROM/TO pair, in the graph's edge order."""
     from .stream import _type_of, edge_chunks

@@ -15,9 +15,12 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..text import did_you_mean
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 # Columns every node table has, in order; ``id`` is the primary key.
 BASE_COLUMNS: tuple[tuple[str, str], ...] = (("id", "STRING"), ("name", "STRING"), ("text", "STRING"),
@@ -148,11 +151,11 @@ class CypherSchema:
             columns = ", ".join(f"{name} {kind}" for name, kind in spec.columns)
             lines.append(f"- {spec.label}{renamed} ({spec.count:,} nodes): {columns}")
         lines.append("Relationship tables (label: (FROM)->(TO) pairs, no properties):")
-        for spec in self.rels:
-            renamed = f" [relation {spec.relation!r}]" if spec.label != spec.relation else ""
-            shown = [f"({p.source})-[:{spec.label}]->({p.target}) {p.count:,} edges" for p in spec.pairs[:max_pairs]]
-            more = f"; and {len(spec.pairs) - max_pairs} more pairs" if len(spec.pairs) > max_pairs else ""
-            lines.append(f"- {spec.label}{renamed}: " + "; ".join(shown) + more)
+        for rel in self.rels:
+            renamed = f" [relation {rel.relation!r}]" if rel.label != rel.relation else ""
+            shown = [f"({p.source})-[:{rel.label}]->({p.target}) {p.count:,} edges" for p in rel.pairs[:max_pairs]]
+            more = f"; and {len(rel.pairs) - max_pairs} more pairs" if len(rel.pairs) > max_pairs else ""
+            lines.append(f"- {rel.label}{renamed}: " + "; ".join(shown) + more)
         lines.append("Every node has id (the graph's node id), name, text (its description) and idx (its index).")
         return "\n".join(lines)
 
@@ -224,7 +227,7 @@ def convert_property(value: Any, column_type: str) -> Any:
     return value
 
 
-def build_schema(graph: Any, properties_by_type: dict[str, list[dict[str, Any]]] | None = None, *,
+def build_schema(graph: KnowledgeGraph, properties_by_type: dict[str, list[dict[str, Any]]] | None = None, *,
                  property_columns: dict[str, tuple[PropertyColumn, ...]] | None = None) -> CypherSchema:
     """The :class:`CypherSchema` of ``graph``; ``properties_by_type`` (node type -> property dicts of its nodes)
     or ``property_columns`` (node type -> its columns, as :class:`PropertyScan` finds them) gives the property

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +25,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import CypherSchema, PropertyColumn, PropertyScan
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 SCAN_ROWS = 1 << 20  # nodes or CSR entries read from the memory-mapped arrays at a time
 _MADV_DONTNEED = 4  # Linux
@@ -47,13 +50,13 @@ class ExportChunks:
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)!r}")
 
-    def node_rows(self, graph: Any) -> int:
+    def node_rows(self, graph: KnowledgeGraph) -> int:
         """Node rows per chunk: ``node_bytes`` over the average stored size of a node's row."""
         per_row = graph.nodes.nbytes / max(graph.num_nodes, 1)
         return max(1, int(self.node_bytes // max(per_row, 1.0)))
 
 
-def release_pages(graph: Any) -> None:
+def release_pages(graph: KnowledgeGraph) -> None:
     """Drop from this process's resident memory the pages of the graph's memory-mapped files (read-only
     mappings of files under its folder) that the export has read: they stay in the page cache, and a later read maps
     them again, so what the export holds does not grow with the files it reads. Linux only; elsewhere, or for a
@@ -94,7 +97,7 @@ def take_rows(column: pa.Array | pa.ChunkedArray, indices: np.ndarray) -> pa.Arr
     return gathered.take(pa.array(inverse))
 
 
-def scan_property_columns(graph: Any, window: int | None = None) -> dict[str, tuple[PropertyColumn, ...]]:
+def scan_property_columns(graph: KnowledgeGraph, window: int | None = None) -> dict[str, tuple[PropertyColumn, ...]]:
     """Node type -> its property columns, found by reading the nodes' property texts ``window`` at a time (default:
     a node chunk of :class:`ExportChunks`); empty when no node has properties (the same columns
     :func:`~ark.graphdb.schema.build_schema` finds from every node's property dict)."""
@@ -115,7 +118,8 @@ def scan_property_columns(graph: Any, window: int | None = None) -> dict[str, tu
     return {node_type: scan.columns() for node_type, scan in zip(graph.node_types, scans, strict=True)}
 
 
-def node_index_chunks(graph: Any, node_type: str, rows: int, window: int = SCAN_ROWS) -> Iterator[np.ndarray]:
+def node_index_chunks(graph: KnowledgeGraph, node_type: str, rows: int,
+                      window: int = SCAN_ROWS) -> Iterator[np.ndarray]:
     """The indices of ``node_type``'s nodes in increasing order, ``rows`` at a time (the type codes read
     ``window`` at a time)."""
     code = graph.node_types.index(node_type)
@@ -135,7 +139,7 @@ def node_index_chunks(graph: Any, node_type: str, rows: int, window: int = SCAN_
         yield np.concatenate(pending)
 
 
-def edge_chunks(graph: Any, entries: int = SCAN_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def edge_chunks(graph: KnowledgeGraph, entries: int = SCAN_ROWS) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The stored directed edges as (source, target, relation code) arrays, from ``entries`` CSR entries at a time:
     together, :meth:`~ark.graph.KnowledgeGraph.edges` in its order."""
     indptr = graph.indptr
@@ -186,7 +190,7 @@ class PartWriter:
         return [path]
 
 
-def edge_parts(graph: Any, schema: CypherSchema, folder: Path, rows: int,
+def edge_parts(graph: KnowledgeGraph, schema: CypherSchema, folder: Path, rows: int,
                entries: int = SCAN_ROWS) -> Iterator[tuple[tuple[str, str, str], Path]]:
     """((rel label, from label, to label), Parquet file of at most ``rows`` (from id, to id) rows) for every edge of
     ``graph``, one pass over its CSR: each file as soon as it is complete (so it can be loaded and removed), the

@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,16 +29,19 @@ import pyarrow.parquet as pq
 from ..storage.checksums import DamagedFileError
 from .schema import CypherSchema, PropertyColumn, build_schema
 
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+
 # A database updated in place keeps the pages its old rows held (ladybug reuses few of them): HPO's 24 MB grew to
 # 63, 115, 171 MB over three updates of 1,000 nodes. Once the previous version's file is this many times the size
 # of the whole export it descends from, the next version is exported whole again.
 GROWTH_LIMIT = 2.0
 
 
-def database_folder(graph: Any, name: str) -> Path:
+def database_folder(graph: KnowledgeGraph, name: str) -> Path:
     """The folder of ``graph``'s version holding the database ``name`` (``ladybug-<settings hash>``)."""
     segments = (graph.metadata or {}).get("version_segments") or {}
-    return Path(graph.path) / segments.get("cypher", "cypher") / name
+    return graph.folder() / segments.get("cypher", "cypher") / name
 
 
 def schema_changes(old: CypherSchema, new: CypherSchema) -> list[str] | None:
@@ -72,7 +75,8 @@ def schema_changes(old: CypherSchema, new: CypherSchema) -> list[str] | None:
     return None if before or relations else statements
 
 
-def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[Path, CypherSchema, int] | None:
+def previous_database(graph: KnowledgeGraph, name: str, settings: dict[str, Any]) -> tuple[Path, CypherSchema,
+                      int] | None:
     """(database file, schema, size of the last whole export it descends from) of the version before ``graph``'s,
     when ``graph``'s version was made from it by an update and its database ``name`` is built with ``settings``;
     else None."""
@@ -96,7 +100,7 @@ def previous_database(graph: Any, name: str, settings: dict[str, Any]) -> tuple[
     return found.path, found.schema, int(meta.get("exported_bytes") or found.path.stat().st_size)
 
 
-def database_after_update(graph: Any, progress: bool = False) -> Any:
+def database_after_update(graph: KnowledgeGraph, progress: bool = False) -> Any:
     """The database of a version just made by an update, made now when the previous version had one (so the updater,
     not the first reader, pays for it); None when it had none or the embedded engine is not installed."""
     from .export import build_settings, ladybug_database, settings_hash
@@ -110,7 +114,7 @@ def database_after_update(graph: Any, progress: bool = False) -> Any:
     return ladybug_database(graph, progress=progress)
 
 
-def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any],
+def follow_update(graph: KnowledgeGraph, db_file: Path, name: str, settings: dict[str, Any],
                   property_columns: dict[str, tuple[PropertyColumn, ...]], progress: bool = False
                   ) -> tuple[CypherSchema, int] | None:
     """Make ``db_file`` the database of ``graph`` from the previous version's (copied, the update applied); its
@@ -126,7 +130,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     if changes is None:
         return None
     try:
-        delta = load_delta(graph.path, graph.info.version)
+        delta = load_delta(graph.folder(), graph.info.version)
     except (DamagedFileError, OSError, ValueError):
         return None  # its files are gone or damaged: export
     shutil.copyfile(previous[0], db_file)
@@ -139,7 +143,7 @@ def follow_update(graph: Any, db_file: Path, name: str, settings: dict[str, Any]
     return schema, previous[2]
 
 
-def apply_update(db_file: Path, graph: Any, delta: Any, schema: CypherSchema, changes: list[str],
+def apply_update(db_file: Path, graph: KnowledgeGraph, delta: Any, schema: CypherSchema, changes: list[str],
                  threads: int = 2) -> None:
     """Turn the database at ``db_file`` (the previous version's, a private copy) into ``graph``'s by ``delta``.
 
@@ -198,14 +202,14 @@ def _held_in(run: Any, schema: CypherSchema, ids: list[str]) -> dict[str, str]:
     return held
 
 
-def _labels_of(graph: Any, schema: CypherSchema, indices: np.ndarray) -> np.ndarray:
+def _labels_of(graph: KnowledgeGraph, schema: CypherSchema, indices: np.ndarray) -> np.ndarray:
     """The node table label of each node index."""
     tables = {spec.node_type: spec.label for spec in schema.nodes}  # a type left without nodes has none
     labels = np.array([tables.get(t, "") for t in graph.node_types], dtype=object)
     return labels[np.asarray(graph.node_type_codes)[indices]]
 
 
-def _indices(graph: Any, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def _indices(graph: KnowledgeGraph, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
     found = pc.fill_null(pc.index_in(ids, value_set=graph.nodes.column("id").combine_chunks()), -1)
     return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
 
@@ -217,7 +221,7 @@ def _untouched(edges: pa.Table, touched: set[str]) -> pa.Table:
                                          pc.is_in(edges.column("target"), names))))
 
 
-def _edge_matches(run: Any, graph: Any, schema: CypherSchema, edges: pa.Table, action: str) -> Iterator[Any]:
+def _edge_matches(run: Any, graph: KnowledgeGraph, schema: CypherSchema, edges: pa.Table, action: str) -> Iterator[Any]:
     """Run ``MATCH (a)-[e]->(b) <action>`` over ``edges`` (source, target, relation; nodes ``graph`` has), one
     statement per relation and endpoint tables; each statement's result."""
     src, dst = _indices(graph, edges.column("source")), _indices(graph, edges.column("target"))
@@ -232,14 +236,14 @@ def _edge_matches(run: Any, graph: Any, schema: CypherSchema, edges: pa.Table, a
                   f"(b:`{key[2]}` {{id: t}}) {action}", table)
 
 
-def _remove_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, touched: set[str]) -> None:
+def _remove_edges(run: Any, graph: KnowledgeGraph, schema: CypherSchema, delta: Any, touched: set[str]) -> None:
     """Remove every copy of each removed edge whose endpoints are both untouched (the others went with them)."""
     if delta.edges_removed.num_rows:
         for _ in _edge_matches(run, graph, schema, _untouched(delta.edges_removed, touched), "DELETE e"):
             pass
 
 
-def _row_tables(graph: Any, schema: CypherSchema, ids: list[str]) -> Iterator[tuple[Any, pa.Table]]:
+def _row_tables(graph: KnowledgeGraph, schema: CypherSchema, ids: list[str]) -> Iterator[tuple[Any, pa.Table]]:
     """(node table, its rows) of the nodes ``ids`` of ``graph``, by table."""
     from .export import node_table
 
@@ -253,13 +257,13 @@ def _row_tables(graph: Any, schema: CypherSchema, ids: list[str]) -> Iterator[tu
             yield spec, node_table(graph, spec, chosen)
 
 
-def _load_rows(run: Any, graph: Any, schema: CypherSchema, ids: list[str]) -> None:
+def _load_rows(run: Any, graph: KnowledgeGraph, schema: CypherSchema, ids: list[str]) -> None:
     """Load the rows of nodes the database does not hold (in their table)."""
     for spec, table in _row_tables(graph, schema, ids):
         run(f"COPY `{spec.label}` FROM FILE", table)
 
 
-def _set_rows(run: Any, graph: Any, schema: CypherSchema, ids: list[str]) -> None:
+def _set_rows(run: Any, graph: KnowledgeGraph, schema: CypherSchema, ids: list[str]) -> None:
     """Write the new columns of nodes the database holds in their table (their edges untouched)."""
     for spec, table in _row_tables(graph, schema, ids):
         table = table.rename_columns([f"v_{name}" for name in table.column_names])
@@ -267,7 +271,7 @@ def _set_rows(run: Any, graph: Any, schema: CypherSchema, ids: list[str]) -> Non
         run(f"LOAD FROM FILE MATCH (n:`{spec.label}` {{id: v_id}}) SET {assign}", table)
 
 
-def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, moved: list[str],
+def _load_edges(run: Any, graph: KnowledgeGraph, schema: CypherSchema, delta: Any, moved: list[str],
                 touched: set[str]) -> None:
     """The new version's edges of re-typed nodes, and the added edges between untouched nodes."""
     from .export import edge_tables
@@ -293,7 +297,7 @@ def _load_edges(run: Any, graph: Any, schema: CypherSchema, delta: Any, moved: l
         run(f"COPY `{label}` FROM FILE (from='{source}', to='{target}')", table)
 
 
-def _renumber(run: Any, connection: Any, graph: Any, schema: CypherSchema) -> None:
+def _renumber(run: Any, connection: Any, graph: KnowledgeGraph, schema: CypherSchema) -> None:
     """Set ``idx`` to the new version's node index where it moved."""
     for spec in schema.nodes:
         old = connection.execute(f"MATCH (n:`{spec.label}`) RETURN n.id AS node_key, n.idx AS idx").get_as_arrow()

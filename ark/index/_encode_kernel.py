@@ -24,7 +24,7 @@ def encode_deltas(df, docs):
     offsets = np.zeros(n, np.int64)
     at, size = 0, 0
     for t in range(n):
-        largest = 0
+        largest = np.int64(0)
         for i in range(at + 1, at + df[t]):
             largest = max(largest, np.int64(docs[i]) - np.int64(docs[i - 1]))
         width = 1 if largest < 2**8 else (2 if largest < 2**16 else 4)
@@ -37,12 +37,12 @@ def encode_deltas(df, docs):
     blob = np.zeros(size, np.uint8)
     at = 0
     for t in range(n):
-        pos, width = offsets[t], np.int64(widths[t])
+        pos, nbytes = offsets[t], np.int64(widths[t])
         for i in range(at, at + df[t]):
             d = np.int64(docs[i]) - np.int64(docs[i - 1]) if i > at else np.int64(0)
-            for byte in range(width):
+            for byte in range(nbytes):
                 blob[pos + byte] = (d >> (8 * byte)) & 0xFF
-            pos += width
+            pos += nbytes
         at += df[t]
     return first, widths, offsets, blob
 

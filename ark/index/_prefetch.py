@@ -11,6 +11,9 @@ results cannot differ, a hint changes no value.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -44,7 +47,7 @@ def _llvm_prefetch(typingctx, array, index):
 
 @numba.njit(cache=True, nogil=True)
 def _probe(array):
-    _llvm_prefetch(array, 0)
+    _llvm_prefetch(array, 0)  # type: ignore[call-arg]  # numba's stubs keep @intrinsic's typingctx in the call
     return array[0]
 
 
@@ -58,7 +61,8 @@ def _compiles() -> bool:
 
 AVAILABLE = _compiles()
 if AVAILABLE:
-    prefetch = _llvm_prefetch
+    # numba's stubs type an @intrinsic as called with its typingctx; jitted code calls it as (array, index)
+    prefetch = cast("Callable[[object, int], None]", _llvm_prefetch)
 else:
     @numba.njit(inline="always")
     def prefetch(array, index):  # noqa: ARG001 - the hint is dropped

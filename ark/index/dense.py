@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from ark.index.sorted_encoding import (
 )
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 from ark.storage.atomic import atomic_directory, atomic_write_text
+
+if TYPE_CHECKING:
+    from ark.index.ann import IVFIndex
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MODELS = (DEFAULT_MODEL,)
@@ -199,7 +202,7 @@ class DenseIndex:
         self.directory = Path(directory) if directory is not None else None
         self._encoder = encoder
         self._query_cache: dict[str, np.ndarray] = {}
-        self._approximate = None
+        self._approximate: IVFIndex | None = None
         self.doc_keys: np.ndarray | None = None  # per document, its node id + text digest (ark.index.reuse)
 
     @classmethod

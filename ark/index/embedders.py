@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from ark.index.graph_index import (
 )
 from ark.index.sorted_encoding import supports_sorted_encoding
 from ark.storage.cache_folder import open_cached
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 DEFAULT_EMBEDDER = DEFAULT_MODEL
 OPENAI_PREFIX = "openai:"
@@ -238,7 +241,7 @@ def _is_packaged_default(embedder: Embedder) -> bool:
     return embedder.identity == f"sentence-transformers:{DEFAULT_EMBEDDER}"
 
 
-def node_embeddings(graph: Any, embedder: Embedder, progress: bool = True, batch_size: int = 64,
+def node_embeddings(graph: KnowledgeGraph, embedder: Embedder, progress: bool = True, batch_size: int = 64,
                     block: int = 512) -> np.ndarray:
     """Every node document's embedding, shape ``(graph.num_nodes, embedder.dimension)``, row ``i`` = node ``i``.
 
@@ -325,7 +328,7 @@ def query_cache_dir() -> Path:
     return ark_home() / "embedding-cache"
 
 
-def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url: str | None = None,
+def open_embedding_index(graph: KnowledgeGraph, spec: str | Path | None = None, *, base_url: str | None = None,
                          fields: dict[str, list[str]] | None = None, progress: bool = False) -> GraphTextIndex:
     """A dense relevance index of ``graph`` by the embedder named by ``spec`` (:data:`EMBEDDER_SPEC_HELP`).
 
@@ -355,7 +358,7 @@ def open_embedding_index(graph: Any, spec: str | Path | None = None, *, base_url
 NODE_INDEX_KINDS = ("bm25", "dense")
 
 
-def open_node_index(graph: Any, kind: str = "bm25", *, names_only: bool = True, embedder: str | None = None,
+def open_node_index(graph: KnowledgeGraph, kind: str = "bm25", *, names_only: bool = True, embedder: str | None = None,
                     embedder_base_url: str | None = None, progress: bool = False) -> GraphTextIndex:
     """The index a method grounds question mentions with: ``bm25`` or ``dense`` (by ``embedder``), over node names
     (``names_only``) or whole node documents."""

@@ -8,12 +8,37 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from ark.index.postings import IndexFormatError
 from ark.storage.cache_folder import StaleCache, open_cached
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+
+
+class NodeSource(Protocol):
+    """What the document and name functions read of a graph: a :class:`~ark.graph.KnowledgeGraph`, or some of its
+    nodes as a graph of their own (a version's changed nodes, :mod:`ark.index.versioned`)."""
+
+    node_types: list[str]
+    node_type_codes: np.ndarray
+    metadata: dict[str, Any]
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    def resolve_node_type(self, name: str) -> str: ...
+
+    def text(self, i: int) -> str: ...
+
+    def name(self, i: int) -> str: ...
+
+    def node_id(self, i: int) -> str: ...
+
+    def properties(self, i: int) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -30,7 +55,7 @@ class TextIndex(Protocol):
 class GraphTextIndex:
     """A BM25 or dense index over a graph's nodes (node ``i`` is document ``i``)."""
 
-    def __init__(self, graph: Any, index: Any) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: Any) -> None:
         if index.num_docs != graph.num_nodes:
             raise ValueError(f"index has {index.num_docs} documents but the graph has {graph.num_nodes} nodes")
         self.graph = graph
@@ -75,7 +100,7 @@ def _field_value(value: Any) -> str:
     return str(value)
 
 
-def node_documents(graph: Any, fields: dict[str, list[str]] | None = None) -> Iterator[str]:
+def node_documents(graph: NodeSource, fields: dict[str, list[str]] | None = None) -> Iterator[str]:
     """Each node's document: ``graph.text(i)``, or for types listed in ``fields`` the named properties joined.
 
     ``fields`` maps a node type (resolved by the graph) to property keys; the special key ``"text"`` means the
@@ -105,7 +130,7 @@ def node_documents(graph: Any, fields: dict[str, list[str]] | None = None) -> It
 DEFAULT_NAME_KEYS = ("name", "synonyms", "aliases")
 
 
-def resolve_name_keys(graph: Any, names: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+def resolve_name_keys(graph: NodeSource, names: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
     """Which attributes name a node, per node type: ``names`` (or the graph's ``info.name_fields``, set by
     its loader) maps node types, or ``"*"`` for every other type, to keys: ``"name"``, ``"id"`` or property keys.
 
@@ -123,7 +148,7 @@ def resolve_name_keys(graph: Any, names: dict[str, list[str]] | None = None) -> 
     return resolved
 
 
-def node_names(graph: Any, keys_by_type: dict[str, list[str]]) -> Iterator[list[str]]:
+def node_names(graph: NodeSource, keys_by_type: dict[str, list[str]]) -> Iterator[list[str]]:
     """Each node's names: the values of its type's name keys (list properties give one name per item)."""
     codes = np.asarray(graph.node_type_codes)
     by_code = [keys_by_type.get(t, []) for t in graph.node_types]
@@ -148,7 +173,7 @@ def node_names(graph: Any, keys_by_type: dict[str, list[str]]) -> Iterator[list[
 NAME_BATCH = 8192  # nodes whose names and ids are read at a time
 
 
-def _column_slice(graph: Any, column: str, start: int, stop: int) -> list[Any]:
+def _column_slice(graph: NodeSource, column: str, start: int, stop: int) -> list[Any]:
     """Nodes ``start..stop-1``'s ``name`` or ``id``: a slice of the graph's Arrow column where it has one (the
     graph's own ``name(i)`` would keep the whole column as Python strings for its lifetime), else asked node by
     node."""
@@ -166,7 +191,7 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _graph_fingerprint(graph: Any) -> str | None:
+def _graph_fingerprint(graph: KnowledgeGraph) -> str | None:
     return getattr(graph, "metadata", {}).get("fingerprint")
 
 
@@ -202,7 +227,8 @@ def register_index_kind(kind: IndexKind) -> IndexKind:
     return kind
 
 
-def open_index(graph: Any, kind: str = "bm25", fields: dict[str, list[str]] | None = None, progress: bool = True,
+def open_index(graph: KnowledgeGraph, kind: str = "bm25", fields: dict[str, list[str]] | None = None,
+               progress: bool = True,
                **params: Any) -> GraphTextIndex:
     """Open the ``kind`` index of ``graph`` (one of :data:`INDEX_KINDS`), building it on first use.
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from .bm25 import BM25Index
 from .exact import ExactNamesBuilder
-from .graph_index import IndexKind, node_documents, node_names, register_index_kind, resolve_name_keys
+from .graph_index import IndexKind, NodeSource, node_documents, node_names, register_index_kind, resolve_name_keys
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 RELATIONAL_MAX_NEIGHBORS = 50  # neighbors listed per relation in a bm25-rel document
 SCORINGS = ("fielded", "plain")
@@ -36,7 +39,7 @@ NAME_B = 0.5
 _BM25_PARAMS = ("k1", "b", "tokenizer", "scoring", "names", "name_weight", "name_b", "exact")
 
 
-def _bm25_graph_defaults(graph: Any, params: dict[str, Any]) -> dict[str, Any]:
+def _bm25_graph_defaults(graph: KnowledgeGraph, params: dict[str, Any]) -> dict[str, Any]:
     if params.get("scoring", "fielded") == "fielded":
         params["names"] = resolve_name_keys(graph, params.get("names"))
     return params
@@ -90,14 +93,14 @@ def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, ca
     return index
 
 
-def _with_names(graph: Any, settings: dict[str, Any], texts: Iterable[str]) -> Iterable[Any]:
+def _with_names(graph: NodeSource, settings: dict[str, Any], texts: Iterable[str]) -> Iterable[Any]:
     """Plain scoring indexes the texts; fielded scoring pairs each with the node's names."""
     if settings.get("scoring") != "fielded":
         return texts
     return zip(node_names(graph, settings["names"]), texts, strict=True)
 
 
-def _relational_documents(graph: Any, settings: dict[str, Any], fields: Any) -> Iterable[Any]:
+def _relational_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: Any) -> Iterable[Any]:
     from ark.loaders.documents import relational_document
 
     texts = (relational_document(graph, i, settings["max_neighbors_per_relation"]) for i in range(graph.num_nodes))
@@ -120,7 +123,7 @@ def _build_dense(docs: Iterable[str], settings: dict[str, Any], num_docs: int, c
     return DenseIndex.build(list(docs), model=settings["model"], cache_dir=cache_dir, progress=progress)
 
 
-def _build_dense_reusing(graph: Any, docs: Iterable[str], settings: dict[str, Any], cache_dir: Path | None,
+def _build_dense_reusing(graph: KnowledgeGraph, docs: Iterable[str], settings: dict[str, Any], cache_dir: Path | None,
                          progress: bool, directory: Path | None) -> Any:
     """The dense index of ``graph``, reusing the vectors of nodes whose document an earlier version of the graph
     already embedded (:mod:`ark.index.reuse`)."""
@@ -148,7 +151,8 @@ def _load_dense(directory: Path) -> Any:
     return DenseIndex.load(directory)
 
 
-def _node_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[Any]:
+def _node_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: dict[str,
+                    list[str]] | None) -> Iterable[Any]:
     """A node's document is its text (paired with its names for fielded scoring). Plain scoring without fields
     reads the graph's text column as Arrow strings (no Python string per node; a fifth of the build time on a
     1.9M-node graph)."""
@@ -159,7 +163,8 @@ def _node_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list
     return _with_names(graph, settings, node_documents(graph, fields))
 
 
-def _plain_documents(graph: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None) -> Iterable[str]:
+def _plain_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: dict[str,
+                     list[str]] | None) -> Iterable[str]:
     return node_documents(graph, fields)
 
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..storage.cache_folder import read_manifest
 from ..storage.checksums import DamagedFileError, check_files
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 KEYS_FILE = "doc_keys.npy"
 VECTORS_FILE = "embeddings.npy"
@@ -47,13 +50,13 @@ def _version_folders(root: Path) -> list[tuple[int, Path]]:
     return sorted(found, key=lambda item: (-item[0], item[1].parent.name != "bases"))
 
 
-def earlier_caches(graph: Any, cache_name: str, settings: dict[str, Any], current: Path | None
+def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: dict[str, Any], current: Path | None
                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(keys, vectors) of the saved matrices named ``cache_name`` with ``settings`` under the graph's versions,
     newest first, leaving out ``current`` (the folder being built); damaged or unkeyed ones are skipped."""
     if getattr(graph, "path", None) is None or not (graph.metadata or {}).get("version_segments"):
         return
-    for _version, folder in _version_folders(Path(graph.path)):
+    for _version, folder in _version_folders(graph.folder()):
         directory = folder / "index" / cache_name
         if current is not None and directory.resolve() == current.resolve():
             continue
@@ -109,7 +112,7 @@ def reuse_rows(keys: np.ndarray, earlier: Iterator[tuple[np.ndarray, np.ndarray]
     return out, missing
 
 
-def embed_following_updates(graph: Any, documents: Sequence[str], cache_name: str, settings: dict[str, Any],
+def embed_following_updates(graph: KnowledgeGraph, documents: Sequence[str], cache_name: str, settings: dict[str, Any],
                             current: Path | None, embed: Callable[[Sequence[str], Path | None], np.ndarray],
                             cache_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
     """(vectors, keys) of the graph's node ``documents``: rows of earlier versions reused, the others embedded by

@@ -22,34 +22,38 @@ from .tokenizer import Tokenizer
 
 # graph.versioning.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated does not
 if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
     from ..graph.versioning.delta import GraphDelta
 
 SEGMENTED_KINDS = ("bm25", "bm25-rel")
 
 
-def index_root(graph: Any) -> Path:
+def index_root(graph: KnowledgeGraph) -> Path:
     """The folder whose ``index/`` caches a whole-graph index of ``graph``: the graph's, its current base's, or
     for a version with updates (an index that cannot follow them by segments) its newest update's."""
-    root = Path(graph.path)
+    root = graph.folder()
     segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
     if not segments:
         return root
     return root / (segments["deltas"][-1]["delta"] if segments["deltas"] else segments["base"])
 
 
-def follows_updates(graph: Any, kind: str) -> bool:
+def follows_updates(graph: KnowledgeGraph, kind: str) -> bool:
     """Whether ``kind`` over ``graph`` is searched through segments (a version with updates since its base)."""
     segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
     return bool(segments and segments["deltas"]) and kind in SEGMENTED_KINDS and graph.path is not None
 
 
-def open_segmented(graph: Any, kind: str, spec: Any, settings: dict[str, Any], fields: dict[str, list[str]] | None,
+def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[str, Any], fields: dict[str,
+                   list[str]] | None,
                    settings_key: str) -> SegmentedBM25:
     """The ``kind`` BM25 of a version with updates, its missing segments built and cached."""
     from ..graph.storage import load_graph_directory, read_graph_meta
 
     info = graph.info.version_segments
-    root = Path(graph.path)
+    if info is None:
+        raise ValueError(f"graph {graph.info.label()!r} has no updates to search by segments")
+    root = graph.folder()
     base_dir = root / info["base"]
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
     fielded = settings.get("scoring") == "fielded"
@@ -127,7 +131,7 @@ def dirty_relational(prev: Any, cur: Any, delta: GraphDelta) -> list[str]:
 class _Subset:
     """Some nodes of a graph as a graph of their own (what the document functions read)."""
 
-    def __init__(self, graph: Any, indices: np.ndarray) -> None:
+    def __init__(self, graph: KnowledgeGraph, indices: np.ndarray) -> None:
         self.graph, self.indices = graph, np.asarray(indices, dtype=np.int64)
         self.node_types = graph.node_types
         self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
@@ -151,7 +155,7 @@ class _Subset:
         return dict(self.graph.properties(int(self.indices[i])))
 
 
-def _subset_documents(graph: Any, indices: np.ndarray, kind: str, spec: Any, settings: dict[str, Any],
+def _subset_documents(graph: KnowledgeGraph, indices: np.ndarray, kind: str, spec: Any, settings: dict[str, Any],
                       fields: dict[str, list[str]] | None) -> Iterable[Any]:
     """The ``kind`` documents of nodes ``indices`` of ``graph``, as a whole-graph build makes them."""
     from .kinds import _with_names

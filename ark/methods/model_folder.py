@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .registry import MethodError
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 
 class ModelFolderError(MethodError):
     """A model folder that cannot be used (missing, unfinished, damaged, or made for another graph)."""
 
 
-def graph_identity(graph: Any) -> dict[str, Any]:
+def graph_identity(graph: KnowledgeGraph) -> dict[str, Any]:
     """What a model records about its graph, and what :func:`read_model_file` compares."""
     return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types),
@@ -55,7 +58,7 @@ def library_versions() -> dict[str, str]:
     return found
 
 
-def write_model_file(directory: Path, filename: str, fmt: str, version: int, graph: Any,
+def write_model_file(directory: Path, filename: str, fmt: str, version: int, graph: KnowledgeGraph,
                      body: dict[str, Any]) -> Path:
     """Write ``directory/filename`` (format, version, graph identity, library versions, then ``body``) atomically."""
     from ..storage.atomic import atomic_write_text
@@ -66,7 +69,7 @@ def write_model_file(directory: Path, filename: str, fmt: str, version: int, gra
     return atomic_write_text(directory / filename, json.dumps(meta, indent=1))
 
 
-def resolve_model_dir(model: str | None, graph: Any, method: str) -> Path:
+def resolve_model_dir(model: str | None, graph: KnowledgeGraph, method: str) -> Path:
     """The folder ``--set model=DIR`` names, else the graph's default folder (:func:`default_model_dir`)."""
     if model:
         return Path(model).expanduser()
@@ -74,7 +77,7 @@ def resolve_model_dir(model: str | None, graph: Any, method: str) -> Path:
     return default_model_dir(method, name)
 
 
-def read_model_file(directory: Path, filename: str, fmt: str, version: int, graph: Any, method: str,
+def read_model_file(directory: Path, filename: str, fmt: str, version: int, graph: KnowledgeGraph, method: str,
                     how_to_train: str) -> dict[str, Any]:
     """The checked model file of ``directory``: :class:`ModelFolderError` (one line, with ``how_to_train``) when it
     is missing, unfinished, damaged, of another format or version, or made for another graph."""

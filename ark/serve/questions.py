@@ -103,7 +103,7 @@ class Prepared:
     options: Any
     retriever: Any
     llm_name: str | None
-    graph: Any = None
+    graph: KnowledgeGraph | None = None
 
 
 class QuestionService:

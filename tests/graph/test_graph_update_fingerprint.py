@@ -103,7 +103,7 @@ def test_a_graph_updated_before_fingerprint_format_2_opens_updates_and_verifies(
 
 
 def test_the_merge_shares_the_base_text_instead_of_copying_it(tmp_path: Path) -> None:
-    from ark.graph.versioning.delta import merge_version
+    from ark.graph.versioning.merge import merge_version
 
     base = build_clinical_graph()
     merged = merge_version(base, [_row(base.node_id(1), "changed text")], {})

@@ -21,10 +21,9 @@ import pyarrow.compute as pc
 
 from ...storage.checksums import check_files, file_records
 from ..errors import GraphValidationError, describe_values
-from .merge import merge_version
 from .rows import EDGE_SCHEMA, NODE_COLUMNS, edge_keys, empty_edges, empty_nodes, node_rows
 
-__all__ = ["EDGE_SCHEMA", "NODE_COLUMNS", "GraphDelta", "edge_keys", "empty_edges", "empty_nodes", "merge_version",
+__all__ = ["EDGE_SCHEMA", "NODE_COLUMNS", "GraphDelta", "edge_keys", "empty_edges", "empty_nodes",
            "node_rows"]
 
 FILES = {"nodes": "nodes.arrow", "edges_added": "edges_added.arrow", "edges_removed": "edges_removed.arrow",

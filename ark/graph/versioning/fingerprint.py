@@ -19,16 +19,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...arrays import sorted_unique
+from ..build import _string_buffers
 from ..csr import entry_blocks, row_positions
 from .merge import find_entries, lookup
 from .rows import NODE_COLUMNS, edge_keys, last_rows, node_rows
+
+if TYPE_CHECKING:
+    from ..store import KnowledgeGraph
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -95,7 +99,7 @@ def edge_sums(edges: Iterable[tuple[str, str, str]]) -> list[int]:
     return lane_sums(edge_hashes(*columns))
 
 
-def content_sums(graph: Any) -> dict[str, list[int]]:
+def content_sums(graph: KnowledgeGraph) -> dict[str, list[int]]:
     """The node and edge sums of a whole graph, from scratch (see the module doc)."""
 
     table, nodes = node_rows(graph), [0] * LANES
@@ -116,7 +120,6 @@ def content_sums(graph: Any) -> dict[str, list[int]]:
 def version_fingerprint(base_fingerprint: str | None, sums: dict[str, list[int]], ids: pa.ChunkedArray | pa.Array,
                         node_types: list[str], relation_types: list[str]) -> str:
     """The format-2 fingerprint of a version (see the module doc); ``sums``: relative to its base."""
-    from ..build import _string_buffers
 
     digest = hashlib.blake2b(FORMAT, digest_size=16)
     digest.update(json.dumps([base_fingerprint, sums["nodes"], sums["edges"], node_types, relation_types],
@@ -188,7 +191,7 @@ def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[in
                                  relation_hashes[rel]))
 
 
-def rows_at(graph: Any, indices: np.ndarray) -> list[pa.Array]:
+def rows_at(graph: KnowledgeGraph, indices: np.ndarray) -> list[pa.Array]:
     """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``, in ascending index order."""
     at = np.sort(np.asarray(indices, dtype=np.int64))
     codes = np.asarray(graph.node_type_codes)[at].astype(np.int64)

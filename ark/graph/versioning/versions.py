@@ -30,7 +30,7 @@ from ...storage.checksums import DamagedFileError, check_files
 from ...storage.locks import output_lock
 from ..errors import GraphValidationError, describe_values
 from ..store import KnowledgeGraph
-from .delta import GraphDelta, edge_keys, merge_version
+from .delta import GraphDelta, edge_keys
 from .fingerprint import (
     add_sums,
     change_sums,
@@ -50,6 +50,7 @@ from .manifest import (
     read_manifest,
     update_entry,
 )
+from .merge import merge_version
 from .prune import prune_superseded
 
 FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (versioning.fingerprint); 1 (absent): whole
@@ -306,7 +307,7 @@ def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
     return int(found[-1]) if found else None
 
 
-def version_trained_on(graph: Any, fingerprint: Any) -> int | None:
+def version_trained_on(graph: KnowledgeGraph, fingerprint: Any) -> int | None:
     """The version of ``graph`` whose fingerprint is ``fingerprint`` (what a model trained on an earlier version of
     an updated graph recorded), or None when ``graph`` has no folder or no version of it has that fingerprint."""
     path = getattr(graph, "path", None)

@@ -3,7 +3,7 @@ graph). Without a chat model, or without a model folder, building it fails with 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base import MethodContext, MethodOutput, Retriever
 from ..model_folder import read_model_file, resolve_model_dir
@@ -13,11 +13,14 @@ from .actor import Actor
 from .spec import AvatarOptions
 from .training import FORMAT, MODEL_FILE, VERSION
 
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
+
 
 class AvatarRetriever(Retriever):
     """The optimised actor."""
 
-    def __init__(self, graph: Any, options: AvatarOptions, context: MethodContext) -> None:
+    def __init__(self, graph: KnowledgeGraph, options: AvatarOptions, context: MethodContext) -> None:
         llm = require_model(context, "avatar")
         name = graph.info.label("GRAPH")
         directory = resolve_model_dir(options.model, graph, "avatar")

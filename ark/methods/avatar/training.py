@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +33,9 @@ from ..model_folder import write_model_file
 from ..prompting import PromptSession
 from . import prompts
 from .actor import Actor, Attempt, example_block, mean_of, split_examples
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 FORMAT = "ark-avatar-prompts"
 VERSION = 1
@@ -68,7 +71,7 @@ class AvatarTrainingError(ValueError, ArkError):
     """Training that cannot start or go on (no questions, a state of other settings)."""
 
 
-def read_questions(path: Path, graph: Any) -> list[TrainQuestion]:
+def read_questions(path: Path, graph: KnowledgeGraph) -> list[TrainQuestion]:
     """Questions of a JSONL query file with at least one answer in ``graph``."""
     from ark.loaders.queries import read_query_jsonl
 
@@ -85,7 +88,7 @@ def read_questions(path: Path, graph: Any) -> list[TrainQuestion]:
 class Optimiser:
     """One training run's state and steps."""
 
-    def __init__(self, graph: Any, llm: Any, settings: AvatarSettings, out: Path, context: MethodContext,
+    def __init__(self, graph: KnowledgeGraph, llm: Any, settings: AvatarSettings, out: Path, context: MethodContext,
                  log: Callable[[str], None]) -> None:
         self.graph, self.llm, self.settings, self.out, self.context, self.log = graph, llm, settings, out, context, log
         self.actors: dict[str, Actor] = {}
@@ -173,7 +176,8 @@ class Optimiser:
         return None
 
 
-async def optimise(graph: Any, llm: Any, train: list[TrainQuestion], evaluation: list[TrainQuestion], out: Path,
+async def optimise(graph: KnowledgeGraph, llm: Any, train: list[TrainQuestion], evaluation: list[TrainQuestion],
+                   out: Path,
                    settings: AvatarSettings, context: MethodContext, model_name: str,
                    log: Callable[[str], None]) -> dict[str, Any]:
     """Optimise the actor's instructions and write the model folder; returns the model file's content."""

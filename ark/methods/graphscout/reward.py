@@ -23,7 +23,7 @@ evaluation alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +33,9 @@ from ark.runtime.records import Trajectory
 from ark.training.rewards import DEFAULT_DELTA, AnswerClueReward, answer_clue_reward
 
 from .answer import WRAPPER, extract_answer
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 
 def final_answer(trajectory: Trajectory | Mapping[str, Any]) -> tuple[str | None, str]:
@@ -97,7 +100,7 @@ def clue_fraction(touched: Iterable[int], clues: Iterable[int]) -> float:
 class GraphScoutReward:
     """The reward of solver trajectories on quiz questions of one graph (clue ids map to its node indices)."""
 
-    def __init__(self, graph: Any, *, delta: float = DEFAULT_DELTA, use_clue: bool = True) -> None:
+    def __init__(self, graph: KnowledgeGraph, *, delta: float = DEFAULT_DELTA, use_clue: bool = True) -> None:
         if not (isinstance(delta, int | float) and 0 < delta <= 1):
             raise ValueError(f"delta must be in (0, 1], got {delta!r}")
         self.graph = graph
@@ -134,7 +137,7 @@ class GraphScoutReward:
         return answer_clue_reward(f1, fraction, delta=self.delta, use_clue=self.use_clue, missing_reason=why)
 
 
-def graphscout_reward(trajectory: Trajectory | Mapping[str, Any], question: Any, graph: Any, *,
+def graphscout_reward(trajectory: Trajectory | Mapping[str, Any], question: Any, graph: KnowledgeGraph, *,
                       delta: float = DEFAULT_DELTA, use_clue: bool = True) -> AnswerClueReward:
     """One-off :class:`GraphScoutReward` (build the class once when scoring many trajectories)."""
     return GraphScoutReward(graph, delta=delta, use_clue=use_clue).score(trajectory, question)

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 NEIGHBOUR_CAP = 50
 
@@ -60,7 +63,7 @@ class FieldScorers:
         return np.stack(columns, axis=1).astype(np.float32)
 
 
-def neighbour_documents(graph: Any, relation: int) -> list[str]:
+def neighbour_documents(graph: KnowledgeGraph, relation: int) -> list[str]:
     """Per node, the names of its neighbours by ``relation`` (both directions), at most :data:`NEIGHBOUR_CAP`."""
     codes = np.asarray(graph.code_array)
     neighbours = np.asarray(graph.neighbor_array)
@@ -73,7 +76,7 @@ def neighbour_documents(graph: Any, relation: int) -> list[str]:
     return docs
 
 
-def neighbour_means(graph: Any, names: np.ndarray, relation: int) -> np.ndarray:
+def neighbour_means(graph: KnowledgeGraph, names: np.ndarray, relation: int) -> np.ndarray:
     """Per node, the normalised mean of its ``relation`` neighbours' name vectors (zero without neighbours)."""
     codes = np.asarray(graph.code_array)
     indptr = np.asarray(graph.indptr)
@@ -85,7 +88,7 @@ def neighbour_means(graph: Any, names: np.ndarray, relation: int) -> np.ndarray:
     return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def open_field_scorers(graph: Any, progress: bool = False) -> FieldScorers:
+def open_field_scorers(graph: KnowledgeGraph, progress: bool = False) -> FieldScorers:
     """The scorers of ``graph``'s fields (text, names, one neighbour field per relation)."""
     from ark.index import open_index
     from ark.index.bm25 import BM25Index

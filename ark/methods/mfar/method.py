@@ -6,7 +6,7 @@ scores of the pool and rank it by the trained query-conditioned mixture (:mod:`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,8 +16,11 @@ from .fields import open_field_scorers
 from .model import MfarModelError, load_model, mix
 from .options import MfarOptions
 
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
-def resolve_model_dir(model: str | None, graph: Any) -> Path:
+
+def resolve_model_dir(model: str | None, graph: KnowledgeGraph) -> Path:
     """``model`` when given, else the default folder of the graph's name; :class:`MfarModelError` says how to make
     one when there is none."""
     if model:
@@ -32,7 +35,8 @@ def resolve_model_dir(model: str | None, graph: Any) -> Path:
 class MfarRetriever(Retriever):
     """Field scores mixed by the trained weights (no LLM)."""
 
-    def __init__(self, graph: Any, options: MfarOptions | None = None, context: MethodContext | None = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, options: MfarOptions | None = None,
+                 context: MethodContext | None = None) -> None:
         options = options or MfarOptions()
         context = context or MethodContext()
         folder = resolve_model_dir(options.model, graph)

@@ -15,13 +15,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ark.errors import ArkError
 from ark.storage.jsonl import write_json_atomic
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 MODEL_FILE, WEIGHTS_FILE, CHECKPOINTS = "model.json", "weights.npz", "checkpoints"
 
@@ -52,7 +55,7 @@ class Example:
     query: np.ndarray  # (dim,)
 
 
-def graph_identity(graph: Any) -> dict[str, Any]:
+def graph_identity(graph: KnowledgeGraph) -> dict[str, Any]:
     return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types)}
 
@@ -113,7 +116,7 @@ def _listwise_loss(weights: Any, bias: Any, features: Any, gold: Any, query: Any
     return torch.logsumexp(scores, 0) - torch.logsumexp(scores[gold], 0)
 
 
-def save_model(folder: Path, weights: np.ndarray, bias: np.ndarray, fields: list[str], graph: Any,
+def save_model(folder: Path, weights: np.ndarray, bias: np.ndarray, fields: list[str], graph: KnowledgeGraph,
                settings: MfarSettings, report: dict[str, Any]) -> None:
     """Write the weights, then ``model.json`` (last, so a folder with it is complete)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -125,7 +128,7 @@ def save_model(folder: Path, weights: np.ndarray, bias: np.ndarray, fields: list
                                             "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
-def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier: int, graph: Any) -> str:
+def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier: int, graph: KnowledgeGraph) -> str:
     """The note for a model trained on an earlier version whose fields all still exist; :class:`MfarModelError`
     naming the fields (relations) gone or new otherwise: the weights are per field, not per node."""
     versions = (f"trained on version {earlier} of graph {meta.get('graph', {}).get('name')!r}, this is version "
@@ -140,7 +143,7 @@ def _version_note(folder: Path, meta: dict[str, Any], fields: list[str], earlier
     return f"note: the mFAR model in {folder} was {versions} (its fields all still exist)"
 
 
-def load_model(folder: Path, graph: Any, fields: list[str]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+def load_model(folder: Path, graph: KnowledgeGraph, fields: list[str]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The weights of the model in ``folder``, checked against ``graph`` and its ``fields``."""
     if not (folder / MODEL_FILE).is_file() or not (folder / WEIGHTS_FILE).is_file():
         raise MfarModelError(f"{folder} holds no trained mFAR model ({MODEL_FILE} and {WEIGHTS_FILE}); make one "

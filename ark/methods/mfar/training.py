@@ -5,12 +5,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .fields import FieldScorers, open_field_scorers
 from .model import Example, MfarSettings, save_model, train_weights
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 
 def examples_for(scorers: FieldScorers, questions: Sequence[tuple[str, Sequence[int]]], candidates: int,
@@ -27,7 +30,7 @@ def examples_for(scorers: FieldScorers, questions: Sequence[tuple[str, Sequence[
     return examples
 
 
-def train_mfar(graph: Any, questions: Sequence[tuple[str, Sequence[int]]], out: Path, settings: MfarSettings,
+def train_mfar(graph: KnowledgeGraph, questions: Sequence[tuple[str, Sequence[int]]], out: Path, settings: MfarSettings,
                log: Callable[[str], None], progress: bool = True) -> dict[str, Any]:
     """Train on ``questions`` (query, answer node indices) and write the model folder ``out``; returns the report."""
     started = time.perf_counter()

@@ -4,7 +4,7 @@ offline plan is used; nothing a model writes raises."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,11 +18,14 @@ from .planner import PLANNER_SYSTEM, read_llm_plan
 from .spec import MoROptions, MoRSettings
 from .training import FORMAT, MODEL_FILE, VERSION, Pipeline, load_reranker, pool_arrays
 
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
+
 
 class MoRRetriever(Retriever):
     """The three stages over one graph."""
 
-    def __init__(self, graph: Any, options: MoROptions, context: MethodContext) -> None:
+    def __init__(self, graph: KnowledgeGraph, options: MoROptions, context: MethodContext) -> None:
         name = graph.info.label("GRAPH")
         directory = resolve_model_dir(options.model, graph, "mor")
         self.meta = read_model_file(directory, MODEL_FILE, FORMAT, VERSION, graph, "mor",

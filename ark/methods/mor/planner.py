@@ -20,9 +20,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.question import QuestionReader, name_tokens
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 MAX_HOPS = 3
 
@@ -54,7 +57,7 @@ class Plan:
     source: str = "offline"
 
 
-def schema_relations(graph: Any) -> dict[tuple[str, str], list[str]]:
+def schema_relations(graph: KnowledgeGraph) -> dict[tuple[str, str], list[str]]:
     """Relations joining two node types, in either direction, from the graph's schema triples."""
     joined: dict[tuple[str, str], list[str]] = {}
     for triple in graph.schema:
@@ -68,7 +71,7 @@ def schema_relations(graph: Any) -> dict[tuple[str, str], list[str]]:
 class OfflinePlanner:
     """Plans from the question analysis and the schema (see the module docstring)."""
 
-    def __init__(self, graph: Any, names: Any, anchors_per_question: int = 5) -> None:
+    def __init__(self, graph: KnowledgeGraph, names: Any, anchors_per_question: int = 5) -> None:
         self.graph, self.names, self.limit = graph, names, anchors_per_question
         self.reader = QuestionReader(graph)
         self.joined = schema_relations(graph)
@@ -159,7 +162,7 @@ Reply with one JSON object: {{"metapaths": [[type, relation, type, ...], ...], "
 question says those nodes match: the names of the entities it mentions, and any description of the answers."""
 
 
-def read_llm_plan(reply: str, graph: Any, names: Any, targets: list[str], limit: int
+def read_llm_plan(reply: str, graph: KnowledgeGraph, names: Any, targets: list[str], limit: int
                   ) -> tuple[Plan | None, list[str]]:
     """The plan of a planner reply and the problems found (routes dropped, with why); None when no route is left."""
     found = re.search(r"\{.*\}", reply or "", re.DOTALL)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .planner import Plan, Route
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 FEATURES = ("question_score", "question_rank", "restriction_score", "has_restriction", "by_plan_route",
             "by_merged_route", "by_schema_route", "text_only", "anchor_share", "anchors", "paths", "hops",
@@ -54,7 +57,8 @@ def signature(trace: Trace | None) -> str:
 class Reasoner:
     """Walks plans over one graph with a text index of node documents."""
 
-    def __init__(self, graph: Any, documents: Any, pool: int = 200, text_k: int = 10, max_frontier: int = 1000
+    def __init__(self, graph: KnowledgeGraph, documents: Any, pool: int = 200, text_k: int = 10,
+                 max_frontier: int = 1000
                  ) -> None:
         self.graph, self.documents = graph, documents
         self.pool, self.text_k, self.max_frontier = pool, text_k, max_frontier

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from .planner import OfflinePlanner
 from .reasoning import FEATURES, Pool, Reasoner
 from .reranker import MAX_HOPS_CODE, Example, bucket, fit, network, parameter_count, scores, standardiser
 from .spec import MoRSettings
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 FORMAT = "ark-mor-model"
 VERSION = 1
@@ -59,7 +62,7 @@ def pool_arrays(pool: Pool, buckets: int) -> tuple[np.ndarray, np.ndarray]:
 class Pipeline:
     """The planner and reasoner of one graph under one setting (shared by training and the method)."""
 
-    def __init__(self, graph: Any, settings: MoRSettings, progress: bool = False) -> None:
+    def __init__(self, graph: KnowledgeGraph, settings: MoRSettings, progress: bool = False) -> None:
         from ark.index.embedders import open_node_index
 
         self.graph, self.settings = graph, settings
@@ -132,7 +135,7 @@ def validation_mrr(model: Any, items: list[Labelled], mean: np.ndarray, spread: 
     return total / len(items)
 
 
-def train_mor(graph: Any, train: list[Any], validation: list[Any], out: Path, settings: MoRSettings,
+def train_mor(graph: KnowledgeGraph, train: list[Any], validation: list[Any], out: Path, settings: MoRSettings,
               log: Callable[[str], None], progress: Callable[[str, int, int], None]) -> dict[str, Any]:
     """Plan, traverse and train; write the model folder (see the module docstring); returns ``mor.json``'s body."""
     import torch
@@ -185,7 +188,8 @@ def train_mor(graph: Any, train: list[Any], validation: list[Any], out: Path, se
         "seconds_planning": round(planned_s, 1), "seconds_total": round(time.perf_counter() - started, 1)})
 
 
-def save_model(out: Path, model: Any, graph: Any, settings: MoRSettings, mean: np.ndarray, spread: np.ndarray,
+def save_model(out: Path, model: Any, graph: KnowledgeGraph, settings: MoRSettings, mean: np.ndarray,
+               spread: np.ndarray,
                state: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
     import torch
 

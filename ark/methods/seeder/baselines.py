@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from .options import (
     TraversalOptions,
 )
 
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
+
 
 class _Query:
     """One query's vectors, similarities and seeds, computed once and shared by the scoring code."""
@@ -62,7 +65,8 @@ class GraphBaseline(Retriever):
     name: ClassVar[str] = "baseline"
     options: BaselineOptions  # each subclass narrows this to its Options
 
-    def __init__(self, graph: Any, options: BaselineOptions | None = None, context: MethodContext | None = None
+    def __init__(self, graph: KnowledgeGraph, options: BaselineOptions | None = None,
+                 context: MethodContext | None = None
                  ) -> None:
         self.graph = graph
         self.options = options if options is not None else self.Options()
@@ -282,7 +286,7 @@ class PCSTRetriever(GraphBaseline):
     options: PCSTOptions  # __init__ checks the instance against Options
     name = "pcst"
 
-    def __init__(self, graph: Any, options: PCSTOptions | None = None, context: Any = None) -> None:
+    def __init__(self, graph: KnowledgeGraph, options: PCSTOptions | None = None, context: Any = None) -> None:
         try:
             import pcst_fast  # noqa: F401
         except ImportError as exc:
@@ -345,7 +349,7 @@ BASELINES: dict[str, type[GraphBaseline]] = {
 }
 
 
-def make_baseline(name: str, graph: Any, options: dict[str, Any] | BaselineOptions | None = None,
+def make_baseline(name: str, graph: KnowledgeGraph, options: dict[str, Any] | BaselineOptions | None = None,
                   context: Any = None) -> GraphBaseline:
     """Build the Table 1 baseline ``name`` with options given as a model or a dict (checked: unknown keys are
     rejected with the valid ones listed)."""

@@ -13,7 +13,7 @@ import hashlib
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from ark.index.topk import top_k
 from ark.index.versioned import index_root
 from ark.storage.cache_folder import publish, valid_manifest, writable
 from ark.storage.locks import build_lock
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 DEFAULT_PCA_DIM = 256
 _QUERY_MEMO = 4096
@@ -80,7 +83,7 @@ class GraphEmbeddings:
 _OPENED: weakref.WeakKeyDictionary[Any, dict[str, GraphEmbeddings]] = weakref.WeakKeyDictionary()
 
 
-def open_graph_embeddings(graph: Any, embedder: Embedder | str | None = None, progress: bool = True
+def open_graph_embeddings(graph: KnowledgeGraph, embedder: Embedder | str | None = None, progress: bool = True
                           ) -> GraphEmbeddings:
     """The graph's embeddings under ``embedder`` (a spec string or an :class:`Embedder`; None = the packaged
     default), built or read from the on-disk cache once per process and graph."""
@@ -171,7 +174,8 @@ def _cached_features(directory: Path, identity: dict[str, Any], pca: PCA | None)
     return NodeFeatures(cached_pca, np.load(directory / "features.npy", mmap_mode="r"))
 
 
-def open_node_features(graph: Any, embeddings: GraphEmbeddings, dim: int = DEFAULT_PCA_DIM, pca: PCA | None = None,
+def open_node_features(graph: KnowledgeGraph, embeddings: GraphEmbeddings, dim: int = DEFAULT_PCA_DIM,
+                       pca: PCA | None = None,
                        ) -> NodeFeatures:
     """PCA features of the graph's nodes: fitted on first use and cached with the graph, or computed with a given
     ``pca`` (a trained model's own), reusing the cache when it holds that very projection."""

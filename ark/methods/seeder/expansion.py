@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ark.graph.csr import row_positions
 from ark.index.topk import top_k
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class RowEntries:
     incoming: np.ndarray  # bool: the edge points into the row's node
 
 
-def gather_rows(graph: Any, rows: np.ndarray) -> RowEntries:
+def gather_rows(graph: KnowledgeGraph, rows: np.ndarray) -> RowEntries:
     """All CSR entries of ``rows`` (both directions), concatenated in row order."""
     positions, lengths = row_positions(graph.indptr, rows)
     owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -92,7 +95,7 @@ class Expansion:
         return self.nodes[order], scores
 
 
-def khop_with_filter(graph: Any, node_sims: np.ndarray, relation_sims: np.ndarray, seeds: Iterable[int],
+def khop_with_filter(graph: KnowledgeGraph, node_sims: np.ndarray, relation_sims: np.ndarray, seeds: Iterable[int],
                      hop_budgets: Sequence[int], budget: int | None = None) -> Expansion:
     """K-HOP-WITH-FILTERING from ``seeds``: at hop h keep the ``hop_budgets[h-1]`` best new frontier neighbours.
 
@@ -150,7 +153,7 @@ class Neighborhood:
     relation: np.ndarray  # int64
 
 
-def two_hop_neighborhood(graph: Any, seeds: Iterable[int], node_sims: np.ndarray, max_nodes: int = 2000,
+def two_hop_neighborhood(graph: KnowledgeGraph, seeds: Iterable[int], node_sims: np.ndarray, max_nodes: int = 2000,
                          hops: int = 2) -> Neighborhood:
     """The seeds and their ``hops``-hop neighbours, at most ``max_nodes`` of them: each hop keeps its neighbours
     most similar to the query when the cap would be exceeded (hubs make unbounded 2-hop sets graph-sized)."""
@@ -175,7 +178,7 @@ def two_hop_neighborhood(graph: Any, seeds: Iterable[int], node_sims: np.ndarray
     return Neighborhood(nodes, hop_of, src, dst, relation)
 
 
-def induced_edges(graph: Any, nodes: np.ndarray, outgoing_only: bool = False
+def induced_edges(graph: KnowledgeGraph, nodes: np.ndarray, outgoing_only: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Edges among ``nodes`` as local ``(src, dst, relation)``.
 

@@ -7,7 +7,7 @@ directory fixes everything but the device; it is checked against the graph and t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,11 +18,14 @@ from .embeddings import open_graph_embeddings, open_node_features
 from .options import SeederOptions
 from .store import code_maps, load_model, read_model, resolve_model_dir
 
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
+
 
 class SeederMethod(Retriever):
     """The trained SeedER retriever (dense seeds → filtered subgraph → learned expansion → scoring head)."""
 
-    def __init__(self, graph: Any, options: SeederOptions | None = None, context: MethodContext | None = None
+    def __init__(self, graph: KnowledgeGraph, options: SeederOptions | None = None, context: MethodContext | None = None
                  ) -> None:
         import torch
 

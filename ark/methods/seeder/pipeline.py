@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from .config import SearchSettings, TrainSettings
 from .embeddings import GraphEmbeddings, NodeFeatures, open_graph_embeddings, open_node_features
 from .expansion import Expansion
 from .subgraph import QuerySubgraph, query_subgraph
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class QuestionFileError(ValueError, ArkError):
     """A query file that cannot be trained on (missing, empty, or malformed)."""
 
 
-def read_questions(path: str | Path, graph: Any, log: Callable[[str], None] | None = None) -> list[Question]:
+def read_questions(path: str | Path, graph: KnowledgeGraph, log: Callable[[str], None] | None = None) -> list[Question]:
     """The questions of a JSONL query file with answers as node indices.
 
     Answer ids the graph does not have are dropped (and counted); a question left without answers is skipped. An
@@ -79,7 +82,8 @@ def read_questions(path: str | Path, graph: Any, log: Callable[[str], None] | No
 class SubgraphBuilder:
     """Dense seeds + K-HOP-WITH-FILTERING subgraphs for one graph, embedder and search setting."""
 
-    def __init__(self, graph: Any, embeddings: GraphEmbeddings, features: NodeFeatures, search: SearchSettings
+    def __init__(self, graph: KnowledgeGraph, embeddings: GraphEmbeddings, features: NodeFeatures,
+                 search: SearchSettings
                  ) -> None:
         self.graph, self.embeddings, self.features, self.search = graph, embeddings, features, search
 
@@ -110,7 +114,7 @@ def unreachable(subgraphs: Sequence[QuerySubgraph]) -> list[QuerySubgraph]:
     return [s for s in subgraphs if len(s.answers) == 0]
 
 
-def train_seeder(graph: Any, train: Sequence[Question], out_dir: str | Path, settings: TrainSettings,
+def train_seeder(graph: KnowledgeGraph, train: Sequence[Question], out_dir: str | Path, settings: TrainSettings,
                  val: Sequence[Question] | None = None, embedder: Embedder | str | None = None,
                  device: str = "cpu", progress: bool = True, keep_checkpoints: bool = False,
                  log: Callable[[str], None] | None = None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ark.storage.atomic import atomic_write_bytes, atomic_write_text
 
 from .config import TrainSettings
 from .embeddings import PCA
+
+if TYPE_CHECKING:
+    from ...graph import KnowledgeGraph
 
 FORMAT = "ark-seeder-model"
 VERSION = 1
@@ -43,7 +46,7 @@ class SeederModelError(ValueError, ArkError):
     """A model directory that cannot be used (missing, untrained, or made for another graph or embedder)."""
 
 
-def graph_identity(graph: Any) -> dict[str, Any]:
+def graph_identity(graph: KnowledgeGraph) -> dict[str, Any]:
     """What a model records about its graph, and what the loader compares."""
     return {"name": graph.info.name, "fingerprint": graph.info.fingerprint,
             "num_nodes": int(graph.num_nodes), "relation_types": list(graph.relation_types),
@@ -70,7 +73,8 @@ class ModelRecord:
         return self.meta["graph"]
 
 
-def save_model(directory: str | Path, network: Any, settings: TrainSettings, graph: Any, embedder: dict[str, Any],
+def save_model(directory: str | Path, network: Any, settings: TrainSettings, graph: KnowledgeGraph,
+               embedder: dict[str, Any],
                pca: PCA | None, training: dict[str, Any]) -> Path:
     """Write the model files (weights and PCA first, ``model.json`` last: a folder without it is never trusted)."""
     import torch
@@ -107,7 +111,7 @@ def default_model_dir(graph_name: str) -> Path:
     return ark_home() / "models" / f"seeder-{graph_name}"
 
 
-def resolve_model_dir(model: str | None, graph: Any) -> Path:
+def resolve_model_dir(model: str | None, graph: KnowledgeGraph) -> Path:
     """The model directory the ``seeder`` method uses: ``model`` when given, else the default model of a built-in
     graph; :class:`SeederModelError` says how to make one when there is none."""
     if model:
@@ -159,14 +163,14 @@ def read_model(directory: str | Path) -> ModelRecord:
     return ModelRecord(directory, meta, TrainSettings(**meta["settings"]), pca)
 
 
-def _live_types(graph: Any) -> tuple[set[str], set[str]]:
+def _live_types(graph: KnowledgeGraph) -> tuple[set[str], set[str]]:
     """The node types that some node has and the relations that some edge has."""
     counts = np.bincount(np.asarray(graph.node_type_codes, np.int64), minlength=len(graph.node_types))
     return ({t for t, c in zip(graph.node_types, counts, strict=False) if c},
             {r for r, c in graph.relation_counts().items() if c})  # the schema's edge counts: no edge is read
 
 
-def check_version(record: ModelRecord, graph: Any, trained_version: int) -> str:
+def check_version(record: ModelRecord, graph: KnowledgeGraph, trained_version: int) -> str:
     """The note for a model trained on an earlier version of ``graph``, or :class:`SeederModelError` naming the
     node types and relations it was trained on that no longer exist, or that it never saw."""
     here = graph.info.version
@@ -185,7 +189,7 @@ def check_version(record: ModelRecord, graph: Any, trained_version: int) -> str:
             "still exist)")
 
 
-def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] | None:
+def code_maps(record: ModelRecord, graph: KnowledgeGraph) -> tuple[np.ndarray, np.ndarray] | None:
     """For a graph whose node types or relations are numbered otherwise than at training (an updated graph):
     arrays turning the graph's type and relation codes into the model's (unknown names to 0: checked to have no
     nodes or edges by :func:`check_version`); None when the numbering is the model's."""
@@ -198,7 +202,7 @@ def code_maps(record: ModelRecord, graph: Any) -> tuple[np.ndarray, np.ndarray] 
             np.asarray([relations.get(r, 0) for r in graph.relation_types], np.int64))
 
 
-def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | None = None) -> str | None:
+def check_compatible(record: ModelRecord, graph: KnowledgeGraph, embedder_identity: str | None = None) -> str | None:
     """Refuse a model made for another graph (by fingerprint) or another embedder (by identity); for a model
     trained on an earlier version of this graph, the note :func:`check_version` gives (None when nothing to say)."""
     from ark.graph.versioning import version_trained_on
@@ -223,7 +227,7 @@ def check_compatible(record: ModelRecord, graph: Any, embedder_identity: str | N
     return note
 
 
-def load_model(directory: str | Path, graph: Any, embedder_identity: str | None = None, device: str = "cpu"
+def load_model(directory: str | Path, graph: KnowledgeGraph, embedder_identity: str | None = None, device: str = "cpu"
                ) -> ModelRecord:
     """Read, check against ``graph`` (and the embedder identity), and build the network on ``device``."""
     import torch

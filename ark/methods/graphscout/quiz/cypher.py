@@ -17,9 +17,12 @@ left side's nodes found in it::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .program import Anchor, Expr, Program, Walk
+
+if TYPE_CHECKING:
+    from ....graph import KnowledgeGraph
 
 
 @dataclass
@@ -115,7 +118,7 @@ def database_answer(program: Program, engine: Any, timeout_s: float | None = Non
 
 
 def verify_record(record: dict[str, Any], engine: Any, timeout_s: float | None = None,
-                  graph: Any = None) -> Verdict:
+                  graph: KnowledgeGraph | None = None) -> Verdict:
     """Recompute one quiz record's answer in Cypher and compare (answer ids for sets and entities, the number, the
     truth value and the witness for booleans). A scout question (no ``params``, a ``verification_cypher``) is
     checked by running its own verification query again; that needs ``graph``."""
@@ -137,7 +140,8 @@ def verify_record(record: dict[str, Any], engine: Any, timeout_s: float | None =
     return Verdict(rid, True)
 
 
-def _verify_scout(record: dict[str, Any], engine: Any, timeout_s: float | None, graph: Any) -> Verdict:
+def _verify_scout(record: dict[str, Any], engine: Any, timeout_s: float | None,
+                  graph: KnowledgeGraph | None) -> Verdict:
     from ....metrics.answers import exact_match
     from .scout_tools import answer_from_rows
 
@@ -155,7 +159,7 @@ def _verify_scout(record: dict[str, Any], engine: Any, timeout_s: float | None, 
 
 
 def verify_records(records: list[dict[str, Any]], engine: Any, timeout_s: float | None = None,
-                   graph: Any = None) -> list[Verdict]:
+                   graph: KnowledgeGraph | None = None) -> list[Verdict]:
     """:func:`verify_record` for each record (a failing query is a mismatch naming its error, not a crash). A
     scout record's verification query was written by a model: every query runs out of this process (an in-process
     ladybug engine is wrapped, :func:`ark.graphdb.isolated.isolate`), so one that crashes the engine is a mismatch."""

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ....graph.ids import id_text
 from ....metrics.answers import ANSWER_TYPES
 from ....storage.jsonl import parse_json_object
+
+if TYPE_CHECKING:
+    from ....graph import KnowledgeGraph
 
 REQUIRED = ("id", "query", "answer", "answer_type", "clue_ids")
 
@@ -39,7 +42,7 @@ class GraphScoutQuestion:
     record: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
-def read_graphscout_quiz(path: str | Path, graph: Any = None) -> list[GraphScoutQuestion]:
+def read_graphscout_quiz(path: str | Path, graph: KnowledgeGraph | None = None) -> list[GraphScoutQuestion]:
     """The questions of a GraphScout quiz file; ``ValueError`` names the file, the line and what is missing or
     malformed. With ``graph``, clue and answer ids must be nodes of it."""
     path = Path(path)
@@ -56,7 +59,7 @@ def read_graphscout_quiz(path: str | Path, graph: Any = None) -> list[GraphScout
     return questions
 
 
-def _parse(line: str, where: str, graph: Any) -> GraphScoutQuestion:
+def _parse(line: str, where: str, graph: KnowledgeGraph | None) -> GraphScoutQuestion:
     record = parse_json_object(line, where)
     missing = [name for name in REQUIRED if name not in record]
     if missing:

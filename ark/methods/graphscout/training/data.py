@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
 from ark.llm.messages import SystemMessage, UserMessage, to_openai
@@ -20,12 +20,16 @@ from ark.training.datasets import tools_json
 
 from ..solver import FIRST_USER_MESSAGE
 
+if TYPE_CHECKING:
+    from ....graph import KnowledgeGraph
+
 
 class QuizError(ValueError, ArkError):
     """A quiz file or selection GRPO cannot train on."""
 
 
-def training_questions(path: str | Path, graph: Any, *, split: str | None = "train", limit: int | None = None,
+def training_questions(path: str | Path, graph: KnowledgeGraph, *, split: str | None = "train",
+                       limit: int | None = None,
                        seed: int = 0) -> list[GraphScoutQuestion]:
     """The questions of quiz ``path`` to train on: those of ``split`` (a file without any split is used whole),
     at most ``limit`` of them drawn with ``seed`` (file order kept)."""

@@ -48,6 +48,8 @@ from .settings import GRPOSettings
 if TYPE_CHECKING:
     from transformers import TrainerCallback
 
+    from ....graph import KnowledgeGraph
+
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "training_config.json"
@@ -113,7 +115,7 @@ def prepare_tool_tokenizer(tokenizer: Any, where: str) -> Any:
                             f"tokenizer.response_template")
 
 
-def train_graphscout(graph: Any, quiz_path: str | Path, base: str | Path, out_dir: str | Path,
+def train_graphscout(graph: KnowledgeGraph, quiz_path: str | Path, base: str | Path, out_dir: str | Path,
                      settings: GRPOSettings | None = None, options: GraphScoutOptions | None = None, *,
                      resume: bool = False, engine: Any = None, index: Any = None,
                      on_step: Any = None) -> GRPOResult:
