@@ -138,3 +138,22 @@ def test_a_failing_block_fails_and_bad_markers_are_refused(tmp_path: Path) -> No
             continue
         with pytest.raises(ValueError, match="page.md:1"):
             runnable_blocks(page)
+
+
+def table_row_words(page: Path) -> dict[int, int]:
+    """The words of each table row of ``page`` (line number -> count), markup (``|``, backticks, stars) aside."""
+    rows = {}
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            rows[number] = len(re.sub(r"[|`*]", " ", line).split())
+    return rows
+
+
+def test_the_architecture_page_is_a_map(tmp_path: Path) -> None:
+    """docs/ARCHITECTURE.md stays a one-page map: at most 80 words a table row (the detail lives in the modules)."""
+    rows = table_row_words(ROOT / "docs" / "ARCHITECTURE.md")
+    assert len(rows) >= 20, rows  # the folder table is read (37 rows on 2 December 2026, the longest 74 words)
+    assert {line: words for line, words in rows.items() if words > 80} == {}
+    wordy = tmp_path / "page.md"
+    wordy.write_text("| a | b |\n|---|---|\n| `x` | " + "word " * 81 + "|\n", encoding="utf-8")
+    assert table_row_words(wordy) == {1: 2, 3: 82}

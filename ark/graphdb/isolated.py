@@ -12,6 +12,9 @@ engine's start); at most ``workers`` run at a time, each one query at a time, st
 The read-only guard and the parameter checks run here first (a refused query never reaches a worker) and again
 in the worker; the worker's address space is bounded (``memory_mb`` for the query on top of the engine's own
 reservation), so a runaway query is bounded in memory as well as in time.
+
+Every model-written query goes through here: the ``cypher`` baseline, the scout quizzer's runners and
+``verify_records``; GraphScout's sandbox opens the database file in its own (sandboxed) process instead.
 """
 
 from __future__ import annotations

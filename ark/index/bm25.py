@@ -385,6 +385,13 @@ class BM25Index:
             dense[named] += self._exact_boost(terms)  # as the subset path: the same scores either way
         return dense[cand.ravel()].reshape(cand.shape)
 
+    def highlight_terms(self, query: str) -> list[str]:
+        """The words to highlight for ``query``: its tokens (lowercased, before stemming), then their index terms
+        (stems) not already among them."""
+        surface = self.tokenizer.surface_tokens(query)
+        stems = [self.tokenizer.term_of(token) for token in surface]
+        return list(dict.fromkeys([*surface, *(t for t in stems if t)]))
+
     def matched_terms(self, query: str, doc: int) -> list[str]:
         """Distinct query tokens (lowercased, before stemming) whose term occurs in document ``doc``."""
         if not 0 <= doc < self.num_docs:

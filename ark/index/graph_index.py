@@ -52,6 +52,15 @@ class TextIndex(Protocol):
         ...
 
 
+@runtime_checkable
+class TermHighlighter(Protocol):
+    """An index that knows the words a query matches (a BM25 index: the query's tokens and their stems); ``None``
+    from an index that has no terms (dense)."""
+
+    def highlight_terms(self, query: str) -> list[str] | None:
+        ...
+
+
 class GraphTextIndex:
     """A BM25 or dense index over a graph's nodes (node ``i`` is document ``i``)."""
 
@@ -85,6 +94,10 @@ class GraphTextIndex:
         """Query tokens found in the node's document (empty for indexes without terms, such as dense)."""
         finder = getattr(self.index, "matched_terms", None)
         return finder(query, node) if finder is not None else []
+
+    def highlight_terms(self, query: str) -> list[str] | None:
+        """The words to highlight for ``query`` (see :class:`TermHighlighter`); None for an index without terms."""
+        return self.index.highlight_terms(query) if isinstance(self.index, TermHighlighter) else None
 
     def __repr__(self) -> str:
         return f"GraphTextIndex({self.graph!r}, {self.index!r})"

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import openai
 from openai.types import CompletionUsage
 
+from ark.errors import ArkError
 from ark.llm.cache import ResponseCache, request_key
 from ark.llm.messages import Message, to_openai
 from ark.llm.negotiation import (
@@ -102,22 +103,24 @@ class DeadlineHttpClient(openai.DefaultAsyncHttpxClient):
             raise _httpx().ReadTimeout(f"no complete response within {self.deadline_s:g} s", request=request) from exc
 
 
-class ReplyTooLarge(_httpx().ReadError):  # type: ignore[misc]  # the SDK's httpx, known at import
+class ReplyTooLarge(_httpx().ReadError, ArkError):  # type: ignore[misc]  # the SDK's httpx, known at import
     """A response body past the size cap (httpx's ``ReadError``, so the SDK handles it as a failed read)."""
 
     def __init__(self, limit: int, request: Any, announced: int | None = None) -> None:
         said = f" (it announced {announced:,} bytes)" if announced is not None else ""
-        super().__init__(f"the response is larger than the {limit:,}-byte cap{said}", request=request)
+        super().__init__(f"the response is larger than the {limit:,}-byte cap{said}",  # type: ignore[call-arg]
+                         request=request)  # httpx's ReadError takes the request (mypy sees ArkError's init)
         self.limit, self.announced = limit, announced
 
 
-class ReplyCut(_httpx().ReadError):  # type: ignore[misc]
+class ReplyCut(_httpx().ReadError, ArkError):  # type: ignore[misc]
     """A response body that ended before it was complete: the connection closed or broke mid-body."""
 
     def __init__(self, received: int, announced: int | None, request: Any, cause: Exception) -> None:
         of = f" of the {announced:,} announced" if announced is not None else ""
-        super().__init__(f"the response was cut off after {received:,} bytes{of} ({type(cause).__name__}: {cause})",
-                         request=request)
+        super().__init__(  # type: ignore[call-arg]  # httpx's ReadError takes the request
+            f"the response was cut off after {received:,} bytes{of} ({type(cause).__name__}: {cause})",
+            request=request)
         self.received, self.announced = received, announced
 
 

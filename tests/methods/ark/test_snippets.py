@@ -52,3 +52,26 @@ def test_a_long_text_is_cut_around_its_first_match_without_collapsing_it_whole()
     found = Snippets(["progress", "hearing"])(text, 40)
     assert found == defined_snippet(text, ["progress", "hearing"], 40)
     assert found is not None and "**PROGRESSIVE**" in found and found.startswith("...") and found.endswith("...")
+
+
+def test_highlight_terms_are_the_indexes_tokens_and_stems(graph, index):
+    """A BM25 index gives its tokens and their stems (``seizures`` also highlights ``seizur``); an index without
+    terms (a plain TextIndex, e.g. dense) falls back to the query's words."""
+    from ark.index import BM25Index, GraphTextIndex
+    from ark.index.graph_index import TermHighlighter
+    from ark.index.tokenizer import Tokenizer
+    from ark.methods.ark.tools import Toolbox
+
+    stemming = GraphTextIndex(graph, BM25Index.build(["x"] * graph.num_nodes, tokenizer=Tokenizer(stemmer="english")))
+    assert isinstance(stemming, TermHighlighter)
+    assert Toolbox(graph, stemming).highlight_terms("Seizures of the brain") == ["seizures", "brain", "seizur"]
+
+    class NoTerms:
+        def search(self, query, k, node_types=None):
+            return []
+
+        def score(self, query, candidates):
+            return []
+
+    assert not isinstance(NoTerms(), TermHighlighter)
+    assert Toolbox(graph, NoTerms()).highlight_terms("Seizures of the brain") == ["seizures", "brain"]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
+from ark.index.graph_index import TermHighlighter
 from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import ToolConfig
@@ -103,13 +104,8 @@ class Toolbox(ToolboxBase[Telemetry]):
     def highlight_terms(self, query: str) -> list[str]:
         """Words to highlight in snippets: the query's tokens and their index terms (stems), computed once per
         call. Asking the index per shown node would tokenize the query again for every node."""
-        tokenizer = getattr(self.index, "tokenizer", None) or getattr(getattr(self.index, "index", None),
-                                                                      "tokenizer", None)
-        if tokenizer is None or not hasattr(tokenizer, "surface_tokens"):
-            return query_words(query)
-        surface = tokenizer.surface_tokens(query)
-        stems = [tokenizer.term_of(token) for token in surface]
-        return list(dict.fromkeys([*surface, *(t for t in stems if t)]))
+        terms = self.index.highlight_terms(query) if isinstance(self.index, TermHighlighter) else None
+        return terms if terms is not None else query_words(query)
 
     def unknown_node(self, node: int) -> ToolResult:
         return ToolResult.failure(f"Node {node} does not exist: node indices run from 0 to "
