@@ -139,6 +139,13 @@ class KnowledgeGraph:
         """The node's document: the text that search ranks."""
         return self._texts[i].as_py()
 
+    def rows(self, nodes: list[int]) -> tuple[list[str], list[str], list[str]]:
+        """The names, types and texts of ``nodes`` (a tool call's hits) read in one pass over the columns' buffers:
+        ``name(i)`` per node makes an Arrow scalar each (60 a search call, ~70 us of it on HPO)."""
+        codes, types = np.asarray(self.node_type_codes)[nodes].tolist(), self.node_types
+        return (_strings(self._name_column, nodes, self.name), [types[c] for c in codes],
+                _strings(self._texts, nodes, self.text))
+
     def properties(self, i: int) -> dict[str, Any]:
         return json.loads(self._properties[i].as_py() or "{}")
 
@@ -254,6 +261,21 @@ def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """The column's one chunk, or the chunked column itself: never a copy (a memory-mapped text column of gigabytes
     stays in the page cache; ``ChunkedArray[i]`` finds the chunk by binary search)."""
     return column.chunk(0) if column.num_chunks == 1 else column
+
+
+def _strings(column: pa.Array | pa.ChunkedArray, nodes: list[int], read: Any) -> list[str]:
+    """``[read(i) for i in nodes]`` for a string column, sliced from its offsets and data buffers where it is one
+    chunk without nulls (the same strings, decoded the same way)."""
+    if not isinstance(column, pa.StringArray | pa.LargeStringArray) or column.null_count or not nodes:
+        return [read(i) for i in nodes]
+    _, offsets_buffer, data_buffer = column.buffers()
+    if data_buffer is None:  # every string empty
+        return ["" for _ in nodes]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32 if isinstance(column, pa.StringArray) else np.int64)
+    at = np.asarray(nodes, dtype=np.int64) + column.offset
+    data = memoryview(data_buffer)
+    return [str(data[start:stop], "utf-8") for start, stop in zip(offsets[at].tolist(), offsets[at + 1].tolist(),
+                                                                     strict=True)]
 
 
 def _resolve(name: str, lookup: dict[str, str], valid: list[str], what: str) -> str:

@@ -233,3 +233,28 @@ def test_graphs_saved_in_format_1_still_load(graph_and_edges, tmp_path: Path) ->
     (folder / "graph.json").write_text(json.dumps({**meta, "format_version": 9}))
     with pytest.raises(GraphValidationError, match="format version 9 is not supported"):
         KnowledgeGraph.load(folder)
+
+
+def test_rows_read_the_same_names_types_and_texts_as_one_node_at_a_time(graph_and_edges, tmp_path: Path) -> None:
+    """``rows`` (a search call's hits, read from the columns' buffers) equals ``name``/``node_type``/``text`` per
+    node: in memory, memory-mapped, on a sliced table (buffer offsets), with empty and missing texts, chunked."""
+    graph, _ = graph_and_edges
+    graph.save(tmp_path / "g")
+    nodes = [5, 0, 59, 5, 17]
+
+    def one_by_one(g: KnowledgeGraph, at: list[int]) -> tuple[list, list, list]:
+        return [g.name(i) for i in at], [g.node_type(i) for i in at], [g.text(i) for i in at]
+
+    texts = pa.array(["", None, "a\nb ✓"] * 20, pa.string())
+    variants = [graph, KnowledgeGraph.load(tmp_path / "g")]
+    for table in (graph.nodes.slice(3), graph.nodes.set_column(graph.nodes.column_names.index("text"), "text", texts),
+                  pa.concat_tables([graph.nodes.slice(0, 30), graph.nodes.slice(30)])):
+        variants.append(KnowledgeGraph(table, graph.node_type_codes[len(graph.node_type_codes) - len(table):],
+                                       graph.node_types, graph.relation_types, graph.indptr, graph.neighbor_array,
+                                       graph.code_array, graph.schema))
+    for g in variants:
+        at = [n for n in nodes if n < g.num_nodes]
+        assert g.rows(at) == one_by_one(g, at)
+    assert variants[2].rows([0])[0] == [graph.name(3)]
+    assert variants[3].rows([0, 1, 2])[2] == ["", None, "a\nb ✓"]
+    assert graph.rows([]) == ([], [], [])

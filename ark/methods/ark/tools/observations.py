@@ -83,7 +83,7 @@ class Snippets:
             return None
         whole = len(text) < LONG_TEXT_CHARS or not self.word_terms
         if whole:
-            text = " ".join(text.split())
+            text = _collapse(text)
         found = self._first_match(text)
         if found is None:
             return None
@@ -114,6 +114,16 @@ class Snippets:
             return best, match.end() if match else best
         match = _terms_pattern(self.terms).search(text)
         return None if match is None else (match.start(), match.end())
+
+
+def _collapse(text: str) -> str:
+    """``" ".join(text.split())``, made by one replacement where that is the same: an ASCII text whose only
+    whitespace is single spaces and single line breaks, none at either end (most node texts: name, then
+    ``Definition:`` and ``Synonyms:`` lines; the split and join cost ~2 us each of a call's 20 snippets)."""
+    flat = text.replace("\n", " ") if "\n" in text else text
+    if flat.isascii() and flat.isprintable() and "  " not in flat and flat[0] != " " and flat[-1] != " ":
+        return flat
+    return " ".join(text.split())
 
 
 def _flat_tail(text: str, stop: int, chars: int) -> tuple[str, bool]:

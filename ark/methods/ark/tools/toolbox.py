@@ -89,6 +89,8 @@ class Toolbox(ToolboxBase[Telemetry]):
     def rows(self, nodes: list[int]) -> tuple[list[str], list[str], list[str]]:
         """The names, types and texts of ``nodes`` (a tool call's results)."""
         g = self.graph
+        if isinstance(g, KnowledgeGraph):
+            return g.rows(nodes)
         return [g.name(n) for n in nodes], [g.node_type(n) for n in nodes], [g.text(n) for n in nodes]
 
     def full_detail(self) -> Detail:
