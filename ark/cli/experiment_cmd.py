@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import GRAPH_HELP, console, err_console, fail, load_graph, make_policy
+from .experiment_figures import FIGURES, run_figure
 from .method_options import MethodSelection, method_options, resolve_choice
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4),
                     "(Table 8), tool-use (Figure 3, Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
                     "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers), "
                     "ark --table 1 (STaRK retrievers and agents) or seeder --table 1|3 (graph heuristics; LLM "
-                    "agents), every row kept: measured beside the paper's numbers, or marked why not.")
+                    "agents), every row kept: measured beside the paper's numbers, or marked why not; SeedER offline: "
+                    "seeder-budgets (Figure 6), seeder-stability (Figure 7), seeder-val-test (Table 6).")
 PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout, ark, seeder).")]
 TableOption = Annotated[int, typer.Option("--table", min=1, help="paper-table: the table's number (ark: 1; seeder: "
                                           "1 or 3; graphscout: 1).")]
@@ -86,9 +88,8 @@ def experiment(
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
-    if name == "khop-growth":  # SeedER's Figure 3(a) / 5: a graph statistic, no method runs
-        from .experiment_seeder import run_khop_growth
-        return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
+    if name in FIGURES:  # SeedER's Figures 3a/5 (khop-growth), 6, 7 and Table 6: ark/cli/experiment_figures.py
+        return run_figure(name, graph_name, queries, out, split, human, limit, progress, runs, selection)
     selection.preset = _experiment_preset(selection)
     if name == "paper-table" and (paper in ("ark", "seeder") or (paper == "graphscout" and table != 1)):
         return _retrieval_table(graph_name, queries, paper, table, out, runs, split, human, limit, k, concurrency,

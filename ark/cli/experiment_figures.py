@@ -1,0 +1,146 @@
+"""``ark experiment seeder-budgets|seeder-stability|seeder-val-test GRAPH --queries FILE [--set KEY=VALUE]``: SeedER's
+Figure 6, Figure 7 and Table 6 (and khop-growth's dispatch, Figures 3a/5, to :mod:`.experiment_seeder`), offline,
+under ``--preset paper`` unless ``--preset none``; their settings come as ``--set`` keys. Every report records the
+versions, the preset, the seed, the settings and the command."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .common import console, err_console, fail, load_graph
+
+if TYPE_CHECKING:
+    from ..experiments.report import Report
+    from ..graph import KnowledgeGraph
+    from .method_options import MethodSelection
+
+# Each experiment's --set keys and defaults (None: the preset's value for the graph, or ours without a preset).
+SETTINGS: dict[str, dict[str, Any]] = {
+    "seeder-budgets": {"budgets": [10, 20, 50, 100, 150], "seeds": None, "hop_share": [0.4, 0.6]},
+    "seeder-stability": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
+    "seeder-val-test": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
+}
+FIGURES = ("khop-growth", *SETTINGS)
+
+
+def figure_settings(name: str, pairs: list[str]) -> dict[str, Any]:
+    """``--set`` pairs as the experiment's settings; one line naming the valid keys for any other."""
+    from ..methods import MethodError
+    from ..methods.options import parse_set_values
+
+    try:
+        given = parse_set_values(pairs)
+    except MethodError as exc:
+        fail(str(exc))
+    unknown = sorted(set(given) - set(SETTINGS[name]))
+    if unknown:
+        fail(f"{name}: unknown setting {unknown[0]!r}; valid: {', '.join(SETTINGS[name])} (--set KEY=VALUE)")
+    return {**SETTINGS[name], **given}
+
+
+def versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .. import __version__
+
+    found = [f"ark {__version__}"]
+    for package in ("torch", "numpy", "scipy", "sentence-transformers"):
+        with contextlib.suppress(PackageNotFoundError):
+            found.append(f"{package} {version(package)}")
+    return "versions: " + ", ".join(found)
+
+
+def run_figure(name: str, graph_name: str, queries: Path, out: Path | None, split: str | None, human: bool,
+               limit: int | None, progress: bool, runs_root: Path, selection: MethodSelection) -> None:
+    """Run experiment ``name``, print its tables and write its report folder."""
+    if name == "khop-growth":  # SeedER's Figure 3(a) / 5: a graph statistic, no method runs
+        from .experiment_seeder import run_khop_growth
+        return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
+    from ..methods.presets import NO_PRESET
+    from .eval_cmd import _open_queries
+    from .experiment_cmd import _experiment_preset, _query_source
+
+    settings = figure_settings(name, selection.sets)
+    preset = _experiment_preset(selection)
+    graph = load_graph(graph_name)
+    selected = _open_queries(graph, queries, split, human, limit, False)
+    source = _query_source(queries, split, human, limit)
+    command = shlex.join(["ark", "experiment", *sys.argv[2:]]) if sys.argv[1:2] == ["experiment"] else None
+    setting = [f"queries: {source}", f"preset: {preset}", f"seed: {selection.seed}", f"settings: {settings}",
+               versions(), *([f"command: `{command}`"] if command else [])]
+    target = out or Path("reports") / f"{Path(graph_name).name}-{name}-{Path(str(queries)).stem}"
+    charts = _charts()
+    try:
+        if name == "seeder-budgets":
+            report = _budgets(graph, selected, settings, preset != NO_PRESET, setting, source, target, charts,
+                              progress)
+        else:
+            report = _training(name, graph, selected, settings, preset, selection.seed, setting, source, target,
+                               charts, progress, runs_root)
+    except (ValueError, TypeError) as exc:
+        fail(f"{name}: {exc}")
+    except ImportError as exc:
+        fail(f"{name} needs the dense and seeder extras ({exc}); pip install 'ark-kg[dense,seeder]'")
+    report.write(target)
+    for table in report.tables:
+        console.print(table.markdown())
+    for figure in report.figures:
+        err_console.print(f"[dim]plot: {figure.path}[/]")
+    console.print(f"Report: {target / 'report.md'}")
+
+
+def _charts() -> bool:
+    from ..plots import ChartsUnavailable, pyplot
+
+    try:
+        pyplot()
+    except ChartsUnavailable:
+        return False
+    return True
+
+
+def _graph_name(graph: KnowledgeGraph) -> str:
+    return str(graph.metadata.get("name", "") or "graph")
+
+
+def _budgets(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], paper: bool, setting: list[str],
+             source: str, target: Path, charts: bool, progress: bool) -> Report:
+    from ..experiments.seeder_budgets import budget_sweep, budgets_report
+    from ..methods.seeder.config import train_settings
+
+    seeds = settings["seeds"] or (train_settings("paper", graph=_graph_name(graph)).search.seeds if paper else 3)
+    budgets = [int(b) for b in settings["budgets"]]
+    points = budget_sweep(graph, queries, budgets, seeds=int(seeds), hop_share=settings["hop_share"],
+                          progress=progress)
+    return budgets_report(graph, points, questions=sum(1 for q in queries if q.answer_ids), seeds=int(seeds),
+                          hop_share=settings["hop_share"], source=source, setting=setting, out=target,
+                          charts=charts)
+
+
+def _training(name: str, graph: KnowledgeGraph, queries: list, settings: dict[str, Any], preset: str, seed: int,
+              setting: list[str], source: str, target: Path, charts: bool, progress: bool, runs_root: Path
+              ) -> Report:
+    from ..experiments import seeder_stability as stability
+    from ..methods.presets import NO_PRESET
+    from ..methods.seeder.config import train_settings
+
+    overrides = {**settings["train"], "epochs": int(settings["epochs"])}
+    trained = train_settings("paper" if preset != NO_PRESET else "prime", overrides=overrides,
+                             graph=_graph_name(graph))
+    split = stability.split_questions([q for q in queries if q.answer_ids], seed, float(settings["val_share"]),
+                                      float(settings["test_share"]))
+    cache = stability.cache_path(runs_root, graph, source, trained, int(settings["runs"]), seed)
+    histories = stability.train_runs(graph, split, trained, int(settings["runs"]), seed, cache, progress,
+                                     log=lambda m: err_console.print(f"[dim]{m}[/]"))
+    setting = [f"graph: {_graph_name(graph)} ({graph.num_nodes:,} nodes)", stability.split_summary(split),
+               f"SeedER: {trained.architecture} architecture, hidden {trained.hidden}, {trained.layers} layers, "
+               f"sizes {trained.search.sizes}, caps {trained.search.caps}, {trained.epochs} epochs "
+               f"(tiny policy trained here on CPU; MiniLM features)", f"runs cache: {cache}", *setting]
+    if name == "seeder-stability":
+        return stability.stability_report(histories, name=_graph_name(graph), setting=setting, out=target,
+                                          charts=charts)
+    return stability.val_test_report(histories, name=_graph_name(graph), setting=setting)
