@@ -1,5 +1,5 @@
-"""``ark experiment seeder-budgets|seeder-stability|seeder-val-test GRAPH --queries FILE [--set KEY=VALUE]``: SeedER's
-Figure 6, Figure 7 and Table 6 (and khop-growth's dispatch, Figures 3a/5, to :mod:`.experiment_seeder`), offline,
+"""``ark experiment seeder-budgets|seeder-latency|seeder-stability|seeder-val-test GRAPH --queries FILE [--set K=V]``:
+SeedER's Figures 6, 4, 7 and Table 6 (and khop-growth's dispatch, Figures 3a/5, to :mod:`.experiment_seeder`), offline,
 under ``--preset paper`` unless ``--preset none``; their settings come as ``--set`` keys. Every report records the
 versions, the preset, the seed, the settings and the command."""
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 # Each experiment's --set keys and defaults (None: the preset's value for the graph, or ours without a preset).
 SETTINGS: dict[str, dict[str, Any]] = {
     "seeder-budgets": {"budgets": [10, 20, 50, 100, 150], "seeds": None, "hop_share": [0.4, 0.6]},
+    "seeder-latency": {"model": None, "epochs": None, "val_share": 0.2, "test_share": 0.2, "train": {}},
     "seeder-stability": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
     "seeder-val-test": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
 }
@@ -78,6 +79,9 @@ def run_figure(name: str, graph_name: str, queries: Path, out: Path | None, spli
         if name == "seeder-budgets":
             report = _budgets(graph, selected, settings, preset != NO_PRESET, setting, source, target, charts,
                               progress)
+        elif name == "seeder-latency":
+            report = _latency(graph, selected, settings, preset, selection.seed, setting, target, charts, progress,
+                              runs_root, source)
         else:
             report = _training(name, graph, selected, settings, preset, selection.seed, setting, source, target,
                                charts, progress, runs_root)
@@ -121,16 +125,50 @@ def _budgets(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], pap
                           charts=charts)
 
 
+def _seeder_settings(graph: KnowledgeGraph, settings: dict[str, Any], preset: str) -> Any:
+    from ..methods.presets import NO_PRESET
+    from ..methods.seeder.config import train_settings
+
+    overrides = {**settings["train"], **({"epochs": int(settings["epochs"])} if settings["epochs"] else {})}
+    return train_settings("paper" if preset != NO_PRESET else "prime", overrides=overrides, graph=_graph_name(graph))
+
+
+def _latency(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], preset: str, seed: int,
+             setting: list[str], target: Path, charts: bool, progress: bool, runs_root: Path, source: str) -> Report:
+    from ..experiments import seeder_latency as latency
+    from ..experiments import seeder_stability as stability
+    from ..methods.presets import NO_PRESET
+    from ..methods.seeder.pipeline import Question, train_seeder
+
+    split = stability.split_questions([q for q in queries if q.answer_ids], seed, float(settings["val_share"]),
+                                      float(settings["test_share"]))
+    model = settings["model"]
+    trained = _seeder_settings(graph, settings, preset)
+    if model is None:
+        folder = stability.cache_path(runs_root, graph, source, trained.model_copy(update={"seed": seed}), 1, seed)
+        model = str(folder.with_name(folder.stem.replace("training", "latency-model")))
+        if not (Path(model) / "model.json").is_file():
+            def questions(part: list) -> list:
+                return [Question(q.id, q.query, tuple(graph.index_of(a) for a in q.answer_ids)) for q in part]
+            train_seeder(graph, questions(split.train), model, trained.model_copy(update={"seed": seed}),
+                         val=questions(split.val), progress=progress, log=lambda m: err_console.print(f"[dim]{m}[/]"))
+    chosen = None if preset == NO_PRESET else preset
+    options: dict[str, dict[str, Any]] = {"dense": {}, "khop-filter": {}, "seeder": {"model": model}}
+    points = [latency.measure(graph, label, method, options[method], split.test, chosen)
+              for label, method in latency.ROWS]
+    setting = [f"graph: {_graph_name(graph)} ({graph.num_nodes:,} nodes)", stability.split_summary(split),
+               f"SeedER model: {model}" + (" (trained here: tiny, CPU)" if settings["model"] is None else ""),
+               *setting]
+    return latency.latency_report(graph, points, questions=len(split.test), setting=setting, out=target,
+                                  charts=charts)
+
+
 def _training(name: str, graph: KnowledgeGraph, queries: list, settings: dict[str, Any], preset: str, seed: int,
               setting: list[str], source: str, target: Path, charts: bool, progress: bool, runs_root: Path
               ) -> Report:
     from ..experiments import seeder_stability as stability
-    from ..methods.presets import NO_PRESET
-    from ..methods.seeder.config import train_settings
 
-    overrides = {**settings["train"], "epochs": int(settings["epochs"])}
-    trained = train_settings("paper" if preset != NO_PRESET else "prime", overrides=overrides,
-                             graph=_graph_name(graph))
+    trained = _seeder_settings(graph, settings, preset)
     split = stability.split_questions([q for q in queries if q.answer_ids], seed, float(settings["val_share"]),
                                       float(settings["test_share"]))
     cache = stability.cache_path(runs_root, graph, source, trained, int(settings["runs"]), seed)

@@ -120,3 +120,21 @@ def test_seeder_stability_and_val_test_share_their_training_runs(cli, connector,
     assert list(rows) == ["H@1", "H@5", "MRR", "R@20"]
     assert rows["MRR"][4] == "4" and rows["MRR"][5:] == ["0.982", "0.978", "0.879"]  # n = 2 × 2; the paper's
     assert all(cell == "n/a" or -1.0 <= float(cell) <= 1.0 for row in rows.values() for cell in row[1:4])
+
+
+def test_seeder_latency_trains_a_tiny_policy_and_times_three_retrievers(cli, connector, tmp_path):
+    graph, queries = connector
+    sets = [p for v in ["epochs=1", *(f"train.{t}" for t in TINY)] for p in ("--set", v)]
+    out = tmp_path / "latency"
+    result = cli("experiment", "seeder-latency", graph, "-q", queries, "--out", out, "--runs", tmp_path / "runs",
+                 "--no-progress", *sets)
+    assert result.exit_code == 0, result.output
+    report = _report(out)
+    rows = {row[0]: row for row in report["tables"]["seeder_latency"]["rows"]}
+    assert list(rows) == ["Dense Retriever", "K-HOP-W-FILTER", "SEEDER", "GraphFlow"]
+    assert rows["Dense Retriever"][3] == rows["K-HOP-W-FILTER"][3] == "0"  # nothing trained
+    assert int(rows["SEEDER"][3].replace(",", "")) > 0 and rows["SEEDER"][5] == "1.1M trainable parameters"
+    assert [rows[r][4] for r in rows] == ["0.259", "0.342", "0.461", "0.797"]  # Table 1 PRIME / Table 3
+    assert rows["GraphFlow"][1].startswith("not run") and all(float(rows[r][2]) > 0 for r in list(rows)[:3])
+    assert "questions: 15 train, 4 validation, 5 test" in report["setting"]
+    assert list((tmp_path / "runs").glob("seeder-latency-model-*/model.json"))
