@@ -35,7 +35,7 @@ EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4),
                     "ark --table 1 (STaRK retrievers and agents) or seeder --table 1|3 (graph heuristics; LLM "
                     "agents), every row kept: measured beside the paper's numbers, or marked why not; SeedER offline: "
                     "seeder-budgets (Figure 6), seeder-latency (Figure 4), seeder-stability (Figure 7), "
-                    "seeder-val-test (Table 6).")
+                    "seeder-val-test (Table 6); ARK offline, tiny models: distill-budget (Table 5 / Figure 4).")
 PaperOption = Annotated[str | None, typer.Option(help="paper-table: whose table (graphscout, ark, seeder).")]
 TableOption = Annotated[int, typer.Option("--table", min=1, help="paper-table: the table's number (ark: 1; seeder: "
                                           "1 or 3; graphscout: 1).")]

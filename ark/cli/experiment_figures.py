@@ -1,7 +1,7 @@
-"""``ark experiment seeder-budgets|seeder-latency|seeder-stability|seeder-val-test GRAPH --queries FILE [--set K=V]``:
-SeedER's Figures 6, 4, 7 and Table 6 (and khop-growth's dispatch, Figures 3a/5, to :mod:`.experiment_seeder`), offline,
-under ``--preset paper`` unless ``--preset none``; their settings come as ``--set`` keys. Every report records the
-versions, the preset, the seed, the settings and the command."""
+"""``ark experiment seeder-budgets|seeder-latency|seeder-stability|seeder-val-test|distill-budget GRAPH -q FILE``:
+SeedER's Figures 6, 4, 7 and Table 6, ARK's Table 5 / Figure 4 at a tiny size (and khop-growth's dispatch, Figures
+3a/5, to :mod:`.experiment_seeder`), offline, under ``--preset paper`` unless ``--preset none``; their settings come
+as ``--set`` keys. Every report records the versions, the preset, the seed, the settings and the command."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .common import console, err_console, fail, load_graph
 
@@ -24,6 +26,10 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "seeder-latency": {"model": None, "epochs": None, "val_share": 0.2, "test_share": 0.2, "train": {}},
     "seeder-stability": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
     "seeder-val-test": {"runs": 10, "epochs": 10, "val_share": 0.2, "test_share": 0.2, "train": {}},
+    "distill-budget": {"budgets": [6, 60], "test": 20, "ark": {}, "sft": {"learning_rate": 1e-3, "epochs": 3,
+                                                                           "batch_size": 2, "max_length": 2048,
+                                                                           "cpu_threads": 1},
+                       "max_new_tokens": 96},
 }
 FIGURES = ("khop-growth", *SETTINGS)
 
@@ -79,6 +85,9 @@ def run_figure(name: str, graph_name: str, queries: Path, out: Path | None, spli
         if name == "seeder-budgets":
             report = _budgets(graph, selected, settings, preset != NO_PRESET, setting, source, target, charts,
                               progress)
+        elif name == "distill-budget":
+            report = _distill(graph, selected, settings, preset, selection.seed, setting, target, charts, runs_root,
+                              source)
         elif name == "seeder-latency":
             report = _latency(graph, selected, settings, preset, selection.seed, setting, target, charts, progress,
                               runs_root, source)
@@ -161,6 +170,41 @@ def _latency(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], pre
                *setting]
     return latency.latency_report(graph, points, questions=len(split.test), setting=setting, out=target,
                                   charts=charts)
+
+
+def _distill(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], preset: str, seed: int,
+             setting: list[str], target: Path, charts: bool, runs_root: Path, source: str) -> Report:
+    import hashlib
+
+    from ..experiments.distill_budget import distill_report, run_backbones
+    from ..methods.ark.options import ArkOptions
+    from ..methods.presets import NO_PRESET, preset_if_any, with_preset
+    from ..methods.registry import get_method_spec
+
+    spec = get_method_spec("ark")
+    options = spec.make_options(with_preset(spec, preset_if_any(spec, None if preset == NO_PRESET else preset),
+                                            settings["ark"]))
+    if not isinstance(options, ArkOptions):
+        raise TypeError(f"the ark method's options are {type(options).__name__}, not ArkOptions")
+    order = np.random.default_rng(seed).permutation(len(queries))
+    answered = [queries[i] for i in order if queries[i].answer_ids]
+    n_test = int(settings["test"])
+    test, train = answered[:n_test], answered[n_test:]
+    budgets = sorted(int(b) for b in settings["budgets"])
+    if not test or len(train) < max(budgets):
+        raise ValueError(f"{len(answered)} answered questions: {n_test} test questions and a budget of "
+                         f"{max(budgets)} training questions need {n_test + max(budgets)}")
+    key = hashlib.sha256(repr((source, settings, preset, seed)).encode()).hexdigest()[:12]
+    work = runs_root / f"distill-budget-{key}"
+    work.mkdir(parents=True, exist_ok=True)
+    rows = run_backbones(graph, train, test, options, budgets, work, dict(settings["sft"]),
+                         int(settings["max_new_tokens"]), seed)
+    setting = [f"graph: {_graph_name(graph)} ({graph.num_nodes:,} nodes)",
+               f"questions: {len(train)} training (budgets {budgets}), {len(test)} test",
+               f"ARK: {options.n_agents} agents, T_max {options.max_steps}; students: tiny random-weight Qwen3 "
+               f"(offline tokenizer), full fine-tuning on CPU", f"work folder: {work}", *setting]
+    return distill_report(rows, name=_graph_name(graph), questions=len(test), setting=setting, out=target,
+                          charts=charts)
 
 
 def _training(name: str, graph: KnowledgeGraph, queries: list, settings: dict[str, Any], preset: str, seed: int,

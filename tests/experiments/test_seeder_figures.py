@@ -138,3 +138,35 @@ def test_seeder_latency_trains_a_tiny_policy_and_times_three_retrievers(cli, con
     assert rows["GraphFlow"][1].startswith("not run") and all(float(rows[r][2]) > 0 for r in list(rows)[:3])
     assert "questions: 15 train, 4 validation, 5 test" in report["setting"]
     assert list((tmp_path / "runs").glob("seeder-latency-model-*/model.json"))
+
+
+def test_distill_budget_runs_every_backbone_through_ark_beside_table_5(cli, tmp_path, monkeypatch):
+    pytest.importorskip("trl")
+    from tests.support.graphs import BROAD, ONE_HOP, SHARED_FINDINGS, TWO_HOP, build_clinical_graph
+
+    monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "250")
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    build_clinical_graph().save(tmp_path / "graph")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"id": f"q{i}", "query": q, "answer_ids": [a]}) + "\n"
+                               for i, (q, a) in enumerate((ONE_HOP, SHARED_FINDINGS, TWO_HOP, BROAD))))
+    tiny = ["budgets=[1,3]", "test=1", "max_new_tokens=8", "ark.n_agents=1", "ark.max_steps=1",
+            "sft.epochs=1"]
+    out = tmp_path / "distill"
+    result = cli("experiment", "distill-budget", tmp_path / "graph", "-q", queries, "--out", out, "--runs",
+                 tmp_path / "runs", "--no-progress", *[p for v in tiny for p in ("--set", v)])
+    assert result.exit_code == 0, result.output
+    report = _report(out)
+    table = report["tables"]["distill_budget"]
+    assert "tiny models, offline teacher; a pipeline check, not a model result" in table["caption"]
+    rows = {row[0]: row for row in table["rows"]}
+    assert list(rows) == ["offline policy (teacher)", "tiny-S base", "tiny-S 1 questions", "tiny-S 3 questions",
+                          "tiny-L base", "tiny-L 1 questions", "tiny-L 3 questions"]
+    assert [rows[r][6] for r in rows] == ["GPT-4.1", "Qwen3-4B", "Qwen3-4B-600", "Qwen3-4B-6000", "Qwen3-8B",
+                                          "Qwen3-8B-600", "Qwen3-8B-6000"]
+    assert rows["tiny-L 3 questions"][7:] == ["31.87", "51.10", "57.22", "41.08"]  # Table 5, Qwen3-8B-6000, PRIME
+    assert int(rows["tiny-S 3 questions"][1]) > int(rows["tiny-S 1 questions"][1]) > 0  # more teacher trajectories
+    assert all(0.0 <= float(cell) <= 100.0 for row in rows.values() for cell in row[2:6])
+    assert any("ARK: 1 agents, T_max 1" in line for line in report["setting"])
