@@ -130,7 +130,7 @@ def _budgets(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], pap
     points = budget_sweep(graph, queries, budgets, seeds=int(seeds), hop_share=settings["hop_share"],
                           progress=progress)
     return budgets_report(graph, points, questions=sum(1 for q in queries if q.answer_ids), seeds=int(seeds),
-                          hop_share=settings["hop_share"], source=source, setting=setting, out=target,
+                          hop_share=settings["hop_share"], setting=setting, out=target,
                           charts=charts)
 
 

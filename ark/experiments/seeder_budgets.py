@@ -86,7 +86,7 @@ def budget_sweep(graph: KnowledgeGraph, queries: Sequence[Query], budgets: Seque
 
 
 def budgets_report(graph: KnowledgeGraph, points: Sequence[BudgetPoint], *, questions: int, seeds: int,
-                   hop_share: Sequence[float], source: str, setting: Sequence[str] = (), out: Path | None = None,
+                   hop_share: Sequence[float], setting: Sequence[str] = (), out: Path | None = None,
                    charts: bool = False) -> Report:
     """The report: one row per budget with both methods' metrics; with ``charts`` Figure 6's panels as a PNG."""
     name = str(graph.metadata.get("name", "") or "graph")
@@ -99,7 +99,7 @@ def budgets_report(graph: KnowledgeGraph, points: Sequence[BudgetPoint], *, ques
                   f"questions (offline, no model; MiniLM similarities, {seeds} dense seeds; paper: plotted, "
                   "no number)", columns, rows)
     report = Report("seeder-budgets", "SeedER Figure 6: dense retrieval vs budgeted K-HOP-WITH-FILTERING",
-                    setting=[f"graph: {name} ({graph.num_nodes:,} nodes)", f"queries: {source}",
+                    setting=[f"graph: {name} ({graph.num_nodes:,} nodes)",
                              f"seeds: top {seeds} by cosine; per-hop budgets {list(hop_share)} × (B − seeds) "
                              "(ours: the paper states none)", "offline: no model, no training", *setting],
                     tables=[table], notes=[SEEDER_FIGURE_6_SAYS])
