@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .common import GRAPH_HELP, console, err_console, fail, load_graph, make_policy
+from .experiment_figures import FIGURES, run_figure
 from .experiment_graphscout import GRAPHSCOUT_EXPERIMENTS, print_report, run_graphscout_experiment
 from .method_options import MethodSelection, method_options, resolve_choice
 
@@ -33,7 +34,10 @@ EXPERIMENTS_HELP = ("ablations (Table 2), fusion (Table 3), relevance (Table 4),
                     "(Table 8), tool-use (Figure 3, Tables 9-10), neighborhood (Figure 5); paper-table with --paper "
                     "graphscout (GraphScout's Table 1: its baselines and the solver beside the reported numbers), "
                     "ark --table 1 (STaRK retrievers and agents) or seeder --table 1|3 (graph heuristics; LLM "
-                    "agents), every row kept: measured beside the paper's numbers, or marked why not. GraphScout "
+                    "agents), every row kept: measured beside the paper's numbers, or marked why not. SeedER "
+                    "offline: seeder-budgets (Figure 6), seeder-latency (Figure 4), seeder-stability (Figure 7), "
+                    "seeder-val-test (Table 6); ARK offline, tiny models: distill-budget (Table 5 / Figure 4). "
+                    "GraphScout "
                     "(--queries: a GraphScout quiz): graphscout-ablations (Table 2), graphscout-tool-failures (Table "
                     "5), both with tiny GRPO models (--set steps=N ...); graphscout-difficulty, graphscout-lengths, "
                     "graphscout-tokens (Figures 4-6); quizzer-diversity (Figures 7-8); --charts plots them.")
@@ -93,9 +97,8 @@ def experiment(
     from ..methods.registry import resolve_truncate
     from .eval_cmd import _open_queries
 
-    if name == "khop-growth":  # SeedER's Figure 3(a) / 5: a graph statistic, no method runs
-        from .experiment_seeder import run_khop_growth
-        return run_khop_growth(graph_name, queries, out, split, human, limit, progress, selection.sets)
+    if name in FIGURES:  # SeedER's Figures 3a/5 (khop-growth), 6, 7 and Table 6: ark/cli/experiment_figures.py
+        return run_figure(name, graph_name, queries, out, split, human, limit, progress, runs, selection)
     selection.preset = _experiment_preset(selection)
     if name in GRAPHSCOUT_EXPERIMENTS:  # GraphScout's Tables 2 and 5, Figures 4-8
         return run_graphscout_experiment(name, graph_name, queries, out, runs, limit, k, concurrency, progress, charts,

@@ -113,7 +113,8 @@ class PolicyTrainer:
 
     def __init__(self, settings: TrainSettings, node_features: np.ndarray, train: Sequence[QuerySubgraph],
                  val: Sequence[QuerySubgraph] | None = None, *, num_relation_codes: int,
-                 node_type_codes: np.ndarray | None = None, num_node_types: int = 1,
+                 test: Sequence[QuerySubgraph] | None = None, node_type_codes: np.ndarray | None = None,
+                 num_node_types: int = 1,
                  checkpoint_dir: str | Path | None = None, device: str = "cpu", progress: bool = True,
                  log: Callable[[str], None] | None = None) -> None:
         if not train:
@@ -123,6 +124,7 @@ class PolicyTrainer:
         self.node_type_codes = node_type_codes
         self.train_set = list(train)
         self.val_set = list(val or [])
+        self.test_set = list(test or [])  # monitored only (SeedER Appendix G): never selects an epoch
         self.device = torch.device(device)
         self.progress = progress
         self.log = log or (lambda message: print(message, file=sys.stderr))
@@ -229,6 +231,10 @@ class PolicyTrainer:
                     if best_metric is None or value > best_metric:
                         best_metric, best_epoch = value, epoch + 1
                         best_state = copy.deepcopy(net.state_dict())
+                    if self.test_set:
+                        summary["test"] = validation_metrics(predict(
+                            net, self.test_set, self.node_features, self.node_type_codes, s, self.device,
+                            fill=False), self.test_set)
                 elif not self.val_set:
                     best_state, best_epoch = copy.deepcopy(net.state_dict()), epoch + 1
                 history.epochs.append(summary)
