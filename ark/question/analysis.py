@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 
 from ..graph import KnowledgeGraph, normalize_name
 from ..text import NAME_STOPWORDS, words
+from .schema_words import EXCLUDES_NAMED, NamedRelation, SchemaWords, agent_type, split_keeps
 from .vocabulary import graph_vocabulary, phrase_pattern, plural_forms, relation_vocabulary, type_vocabulary
 
 # "X with or without Y" is one name (common in disease names), neither two mentions nor a negation.
 _SPLIT = re.compile(r"[,;:.?!()\n]+|\s+(?:and|or(?!\s+without\b)|but|while|plus)\s+", re.IGNORECASE)
+_KEPT_STOP = "\x00"  # a full stop inside a name while the question is split
 _WITH_OR_WITHOUT = re.compile(r"\bwith\s+or\s+without\b", re.IGNORECASE)
 # A quoted phrase ends at the mark that opened it; an apostrophe before a letter ("Witch's chin") stays inside it.
 _QUOTED = re.compile(r"\"([^\"]{3,80})\"|“([^”]{3,80})”|‘([^’]{3,80}?)’(?!\w)|(?<!\w)'((?:[^']|'(?=\w)){3,80}?)'(?!\w)")
@@ -82,6 +84,10 @@ class QuestionAnalysis:
     unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
     clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
     named_phrase: str | None = None  # the name or synonym of the wanted node when the question asks what it is called
+    # Relations of the schema a question word names by its stem ("director", "directed" -> directed), in order.
+    schema_relations: list[NamedRelation] = field(default_factory=list)
+    target_from_relation: bool = False  # the wanted type was read from an agent noun of a relation ("actors")
+    excludes_named: bool = False  # "which *other* films ...": the node the question names is not an answer
 
 
 def _type_words(node_type: str) -> set[str]:
@@ -114,7 +120,12 @@ class QuestionReader:
         # Types whose nodes a hierarchy relation links to each other (the kinds of a phenotype are phenotypes).
         self.hierarchy_types = sorted({t.source_type for t in graph.schema if t.source_type == t.target_type
                                        and normalize_name(t.relation) in self.hierarchy_relations})
-        self.frame_words = frozenset(vocabulary.frame)
+        # The schema's own words are never mere frame ("person", "name", "responsible" where a type or a
+        # relation is called so).
+        schema_words = self.all_type_words.union(*self.relation_words.values())
+        self.frame_words = frozenset(vocabulary.frame) - schema_words
+        self.schema_words = SchemaWords(graph.relation_types, relation_descriptions, ignored=self.all_type_words)
+        self._schema = [(t.source_type, t.relation, t.target_type) for t in graph.schema]
         self._narrower = phrase_pattern(vocabulary.narrower)
         self._broader = phrase_pattern(vocabulary.broader)
 
@@ -146,6 +157,13 @@ class QuestionReader:
         )
         analysis.relation_hints += [r for r in self._asked_relations(lower, analysis) if r not in
                                     analysis.relation_hints]
+        analysis.schema_relations = self.schema_words.named(words(typed))
+        analysis.relation_hints += [n.relation for n in analysis.schema_relations
+                                    if n.relation not in analysis.relation_hints]
+        analysis.excludes_named = bool(EXCLUDES_NAMED.search(question))
+        agent = self._agent_target(lower, analysis)
+        if agent:
+            analysis.target_types, analysis.target_from_relation = [agent], True
         for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
             found = pattern.search(question) if pattern else None
             if found:
@@ -156,6 +174,17 @@ class QuestionReader:
             analysis.target_types = list(self.hierarchy_types)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         return analysis
+
+    def _agent_target(self, lower: str, analysis: QuestionAnalysis) -> str | None:
+        """The type an agent noun of a relation asks for ("Which *actors* acted in films ...", "the *director* of
+        X": the nodes doing what the relation says), when it comes before any type the question names."""
+        named = next((n for n in analysis.schema_relations if n.agent), None)
+        kind = agent_type(named.relation, self._schema) if named else None
+        found = re.search(rf"\b{re.escape(named.word)}\b", lower) if named else None
+        if kind is None or found is None:
+            return None
+        typed = [pos for pos, _ in analysis.type_mentions]
+        return kind if not typed or found.start() < min(typed) else None
 
     def _asked_relations(self, lower: str, analysis: QuestionAnalysis) -> list[str]:
         """Relations named by the word that asks for the wanted type, when it is a word of the vocabulary rather than
@@ -216,10 +245,12 @@ class QuestionReader:
         text = _ASIDE_LIST.sub(" ", text)
         mentions: list[Mention] = []
         negated_zone = False
+        # A full stop inside a name ("X-1.0", "Dr. Smith") ends no sentence and splits no mention.
+        text = "".join(_KEPT_STOP if c == "." and split_keeps(text, n) else c for n, c in enumerate(text))
         for sentence in re.split(r"(?<=[.?!])\s+", text):
             negated_zone = bool(re.match(r"\s*(?:absent|excluded|negative|not present|no)\b", sentence, re.I))
             for chunk in _SPLIT.split(sentence):
-                chunk = chunk.strip()
+                chunk = chunk.strip().replace(_KEPT_STOP, ".")
                 tokens = _content_tokens(chunk)
                 if not tokens:
                     continue

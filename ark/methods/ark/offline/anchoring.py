@@ -14,6 +14,7 @@ from ....question import Mention, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from .context import PolicyContext
 from .evidence import Anchor, Condition, Evidence, SeenNode
+from .schema_plan import asks_for_named, described_answer, relation_target
 from .spans import find_run, find_runs, listed_names, longest_common_run, surface
 from .wording import named_by_stems, said_with_content, unread_mentions
 
@@ -64,7 +65,12 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         anchor_family_or_description(ctx, ev, mention, nodes, target)
         if len(ev.conditions) > before:
             read.add(mention.text)
+    ev.inferred_target = relation_target(ctx, ev)
+    ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
+    if not ev.named:
+        ev.named = asks_for_named(ctx, ev)
+        ev.asks_named = bool(ev.named) and name_tokens(a.question) != tuple(name_tokens(ctx.graph.name(ev.named[0])))
     if not a.target_types and not ev.named:
         # A question that is only a name: the node bearing it answers first, then its neighbourhood.
         asked = name_tokens(a.question)
@@ -79,14 +85,17 @@ def convincing(ctx: PolicyContext, mention: Mention, nodes: list[SeenNode], targ
     holds every word of the mention and whose name shares one of them."""
     tokens = ctx.tokens
     words = set(mention.tokens)
-    named = [n for n in nodes if tokens(n.name) and tokens(n.name) <= words]
+    # A node named only by words of the question's frame ("person", "paper" where a type or a tag is called so)
+    # is named by the mention only when the mention says nothing else.
+    named = [n for n in nodes if tokens(n.name) and tokens(n.name) <= words
+             and (not tokens(n.name) <= ctx.frame_only or tokens(n.name) == words)]
     if named:
         best = max(len(tokens(n.name)) for n in named)
         longest = [n for n in named if len(tokens(n.name)) == best]
         others = [n for n in longest if n.type != target]
         chosen = others or longest
         direct = [n for n in longest if n.type == target] if others else []
-        return chosen[:3] + direct[:3]
+        return chosen[:3] + direct[:3] + other_names(ctx, named, chosen + direct, target)
     stemmed = [n for n in nodes[:10] if named_by_stems(tokens(n.name), words)
                and said_with_content(tokens(n.name), words, ctx.ignorable)]
     if stemmed:  # "passed on in an autosomal dominant inherited pattern": a name with one word inflected
@@ -101,6 +110,24 @@ def convincing(ctx: PolicyContext, mention: Mention, nodes: list[SeenNode], targ
             if words <= tokens(ctx.graph.text(node.index)):
                 return [node]
     return []
+
+
+def other_names(ctx: PolicyContext, named: list[SeenNode], chosen: list[SeenNode], target: str | None
+                ) -> list[SeenNode]:
+    """Further names the same mention states beside the longest, each a condition of its own ("Which *comedy*
+    films star *Margot Robbie*?"): of a type neither the wanted one nor one already chosen, sharing no word with
+    the chosen names, and holding a word that is not the question's frame."""
+    used = set().union(*(ctx.tokens(n.name) for n in chosen))
+    types = {n.type for n in chosen} | {target}
+    out: list[SeenNode] = []
+    for node in sorted(named, key=lambda n: -len(ctx.tokens(n.name))):
+        words = ctx.tokens(node.name)
+        if node.type in types or words & used or words <= ctx.frame_only:
+            continue
+        out.append(node)
+        used |= words
+        types.add(node.type)
+    return out
 
 
 def named_by(ctx: PolicyContext, phrase: str, listings: list[list[SeenNode]], target: str | None) -> list[int]:
@@ -223,7 +250,7 @@ def add_description(ctx: PolicyContext, ev: Evidence, mention: Mention, nodes: l
                     others: list[SeenNode], anchored: list[frozenset[str]]) -> bool:
     """Anchor the first result as a ``described`` condition when its text holds most of a long mention's words."""
     words = set(mention.tokens)
-    if not ev.analysis.target_types:
+    if ev.target is None:
         return False  # with no wanted type, a described node is an answer: the broad search has it
     if len(words) < 4 or not others or anchored and any(len(words & names) >= 2 for names in anchored):
         return False
@@ -248,6 +275,7 @@ def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:
     names = [anchor.name for anchor in ev.anchors] + list(ev.scores.names.values()) + list(a.quoted)
     # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.
     names += [ctx.graph.text(anchor.index) for anchor in ev.anchors if ctx.graph.is_valid_index(anchor.index)]
+    names += [ctx.graph.text(index) for index in ev.described]  # a description question: its answer's text
     used = {w for name in names for w in ctx.tokens(name)}
     pending = [(m.text, m.tokens) for m, _ in ev.pending if m.text not in read]
     ev.unread = unread_mentions(pending, used, ctx.ignorable)

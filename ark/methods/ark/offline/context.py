@@ -39,6 +39,8 @@ class PolicyContext:
         # Words that say how a question asks, not what the answers must meet (see anchoring.note_unread).
         relation_words = set().union(*self.reader.relation_words.values(), *self.reader.relation_vocabulary.values())
         self.ignorable = self.question_words | QUESTION_WORDS | self.reader.frame_words | relation_words
+        # The words that only frame a question (no relation's): a node named by them alone names nothing asked.
+        self.frame_only = self.question_words | QUESTION_WORDS | self.reader.frame_words
         self.type_sizes = graph.type_counts()
         self.links = {(t.source_type, t.target_type) for t in graph.schema}
         self.links |= {(b, a) for a, b in self.links}
@@ -48,8 +50,13 @@ class PolicyContext:
             for pair in ((t.source_type, t.target_type), (t.target_type, t.source_type)):
                 counts[pair] = max(counts.get(pair, (0, "")), (t.count, t.relation))
         self.main_relations = {pair: relation for pair, (_, relation) in counts.items()}
+        self.schema = [(t.source_type, t.relation, t.target_type) for t in graph.schema]
+        # (type, type) -> relation -> edges of it between them, either way round
+        self.relation_counts: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
         self.relations_between: dict[tuple[str, str], set[str]] = defaultdict(set)
         for t in graph.schema:
+            for pair in {(t.source_type, t.target_type), (t.target_type, t.source_type)}:
+                self.relation_counts[pair][t.relation] = self.relation_counts[pair].get(t.relation, 0) + t.count
             self.relations_between[(t.source_type, t.target_type)].add(t.relation)
             self.relations_between[(t.target_type, t.source_type)].add(t.relation)
 
@@ -89,7 +96,12 @@ class PolicyContext:
     def related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
         relate to each other (an is-a hierarchy), or when the question names another type to go through."""
-        if self.self_linked(target):
+        if self.self_linked(target) or ev.analysis.excludes_named:
+            return True  # "which *other* films ...": the named film is where the question starts
+        # A relation the question names that leads from the wanted type to another one ("which actors *acted*
+        # with Cillian Murphy": acted_in links persons to films): the named node of that type is a start.
+        if any(target in (s, t) and s != t for n in ev.analysis.schema_relations
+               for s, r, t in self.schema if r == n.relation):
             return True
         mentions = ev.analysis.type_mentions
         first = next((pos for pos, t in mentions if t == target), None)
@@ -108,6 +120,10 @@ class PolicyContext:
         if (anchor_type, target) in self.links:
             return target, False
         middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
+        # The type in between that a relation the question names leads to, else one the question names.
+        hinted = set(ev.analysis.relation_hints)
+        named = {t for _, t in ev.analysis.type_mentions}
+        middles.sort(key=lambda t: (not hinted & self.relations_between.get((anchor_type, t), set()), t not in named))
         return (middles[0] if middles else target), False
 
     def named_intermediate(self, ev: Evidence) -> str | None:
@@ -116,6 +132,8 @@ class PolicyContext:
         lower = a.question.lower()
         anchor_starts = [lower.find(anchor.name.lower()) for anchor in ev.anchors]
         mentions = a.type_mentions
+        if not a.target_types:
+            return None
         target_at = next((pos for pos, t in mentions if t == a.target_types[0]), None)
         if target_at is None:
             return None

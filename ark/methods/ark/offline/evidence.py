@@ -93,6 +93,11 @@ class Evidence:
     agent_index: int = 0
     anchors: list[Anchor] = field(default_factory=list)
     named: list[int] = field(default_factory=list)  # nodes bearing the name the question asks about (named_phrase)
+    # The wanted type read from the relation the question names and the anchors' type ("Who *directed* Parasite?":
+    # the other end of ``directed`` from a film), when the question names no type.
+    inferred_target: str | None = None
+    described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
+    asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
     broad: list[SeenNode] = field(default_factory=list)
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
     unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
@@ -106,8 +111,8 @@ class Evidence:
 
     @property
     def target(self) -> str | None:
-        """The wanted node type, if the question says one."""
-        return self.analysis.target_types[0] if self.analysis.target_types else None
+        """The wanted node type, if the question says one (or its relation and anchors imply one)."""
+        return self.analysis.target_types[0] if self.analysis.target_types else self.inferred_target
 
     def positive_anchors(self) -> list[Anchor]:
         """The anchors the answers should be linked to (not the findings said to be absent)."""

@@ -17,6 +17,10 @@ def answers(ctx: PolicyContext, ev: Evidence) -> list[RankedAnswer]:
     if ev.named:
         # The question asks what a name stands for: the nodes bearing it answer, before anything reached.
         ranked = ev.named + [i for i in ranked if i not in ev.named]
+    elif ev.described:
+        # The question describes a node: the search of the whole description found it, before anything reached.
+        ranked = ev.described + [i for i in ranked if i not in ev.described]
+        return tie_groups(ranked[: ctx.max_answers], {})
     if ev.analysis.unsupported or not ev.scores.score and not ev.named:
         return tie_groups(ranked[: ctx.max_answers], {})  # nothing weighed: no evidence to compare
     keys = evidence_keys_of(ctx, ev, ranked)

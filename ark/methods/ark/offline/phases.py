@@ -115,7 +115,7 @@ class ExpandPhase(Phase):
                 args["node_types"] = [hop_type]
             if via_middle and hop_type:
                 # A relation the question names belongs to the hop it fits; the last hop when it fits both.
-                relation = ctx.relation_hint(anchor.type, hop_type, a, exclude=(hop_type, a.target_types[0]),
+                relation = ctx.relation_hint(anchor.type, hop_type, a, exclude=(hop_type, str(ev.target)),
                                              anchors=ev.anchors)
             else:
                 relation = ctx.relation_hint(anchor.type, hop_type, a, anchors=ev.anchors)
@@ -200,10 +200,10 @@ class SecondHopPhase(Phase):
         calls: list[ToolCall] = []
         for index in best:
             args: dict[str, Any] = {"node_index": index, "query": a.question}
-            if a.target_types:
-                args["node_types"] = [a.target_types[0]]
+            if ev.target:
+                args["node_types"] = [ev.target]
                 middle_type = ev.scores.intermediate_types.get(index)
-                relation = (self.ctx.relation_hint(middle_type, a.target_types[0], a, anchors=ev.anchors)
+                relation = (self.ctx.relation_hint(middle_type, ev.target, a, anchors=ev.anchors)
                             if middle_type else None)
                 if relation:
                     args["edge_types"] = [relation]

@@ -69,7 +69,11 @@ def single_condition_ranking(ctx: PolicyContext, ev: Evidence, target: str | Non
             return (-(verified + named_in_question(i)), -ev.scores.score[i] / best, ranked.index(i))
 
         ranked = sorted(ranked, key=key)
-    broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked]
+    # "Which *other* films ...": the named film is no answer, whatever the text search says.
+    # So is a named node of the wanted type the question goes from ("actors who acted with X", X an actor).
+    starts = ev.analysis.excludes_named or (not ctx.self_linked(target) and ctx.related_to_named(ev, target))
+    excluded = ev.anchor_indices() if starts else set()
+    broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked and n.index not in excluded]
     ranked = ranked + broad_hits[:3]
     return quoted_first(ctx, ev, ranked)
 

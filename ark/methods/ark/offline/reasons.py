@@ -8,15 +8,20 @@ from .context import PolicyContext
 from .evidence import Evidence
 from .evidence_answers import answers
 from .evidence_rank import doubted, top_tie
+from .schema_plan import undecided_relation
 
 
 def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
     """Why ``index`` answers the question, in one sentence."""
     a = ev.analysis
+    if index in ev.named and ev.asks_named:
+        return "The node the question names, and asks for."
     if index in ev.named:
         return f"Bears the name the question asks about, '{a.named_phrase or a.question}' (its name or a synonym)."
     if a.unsupported:
         return f"Named in the question; the graph has no relation for '{a.unsupported}'."
+    if index in ev.described:
+        return "Its text says most of what the question describes."
     positive = positive_conditions(ctx, ev)
     if conjunctive(ctx, ev):
         have = satisfied(ctx, ev, index)
@@ -47,17 +52,25 @@ def confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     first = ranked[0].index if ranked else None
     unsaid = (list(ev.analysis.quoted) if first is not None and not says_quoted(ctx, ev, [first]).get(first)
               else [])
-    return doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
-                   profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
+    level, why = doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
+                         profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
+    undecided = undecided_relation(ctx, ev) if level == "high" and not ev.named else None
+    return ("medium", f"{why.rstrip('.')}. {undecided}") if undecided else (level, why)
 
 
 def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     """How sure the answer is and why, in one line, from what the tools returned."""
     a = ev.analysis
     g = ctx.graph
+    if ev.named and ev.asks_named:
+        names = "; ".join(g.name(i) for i in ev.named[:3])
+        return "high", f"The question asks for the node it names: {names}."
     if ev.named:
         names = "; ".join(g.name(i) for i in ev.named[:3])
         return "high", f"'{a.named_phrase or a.question}' is a name or synonym of {names}."
+    if ev.described:
+        return "medium", (f"The question describes {g.name(ev.described[0])}: its text says most of the "
+                          "question's words.")
     if a.unsupported:
         relations = ", ".join(g.relation_types)
         return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "

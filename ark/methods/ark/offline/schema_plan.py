@@ -1,0 +1,86 @@
+"""What the graph's schema says about a question once its anchors are known: the type a named relation leads to
+from them ("Who *directed* Parasite?": the other end of ``directed`` from a film), whether the question asks for
+the named node itself ("Look up X."), and whether the relation between the anchors and the answers is decided
+(one relation named, or one the schema makes principal), which "high" confidence needs. Pure reads."""
+
+from __future__ import annotations
+
+import re
+
+from .conditions import positive_conditions
+from .context import PolicyContext
+from .evidence import Evidence
+
+# Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
+_ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
+                              r"relations?|relationships?)\b", re.IGNORECASE)
+DOMINANT = 10  # the principal relation between two types decides alone when it links this many times the next
+
+
+def relation_target(ctx: PolicyContext, ev: Evidence) -> str | None:
+    """With no type named, the type at the other end of the first relation the question names from an anchor's
+    type (one end only; a relation linking the type to itself leads back to it)."""
+    a = ev.analysis
+    if a.target_types:
+        return None
+    relations = dict.fromkeys([n.relation for n in a.schema_relations] + list(a.relation_hints))
+    for relation in relations:
+        for anchor in ev.positive_anchors():
+            ends = ({t for s, r, t in ctx.schema if r == relation and s == anchor.type}
+                    | {s for s, r, t in ctx.schema if r == relation and t == anchor.type})
+            if len(ends) == 1:
+                return ends.pop()
+    return None
+
+
+def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
+    """The named nodes, when the question asks for them ("I need the record for X.", "Look up X."): no type, no
+    relation, no hierarchy and no link asked for, the name asked about aside. Nothing otherwise."""
+    a = ev.analysis
+    if (ev.target is not None or a.relation_hints or a.named_phrase or a.unsupported or a.hierarchy
+            or _ASKS_NEIGHBOURS.search(a.question)):
+        return []
+    out: list[int] = []
+    for k in positive_conditions(ctx, ev):
+        condition = ev.conditions[k]
+        if condition.kind == "named":
+            out += [m for m in condition.members if m not in out]
+    return out
+
+
+def undecided_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
+    """Why the relation to the answers is not decided, or None when it is: the question names no type of answer,
+    or an anchor's type is linked to the wanted type by several relations, none of them named and none principal."""
+    target = ev.target
+    if target is None:
+        return "The question names no type of answer; every neighbour of its entities may answer."
+    hinted = set(ev.analysis.relation_hints)
+    for anchor_type in sorted({anchor.type for anchor in ev.positive_anchors()}):
+        counts = sorted(ctx.relation_counts.get((anchor_type, target), {}).items(), key=lambda rc: -rc[1])
+        if len(counts) < 2 or hinted & {r for r, _ in counts} or counts[0][1] >= DOMINANT * counts[1][1]:
+            continue
+        names = ", ".join(r for r, _ in counts[:4])
+        return (f"The graph links {anchor_type} and {target} by several relations ({names}) and the question "
+                "names none of them.")
+    return None
+
+
+def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least: int = 5) -> list[int]:
+    """The first node of the whole question's search when the question describes it (``least`` content words or
+    more, ``share`` of them in its text, its name not said): a description question keeps the search's answer,
+    whatever words of the description name other nodes ("... a *drama* where soldiers ...")."""
+    target = ev.target
+    content = {w for w in ctx.tokens(ev.analysis.question) if w not in ctx.ignorable and len(w) > 1
+               and not w.isdigit()}
+    if len(content) < least or not ev.broad:
+        return []
+    named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors))
+    if len(content - named) < len(content) / 2:
+        return []  # the question is mostly names of nodes (a patient's findings): it names, not describes
+    first = next((n for n in ev.broad if target is None or n.type == target), None)
+    if first is None or first.index in ev.anchor_indices() or not ctx.graph.is_valid_index(first.index):
+        return []
+    if ctx.tokens(first.name) & content and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question):
+        return []  # named, not described
+    said = content & ctx.tokens(ctx.graph.text(first.index))
+    return [first.index] if len(said) >= share * len(content) else []
