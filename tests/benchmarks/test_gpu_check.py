@@ -5,6 +5,7 @@ GPU machine the same command without ``--tiny`` is the check (see the script's d
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.mark.skipif(bwrap_problem() is not None, reason=f"no bubblewrap sandbox: {bwrap_problem()}")
 def test_gpu_check_runs_every_path_on_the_cpu(tmp_path):
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--device", "cpu", "--tiny",
-                           "--json", str(tmp_path / "rows.json")], capture_output=True, text=True, timeout=1200)
+                           "--json", str(tmp_path / "rows.json")], capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "ARK_HOME": str(tmp_path / "home")})  # its HPO build stays its own
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     table = done.stdout
     for step in ("sft", "grpo", "seeder-train", "seeder-infer", "dense", "recipe"):
