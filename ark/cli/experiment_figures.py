@@ -117,7 +117,7 @@ def _charts() -> bool:
 
 
 def _graph_name(graph: KnowledgeGraph) -> str:
-    return str(graph.metadata.get("name", "") or "graph")
+    return graph.info.label()
 
 
 def _budgets(graph: KnowledgeGraph, queries: list, settings: dict[str, Any], paper: bool, setting: list[str],

@@ -73,7 +73,7 @@ def khop_growth(graph: KnowledgeGraph, queries: Sequence[Query], hops: int = 3, 
 def khop_report(graph: KnowledgeGraph, sizes: Sequence[HopSizes], *, questions: int, seeds: int, seeds_by: str,
                 source: str, out: Path | None = None, charts: bool = False, command: str | None = None) -> Report:
     """The report (tables; with ``charts`` the PNG plot in ``out``, as Figure 5 draws it)."""
-    name = str(graph.metadata.get("name", "") or "graph")
+    name = graph.info.label()
     seeding = ("dense cosine (MiniLM; the paper's setting)" if seeds_by == "dense"
                else "BM25 (ours, not the paper's dense seeds)")
     table = Table("khop_growth", f"k-hop neighbourhood of the top {seeds} seeds per question: {name}, "

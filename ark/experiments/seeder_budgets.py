@@ -89,7 +89,7 @@ def budgets_report(graph: KnowledgeGraph, points: Sequence[BudgetPoint], *, ques
                    hop_share: Sequence[float], setting: Sequence[str] = (), out: Path | None = None,
                    charts: bool = False) -> Report:
     """The report: one row per budget with both methods' metrics; with ``charts`` Figure 6's panels as a PNG."""
-    name = str(graph.metadata.get("name", "") or "graph")
+    name = graph.info.label()
     by = {(p.method, p.budget): p for p in points}
     budgets = sorted({p.budget for p in points})
     columns = ["budget B"] + [f"{TITLES[m]} {method}" for m in METRICS for method in ("dense", "k-hop")]

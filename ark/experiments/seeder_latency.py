@@ -75,7 +75,7 @@ def measure(graph: KnowledgeGraph, label: str, method: str, options: dict[str, A
 def latency_report(graph: KnowledgeGraph, points: Sequence[LatencyPoint], *, questions: int, setting: Sequence[str],
                    out: Path | None = None, charts: bool = False) -> Report:
     """Ours beside the paper's R@20 and stated parameter counts; with ``charts`` Figure 4's two panels."""
-    name = str(graph.metadata.get("name", "") or "graph")
+    name = graph.info.label()
     rows = [[p.label, f"{p.recall_at_20:.3f}", f"{p.ms_per_query:.1f}", f"{p.parameters:,}",
              f"{paper_recall_at_20(p.label):.3f}", SEEDER_FIGURE_4_PARAMETERS.get(p.label, "none (not trained)")]
             for p in points]

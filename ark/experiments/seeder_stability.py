@@ -90,7 +90,7 @@ def train_runs(graph: KnowledgeGraph, split: Split, settings: TrainSettings, run
 
 def cache_path(root: Path, graph: KnowledgeGraph, source: str, settings: TrainSettings, runs: int, seed: int) -> Path:
     """The cache file of one set of training runs (graph, queries, settings, seeds)."""
-    key = json.dumps([str(graph.metadata.get("name", "")), graph.num_nodes, graph.num_edges, source,
+    key = json.dumps([graph.info.name or "", graph.num_nodes, graph.num_edges, source,
                       settings.model_dump(mode="json"), runs, seed], sort_keys=True)
     return root / f"seeder-training-{hashlib.sha256(key.encode()).hexdigest()[:12]}.json"
 
