@@ -48,7 +48,8 @@ def test_imported_package_graph_answers_are_exact(tmp_path: Path) -> None:
     data = pypackages.build(limit=60)
     folder = write_folder(data, tmp_path / "tables")
     printed = import_folder(folder, tmp_path / "graph", tmp_path / "home")
-    assert "package (60 nodes)" in printed
+    packages = sum(1 for node in data.nodes if node.type == "package")  # fewer where few are installed (.[test] only)
+    assert 0 < packages <= 60 and f"package ({packages} nodes)" in printed
     graph = open_graph(tmp_path / "graph")
     assert graph.num_nodes == len(data.nodes) and graph.num_edges == len(data.edges)
     questions = [q.to_dict() for q in generate(data, per_kind=6, seed=3)]
