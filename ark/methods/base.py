@@ -125,6 +125,15 @@ DEFERRED_BUILD = ConfigDict(defer_build=True)
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the packaged MiniLM (ark.index.dense.DEFAULT_MODEL; checked by a test)
 
 
+def omit_recorded_defaults(values: dict[str, Any], defaults: dict[str, object]) -> dict[str, Any]:
+    """``values`` (an options model's dump) without the options that hold the given default: options added after
+    run folders were written are recorded only when set, so that those folders resume and compare equal."""
+    for key, default in defaults.items():
+        if key in values and values[key] == default and type(values[key]) is type(default):
+            del values[key]
+    return values
+
+
 def embedder_field() -> Any:
     """The ``embedder`` option of every method with dense retrieval (:func:`ark.index.embedders.open_embedder`)."""
     return Field(default=DEFAULT_EMBEDDER, description="text embedder for dense retrieval: the packaged MiniLM, a "

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from ..base import MethodOptions, embedder_base_url_field, embedder_field
+from ..base import MethodOptions, embedder_base_url_field, embedder_field, omit_recorded_defaults
 from ..presets import Preset, PresetSetting
 
 FUSIONS = ("votes", "ordering", "random")
@@ -109,14 +109,8 @@ class ArkOptions(MethodOptions):
         """The options as recorded in run configs and trajectories: ``fusion_ties`` and ``fusion_evidence`` only
         when they are not the default, and ``allow_unseen_answers`` only when set, so that run folders made before
         the options existed resume and compare equal."""
-        values: dict[str, Any] = handler(self)
-        if values.get("fusion_ties") == "concatenated":
-            del values["fusion_ties"]
-        if values.get("fusion_evidence") is True:
-            del values["fusion_evidence"]
-        if values.get("allow_unseen_answers") is False:
-            del values["allow_unseen_answers"]
-        return values
+        return omit_recorded_defaults(handler(self), {"fusion_ties": "concatenated", "fusion_evidence": True,
+                                                      "allow_unseen_answers": False})
 
     @field_validator("fusion")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from ..base import DEFERRED_BUILD, EmbedderChoice, MethodOptions
+from ..base import DEFERRED_BUILD, EmbedderChoice, MethodOptions, omit_recorded_defaults
 from ..presets import Preset, PresetSetting
 
 RETRIEVER_INDEXES = ("bm25", "dense")
@@ -82,10 +82,7 @@ class GraphScoutOptions(MethodOptions):
     @model_serializer(mode="wrap")
     def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """The options as recorded: ``allow_unseen_answers`` only when set (earlier run folders compare equal)."""
-        values: dict[str, Any] = handler(self)
-        if values.get("allow_unseen_answers") is False:
-            del values["allow_unseen_answers"]
-        return values
+        return omit_recorded_defaults(handler(self), {"allow_unseen_answers": False})
 
 
 # ``--preset paper``: GraphScout as Ying et al. state it (ark.methods.presets; checked against the paper's text by
