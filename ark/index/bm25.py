@@ -39,13 +39,7 @@ import numpy as np
 
 from ark.arrays import sorted_unique
 from ark.index import bm25_prune
-from ark.index.bm25_build import (
-    MERGE_POSTINGS_PER_CHUNK_DOC,
-    BuildDirectory,
-    SortedRuns,
-    count_chunks,
-    count_fielded_chunks,
-)
+from ark.index.bm25_build import BuildDirectory, SortedRuns, build_budget, count_chunks, count_fielded_chunks
 from ark.index.exact import ExactNames
 from ark.index.postings import BLOB_FILES, TERM_ARRAYS, IndexFormatError, Postings, bm25_weights
 from ark.index.terms import TERMS_FILE, TermTable, save_table
@@ -119,27 +113,30 @@ class BM25Index:
         tokenizer: Tokenizer | None = None,
         num_docs: int | None = None,
         progress: bool = False,
-        chunk_size: int = 25_000,
+        chunk_size: int | None = None,
         workdir: str | Path | None = None,
+        memory_budget: int | None = None,
     ) -> BM25Index:
         """Index ``docs`` (streamed in chunks; document ``i`` gets id ``i``): strings, or an Arrow string array
         (e.g. a graph's text column; nulls are empty documents), which is tokenized without Python strings.
 
-        ``num_docs`` only sizes the progress bar. Peak memory is bounded by ``chunk_size`` (plus the vocabulary
-        and 4 bytes a document): chunks are spilled to disk as sorted runs under ``workdir`` (default: the
-        temporary folder) and merged into postings files there, which the index maps until it is saved.
+        ``num_docs`` only sizes the progress bar. The build's working memory stays within ``memory_budget``
+        bytes (default 256 MiB; :mod:`ark.index.bm25_budget` derives the chunks, threads and merge batches from
+        it), plus the vocabulary and 4 bytes a document; ``chunk_size`` caps a chunk's documents (default
+        25,000). Chunks are spilled to disk as sorted runs under ``workdir`` (default: the temporary folder) and
+        merged into postings files there, which the index maps until it is saved. The files do not depend on the
+        budget or the chunk size.
         """
         if not (k1 >= 0):
             raise ValueError(f"k1 must be >= 0, got {k1!r}")
         if not (0 <= b <= 1):
             raise ValueError(f"b must be in [0, 1], got {b!r}")
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
+        budget = build_budget(memory_budget, chunk_size)
         tokenizer = tokenizer or Tokenizer()
         files = BuildDirectory(Path(workdir) if workdir is not None else None)
         runs = SortedRuns(files.path / "runs", 1)
-        terms = count_chunks(docs, tokenizer, runs, chunk_size, num_docs, progress)
-        postings = runs.merge(files.path, len(terms), chunk_size * MERGE_POSTINGS_PER_CHUNK_DOC)
+        terms = count_chunks(docs, tokenizer, runs, budget, num_docs, progress)
+        postings = runs.merge(files.path, len(terms), budget.merge_postings, workers=budget.workers)
         return cls(postings, terms, k1, b, tokenizer, files=files)
 
     @classmethod
@@ -154,8 +151,9 @@ class BM25Index:
         exact: ExactNames | None = None,
         num_docs: int | None = None,
         progress: bool = False,
-        chunk_size: int = 25_000,
+        chunk_size: int | None = None,
         workdir: str | Path | None = None,
+        memory_budget: int | None = None,
     ) -> BM25Index:
         """BM25F over documents made of fields: ``docs[i][f]`` is field ``f`` of document ``i`` (see the module doc).
 
@@ -169,13 +167,14 @@ class BM25Index:
             raise ValueError(f"k1 must be >= 0, got {k1!r}")
         if any(not (0 <= x <= 1) for x in b) or any(not (w >= 0) for w in weights):
             raise ValueError(f"field b must be in [0, 1] and weights >= 0, got b {list(b)}, weights {list(weights)}")
+        budget = build_budget(memory_budget, chunk_size)
         tokenizer = tokenizer or Tokenizer()
         files = BuildDirectory(Path(workdir) if workdir is not None else None)
         runs = SortedRuns(files.path / "runs", n_fields)
-        terms = count_fielded_chunks(docs, n_fields, tokenizer, runs, chunk_size, num_docs, progress)
+        terms = count_fielded_chunks(docs, n_fields, tokenizer, runs, budget, num_docs, progress)
         field_weights, field_b = [float(w) for w in weights], [float(x) for x in b]
-        postings = runs.merge(files.path, len(terms), chunk_size * MERGE_POSTINGS_PER_CHUNK_DOC,
-                              fields=(field_weights, field_b))
+        postings = runs.merge(files.path, len(terms), budget.merge_postings, fields=(field_weights, field_b),
+                              workers=budget.workers)
         fields = {"names": list(field_names), "weights": field_weights, "b": field_b}
         # The pseudo frequencies are length-normalised: the saturation constant is k1 alone (b = 0).
         return cls(postings, terms, k1, 0.0, tokenizer, fields=fields, exact=exact, files=files)

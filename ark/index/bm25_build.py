@@ -4,9 +4,10 @@ Each chunk of documents is split and counted in vectorised passes (one Python lo
 token), turned term-major (scipy's CSR -> CSC counting sort) and written to disk as a *run*: its documents and term
 frequencies ordered by term, then by document. Documents are numbered in input order, so a term's postings are its
 postings of run 0, then run 1, ...: the merge reads the runs term batch by term batch (each batch holding about
-``MERGE_POSTINGS_PER_CHUNK_DOC * chunk_size`` postings) and scatters each run's slice after the previous runs' ones,
-with no sort. Peak memory is thus a few chunks and one merge batch, plus the vocabulary and one length per
-document; the postings themselves go to files (:class:`~ark.index.postings.PostingsWriter`).
+``merge_postings`` postings) and scatters each run's slice after the previous runs' ones, with no sort. Peak memory
+is thus a few chunks or a few merge batches, sized by the build's memory budget (:mod:`ark.index.bm25_budget`),
+plus the vocabulary and one length per document; the postings themselves go to files
+(:class:`~ark.index.postings.PostingsWriter`).
 
 BM25F (fielded) runs keep each field's raw frequency; the merge, once every field's average length is known, turns
 them into the pseudo frequency ``sum_f w_f * tf_f / (1 - b_f + b_f * len_f / avglen_f)`` (float64 in field order,
@@ -31,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
+from ark.index.bm25_budget import BuildBudget
 from ark.index.bm25_chunks import (
     TermMajor,
     _chunk_term_counts,
@@ -44,8 +46,6 @@ from ark.index.postings import BLOCK, EncodedPostings, Postings, PostingsWriter,
 from ark.index.tokenizer import SplitBatch, Tokenizer
 from ark.storage.full_disk import naming_full_disk
 
-# Postings merged at a time, per document of a chunk (25k documents x 64 = 1.6M postings, ~60 MB of temporaries).
-MERGE_POSTINGS_PER_CHUNK_DOC = 64
 # Worker threads per pipelined step of a build (0: every step in the calling thread; the output is the same).
 PIPELINE_WORKERS = 2
 
@@ -78,10 +78,13 @@ class _Vocabulary(dict):
         self[raw] = tid
         return tid
 
-    def ids_of(self, raws: Sequence[str], packed: np.ndarray | None = None) -> np.ndarray:
+    def ids_of(self, raws: Sequence[str], packed: np.ndarray | None = None,
+               first_seen: np.ndarray | None = None) -> np.ndarray:
         """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
         are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
-        Unseen tokens get ids in ``raws`` order either way."""
+        Unseen tokens get ids in the order of ``first_seen`` (each raw token's first occurrence in document
+        order, :func:`_first_seen`), else in ``raws`` order: a term's id is then the rank of its first occurrence
+        in the corpus, whatever the chunks (so the files do not depend on the memory budget)."""
         ids = np.full(len(raws), -2, dtype=np.int64)
         packed = np.zeros(0, dtype="<u8") if packed is None else packed
         n_packed = len(packed)
@@ -93,9 +96,11 @@ class _Vocabulary(dict):
         ids[n_packed:] = np.fromiter(map(self.get, raws[n_packed:], itertools.repeat(-2)), np.int64,
                                      len(raws) - n_packed)
         unseen = np.flatnonzero(ids == -2)
+        if first_seen is not None and len(unseen) > 1:
+            unseen = unseen[np.argsort(first_seen[unseen], kind="stable")]
         for pos in unseen.tolist():
             ids[pos] = self[raws[pos]]
-        if len(new := unseen[unseen < n_packed]):
+        if len(new := np.sort(unseen[unseen < n_packed])):
             keys = packed[new]
             order = np.argsort(keys)
             at = np.searchsorted(self.packed_keys, keys[order])
@@ -224,8 +229,10 @@ class SortedRuns:
         if spilled.run is not None:
             self.runs.append(spilled.run)
 
-    def merge(self, out: Path, num_terms: int, batch_postings: int, fields: tuple | None = None) -> Postings:
-        """Merge the runs into postings files in ``out``; ``fields = (weights, b)`` for BM25F pseudo frequencies."""
+    def merge(self, out: Path, num_terms: int, batch_postings: int, fields: tuple | None = None,
+              workers: int | None = None) -> Postings:
+        """Merge the runs into postings files in ``out``; ``fields = (weights, b)`` for BM25F pseudo frequencies;
+        ``workers`` threads gather and encode batches (default: the pipeline's)."""
         df = np.concatenate([self.df, np.zeros(max(num_terms - len(self.df), 0), dtype=np.int64)])
         doc_lengths = np.concatenate(self.doc_lengths) if self.doc_lengths else np.zeros(0, np.int32)
         norms = self._field_norms(fields) if fields is not None else None
@@ -252,7 +259,7 @@ class SortedRuns:
             return writer.encode_piece(docs, None, frequencies(docs, tf), width, int(df[t]))
 
         # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
-        for batch in _in_order(encoded, self._merge_items(df, num_terms, batch_postings), _merge_workers()):
+        for batch in _in_order(encoded, self._merge_items(df, num_terms, batch_postings), _merge_workers(workers)):
             writer.write(batch)
         # Unlinking a few hundred MB of runs takes most of a second: a thread does it while the index is finished.
         threading.Thread(target=shutil.rmtree, args=(self.directory, True), name="bm25-runs-cleanup").start()
@@ -384,29 +391,55 @@ class BuildDirectory:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.path, True)
 
 
-def _merge_workers() -> int:
+def _merge_workers(workers: int | None = None) -> int:
     """Threads gathering and encoding merge batches: one without numba (numpy's many small steps contend for the
     GIL), else the pipeline's (the compiled loops release it)."""
-    return PIPELINE_WORKERS if _encode_kernel() is not None else min(PIPELINE_WORKERS, 1)
+    workers = PIPELINE_WORKERS if workers is None else workers
+    return workers if _encode_kernel() is not None else min(workers, 1)
 
 
-def _spill_workers() -> int:
+def _spill_workers(workers: int | None = None) -> int:
     """One thread counts and spills chunks while the calling thread looks the next one up (more hold more chunks),
     and one gathers and encodes merge batches while it writes (two contended for the GIL: slower at 1M docs)."""
-    return min(PIPELINE_WORKERS, 1)
+    return min(PIPELINE_WORKERS if workers is None else workers, 1)
 
 
-def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary) -> Iterator[tuple[SplitBatch, np.ndarray, int, int]]:
-    """Each split chunk with its dictionary's term ids, the vocabulary's size then and the chunk's first document:
-    the one sequential step (term ids are numbered in order of first occurrence), run in the calling thread."""
+def build_budget(memory_budget: int | None, chunk_size: int | None) -> BuildBudget:
+    """The chunking of a build within ``memory_budget`` bytes (:mod:`ark.index.bm25_budget`), with the pipeline's
+    threads (:data:`PIPELINE_WORKERS`) where the budget holds their chunks."""
+    return BuildBudget.of(memory_budget, chunk_size, PIPELINE_WORKERS)
+
+
+def _first_seen(batch: SplitBatch, n_fields: int = 1) -> np.ndarray:
+    """Each dictionary entry's first token in document order (document, then field, then position): the tokens of a
+    text are contiguous and in order, but texts may not be (non-ASCII texts' tokens come after the others; a
+    fielded chunk's virtual document ``f * n + i`` is field ``f`` of document ``i``)."""
+    doc_ids = batch.doc_ids
+    if n_fields > 1:
+        n = batch.num_texts // n_fields
+        doc_ids = (doc_ids % n) * n_fields + doc_ids // n
+    rank = np.arange(len(doc_ids), dtype=np.int64)
+    if len(doc_ids) > 1 and bool((doc_ids[1:] < doc_ids[:-1]).any()):
+        rank[np.argsort(doc_ids, kind="stable")] = rank.copy()
+    first = np.full(len(batch.dictionary), len(doc_ids), dtype=np.int64)
+    np.minimum.at(first, batch.codes, rank)
+    return first
+
+
+def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary,
+               n_fields: int = 1) -> Iterator[tuple[SplitBatch, np.ndarray, int, int]]:
+    """Each split chunk with its dictionary's term ids, the vocabulary's size then and the chunk's first (virtual)
+    document: the one sequential step (term ids are numbered in order of first occurrence in the corpus), run in
+    the calling thread."""
     first_doc = 0
     for batch in batches:
-        yield batch, vocab.ids_of(batch.dictionary, batch.packed), len(vocab.terms), first_doc
+        ids = vocab.ids_of(batch.dictionary, batch.packed, _first_seen(batch, n_fields))
+        yield batch, ids, len(vocab.terms), first_doc
         first_doc += batch.num_texts
 
 
 def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: Tokenizer, runs: SortedRuns,
-                 chunk_size: int, num_docs: int | None, progress: bool) -> list[str]:
+                 budget: BuildBudget, num_docs: int | None, progress: bool) -> list[str]:
     """Plain BM25: tokenize and count ``docs`` chunk by chunk into ``runs``; returns the vocabulary by term id."""
     vocab = _Vocabulary(tokenizer)
 
@@ -416,21 +449,21 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
         return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
     with progress_bar("BM25 indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(tokenizer.split, _chunks(docs, chunk_size))
-        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
+        split = _in_order(tokenizer.split, _chunks(docs, budget.chunk_docs, budget.chunk_chars), budget.workers)
+        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers(budget.workers)):
             runs.append(chunk)
             bar.advance(len(chunk.doc_lengths))
     return vocab.terms
 
 
 def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer: Tokenizer, runs: SortedRuns,
-                         chunk_size: int, num_docs: int | None, progress: bool) -> list[str]:
+                         budget: BuildBudget, num_docs: int | None, progress: bool) -> list[str]:
     """BM25F: each chunk's fields split as one batch of ``n * F`` virtual documents (field-major), counted, and
     merged per (document, term) with one frequency per field, into ``runs``; returns the vocabulary."""
     vocab = _Vocabulary(tokenizer)
 
     def flattened() -> Iterator[list[str]]:
-        for chunk in _chunks_of_records(docs, chunk_size, n_fields):
+        for chunk in _chunks_of_records(docs, budget.chunk_docs, n_fields, budget.chunk_chars):
             yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
 
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
@@ -441,8 +474,8 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         return runs.spill(counts, lengths, first_doc, first_doc)
 
     with progress_bar("BM25F indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(tokenizer.split, flattened())
-        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers()):
+        split = _in_order(tokenizer.split, flattened(), budget.workers)
+        for chunk in _in_order(spilled, _looked_up(split, vocab, n_fields), _spill_workers(budget.workers)):
             runs.append(chunk)
             bar.advance(len(chunk.doc_lengths))
     return vocab.terms

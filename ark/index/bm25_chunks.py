@@ -19,10 +19,12 @@ from ark.index.tokenizer import SplitBatch
 CHUNK_BYTES_PER_DOC = 400
 
 
-def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int) -> Iterator[list[str] | pa.ChunkedArray]:
-    """Consecutive chunks of at most ``size`` documents and :data:`CHUNK_BYTES_PER_DOC` ``* size`` characters (at
-    least one document): a chunk's memory follows its tokens, so long documents make shorter chunks."""
-    budget = size * CHUNK_BYTES_PER_DOC
+def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int,
+            chars: int | None = None) -> Iterator[list[str] | pa.ChunkedArray]:
+    """Consecutive chunks of at most ``size`` documents and ``chars`` characters (default and at most
+    :data:`CHUNK_BYTES_PER_DOC` ``* size``; at least one document): a chunk's memory follows its tokens, so long
+    documents make shorter chunks."""
+    budget = size * CHUNK_BYTES_PER_DOC if chars is None else min(chars, size * CHUNK_BYTES_PER_DOC)
     if isinstance(docs, pa.Array | pa.ChunkedArray):  # Arrow text: zero-copy slices, no Python string per document
         import pyarrow.compute as pc
 
@@ -51,9 +53,11 @@ def _fitting(lengths: np.ndarray, budget: int) -> int:
     return max(int(np.searchsorted(np.cumsum(lengths), budget, side="right")), 1)
 
 
-def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) -> Iterator[list[list[str]]]:
+def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int,
+                       chars: int | None = None) -> Iterator[list[list[str]]]:
     """Chunks of field records, each a list of ``n_fields`` strings (``None`` becomes empty), bounded as
     :func:`_chunks`."""
+    budget = size * CHUNK_BYTES_PER_DOC if chars is None else min(chars, size * CHUNK_BYTES_PER_DOC)
     it = iter(docs)
     pending: list[list[str]] = []
     while chunk := pending + list(itertools.islice(it, size - len(pending))):
@@ -63,7 +67,7 @@ def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int) 
                 raise ValueError(f"each document needs {n_fields} fields, got {record!r:.200}")
             records.append([f if isinstance(f, str) else ("" if f is None else str(f)) for f in record])
         lengths = np.fromiter((sum(map(len, record)) for record in records), np.int64, len(records))
-        count = _fitting(lengths, size * CHUNK_BYTES_PER_DOC)
+        count = _fitting(lengths, budget)
         records, pending = records[:count], records[count:]
         yield records
 

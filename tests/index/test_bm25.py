@@ -298,13 +298,13 @@ def test_build_from_non_string_documents_and_chunks_agree():
 
 def test_merging_the_spilled_runs_in_small_batches_gives_the_same_postings(monkeypatch):
     """The build spills each chunk as a sorted run and merges term batches; batch and chunk sizes change nothing."""
-    import ark.index.bm25 as bm25_module
+    import ark.index.bm25_budget as bm25_budget
 
     rng = np.random.default_rng(4)
     words = [f"w{i}" for i in range(500)]
     docs = [" ".join(rng.choice(words, rng.integers(0, 40))) for _ in range(3000)]
     whole = BM25Index.build(docs, chunk_size=10_000)
-    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of ~50 postings
+    monkeypatch.setattr(bm25_budget, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of ~50 postings
     pieces = BM25Index.build(docs, chunk_size=50)
     for name in ("doc_deltas", "tfs", "term_ptr", "term_bytes", "term_first", "term_widths", "block_last",
                  "block_max_tf", "block_min_dl", "doc_lengths"):

@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 
-import ark.index.bm25 as bm25_module
+import ark.index.bm25_budget as bm25_budget
 import ark.index.bm25_build as bm25_build
 from ark.index import BM25Index, Tokenizer
 
@@ -30,7 +30,7 @@ def _digests(index: BM25Index, folder) -> dict[str, str]:
 
 
 def _serial_and_pipelined(monkeypatch, tmp_path, build) -> tuple[dict, dict]:
-    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 4)  # many merge batches in flight
+    monkeypatch.setattr(bm25_budget, "MERGE_POSTINGS_PER_CHUNK_DOC", 4)  # many merge batches in flight
     monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 0)
     serial = _digests(build(), tmp_path / "serial")
     monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", 3)
@@ -105,7 +105,7 @@ def test_terms_larger_than_a_merge_batch_are_merged_in_pieces_into_the_same_file
     encode_piece = bm25_build.PostingsWriter.encode_piece
     monkeypatch.setattr(bm25_build.PostingsWriter, "encode_piece",
                         lambda self, *a: pieces.append(len(a[0])) or encode_piece(self, *a))
-    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of 300 postings: pieces of 256
+    monkeypatch.setattr(bm25_budget, "MERGE_POSTINGS_PER_CHUNK_DOC", 1)  # batches of 300 postings: pieces of 256
     for workers in (0, 2):
         monkeypatch.setattr(bm25_build, "PIPELINE_WORKERS", workers)
         assert _digests(build(), tmp_path / f"pieces-{workers}") == whole
@@ -122,7 +122,7 @@ def test_the_compiled_loops_write_the_files_of_the_numpy_and_arrow_paths(monkeyp
 
     docs = [str(d or "") for d in _corpus(5, 600)]
     docs[:400] = [d.encode("ascii", "ignore").decode() for d in docs[:400]]  # all-ASCII chunks: the compiled split
-    monkeypatch.setattr(bm25_module, "MERGE_POSTINGS_PER_CHUNK_DOC", 2)  # small batches and pieces of big terms
+    monkeypatch.setattr(bm25_budget, "MERGE_POSTINGS_PER_CHUNK_DOC", 2)  # small batches and pieces of big terms
 
     def build() -> BM25Index:
         if fielded:

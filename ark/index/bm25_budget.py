@@ -1,0 +1,56 @@
+"""How a BM25 build spends a memory budget: the size of its chunks, how many are in flight, the merge's batches.
+
+A build's working memory is its chunks of documents being split, looked up and counted (about
+:data:`BYTES_PER_CHUNK_CHAR` bytes a character of text at the peak) and, once every chunk is spilled, the merge's
+batches of postings (about :data:`BYTES_PER_MERGE_POSTING` bytes a posting). The two phases follow each other, so
+each may use the whole budget. A pipelined build (:data:`~ark.index.bm25_build.PIPELINE_WORKERS` threads) holds
+about :data:`PIPELINED_CHUNKS` chunks at once; it is chosen only when chunks of at least
+:data:`MIN_PIPELINED_CHARS` characters then fit (smaller ones make the merge read more runs than the threads win).
+
+Outside the budget: the interpreter and its libraries (numba's compiled kernels alone are ~110 MB of resident
+memory once loaded), the vocabulary (a few tens of bytes a distinct term) and 4 bytes a document. The files
+written do not depend on the budget (term ids follow the first occurrence of each term in the corpus).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BYTES_PER_CHUNK_CHAR = 16  # split + lookup + count of a chunk, per character of its text (measured at its peak)
+BYTES_PER_MERGE_POSTING = 32  # a merge batch's run slices, gathered arrays and encoded bytes, per posting
+PIPELINED_CHUNKS = 3  # chunks in flight when splitting, looking up and spilling overlap in threads
+MIN_PIPELINED_CHARS = 2_000_000  # ~5,000 documents of 400 characters
+MIN_CHUNK_CHARS = 4_096
+MIN_MERGE_POSTINGS = 1 << 16
+MERGE_POSTINGS_PER_CHUNK_DOC = 64  # and at most this many postings per document of a chunk (25,000 docs: 1.6M)
+DEFAULT_MEMORY_BUDGET = 256 * 2**20
+DEFAULT_CHUNK_DOCS = 25_000
+
+
+@dataclass(frozen=True)
+class BuildBudget:
+    """A build's chunking, derived from its memory budget (:meth:`of`)."""
+
+    memory_budget: int  # bytes of working memory aimed at
+    chunk_docs: int  # at most this many documents a chunk
+    chunk_chars: int  # and at most this many characters (at least one document)
+    workers: int  # threads of the pipelined steps (0: every step in the calling thread)
+    merge_postings: int  # postings gathered and encoded at a time by each merge thread
+
+    @classmethod
+    def of(cls, memory_budget: int | None = None, chunk_docs: int | None = None, workers: int = 2) -> BuildBudget:
+        """The chunking that keeps a build's working memory within ``memory_budget`` bytes (default
+        :data:`DEFAULT_MEMORY_BUDGET`), with at most ``chunk_docs`` documents a chunk and up to ``workers`` threads."""
+        budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 2**20:
+            raise ValueError(f"memory_budget must be a number of bytes of at least 1 MiB (2**20), got {budget!r}")
+        docs = DEFAULT_CHUNK_DOCS if chunk_docs is None else chunk_docs
+        if isinstance(docs, bool) or not isinstance(docs, int) or docs < 1:
+            raise ValueError(f"chunk_size must be a positive number of documents, got {docs!r}")
+        chars = budget // (BYTES_PER_CHUNK_CHAR * PIPELINED_CHUNKS)
+        if workers <= 0 or chars < MIN_PIPELINED_CHARS:
+            workers, chars = 0, budget // BYTES_PER_CHUNK_CHAR
+        threads = max(workers, 1) + 1  # batches in flight: each thread's and the one being written
+        merge = min(max(budget // (BYTES_PER_MERGE_POSTING * threads), MIN_MERGE_POSTINGS),
+                    docs * MERGE_POSTINGS_PER_CHUNK_DOC)
+        return cls(budget, docs, max(chars, MIN_CHUNK_CHARS), workers, merge)
