@@ -21,6 +21,7 @@ two such samples differ by up to ~40% on the same index: most of a growth figure
     python benchmarks/bench_bm25.py --docs 100000 --repeats 1 --skip-bm25s
     python benchmarks/bench_bm25.py --mag-scale 1 --skip-bm25s   # the synthetic MAG graph's 1.87M node documents
     python benchmarks/bench_bm25.py --baseline /tmp/base          # also ARK from another checkout, as ark@base
+    python benchmarks/bench_bm25.py --ark-memory-mb 32            # also ARK built within a 32 MiB budget
 
 ``--build-repeats`` sets the builds per system apart from the search rounds (``--repeats``).
 """
@@ -177,7 +178,9 @@ def build_ark(args, corpus: Path, index_dir: Path) -> dict:
     from ark.index import BM25Index
 
     t = time.perf_counter()
-    index = BM25Index.build(_lines(corpus), k1=1.5, b=0.75, num_docs=args.docs, workdir=index_dir.parent)
+    budget = int(args.memory_mb * 2**20) if args.memory_mb else None  # None: the library's default
+    index = BM25Index.build(_lines(corpus), k1=1.5, b=0.75, num_docs=args.docs, workdir=index_dir.parent,
+                            memory_budget=budget)
     index.save(index_dir)
     return {"build_s": time.perf_counter() - t, "docs": index.num_docs}
 
@@ -262,6 +265,7 @@ def search_tantivy(args, index_dir: Path, queries: list[str], out: Path) -> dict
 
 SOURCE_VARIABLE = "ARK_BENCH_SOURCE"  # the folder a worker imports ARK from
 BASELINE = "ark@base"  # ARK from --baseline's source folder (e.g. ``git worktree add /tmp/base main``)
+BUDGETED = "ark@"  # ark@32MB: ARK built with memory_budget=32 MiB (--ark-memory-mb); "ark" has the default
 BUILDERS = {"ark": build_ark, "bm25s": build_bm25s, "tantivy": build_tantivy}
 SEARCHERS = {"ark": search_ark, "bm25s": search_bm25s, "tantivy": search_tantivy}
 
@@ -285,10 +289,12 @@ def run_worker(args) -> None:
 def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: Path, out: Path, docs: int,
          save_scores: bool = False) -> dict | None:
     out.mkdir(parents=True, exist_ok=True)
-    worker = "ark" if system == BASELINE else system
+    budget_mb = _budget_mb(system)
+    worker = "ark" if system == BASELINE or budget_mb else system
     cmd = [sys.executable, __file__, "--worker", worker, "--phase", phase, "--corpus", str(corpus),
            "--query-file", str(query_file), "--index", str(index), "--out", str(out), "--docs", str(docs),
            "--tantivy-threads", str(args.tantivy_threads), "--tantivy-heap-mb", str(args.tantivy_heap_mb)]
+    cmd += ["--memory-mb", budget_mb] if budget_mb else []
     cmd += ["--save-scores"] if save_scores else []
     source = args.baseline if system == BASELINE else REPO
     env = {**os.environ, SOURCE_VARIABLE: str(source), **(SINGLE_THREAD if phase == "search" else {})}
@@ -303,6 +309,13 @@ def _run(args, system: str, phase: str, corpus: Path, query_file: Path, index: P
     summary = {key: round(float(np.median(v)) if isinstance(v, list) else v, 3) for key, v in result.items()}
     print(f"  {system} {phase}: {json.dumps(summary)} (medians)", flush=True)
     return result
+
+
+def _budget_mb(system: str) -> str | None:
+    """The memory budget (MiB, as text) of a system named ark@<N>MB, else None."""
+    if system.startswith(BUDGETED) and system.endswith("MB"):
+        return system.removeprefix(BUDGETED).removesuffix("MB")
+    return None
 
 
 def _rotated(systems: list[str], rep: int) -> list[str]:
@@ -409,8 +422,9 @@ def print_report(result: dict, systems: list[str], args) -> None:
           f"{query_docs(args, docs):,} documents (seed {args.query_seed}); {args.repeats} repetitions (bm25s built "
           f"once); tantivy writer: {args.tantivy_threads} threads, {args.tantivy_heap_mb} MB heap; search "
           f"single-threaded; {result['load']} ({os.cpu_count()} cores)")
+    budgeted = [s for s in systems if _budget_mb(s) and "tantivy" in systems]  # each also against tantivy
     print("metric (median of repetitions)".ljust(32) + "".join(s.rjust(11) for s in systems)
-          + "".join(f"{'ark/' + s:>13}" for s in others))
+          + "".join(f"{'ark/' + s:>13}" for s in others) + "".join(f"{s + '/tantivy':>20}" for s in budgeted))
     for label, runs, key, stat, digits in rows:
         per = {s: _per_rep(runs[s], key, stat) if stat else [r[key] for r in runs[s] if key in r] for s in systems}
         line = label.ljust(32) + "".join(
@@ -418,6 +432,9 @@ def print_report(result: dict, systems: list[str], args) -> None:
         for s in others:
             ratio = _ratio(per["ark"], per[s]) if s != "bm25s" or runs is searches else None
             line += (f"{ratio:.2f}x" if ratio is not None else "n/a").rjust(13)
+        for s in budgeted:
+            ratio = _ratio(per[s], per["tantivy"])
+            line += (f"{ratio:.2f}x" if ratio is not None else "n/a").rjust(20)
         print(line)
     if result["max_diff"] is not None:
         print(f"max |score(ark) - score(bm25s)| over {SCORE_SAMPLE} queries x all docs: {result['max_diff']:.2e}")
@@ -460,6 +477,10 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="a source folder of another ARK version, run as " + BASELINE)
     parser.add_argument("--mag-scale", type=float, help="the corpus: the synthetic MAG graph's node documents at "
                         "this scale (1 = 1.87M nodes) instead of the Zipf corpus (--docs ignored)")
+    parser.add_argument("--ark-memory-mb", type=float, nargs="*", default=[],
+                        help="also build ARK with these memory budgets (MiB), each as its own system ark@<N>MB "
+                             "(ark itself keeps the library's default budget)")
+    parser.add_argument("--memory-mb", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--skip-bm25s", action="store_true")
     parser.add_argument("--bm25s-max-docs", type=int, help="leave bm25s out above this many documents (its build "
                         "holds the tokenized corpus: ~2.6 GB at 1M)")
@@ -487,7 +508,8 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.mag_scale:
         args.docs = args.docs[:1]
-    systems = ["ark"] + ([BASELINE] if args.baseline else []) + ([] if args.skip_tantivy else ["tantivy"])
+    systems = ["ark"] + [f"{BUDGETED}{mb:g}MB" for mb in args.ark_memory_mb] + ([BASELINE] if args.baseline else [])
+    systems += [] if args.skip_tantivy else ["tantivy"]
     systems += [] if args.skip_bm25s else ["bm25s"]
     results = []
     for docs in args.docs:

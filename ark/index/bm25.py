@@ -85,9 +85,11 @@ class BM25Index:
         fields: dict | None = None,
         exact: ExactNames | None = None,
         files: BuildDirectory | None = None,
+        term_ids: dict[str, int] | None = None,
     ) -> None:
         """``terms``: the vocabulary by term id, a list or a saved index's :class:`~ark.index.terms.TermTable`
-        (which also answers the term -> id lookups). ``files`` keeps a fresh build's folder alive."""
+        (which also answers the term -> id lookups); ``term_ids``: a list's term -> id dict when the caller has it
+        (a build's vocabulary: not made twice). ``files`` keeps a fresh build's folder alive."""
         self.postings = postings
         self.terms = terms
         self.k1 = float(k1)
@@ -97,7 +99,8 @@ class BM25Index:
         self.exact = exact
         self._files = files
         self._term_ids: TermTable | dict[str, int] = (
-            terms if isinstance(terms, TermTable) else dict(zip(terms, range(len(terms)), strict=True)))
+            terms if isinstance(terms, TermTable) else term_ids if term_ids is not None
+            else dict(zip(terms, range(len(terms)), strict=True)))
         n = len(postings.doc_lengths)
         self._avgdl = max(float(postings.doc_lengths.mean()) if n else 1.0, 1e-12)
         self._idf_cache: np.ndarray | None = None
@@ -135,9 +138,9 @@ class BM25Index:
         tokenizer = tokenizer or Tokenizer()
         files = BuildDirectory(Path(workdir) if workdir is not None else None)
         runs = SortedRuns(files.path / "runs", 1)
-        terms = count_chunks(docs, tokenizer, runs, budget, num_docs, progress)
+        terms, term_ids = count_chunks(docs, tokenizer, runs, budget, num_docs, progress)
         postings = runs.merge(files.path, len(terms), budget.merge_postings, workers=budget.workers)
-        return cls(postings, terms, k1, b, tokenizer, files=files)
+        return cls(postings, terms, k1, b, tokenizer, files=files, term_ids=term_ids)
 
     @classmethod
     def build_fielded(
@@ -171,13 +174,13 @@ class BM25Index:
         tokenizer = tokenizer or Tokenizer()
         files = BuildDirectory(Path(workdir) if workdir is not None else None)
         runs = SortedRuns(files.path / "runs", n_fields)
-        terms = count_fielded_chunks(docs, n_fields, tokenizer, runs, budget, num_docs, progress)
+        terms, term_ids = count_fielded_chunks(docs, n_fields, tokenizer, runs, budget, num_docs, progress)
         field_weights, field_b = [float(w) for w in weights], [float(x) for x in b]
         postings = runs.merge(files.path, len(terms), budget.merge_postings, fields=(field_weights, field_b),
                               workers=budget.workers)
         fields = {"names": list(field_names), "weights": field_weights, "b": field_b}
         # The pseudo frequencies are length-normalised: the saturation constant is k1 alone (b = 0).
-        return cls(postings, terms, k1, 0.0, tokenizer, fields=fields, exact=exact, files=files)
+        return cls(postings, terms, k1, 0.0, tokenizer, fields=fields, exact=exact, files=files, term_ids=term_ids)
 
     # ------------------------------------------------------------------ properties
     @property

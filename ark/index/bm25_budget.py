@@ -14,7 +14,12 @@ written do not depend on the budget (term ids follow the first occurrence of eac
 
 from __future__ import annotations
 
+import ctypes
+import functools
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 BYTES_PER_CHUNK_CHAR = 16  # split + lookup + count of a chunk, per character of its text (measured at its peak)
 BYTES_PER_MERGE_POSTING = 32  # a merge batch's run slices, gathered arrays and encoded bytes, per posting
@@ -25,6 +30,9 @@ MIN_MERGE_POSTINGS = 1 << 16
 MERGE_POSTINGS_PER_CHUNK_DOC = 64  # and at most this many postings per document of a chunk (25,000 docs: 1.6M)
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
 DEFAULT_CHUNK_DOCS = 25_000
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -54,3 +62,38 @@ class BuildBudget:
         merge = min(max(budget // (BYTES_PER_MERGE_POSTING * threads), MIN_MERGE_POSTINGS),
                     docs * MERGE_POSTINGS_PER_CHUNK_DOC)
         return cls(budget, docs, max(chars, MIN_CHUNK_CHARS), workers, merge)
+
+
+def release_freed_memory() -> None:
+    """Hand the memory freed by a finished chunk or batch back to the system: Arrow's pool (mimalloc or jemalloc)
+    and glibc's ``malloc_trim`` otherwise keep it for reuse, and a build that frees and reallocates a chunk's
+    arrays every chunk would peak at the live memory plus what the allocators hold (~35 MB a chunk of 10,000
+    documents, measured). A few milliseconds a call; a no-op where glibc is absent."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def released(work: Callable[[_T], _R]) -> Callable[[_T], _R]:
+    """``work`` followed by :func:`release_freed_memory` in the thread that ran it (Arrow's pool keeps a heap per
+    thread: a worker's temporaries are handed back by the worker)."""
+    def run(item: _T) -> _R:
+        try:
+            return work(item)
+        finally:
+            release_freed_memory()
+    return run
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None (another C library, another system)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None

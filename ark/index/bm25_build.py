@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.index._progress import progress_bar
-from ark.index.bm25_budget import BuildBudget
+from ark.index.bm25_budget import BuildBudget, release_freed_memory, released
 from ark.index.bm25_chunks import (
     TermMajor,
     _chunk_term_counts,
@@ -247,6 +247,7 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return pseudo.astype(np.float32)
 
+        @released
         def encoded(item: tuple) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
             if item[0] == "terms":
                 _, t0, t1, number = item
@@ -261,6 +262,7 @@ class SortedRuns:
         # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
         for batch in _in_order(encoded, self._merge_items(df, num_terms, batch_postings), _merge_workers(workers)):
             writer.write(batch)
+            release_freed_memory()
         # Unlinking a few hundred MB of runs takes most of a second: a thread does it while the index is finished.
         threading.Thread(target=shutil.rmtree, args=(self.directory, True), name="bm25-runs-cleanup").start()
         return writer.close()
@@ -439,25 +441,30 @@ def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary,
 
 
 def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: Tokenizer, runs: SortedRuns,
-                 budget: BuildBudget, num_docs: int | None, progress: bool) -> list[str]:
-    """Plain BM25: tokenize and count ``docs`` chunk by chunk into ``runs``; returns the vocabulary by term id."""
+                 budget: BuildBudget, num_docs: int | None, progress: bool) -> tuple[list[str], dict[str, int]]:
+    """Plain BM25: tokenize and count ``docs`` chunk by chunk into ``runs``; returns the vocabulary by term id and
+    its term -> id dict."""
     vocab = _Vocabulary(tokenizer)
 
+    @released
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_doc = item
         counts = _term_major_counts(batch, term_ids, width)
         return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
     with progress_bar("BM25 indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(tokenizer.split, _chunks(docs, budget.chunk_docs, budget.chunk_chars), budget.workers)
+        split = _in_order(released(tokenizer.split), _chunks(docs, budget.chunk_docs, budget.chunk_chars),
+                          budget.workers)
         for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers(budget.workers)):
             runs.append(chunk)
+            release_freed_memory()
             bar.advance(len(chunk.doc_lengths))
-    return vocab.terms
+    return vocab.terms, vocab.term_ids
 
 
 def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer: Tokenizer, runs: SortedRuns,
-                         budget: BuildBudget, num_docs: int | None, progress: bool) -> list[str]:
+                         budget: BuildBudget, num_docs: int | None,
+                         progress: bool) -> tuple[list[str], dict[str, int]]:
     """BM25F: each chunk's fields split as one batch of ``n * F`` virtual documents (field-major), counted, and
     merged per (document, term) with one frequency per field, into ``runs``; returns the vocabulary."""
     vocab = _Vocabulary(tokenizer)
@@ -466,6 +473,7 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         for chunk in _chunks_of_records(docs, budget.chunk_docs, n_fields, budget.chunk_chars):
             yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
 
+    @released
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_virtual = item
         n = batch.num_texts // n_fields
@@ -474,8 +482,9 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         return runs.spill(counts, lengths, first_doc, first_doc)
 
     with progress_bar("BM25F indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(tokenizer.split, flattened(), budget.workers)
+        split = _in_order(released(tokenizer.split), flattened(), budget.workers)
         for chunk in _in_order(spilled, _looked_up(split, vocab, n_fields), _spill_workers(budget.workers)):
             runs.append(chunk)
+            release_freed_memory()
             bar.advance(len(chunk.doc_lengths))
-    return vocab.terms
+    return vocab.terms, vocab.term_ids

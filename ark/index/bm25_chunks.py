@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -130,13 +131,17 @@ def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> T
     sparse row per document; scipy's CSR -> CSC counting sort (stable) puts each term's tokens in document order,
     so a document's repeats of a term are adjacent and their count is the gap between distinct neighbours. The
     same pairs as :func:`_chunk_term_counts` turned term-major, without sorting each document's terms first."""
+    n = batch.num_texts
+    in_order = len(batch.doc_ids) < 2 or not bool((batch.doc_ids[1:] < batch.doc_ids[:-1]).any())
+    if in_order and (kernel := _count_kernel()) is not None:
+        ptr, docs, tf, lengths = kernel.term_major(term_ids, batch.codes, batch.doc_ids, n, max(width, 1))
+        return TermMajor(ptr, docs, tf[None, :], lengths)
     import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
 
-    n = batch.num_texts
     terms = term_ids[batch.codes]
     kept = terms >= 0
     terms, docs = terms[kept].astype(np.int32), batch.doc_ids[kept]
-    if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):  # non-ASCII texts' tokens come after the others
+    if not in_order:  # non-ASCII texts' tokens come after the others
         order = np.argsort(docs, kind="stable")
         terms, docs = terms[order], docs[order]
     lengths = np.bincount(docs, minlength=n).astype(np.int32)
@@ -153,3 +158,12 @@ def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> T
     seen = np.zeros(len(by_doc) + 1, dtype=np.int64)
     np.cumsum(distinct, out=seen[1:])
     return TermMajor(seen[ptr], by_doc[starts], tf[None, :], lengths)
+
+
+def _count_kernel() -> Any:
+    """The compiled counting sort (:mod:`ark.index._count_kernel`), or None without numba."""
+    try:
+        from ark.index import _count_kernel as kernel
+    except ImportError:
+        return None
+    return kernel
