@@ -77,9 +77,13 @@ def release_freed_memory() -> None:
         trim(0)
 
 
-def released(work: Callable[[_T], _R]) -> Callable[[_T], _R]:
-    """``work`` followed by :func:`release_freed_memory` in the thread that ran it (Arrow's pool keeps a heap per
-    thread: a worker's temporaries are handed back by the worker)."""
+def released(work: Callable[[_T], _R], workers: int) -> Callable[[_T], _R]:
+    """``work`` followed by :func:`release_freed_memory` in the thread that ran it when it runs in one of
+    ``workers`` threads (Arrow's pool keeps a heap per thread: a worker's temporaries are handed back by the
+    worker); ``work`` itself when there are none (the calling thread releases once a chunk or batch)."""
+    if workers <= 0:
+        return work
+
     def run(item: _T) -> _R:
         try:
             return work(item)

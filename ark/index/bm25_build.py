@@ -247,7 +247,6 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return pseudo.astype(np.float32)
 
-        @released
         def encoded(item: tuple) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
             if item[0] == "terms":
                 _, t0, t1, number = item
@@ -260,7 +259,8 @@ class SortedRuns:
             return writer.encode_piece(docs, None, frequencies(docs, tf), width, int(df[t]))
 
         # Each batch reads every run's slice (a fixed cost per run): batches are not made smaller for the threads.
-        for batch in _in_order(encoded, self._merge_items(df, num_terms, batch_postings), _merge_workers(workers)):
+        threads = _merge_workers(workers)
+        for batch in _in_order(released(encoded, threads), self._merge_items(df, num_terms, batch_postings), threads):
             writer.write(batch)
             release_freed_memory()
         # Unlinking a few hundred MB of runs takes most of a second: a thread does it while the index is finished.
@@ -446,16 +446,16 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
     its term -> id dict."""
     vocab = _Vocabulary(tokenizer)
 
-    @released
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_doc = item
         counts = _term_major_counts(batch, term_ids, width)
         return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
 
     with progress_bar("BM25 indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(released(tokenizer.split), _chunks(docs, budget.chunk_docs, budget.chunk_chars),
-                          budget.workers)
-        for chunk in _in_order(spilled, _looked_up(split, vocab), _spill_workers(budget.workers)):
+        split = _in_order(released(tokenizer.split, budget.workers),
+                          _chunks(docs, budget.chunk_docs, budget.chunk_chars), budget.workers)
+        spill_workers = _spill_workers(budget.workers)
+        for chunk in _in_order(released(spilled, spill_workers), _looked_up(split, vocab), spill_workers):
             runs.append(chunk)
             release_freed_memory()
             bar.advance(len(chunk.doc_lengths))
@@ -473,7 +473,6 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         for chunk in _chunks_of_records(docs, budget.chunk_docs, n_fields, budget.chunk_chars):
             yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
 
-    @released
     def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_virtual = item
         n = batch.num_texts // n_fields
@@ -482,8 +481,9 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         return runs.spill(counts, lengths, first_doc, first_doc)
 
     with progress_bar("BM25F indexing", num_docs, progress, auto_from=AUTO_BAR_DOCS) as bar:
-        split = _in_order(released(tokenizer.split), flattened(), budget.workers)
-        for chunk in _in_order(spilled, _looked_up(split, vocab, n_fields), _spill_workers(budget.workers)):
+        split = _in_order(released(tokenizer.split, budget.workers), flattened(), budget.workers)
+        spill_workers = _spill_workers(budget.workers)
+        for chunk in _in_order(released(spilled, spill_workers), _looked_up(split, vocab, n_fields), spill_workers):
             runs.append(chunk)
             release_freed_memory()
             bar.advance(len(chunk.doc_lengths))
