@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -29,6 +30,7 @@ MIN_CHUNK_CHARS = 4_096
 MIN_MERGE_POSTINGS = 1 << 16
 MERGE_POSTINGS_PER_CHUNK_DOC = 64  # and at most this many postings per document of a chunk (25,000 docs: 1.6M)
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
+MEMORY_VARIABLE = "ARK_BUILD_MEMORY_MB"  # the default budget, in MiB, where the caller gives none
 DEFAULT_CHUNK_DOCS = 25_000
 
 _T = TypeVar("_T")
@@ -48,8 +50,8 @@ class BuildBudget:
     @classmethod
     def of(cls, memory_budget: int | None = None, chunk_docs: int | None = None, workers: int = 2) -> BuildBudget:
         """The chunking that keeps a build's working memory within ``memory_budget`` bytes (default
-        :data:`DEFAULT_MEMORY_BUDGET`), with at most ``chunk_docs`` documents a chunk and up to ``workers`` threads."""
-        budget = DEFAULT_MEMORY_BUDGET if memory_budget is None else memory_budget
+        :func:`default_memory_budget`), with at most ``chunk_docs`` documents a chunk and up to ``workers`` threads."""
+        budget = default_memory_budget() if memory_budget is None else memory_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 2**20:
             raise ValueError(f"memory_budget must be a number of bytes of at least 1 MiB (2**20), got {budget!r}")
         docs = DEFAULT_CHUNK_DOCS if chunk_docs is None else chunk_docs
@@ -62,6 +64,21 @@ class BuildBudget:
         merge = min(max(budget // (BYTES_PER_MERGE_POSTING * threads), MIN_MERGE_POSTINGS),
                     docs * MERGE_POSTINGS_PER_CHUNK_DOC)
         return cls(budget, docs, max(chars, MIN_CHUNK_CHARS), workers, merge)
+
+
+def default_memory_budget(environ: Mapping[str, str] | None = None) -> int:
+    """A build's budget when none is given: ``$ARK_BUILD_MEMORY_MB`` MiB (e.g. for the graph indexes ``ark`` builds
+    itself), else :data:`DEFAULT_MEMORY_BUDGET`. The files do not depend on it, so caches stay valid."""
+    value = (os.environ if environ is None else environ).get(MEMORY_VARIABLE, "").strip()
+    if not value:
+        return DEFAULT_MEMORY_BUDGET
+    try:
+        megabytes = float(value)
+    except ValueError:
+        megabytes = float("nan")
+    if not megabytes >= 1:
+        raise ValueError(f"{MEMORY_VARIABLE} must be a number of MiB, at least 1; got {value!r}")
+    return int(megabytes * 2**20)
 
 
 def release_freed_memory() -> None:

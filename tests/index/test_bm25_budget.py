@@ -14,8 +14,10 @@ from ark.index.bm25_budget import (
     BYTES_PER_CHUNK_CHAR,
     BYTES_PER_MERGE_POSTING,
     DEFAULT_MEMORY_BUDGET,
+    MEMORY_VARIABLE,
     PIPELINED_CHUNKS,
     BuildBudget,
+    default_memory_budget,
 )
 
 
@@ -105,3 +107,13 @@ def test_the_compiled_count_gives_the_arrays_of_scipys():
             got, want = getattr(compiled, name), getattr(reference, name)
             assert got.dtype == want.dtype and got.shape == want.shape, name
             np.testing.assert_array_equal(got, want)
+
+
+def test_the_default_budget_comes_from_the_environment_when_set(monkeypatch):
+    assert default_memory_budget({}) == DEFAULT_MEMORY_BUDGET
+    assert default_memory_budget({MEMORY_VARIABLE: "48"}) == 48 * 2**20
+    monkeypatch.setenv(MEMORY_VARIABLE, "2")
+    assert BuildBudget.of().memory_budget == 2 * 2**20
+    for bad in ("lots", "0.5", "-3", "nan"):
+        with pytest.raises(ValueError, match=f"ARK_BUILD_MEMORY_MB must be a number of MiB, at least 1; got '{bad}'"):
+            default_memory_budget({MEMORY_VARIABLE: bad})
