@@ -150,3 +150,20 @@ def test_a_worker_killed_at_its_time_limit_still_counts_its_cpu_time(engine):
         assert result.error_kind == "timeout" and not sandbox.running  # killed by the parent past its deadline
     usage = SANDBOX_USAGE.since(before)
     assert usage["workers_killed"] == 1 and usage["workers_started"] == 1 and usage["worker_cpu_s"] >= 0.3
+
+
+def test_a_servers_open_pools_are_ended_when_it_stops(engine):
+    """What ``ark serve`` and ``ark mcp`` call as they stop (and interpreter exit): every open pool's workers
+    waited for and counted."""
+    from ark.methods.graphscout.sandbox_pool import close_all_pools
+
+    before = SANDBOX_USAGE.snapshot()
+    pool = SandboxPool(engine, SandboxLimits(timeout_s=10))
+    sandbox = pool.acquire(warm=False)
+    assert sandbox.run("print(1)").ok
+    pool.release(sandbox)
+    pid = sandbox.worker_pid
+    assert close_all_pools() >= 1
+    assert pid is not None and _gone(pid) and not sandbox.running
+    usage = SANDBOX_USAGE.since(before)
+    assert usage["workers_ended"] == 1 and usage["worker_cpu_s"] > 0
