@@ -58,6 +58,7 @@ def ask(
     """Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, else the offline
     policy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 --set max_steps=10."""
     from ..runtime.trajectory_file import pack_record
+    from ..sandbox.usage import SANDBOX_USAGE
     from ..storage.jsonl import append_jsonl
 
     set_line_width(width)
@@ -71,12 +72,16 @@ def ask(
     choice = resolve_choice(selection, graph)
     retriever = build_retriever(choice, graph)
     freeze_startup_objects()
+    sandboxes_before = SANDBOX_USAGE.snapshot()
     try:
         with spinner(f"Running {choice.name} ..."):
-            output = retriever.retrieve(question, max(top, 100))
+            output = retriever.retrieve(question, max(top, 100))  # closes the method: its sandbox workers ended
     except Exception as exc:  # the LLM client raises LLMError with a clear message
         fail(f"{type(exc).__name__}: {one_line(str(exc))}", code=1)
     record = question_record(question, choice.name, output, graph)
+    sandbox_usage = SANDBOX_USAGE.since(sandboxes_before)
+    if sandbox_usage:  # the workers' CPU time, outside this process's own
+        record["sandbox_usage"] = sandbox_usage
     if trajectories is not None:
         try:
             append_jsonl(trajectories, [pack_record(record)])
@@ -102,8 +107,9 @@ def ask(
     who = (typed.policy if typed is not None else "") or choice.name
     agents = f" · {len(output.trajectories)} agent(s)" if output.trajectories else ""
     wall_s = typed.wall_s if typed is not None else 0.0
+    sandbox = f" · sandbox CPU {sandbox_usage['worker_cpu_s']:.2f} s" if sandbox_usage else ""
     console.print(f"[dim]{escape(who)}{agents} · {wall_s:.2f} s"
-                  + (f" · {usage:,} tokens" if usage else "") + "[/]", highlight=False)
+                  + (f" · {usage:,} tokens" if usage else "") + sandbox + "[/]", highlight=False)
 
 
 def question_record(question: str, method: str, output: MethodOutput, graph: KnowledgeGraph) -> dict[str, Any]:

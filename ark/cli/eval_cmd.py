@@ -154,8 +154,9 @@ def retrieve(
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
     from ..eval.ray_runs import RayRunError
-    from ..eval.run_folder import record_embedding_usage, results_config_path
+    from ..eval.run_folder import record_embedding_usage, record_sandbox_usage, results_config_path
     from ..index.embedding_usage import EMBEDDING_USAGE
+    from ..sandbox.usage import SANDBOX_USAGE
     from ..storage.locks import OutputLocked, output_lock
 
     if out.is_dir():
@@ -175,7 +176,7 @@ def retrieve(
             except RunFolderError as exc:
                 fail(str(exc))
             start = json.loads(results_config_path(out).read_text(encoding="utf-8")).get("graph_version") or 0
-            embedded_before = EMBEDDING_USAGE.snapshot()
+            embedded_before, sandboxes_before = EMBEDDING_USAGE.snapshot(), SANDBOX_USAGE.snapshot()
             retriever = build_retriever(choice, graph)  # with --ray too: indexes are built once, here
             try:
                 stats = run_retrieval(retriever, selected, graph, out, k=k, trajectories_path=trajectories,
@@ -185,6 +186,7 @@ def retrieve(
                 fail(str(exc))
             finally:
                 record_embedding_usage(results_config_path(out), embedded_before)
+                record_sandbox_usage(results_config_path(out), sandboxes_before)
     except OutputLocked as exc:
         fail(str(exc), code=1)
     _report_stats(stats, out)

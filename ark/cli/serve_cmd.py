@@ -160,7 +160,10 @@ def mcp(
     if transport is Transport.stdio:
         err_console.print(f"MCP server over stdio: {len(tools.names)} graph tools, the answer tools, ARK's prompt and "
                           f"the graph's resources on {graph_name}.", highlight=False)
-        server.run("stdio")
+        try:
+            server.run("stdio")
+        finally:
+            _end_sandboxes()
         return
     from ..serve.binding import serve_app
 
@@ -169,6 +172,8 @@ def mcp(
                   token=checked)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {one_line(str(exc))}")
+    finally:
+        _end_sandboxes()
 
 
 def serve(
@@ -205,3 +210,19 @@ def serve(
         serve_app(app, host, port, _announce("ARK web app", checked), token=checked)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {one_line(str(exc))}")
+    finally:
+        _end_sandboxes()
+
+
+def _end_sandboxes() -> None:
+    """End the server's warm code-sandbox workers (waited for) and say what they cost: their CPU time is outside
+    this process's own."""
+    from ..methods.graphscout.sandbox_pool import close_all_pools
+    from ..sandbox.usage import SANDBOX_USAGE
+
+    close_all_pools()
+    usage = SANDBOX_USAGE.since({})
+    if usage:
+        err_console.print(f"[dim]Code sandboxes: {usage['workers_started']} worker(s) started, "
+                          f"{usage['resets_in_place']} reset(s) in place, {usage['worker_cpu_s']:.2f} CPU-s.[/]",
+                          highlight=False)

@@ -17,7 +17,7 @@ from ..runtime.trajectory_file import TrajectoryRecords
 from ..storage.atomic import atomic_write_text
 from ..storage.jsonl import read_jsonl, write_json_atomic, write_jsonl_atomic
 from ..storage.locks import output_lock
-from .run_folder import RunFolder, RunFolderError, prepare_run_folder, record_embedding_usage
+from .run_folder import RunFolder, RunFolderError, prepare_run_folder, record_embedding_usage, record_sandbox_usage
 from .runner import QueryExecutor, RunStats, run_retrieval
 from .scoring import markdown_table, score_results, summarize
 
@@ -90,12 +90,15 @@ def run_eval(
     :class:`~ark.eval.ray_runs.RayExecutor`, which builds the method on its workers); the run folder is the same.
     The texts and tokens embedded since ``embedding_since`` (a snapshot of
     :data:`~ark.index.embedding_usage.EMBEDDING_USAGE` taken before ``retriever`` was built; default: now) are added
-    to ``config.json``'s ``embedding_usage``. Each query runs on the graph's newest version when it starts (an update
-    during the run is picked up between queries; its lines name their version); a run resumed after its graph moved
-    on is refused unless ``allow_new_version``.
+    to ``config.json``'s ``embedding_usage``, and what the method's code sandboxes cost (their workers ended when
+    the method closes at the end of the run) to its ``sandbox_usage``. Each query runs on the graph's newest version
+    when it starts (an update during the run is picked up between queries; its lines name their version); a run
+    resumed after its graph moved on is refused unless ``allow_new_version``.
     """
     from ..index.embedding_usage import EMBEDDING_USAGE
+    from ..sandbox.usage import SANDBOX_USAGE
 
+    sandbox_since = SANDBOX_USAGE.snapshot()
     embedding_since = EMBEDDING_USAGE.snapshot() if embedding_since is None else embedding_since
     config = run_config(graph, choice, queries_source, split, human, k, truncate)
     if Path(run_dir).exists() and not Path(run_dir).is_dir():
@@ -111,6 +114,7 @@ def run_eval(
                                   start_version=folder.read_config().get("graph_version") or 0)
         finally:  # tokens were spent even by a run that failed or was interrupted
             record_embedding_usage(folder.config, embedding_since)
+            record_sandbox_usage(folder.config, sandbox_since)
         if stats.failed or stats.stopped:
             return EvalOutcome(folder=folder, stats=stats, summary={})
         return score_folder(folder, queries, graph, stats, candidate_types=choice.context.candidate_types,
@@ -137,8 +141,9 @@ def score_folder(folder: RunFolder, queries: Sequence[Query], graph: KnowledgeGr
     config = folder.read_config()
     summary["run"] = {key: config.get(key) for key in ("graph", "method", "queries", "split", "k", "method_options",
                                                        "llm")}
-    if config.get("embedding_usage"):
-        summary["run"]["embedding_usage"] = config["embedding_usage"]
+    for usage in ("embedding_usage", "sandbox_usage"):
+        if config.get(usage):
+            summary["run"][usage] = config[usage]
     write_jsonl_atomic(folder.per_query, rows)
     title = f"{config.get('graph')} · {config.get('method')} · {Path(str(config.get('queries'))).name}"
     markdown = markdown_table(summary, title=title)

@@ -3,7 +3,9 @@
 Layout: ``config.json`` (what was run), ``results.jsonl`` (one line per query), ``trajectories.jsonl`` (methods that
 record trajectories), ``per_query.jsonl`` (metrics per query), ``summary.json``, ``summary.md``, ``tool_use.json`` and
 ``charts/*.png`` (methods with trajectories and a run analysis, such as ``ark``). ``config.json`` also counts the texts
-and tokens each embedder embedded for the run (``embedding_usage``, added after each attempt).
+and tokens each embedder embedded for the run (``embedding_usage``, added after each attempt) and what its code
+sandboxes cost (``sandbox_usage``: workers started, reset in place, ended and killed, and their CPU seconds,
+outside the run process's own accounting; :mod:`ark.sandbox.usage`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,11 +192,25 @@ def record_embedding_usage(config_path: str | Path, since: dict[str, Any]) -> di
     run's total."""
     from ..index.embedding_usage import EMBEDDING_USAGE, add_counts
 
-    fresh = EMBEDDING_USAGE.since(since)
+    return _add_to_config(config_path, "embedding_usage", EMBEDDING_USAGE.since(since), add_counts)
+
+
+def record_sandbox_usage(config_path: str | Path, since: dict[str, Any]) -> dict[str, Any]:
+    """Add what the code sandboxes did after the snapshot ``since`` (see :mod:`ark.sandbox.usage`; the run's pools
+    closed, so their workers have ended and been counted) to the ``sandbox_usage`` of the run's settings file (kept
+    over resumed attempts); returns the run's total."""
+    from ..sandbox.usage import SANDBOX_USAGE, add_usage
+
+    return _add_to_config(config_path, "sandbox_usage", SANDBOX_USAGE.since(since), add_usage)
+
+
+def _add_to_config(config_path: str | Path, key: str, fresh: dict[str, Any],
+                   add: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """``fresh`` added (by ``add``) to the settings file's ``key``; the new total (nothing written when empty)."""
     path = Path(config_path)
     if not fresh or not path.is_file():
         return {}
     config = json.loads(path.read_text(encoding="utf-8"))
-    config["embedding_usage"] = add_counts(config.get("embedding_usage") or {}, fresh)
+    config[key] = add(config.get(key) or {}, fresh)
     write_json_atomic(path, config)
-    return config["embedding_usage"]
+    return config[key]

@@ -111,7 +111,7 @@ def embed_texts(
     With ``cache_dir`` the rows are written to ``cache_dir/embeddings.npy`` block by block and the count of
     finished rows to ``cache_dir/progress.json``; calling again with the same texts and model resumes.
     A sentence-transformers encoder runs :mod:`ark.index.sorted_encoding` (all texts sorted by token count once,
-    batches by token budget, ``precision`` ``auto``/``fp32``/``bf16``: bf16 only on a CPU with native bf16); any other
+    batches by token budget, ``precision`` ``auto`` (fp32)/``fp32``/``bf16``: bf16 only when asked for); any other
     encoder gets ``batch_size`` texts per call and ``block`` rows per write, defaulting to :data:`BATCH` for the
     encoder's device (256 and 8,192 on a GPU, 64 and 512 on the CPU).
     """

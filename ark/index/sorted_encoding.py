@@ -1,11 +1,14 @@
 """Bulk encoding with a sentence-transformers model near the hardware's limit.
 
 One sort of *all* texts by token count (after the model's truncation), batches by a token budget rather than a fixed
-count (so padding stays small and every batch is about as large a matrix product as the last), bf16 autocast only on
-a CPU that computes bf16 natively (AVX-512 BF16 or AMX), and torch's threads set to the CPUs this process may use.
+count (so padding stays small and every batch is about as large a matrix product as the last), fp32, and torch's
+threads set to the CPUs this process may use.
 
-Measured on HPO node texts (AMD EPYC with avx512_bf16, one thread, CPU time; docs/results/hot-paths.md): bf16
-embeddings against fp32 have cosine >= 0.99996 and the same top-10 neighbours; fp32 stays the default elsewhere.
+Measured on HPO node texts (AMD EPYC with avx512_bf16, 2 threads, CPU time; docs/results/hot-paths.md): the whole
+graph in fp32 in about 1.5x its fp32 FLOP floor, equal to sentence-transformers' own ``encode`` (cosine 1.000000,
+the same top-10 neighbours). bf16 autocast (``precision="bf16"`` or ``ARK_EMBED_PRECISION=bf16``) is 1.6-2.4x faster
+on a CPU with native bf16, but not the default: its embeddings keep cosine >= 0.99997 with fp32, yet 7.2% of a
+400-text sample got another top-10 neighbour set (near-ties swapped), so indexes would rank differently.
 """
 
 from __future__ import annotations
@@ -41,13 +44,12 @@ def cpu_has_native_bf16() -> bool:
 
 
 def resolve_precision(precision: str | None, device: str) -> str:
-    """``fp32`` or ``bf16``: ``auto`` (default, or :data:`PRECISION_ENV`) is bf16 only on a CPU with native bf16."""
+    """``fp32`` or ``bf16`` (``precision``, else :data:`PRECISION_ENV`, else ``auto``): ``auto`` is fp32, the exact
+    path (bf16 failed the same-neighbours check: see the module doc); bf16 only when asked for."""
     chosen = precision or os.environ.get(PRECISION_ENV) or "auto"
     if chosen not in PRECISIONS:
         raise ValueError(f"unknown embedding precision {chosen!r}; choose one of {PRECISIONS}")
-    if chosen == "auto":
-        return "bf16" if device == "cpu" and cpu_has_native_bf16() else "fp32"
-    return chosen
+    return "fp32" if chosen == "auto" else chosen
 
 
 def supports_sorted_encoding(encoder: Any) -> bool:

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ark.graphdb.channel import SPAWNER, kill_worker
+from ark.graphdb.channel import SPAWNER
 from ark.graphdb.ladybug_engine import DB_HEADROOM_MB, database_reserve_mb
 
 from .launcher import bwrap_command, clean_environment, isolation_mode, worker_command, worker_uid
@@ -44,6 +44,7 @@ from .protocol import (
     read_message,
     write_message,
 )
+from .usage import SANDBOX_USAGE, exited, reap, tree_cpu_s
 
 GRACE_S = 2.0  # how long past its own alarm a call may take before the worker is killed
 START_TIMEOUT_S = 60.0
@@ -79,7 +80,10 @@ class CodeSandbox:
         self.hide = list(hide or ())
         self.starts = 0
         self.resets = 0  # in place, without a new worker
-        self.worker_cpu_s = 0.0  # CPU seconds the workers reported as they left
+        self.worker_cpu_s = 0.0  # CPU seconds of the ended workers' process trees (:mod:`ark.sandbox.usage`)
+        self._reaped_cpu: float | None = None  # what wait4 counted for a worker reaped before _stop
+        self._reported_cpu: float | None = None  # what the worker said as it left (when /proc cannot be read)
+        self._tree_cpu: float = 0.0  # the worker tree's CPU read from /proc just before it was asked to leave
         self._process: subprocess.Popen | None = None
         self._tmp: str | None = None
         self._stderr: Any = None
@@ -91,7 +95,7 @@ class CodeSandbox:
     # ------------------------------------------------------------------ lifecycle
     @property
     def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        return self._process is not None and not exited(self._process)  # not reaped: wait4 counts its CPU
 
     @property
     def worker_pid(self) -> int | None:
@@ -126,6 +130,7 @@ class CodeSandbox:
                                        env=clean_environment(home), cwd=self._tmp, start_new_session=True,
                                        close_fds=True)
         self.starts += 1
+        SANDBOX_USAGE.add("workers_started")
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             stdin, stdout = _pipes(self._process)
@@ -152,7 +157,7 @@ class CodeSandbox:
     def _stop(self) -> None:
         process, self._process = self._process, None
         if process is not None:
-            kill_worker(process)
+            self._end(process)
         if self._stderr is not None:
             with contextlib.suppress(OSError):
                 self._stderr.close()
@@ -160,6 +165,28 @@ class CodeSandbox:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+
+    def _end(self, process: subprocess.Popen) -> None:
+        """Kill what is left of the worker's process group, reap it and count its tree's CPU time."""
+        killed = not exited(process)
+        before = tree_cpu_s(process.pid) if killed else self._tree_cpu
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)  # not reaped yet: the pid is still this worker's
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+        counted = reap(process, 10.0)
+        if counted is None:
+            counted = self._reaped_cpu or 0.0
+        cpu = max(before, counted) or (self._reported_cpu or 0.0)
+        self._reaped_cpu = self._reported_cpu = None
+        self._tree_cpu = 0.0
+        self.worker_cpu_s += cpu
+        SANDBOX_USAGE.add("workers_killed" if killed else "workers_ended", cpu_s=cpu)
+        for stream in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
 
     def reset(self) -> None:
         """Forget everything (variables, files, processes, modules the code made): the worker is put back into the
@@ -169,6 +196,7 @@ class CodeSandbox:
             self._pending_note = None
             if self.running and self._reset_in_place():
                 self.resets += 1
+                SANDBOX_USAGE.add("resets_in_place")
                 return
             self._stop()
 
@@ -184,8 +212,9 @@ class CodeSandbox:
         return reply.get("op") == "reset_done" and reply.get("id") == self._request_id and reply.get("refused") is None
 
     def close(self) -> None:
-        """Stop the worker: asked to leave first, so its CPU time is reported (:attr:`worker_cpu_s`) and the process
-        is gone when this returns; killed (with its process group) otherwise."""
+        """Stop the worker: asked to leave first, then reaped, its tree's CPU time counted (:attr:`worker_cpu_s`,
+        :data:`~ark.sandbox.usage.SANDBOX_USAGE`); the process is gone when this returns (killed, with its process
+        group, when it does not leave)."""
         with self._lock:
             if self.running:
                 self._say_goodbye()
@@ -193,15 +222,18 @@ class CodeSandbox:
 
     def _say_goodbye(self) -> None:
         assert self._process is not None
+        self._tree_cpu = tree_cpu_s(self._process.pid)  # the tree is whole now: it ends as it leaves
         try:
             stdin, stdout = _pipes(self._process)
             write_message(stdin, {"op": "exit"})
             reply = read_message(stdout, time.monotonic() + RESET_TIMEOUT_S, MAX_RESULT_BYTES)
             cpu = reply.get("cpu_s") if reply.get("op") == "bye" else None
             if isinstance(cpu, int | float) and 0 <= cpu < 1e7:
-                self.worker_cpu_s += float(cpu)
-            self._process.wait(timeout=RESET_TIMEOUT_S)
-        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError, subprocess.TimeoutExpired):
+                self._reported_cpu = float(cpu)
+            deadline = time.monotonic() + RESET_TIMEOUT_S
+            while not exited(self._process) and time.monotonic() < deadline:  # _end reaps it and counts its CPU
+                time.sleep(0.002)
+        except (ChannelClosed, ChannelTimeout, ChannelCorrupt, OSError):
             pass
 
     def __enter__(self) -> CodeSandbox:
@@ -281,8 +313,8 @@ class CodeSandbox:
         process = self._process
         if process is None:
             return "not running"
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=2)
+        if process.returncode is None:
+            self._reaped_cpu = reap(process, 2.0)
         code = process.returncode
         if code is None:
             return "it broke the protocol"

@@ -307,6 +307,8 @@ def test_ask_graphscout_json_record_has_answer_and_trajectory(graph_dir):
     record = json.loads(result.stdout)
     assert record["answer"] == {"text": "2", "type": "number"} and record["stop_reason"] == "answer"
     assert record["agents"][0]["messages"][-1]["content"].endswith("\\answer{2}")
+    usage = record["sandbox_usage"]  # the worker ended before the command did, its CPU time counted
+    assert usage["workers_started"] == usage["workers_ended"] == 1 and usage["worker_cpu_s"] > 0
 
 
 @pytest.mark.slow

@@ -300,6 +300,23 @@ def test_eval_graphscout_reports_answer_metrics_beside_retrieval(cli, clinical_d
     results = {r["id"]: r for r in read_jsonl(run / "results.jsonl")}
     assert results["count"]["answer"] == {"text": "2", "type": "number"}
     assert len(read_jsonl(run / "trajectories.jsonl")) == 3
+    # one warm worker per question in flight (3 at --concurrency 4), reset in place after each question, all ended
+    # with the run and their CPU time recorded
+    usage = json.loads((run / "config.json").read_text())["sandbox_usage"]
+    assert 1 <= usage["workers_started"] <= 3 and usage["resets_in_place"] == 3
+    assert usage["workers_ended"] == usage["workers_started"] and usage["workers_killed"] == 0
+    assert usage["worker_cpu_s"] > 0 and summary["run"]["sandbox_usage"] == usage
+
+
+def test_eval_graphscout_keeps_one_sandbox_worker_for_a_sequential_run(cli, clinical_dir, tmp_path, no_llm):
+    pytest.importorskip("ladybug")
+    queries = write_queries(tmp_path / "qa.jsonl", QA_QUERIES)
+    run = tmp_path / "run-gs-1"
+    result = cli("eval", clinical_dir, "-m", "graphscout", "-q", queries, "--run-dir", run, "--no-progress",
+                 "--concurrency", "1")
+    assert result.exit_code == 0, result.output
+    usage = json.loads((run / "config.json").read_text())["sandbox_usage"]
+    assert usage["workers_started"] == 1 and usage["resets_in_place"] == 3 and usage["workers_ended"] == 1
 
 
 def test_eval_judge_flag_grades_with_the_configured_model(cli, clinical_dir, tmp_path, no_llm, openai_server,

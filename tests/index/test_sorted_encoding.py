@@ -46,6 +46,17 @@ def test_unknown_precision_names_the_choices():
     assert resolve_precision("auto", "cuda") == "fp32"
 
 
+def test_the_default_precision_is_fp32_even_where_the_cpu_computes_bf16(monkeypatch):
+    """bf16 failed the same-top-10-neighbours check on HPO (92.8%): the default stays the exact path everywhere."""
+    from ark.index import sorted_encoding
+
+    monkeypatch.delenv(sorted_encoding.PRECISION_ENV, raising=False)
+    monkeypatch.setattr(sorted_encoding, "cpu_has_native_bf16", lambda: True)
+    assert resolve_precision(None, "cpu") == resolve_precision("auto", "cpu") == "fp32"
+    monkeypatch.setenv(sorted_encoding.PRECISION_ENV, "bf16")
+    assert resolve_precision(None, "cpu") == "bf16" and resolve_precision("fp32", "cpu") == "fp32"
+
+
 @pytest.fixture(scope="module")
 def encoder():
     pytest.importorskip("sentence_transformers")

@@ -5,13 +5,17 @@ run (or server) and reset between trajectories, all closed at the end.
 the background, so the ~0.35 s start overlaps with the model's first turn); :meth:`SandboxPool.release` resets it
 in place (variables, files, processes and modules of the trajectory gone, the worker process kept:
 :mod:`ark.sandbox.pristine`) and keeps it for the next trajectory; :meth:`SandboxPool.close` stops every worker and
-adds up their CPU time (:attr:`SandboxPool.worker_cpu_s`, outside this process's own accounting).
+adds up their CPU time (:attr:`SandboxPool.worker_cpu_s`, outside this process's own accounting; the process-wide
+count a run records is :data:`ark.sandbox.usage.SANDBOX_USAGE`). :func:`close_all_pools` closes every pool still
+open (a server's, when it stops); it also runs at interpreter exit, so no worker outlives the process unreaped.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
+import weakref
 from typing import Any
 
 from ark.sandbox import CodeSandbox, SandboxLimits
@@ -29,6 +33,7 @@ class SandboxPool:
         self._lock = threading.Lock()
         self.created = 0
         self.worker_cpu_s = 0.0  # CPU seconds of the workers closed so far
+        _OPEN.add(self)
 
     def acquire(self, warm: bool = True) -> CodeSandbox:
         """A sandbox for one trajectory (its worker starting in the background when ``warm``)."""
@@ -58,6 +63,21 @@ class SandboxPool:
             before = sandbox.worker_cpu_s
             sandbox.close()
             self.worker_cpu_s += sandbox.worker_cpu_s - before
+
+
+_OPEN: weakref.WeakSet[SandboxPool] = weakref.WeakSet()
+
+
+def close_all_pools() -> int:
+    """Close every pool of this process that still has workers (each waited for, its CPU time counted); returns
+    how many pools had any."""
+    pools = [pool for pool in list(_OPEN) if pool._all]
+    for pool in pools:
+        pool.close()
+    return len(pools)
+
+
+atexit.register(close_all_pools)
 
 
 def _start_quietly(sandbox: CodeSandbox) -> None:
