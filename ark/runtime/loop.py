@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ark.llm.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from ark.llm.messages import AssistantMessage, ToolMessage, UserMessage
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
@@ -64,7 +64,9 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             trajectory.stop_reason = "error"
             break
         llm_s = time.perf_counter() - step_started
-        message = assistant_message(reply.message, step_index)
+        message = reply.message
+        for k, call in enumerate(message.tool_calls):
+            call.id = call.id or f"call_{step_index}_{k}"  # the back-end sent none; the protocol needs one
         calls = message.tool_calls
         dropped = len(calls) - max_calls
         if dropped > 0:
@@ -113,12 +115,3 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             break
     trajectory.wall_s = time.perf_counter() - started
 
-
-def assistant_message(message: dict, step_index: int) -> AssistantMessage:
-    """A back-end's OpenAI-format reply as a record; tool calls get ids if the back-end sent none, and arguments
-    that are not a JSON string (some back-ends send objects) become one, as the protocol has them. The back-end's
-    in-memory ``data`` (never sent) is kept for the loop's correction (see ``on_no_tool_call``)."""
-    calls = [ToolCall.from_openai(call, f"call_{step_index}_{k}")
-             for k, call in enumerate(message.get("tool_calls") or [])]
-    data = dict(message["data"]) if isinstance(message.get("data"), dict) else None
-    return AssistantMessage(message.get("content"), calls, data=data)

@@ -31,12 +31,12 @@ import copy
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import accumulate
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ark.llm.messages import ToolCall
 
@@ -69,14 +69,33 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-# A tool's structured result: its result model (declared beside its argument model), or a dict (refusals, and
-# tools not yet typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
-ToolData = BaseModel | dict[str, Any]
+class Refusal(BaseModel):
+    """The structured result of a refused call: its error kind (``error``) and what the refusal names (the tool, the
+    argument, the size and the limit, the node or names the graph lacks); written with only the keys given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str
+    tool: str | None = None
+    argument: str | None = None
+    size: int | None = None
+    limit: int | None = None
+    node: int | str | None = None
+    node_index: int | None = None
+    node_types: list[str] | None = None
+    edge_types: list[str] | None = None
 
 
-def dumped(data: ToolData | None) -> dict[str, Any] | None:
+# A tool's structured result: its result model (declared beside its argument model), a Refusal, or a dict (a
+# plugin's tool not typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
+ToolData = BaseModel | Mapping[str, object]
+
+
+def dumped(data: ToolData | None) -> dict[str, object] | None:
     """``data`` as the dict that is written (a result model without the optional keys it was not given)."""
-    return data.model_dump(exclude_unset=True) if isinstance(data, BaseModel) else data
+    if isinstance(data, BaseModel):
+        return data.model_dump(exclude_unset=True)
+    return data if data is None or isinstance(data, dict) else dict(data)
 
 
 @dataclass
@@ -91,9 +110,17 @@ class ToolResult:
     finished: bool = False  # the call ends the trajectory
 
     @classmethod
-    def failure(cls, text: str, error: str, **data: Any) -> ToolResult:
-        """A refused call: the explanation for the model, and the error kind in both ``error`` and ``data``."""
-        return cls(text, data={"error": error, **data}, ok=False, error=error)
+    def failure(cls, text: str, error: str, *, tool: str | None = None, argument: str | None = None,
+                size: int | None = None, limit: int | None = None, node: int | str | None = None,
+                node_index: int | None = None, node_types: list[str] | None = None,
+                edge_types: list[str] | None = None) -> ToolResult:
+        """A refused call: the explanation for the model, and the error kind in both ``error`` and ``data`` (a
+        :class:`Refusal` holding the details given)."""
+        given = {"tool": tool, "argument": argument, "size": size, "limit": limit, "node": node,
+                 "node_index": node_index, "node_types": node_types, "edge_types": edge_types}
+        details = {key: value for key, value in given.items() if value is not None}
+        refusal = Refusal.model_validate({"error": error, **details})
+        return cls(text, data=refusal, ok=False, error=error)
 
 
 @dataclass(frozen=True)
@@ -301,8 +328,8 @@ def kept_arguments(raw: str, result: ToolResult, keep: int = KEPT_REFUSED_ARGUME
     marker stating the cut, e.g. ``...[cut: 6,291,456 characters; refused: over the 50,000-character limit]``."""
     if result.error != ARGUMENTS_TOO_LONG or len(raw) <= keep:
         return raw
-    data = dumped(result.data) or {}
-    limit, argument = data.get("limit"), data.get("argument")
+    refusal = result.data if isinstance(result.data, Refusal) else Refusal(error=ARGUMENTS_TOO_LONG)
+    limit, argument = refusal.limit, refusal.argument
     over = f"over the {limit:,}-character limit" if isinstance(limit, int) else "too long"
     if argument:
         over += f" of a text argument ({argument})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from ark.errors import ArkError
 from ark.runtime.node_args import NodeRef
@@ -54,6 +54,30 @@ class GetNodeArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     node: NodeRef = Field(description=NODE_FIELD)
+
+
+class NeighbourGroup(BaseModel):
+    """How many neighbours a node has by one relation, direction (``out``: node -> neighbour) and node type."""
+
+    relation: str
+    direction: Literal["out", "in"]
+    node_type: str
+    count: int
+
+
+class GetNodeResult(BaseModel):
+    """One node: index, id, name, type, its text as shown (``text_chars``: the whole text's length), properties,
+    degree and its neighbours grouped (most first)."""
+
+    index: int
+    id: str
+    name: str
+    type: str
+    text: str
+    text_chars: int
+    properties: dict[str, JsonValue]
+    degree: int
+    neighbours: list[NeighbourGroup]
 
 
 class GraphSchemaArgs(BaseModel):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ark.graph.csr import row_positions
-from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet, dumped
+from ark.runtime.tools import INVALID_ARGUMENTS, UNKNOWN_NAME, UNKNOWN_NODE, BoundTool, ToolResult, ToolSet
 from ark.serve.tool_state import GraphState
 from ark.text import clean_inline
 
@@ -41,7 +41,9 @@ from .graph_tool_args import (
     SURROUNDINGS,
     FindPathsArgs,
     GetNodeArgs,
+    GetNodeResult,
     GraphSchemaArgs,
+    NeighbourGroup,
     NodeNotFound,
     NodeRef,
     RetrieveArgs,
@@ -57,7 +59,8 @@ if TYPE_CHECKING:
 
     from .questions import QuestionService
 
-__all__ = ["GetNodeArgs", "GraphSchemaArgs", "GraphTools", "NodeNotFound", "ResultLimits", "resolve_node"]
+__all__ = ["GetNodeArgs", "GetNodeResult", "GraphSchemaArgs", "GraphTools", "NodeNotFound", "ResultLimits",
+           "resolve_node"]
 
 AGENT_STATE_TOOLS = frozenset({"add_to_answer", "finish"})  # one trajectory's answer list: nothing to read
 
@@ -150,7 +153,9 @@ class GraphTools:
         if not checked.ok:
             return checked
         with self.state.one_version():
-            return await self.retrieve((dumped(checked.data) or {})["args"])
+            args = checked.data.get("args") if isinstance(checked.data, dict) else None
+            assert isinstance(args, RetrieveArgs)
+            return await self.retrieve(args)
 
     # ------------------------------------------------------------------ helpers
     def _node(self, ref: NodeRef) -> int | ToolResult:
@@ -177,7 +182,10 @@ class GraphTools:
         try:
             return sorted({valid.index(resolve(name)) for name in names})
         except ValueError as exc:
-            return ToolResult.failure(f"{str(exc)[0].upper()}{str(exc)[1:]}.", UNKNOWN_NAME, **{what: names})
+            text = f"{str(exc)[0].upper()}{str(exc)[1:]}."
+            if what == "node_types":
+                return ToolResult.failure(text, UNKNOWN_NAME, node_types=names)
+            return ToolResult.failure(text, UNKNOWN_NAME, edge_types=names)
 
     def _fit(self, header: list[str], entries: list[list[str]], footer: list[str]) -> tuple[str, int]:
         from .fit import fit_entries
@@ -205,19 +213,19 @@ class GraphTools:
         g = self.graph
         found = g.neighbors(node)
         nodes, rels, out = np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing)
-        groups: list[dict[str, Any]] = []
+        groups: list[NeighbourGroup] = []
         if len(nodes):
             key = np.stack([rels.astype(np.int64), out.astype(np.int64), g.node_type_codes[nodes].astype(np.int64)])
             combos, counts = np.unique(key, axis=1, return_counts=True)
             for (rel, outgoing, type_code), count in zip(combos.T.tolist(), counts.tolist(), strict=True):
-                groups.append({"relation": g.relation_types[rel], "direction": "out" if outgoing else "in",
-                               "node_type": g.node_types[type_code], "count": int(count)})
-            groups.sort(key=lambda row: -row["count"])
+                groups.append(NeighbourGroup(relation=g.relation_types[rel], direction="out" if outgoing else "in",
+                                             node_type=g.node_types[type_code], count=int(count)))
+            groups.sort(key=lambda row: -row.count)
         properties = g.properties(node)
         text = g.text(node) or ""
         lines = [f"{self._label(node)} · id {g.node_id(node)}"]
-        described = [f"{row['relation']} {'->' if row['direction'] == 'out' else '<-'} {row['node_type']}: "
-                     f"{row['count']}" for row in groups]
+        described = [f"{row.relation} {'->' if row.direction == 'out' else '<-'} {row.node_type}: {row.count}"
+                     for row in groups]
         lines.append(f"Neighbours: {len(np.unique(nodes))} ({'; '.join(described) or 'none'})")
         if properties:
             lines.append("Properties: " + clean_inline(json.dumps(properties, ensure_ascii=False), 1000))
@@ -226,9 +234,9 @@ class GraphTools:
         lines.append("Text: " + shown_text)
         if len(shown_text) < len(text):
             lines.append(f"(Text cut to {budget} of {len(text)} characters.)")
-        data = {"index": node, "id": g.node_id(node), "name": g.name(node), "type": g.node_type(node),
-                "text": shown_text, "text_chars": len(text), "properties": properties,
-                "degree": g.degree(node), "neighbours": groups}
+        data = GetNodeResult(index=node, id=g.node_id(node), name=g.name(node), type=g.node_type(node),
+                             text=shown_text, text_chars=len(text), properties=properties, degree=g.degree(node),
+                             neighbours=groups)
         return ToolResult("\n".join(lines), data=data, node_indices=[node])
 
     def graph_schema(self, _args: GraphSchemaArgs) -> ToolResult:

@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ark.runtime.tools import dumped
-
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -65,26 +63,26 @@ def node_page(tools: GraphTools, ref: str) -> str:
     from ark.methods.ark.tools.observations import node_label
 
     from .fit import fit_entries
-    from .graph_tools import GetNodeArgs
+    from .graph_tools import GetNodeArgs, GetNodeResult
 
     g = tools.graph
     text = ref.strip()
     result = tools.get_node(GetNodeArgs(node=int(text) if text.isdigit() and not g.has_node(text) else text))
     if not result.ok:
         raise ResourceError(result.text)
-    data = dumped(result.data) or {}
-    node = data["index"]
-    found = g.neighbors(node)
+    data = result.data
+    assert isinstance(data, GetNodeResult)
+    found = g.neighbors(data.index)
     nodes, rels, out = (np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing))
     entries = []
-    for group in data["neighbours"]:
-        keep = ((rels == g.relation_types.index(group["relation"])) & (out == (group["direction"] == "out"))
-                & (np.asarray(g.node_type_codes)[nodes] == g.node_types.index(group["node_type"])))
+    for group in data.neighbours:
+        keep = ((rels == g.relation_types.index(group.relation)) & (out == (group.direction == "out"))
+                & (np.asarray(g.node_type_codes)[nodes] == g.node_types.index(group.node_type)))
         members = list(dict.fromkeys(nodes[keep].tolist()))
-        arrow = "->" if group["direction"] == "out" else "<-"
+        arrow = "->" if group.direction == "out" else "<-"
         named = ", ".join(node_label(n, g.name(n), g.node_type(n), 120) for n in members[:NAMED_PER_GROUP])
         more = f" and {len(members) - NAMED_PER_GROUP} more" if len(members) > NAMED_PER_GROUP else ""
-        entries.append([f"- {group['relation']} {arrow} {group['node_type']} ({group['count']}): {named}{more}"])
+        entries.append([f"- {group.relation} {arrow} {group.node_type} ({group.count}): {named}{more}"])
     neighbours, _ = fit_entries(["", "Neighbours by relation:"], entries, [], tools.limits.max_chars)
     return result.text + ("\n" + neighbours if entries else "")
 

@@ -298,7 +298,7 @@ def _node_page(tools: GraphTools, ref: str, limit: int) -> Any:
             index = resolve_node(graph, ref)
         except NodeNotFound as exc:
             return _error(404, str(exc), "unknown_node")
-        data = dict(tools.execute("get_node", {"node": index}).data)
+        data = dumped(tools.execute("get_node", {"node": index}).data) or {}
         data["text"] = graph.text(index) or ""
         data["graph_version"] = graph.info.version
         found = graph.neighbors(index)
