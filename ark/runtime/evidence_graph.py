@@ -159,12 +159,13 @@ def _read(trajectories: Sequence[Trajectory], labels: NodeLabels) -> _Reading:
             use = EdgeUse(agent, step.index + 1)
             for call in step.tool_calls:
                 result = call.result if call.ok else None
-                if not isinstance(result, Mapping) or not _is_node(result.get("center"), labels):
+                centre = result.get("center") if isinstance(result, Mapping) else None
+                if result is None or not isinstance(centre, int) or not _is_node(centre, labels):
                     continue
-                centre = int(result["center"])
                 if centre not in reached:
                     reading.anchors.setdefault(centre, use)
-                for edge in _shown_edges(centre, result.get("results") or [], labels):
+                rows = result.get("results")
+                for edge in _shown_edges(centre, rows if isinstance(rows, list) else [], labels):
                     reading.uses[edge].append(use)
                     reading.travels[(centre, edge[2] if edge[0] == centre else edge[0])].add(edge)
                     reading.agents_of[edge[0]].add(agent)

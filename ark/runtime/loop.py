@@ -23,7 +23,7 @@ from ark.llm.messages import AssistantMessage, ToolMessage, UserMessage
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult, dumped, kept_arguments, parse_arguments
+from .tools import ToolResult, kept_arguments, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[AssistantMessage], str | None]
@@ -72,36 +72,36 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
         if dropped > 0:
             calls = message.tool_calls = calls[:max_calls]
         messages.append(message)
-        records, observations, corrective = [], [], None
+        records: list[ToolCallRecord] = []
+        answers: list[ToolMessage] = []
+        corrective: UserMessage | None = None
         for call in calls:
             name, raw = call.name, call.arguments
             result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
             answer = ToolMessage(call.id, result.text, result.data)
             messages.append(answer)
+            answers.append(answer)
             parses = parse_arguments(raw)[1] is None
             kept = kept_arguments(raw, result)
             if kept is not raw:  # refused as too long: the history (sent again next turn) and the record keep a cut
                 call.arguments = kept
-            records.append(ToolCallRecord(call.id, name, kept, parses, result.ok, result.error,
-                                          list(result.node_indices), dumped(result.data)))
-            observations.append(result.text)
+            records.append(ToolCallRecord(call, parses, result.ok, result.error, list(result.node_indices), answer))
         if dropped > 0:
-            note = (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most {max_calls} run per "
-                    "turn. Call fewer tools at a time.]")
-            answer.content += note
-            observations[-1] += note
+            answers[-1].content += (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most "
+                                    f"{max_calls} run per turn. Call fewer tools at a time.]")
         reply.accept()
         ends_here = False
         if not calls:
-            corrective = on_no_tool_call(message) if on_no_tool_call is not None else None
-            if corrective is None:
+            text = on_no_tool_call(message) if on_no_tool_call is not None else None
+            if text is None:
                 ends_here = True
             else:
-                messages.append(UserMessage(corrective))
+                corrective = UserMessage(text)
+                messages.append(corrective)
         usage = reply.usage if isinstance(reply.usage, Usage) else Usage()
         trajectory.usage = trajectory.usage + usage
-        step = StepRecord(step_index, records, observations, time.perf_counter() - step_started, llm_s, usage,
-                          bool(reply.cached), message.content, corrective)
+        step = StepRecord(step_index, records, time.perf_counter() - step_started, llm_s, usage, bool(reply.cached),
+                          message, answers, corrective)
         trajectory.steps.append(step)
         if on_step is not None:
             notified = on_step(trajectory, step)
