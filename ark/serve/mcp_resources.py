@@ -2,7 +2,7 @@
 
 - ``ark://GRAPH/schema``: node and edge types with counts, which types each relation connects, and statistics
   (degrees, nodes without text).
-- ``ark://GRAPH/node/{id}`` (a template): one node's page: :meth:`GraphTools.get_node` (name, type, id, properties,
+- ``ark://GRAPH/node/{id}`` (a template): one node's page: the ``get_node`` tool (name, type, id, properties,
   text, neighbour counts by relation and type) and its neighbours by relation and direction, a few named per group.
   ``{id}`` is a node id (``HP:0001250``; percent-encoded or not) or an index.
 - With run folders (:class:`ark.serve.runs.RunBrowser`, as ``ark serve --runs`` browses them): ``ark://GRAPH/runs``
@@ -42,7 +42,7 @@ def schema_page(tools: GraphTools) -> str:
     """The schema tool's text and the graph's degree statistics."""
     import pyarrow.compute as pc
 
-    from .graph_tools import GraphSchemaArgs
+    from .tools import graph_schema
 
     g = tools.graph
     degrees = np.diff(np.asarray(g.indptr))
@@ -53,7 +53,7 @@ def schema_page(tools: GraphTools) -> str:
              f"(node [{int(degrees.argmax())}] {g.name(int(degrees.argmax()))}); isolated nodes: "
              f"{int((degrees == 0).sum()):,}" if len(degrees) else "  (no nodes)"]
     stats.append(f"  nodes without text: {no_text:,}")
-    return tools.graph_schema(GraphSchemaArgs()).text + "\n" + "\n".join(stats)
+    return graph_schema.run(tools, graph_schema.GraphSchemaArgs()).text + "\n" + "\n".join(stats)
 
 
 def node_page(tools: GraphTools, ref: str) -> str:
@@ -63,15 +63,16 @@ def node_page(tools: GraphTools, ref: str) -> str:
     from ark.methods.ark.tools.observations import node_label
 
     from .fit import fit_entries
-    from .graph_tools import GetNodeArgs, GetNodeResult
+    from .tools import get_node
 
     g = tools.graph
     text = ref.strip()
-    result = tools.get_node(GetNodeArgs(node=int(text) if text.isdigit() and not g.has_node(text) else text))
+    ref_value = int(text) if text.isdigit() and not g.has_node(text) else text
+    result = get_node.run(tools, get_node.GetNodeArgs(node=ref_value))
     if not result.ok:
         raise ResourceError(result.text)
     data = result.data
-    assert isinstance(data, GetNodeResult)
+    assert isinstance(data, get_node.GetNodeResult)
     found = g.neighbors(data.index)
     nodes, rels, out = (np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing))
     entries = []
