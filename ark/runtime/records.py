@@ -17,7 +17,7 @@ copies otherwise: hand-written steps, steps of a file whose messages were cut).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import TypeVar
 
@@ -91,8 +91,8 @@ def _copied(value: object) -> object:
         return [_copied(v) for v in value]
     if isinstance(value, tuple):
         items = [_copied(v) for v in value]
-        make: Callable[..., object] = type(value)
-        return make(*items) if hasattr(value, "_fields") else make(items)
+        named = getattr(type(value), "_make", None)  # a named tuple is made from its fields
+        return named(items) if named is not None else type(value)(items)
     if is_dataclass(value) and not isinstance(value, type):
         return asdict(value)
     return value
