@@ -101,7 +101,7 @@ class ToolMessage:
 
     tool_call_id: str
     content: str
-    result: Any = None
+    result: object = None  # the tool's result model (runtime.tools.ToolData); the dict a file holds when read back
     name: str | None = None
     role: Literal["tool"] = "tool"
 

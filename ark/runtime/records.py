@@ -67,7 +67,8 @@ class ToolCallRecord:
     @property
     def data(self) -> ToolData | None:
         """The call's structured result as the tool made it (its result model; a dict when read from a file)."""
-        return self.answer.result if self.answer is not None else None
+        result = self.answer.result if self.answer is not None else None
+        return result if isinstance(result, BaseModel | Mapping) else None
 
     @property
     def result(self) -> dict[str, object] | None:
