@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from ..methods.ark.options import ABLATION_SWITCHES, FUSIONS
 from .plots import grouped_bars, heatmaps, tool_use_bars
 from .report import Figure, Report, Table, metric_columns, pct, truncation_label
 from .runs import Variant, VariantRun
+
+if TYPE_CHECKING:
+    from ..methods.ark.tooluse import TrajectoryRow
 
 METRICS = ("hit@1", "hit@5", "recall@20", "mrr")
 ABLATION_LABELS = {"full": "Full", "no_neighbors": "w/o Neighbors", "neighbors_no_query": "Neighbors w/o q",
@@ -164,7 +168,7 @@ def _default_variant(settings: Settings) -> list[Variant]:
     return [Variant("default", "ARK", {})]
 
 
-def _trajectory_rows(run: VariantRun) -> list[dict]:
+def _trajectory_rows(run: VariantRun) -> list[TrajectoryRow]:
     from ..methods.ark.tooluse import trajectory_rows
 
     return trajectory_rows(run.trajectories(), run.per_query())

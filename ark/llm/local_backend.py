@@ -10,7 +10,6 @@ it through :func:`make_chat_client`. Needs the ``train`` extra (torch, transform
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import json
 import threading
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.messages import Message, to_openai
+from ark.llm.messages import AssistantMessage, Message, to_openai
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, LLMError, PolicyReply, Usage
 from ark.llm.settings import LOCAL_PREFIX
 
@@ -215,7 +214,7 @@ class LocalChatClient:
                 shared = (entry["message"], Usage(**entry["usage"]))
         if shared is not None:
             self.cache_hits += 1
-            return PolicyReply(copy.deepcopy(shared[0]), shared[1], cached=True,
+            return PolicyReply(AssistantMessage.from_openai(shared[0]), shared[1], cached=True,
                                latency_s=time.perf_counter() - started)
         future = None
         if self.temperature == 0:
@@ -240,7 +239,7 @@ class LocalChatClient:
             future.set_result((message, usage))
         if self.cache is not None:
             self.cache.put(key, {"message": message, "usage": usage.to_dict(), "model": self.name, "text": text})
-        return PolicyReply(copy.deepcopy(message), usage, cached=False, latency_s=latency)
+        return PolicyReply(AssistantMessage.from_openai(message), usage, cached=False, latency_s=latency)
 
     def _shared_reply(self, key: str) -> tuple[dict, Usage] | None:
         found = self._recent.get(key)

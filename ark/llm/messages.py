@@ -82,6 +82,18 @@ class AssistantMessage:
         calls = [call.to_openai() for call in self.tool_calls] if self.tool_calls else None
         return _wire(self.role, self.content, tool_calls=calls, name=self.name)
 
+    @classmethod
+    def from_openai(cls, message: Mapping[str, Any], id_prefix: str | None = None) -> AssistantMessage:
+        """A back-end's wire reply (or a cached one) as a record: calls without an id get ``{id_prefix}_{k}``
+        (none: they keep an empty id, which the tool loop fills in), arguments that are not a string become JSON,
+        and the in-memory ``data`` a back-end noted (never sent) is kept."""
+        calls = [ToolCall.from_openai(call, "" if id_prefix is None else f"{id_prefix}_{k}")
+                 for k, call in enumerate(message.get("tool_calls") or []) if isinstance(call, Mapping)]
+        data = message.get("data")
+        content = message.get("content")
+        return cls(content if content is None else str(content), calls, name=message.get("name"),
+                   data=dict(data) if isinstance(data, Mapping) else None)
+
 
 @dataclass
 class ToolMessage:
@@ -89,7 +101,7 @@ class ToolMessage:
 
     tool_call_id: str
     content: str
-    result: Any = None
+    result: object = None  # the tool's result model (runtime.tools.ToolData); the dict a file holds when read back
     name: str | None = None
     role: Literal["tool"] = "tool"
 

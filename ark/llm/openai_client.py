@@ -42,7 +42,7 @@ from openai.types import CompletionUsage
 
 from ark.errors import ArkError
 from ark.llm.cache import ResponseCache, request_key
-from ark.llm.messages import Message, to_openai
+from ark.llm.messages import AssistantMessage, Message, to_openai
 from ark.llm.negotiation import (
     AUTO,
     TOOL_CHOICES,
@@ -252,7 +252,7 @@ class OpenAIChatClient:
             entry = self.cache.get(key)
             if entry is not None:
                 self.cache_hits += 1
-                return PolicyReply(entry["message"], Usage(**entry["usage"]), cached=True,
+                return PolicyReply(AssistantMessage.from_openai(entry["message"]), Usage(**entry["usage"]), cached=True,
                                    latency_s=time.perf_counter() - started)
 
         response, message, latency = await self._fetch(request)
@@ -260,7 +260,7 @@ class OpenAIChatClient:
         self.calls += 1
         self.usage_total = self.usage_total + usage
         log.debug("%s replied in %.2fs (%d tokens)", self.name, latency, usage.total_tokens)
-        reply = PolicyReply(message, usage, cached=False, latency_s=latency)
+        reply = PolicyReply(AssistantMessage.from_openai(message), usage, cached=False, latency_s=latency)
         if self.cache is not None:  # stored once the reader has parsed the reply (see the module doc)
             cache, entry = self.cache, {"message": message, "usage": usage.to_dict(), "model": str(response.model)}
             reply.on_accept = lambda: cache.put(key, entry)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ark.errors import ArkError
-from ark.llm.messages import Message
+from ark.llm.messages import AssistantMessage, Message
 
 # The most tool calls of one reply that the tool loop runs (a policy's ``max_tool_calls_per_turn``, the [llm] setting
 # of the same name); the rest are answered with an observation, not run.
@@ -40,20 +40,24 @@ class Usage:
 class PolicyReply:
     """One assistant turn.
 
-    ``message`` is an OpenAI-format assistant message as a plain dict:
-    ``{"role": "assistant", "content": str | None, "tool_calls": [{"id", "type": "function",
-    "function": {"name", "arguments"}}]}``; the ``tool_calls`` key is absent when there are none and
-    ``arguments`` is the raw JSON string exactly as the model sent it (possibly malformed).
+    ``message`` is the assistant message as a record (:class:`~ark.llm.messages.AssistantMessage`: its text, its
+    :class:`~ark.llm.messages.ToolCall` s with ``arguments`` the raw JSON string exactly as the model sent it,
+    possibly malformed); an OpenAI-format wire dict given instead (a plugin's back-end) is read into one. A call
+    without an id gets one from the tool loop.
 
     Whoever reads the reply calls :meth:`accept` once it has parsed it; a caching back-end stores the reply only
     then, so a reply that breaks its reader is asked for again on the next run instead of failing it for good.
     """
 
-    message: dict
+    message: AssistantMessage
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
     latency_s: float = 0.0
     on_accept: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message, Mapping):  # a wire dict (a plugin's back-end, written before records)
+            self.message = AssistantMessage.from_openai(self.message)
 
     def accept(self) -> None:
         """The reader has parsed the reply: let the back-end keep it (once; later calls do nothing)."""

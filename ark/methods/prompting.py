@@ -127,7 +127,7 @@ class PromptSession:
     async def ask(self, stage: str, messages: Sequence[Message]) -> str:
         """Send ``messages`` (no tools), record the call under ``stage`` and return the reply's text ("" if none)."""
         reply = await self.llm.next_message(messages, [], tool_choice="auto")
-        text = reply.message.get("content") or ""
+        text = reply.message.content or ""
         self.calls.append({"stage": stage, "messages": to_openai(messages), "reply": text,
                            "usage": reply.usage.to_dict(), "cached": reply.cached})
         if not text.strip():

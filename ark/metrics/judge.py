@@ -66,7 +66,7 @@ class AnswerJudge:
             reply = await self.policy.next_message(self.messages(question, str(prediction), gold, answer_type), [])
         except Exception as exc:  # a failed request leaves this answer unjudged, it does not stop an evaluation
             return JudgeVerdict(None, "", f"{type(exc).__name__}: {exc}")
-        text = str(reply.message.get("content") or "")
+        text = reply.message.content or ""
         verdict = parse_verdict(text)
         reply.accept()
         return JudgeVerdict(verdict, text)

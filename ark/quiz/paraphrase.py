@@ -41,7 +41,7 @@ async def paraphrase_one(client: ChatPolicy, record: dict[str, Any]) -> str | No
         reply = await client.next_message(messages, tools=[], tool_choice="none")
     except LLMError:
         return None
-    content = (reply.message.get("content") or "").strip()
+    content = (reply.message.content or "").strip()
     faithful = is_faithful(content, record)
     reply.accept()
     return content if faithful else None

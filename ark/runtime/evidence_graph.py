@@ -26,7 +26,7 @@ import math
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .records import Trajectory
@@ -98,7 +98,7 @@ class EvidenceGraph:
     def node(self, index: int) -> EvidenceNode:
         return next(n for n in self.nodes if n.index == index)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return asdict(self)
 
 
@@ -121,14 +121,15 @@ class AnswerMark:
     tie_group: int | None = None
 
 
-def evidence_graph(record: Mapping[str, Any], labels: NodeLabels, top: int = 10) -> EvidenceGraph:
+def evidence_graph(record: Mapping[str, object], labels: NodeLabels, top: int = 10) -> EvidenceGraph:
     """The evidence drawing of a question's JSON record (a run file's line, ``ark ask --json``), read into typed
     trajectories and answer marks (see :func:`evidence_graph_of`)."""
     from .trajectory_file import record_trajectories
 
+    ranked = record.get("ranked")
     marks = [AnswerMark(int(entry["index"]), entry.get("votes"), entry.get("tie_group"))
-             for entry in record.get("ranked") or [] if isinstance(entry, Mapping) and _is_node(entry.get("index"),
-                                                                                                   labels)]
+             for entry in (ranked if isinstance(ranked, list) else [])
+             if isinstance(entry, Mapping) and _is_node(entry.get("index"), labels)]
     return evidence_graph_of(str(record.get("question") or ""), record_trajectories(record), marks, labels, top)
 
 
@@ -159,12 +160,13 @@ def _read(trajectories: Sequence[Trajectory], labels: NodeLabels) -> _Reading:
             use = EdgeUse(agent, step.index + 1)
             for call in step.tool_calls:
                 result = call.result if call.ok else None
-                if not isinstance(result, Mapping) or not _is_node(result.get("center"), labels):
+                centre = result.get("center") if isinstance(result, Mapping) else None
+                if result is None or not isinstance(centre, int) or not _is_node(centre, labels):
                     continue
-                centre = int(result["center"])
                 if centre not in reached:
                     reading.anchors.setdefault(centre, use)
-                for edge in _shown_edges(centre, result.get("results") or [], labels):
+                rows = result.get("results")
+                for edge in _shown_edges(centre, rows if isinstance(rows, list) else [], labels):
                     reading.uses[edge].append(use)
                     reading.travels[(centre, edge[2] if edge[0] == centre else edge[0])].add(edge)
                     reading.agents_of[edge[0]].add(agent)
@@ -174,7 +176,7 @@ def _read(trajectories: Sequence[Trajectory], labels: NodeLabels) -> _Reading:
     return reading
 
 
-def _shown_edges(centre: int, shown: Iterable[Any], labels: NodeLabels) -> Iterable[tuple[int, str, int]]:
+def _shown_edges(centre: int, shown: Iterable[object], labels: NodeLabels) -> Iterable[tuple[int, str, int]]:
     for entry in shown:
         if not isinstance(entry, Mapping) or not _is_node(entry.get("index"), labels):
             continue
@@ -185,14 +187,22 @@ def _shown_edges(centre: int, shown: Iterable[Any], labels: NodeLabels) -> Itera
             yield neighbour, str(relation), centre
 
 
-def _answers(ranked: Sequence[AnswerMark], labels: NodeLabels, top: int) -> dict[int, dict[str, Any]]:
-    answers: dict[int, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class _Answer:
+    """An answer drawn: its rank in the drawing, and the votes and tie group of its mark."""
+
+    rank: int
+    votes: int | None
+    tie_group: int | None
+
+
+def _answers(ranked: Sequence[AnswerMark], labels: NodeLabels, top: int) -> dict[int, _Answer]:
+    answers: dict[int, _Answer] = {}
     for mark in ranked:
         if len(answers) >= top:
             break
         if _is_node(mark.index, labels):
-            answers.setdefault(mark.index, {"rank": len(answers) + 1, "votes": mark.votes,
-                                            "tie_group": mark.tie_group})
+            answers.setdefault(mark.index, _Answer(len(answers) + 1, mark.votes, mark.tie_group))
     return answers
 
 
@@ -249,7 +259,7 @@ def _neighbours(edges: Iterable[tuple[int, str, int]]) -> dict[int, set[int]]:
 
 
 def _columns(roles: Mapping[int, str], kept: set[tuple[int, str, int]], anchors: Mapping[int, EdgeUse],
-             answers: Mapping[int, Any]) -> list[list[int]]:
+             answers: Mapping[int, _Answer]) -> list[list[int]]:
     """Anchors left, answers right, each intermediate node in the column of its distance from the anchors; within
     a column, answers by rank, anchors by first use, the others by the mean row of their neighbours on the left."""
     neighbours = _neighbours(kept)
@@ -267,7 +277,7 @@ def _columns(roles: Mapping[int, str], kept: set[tuple[int, str, int]], anchors:
         column = 0 if role == "anchor" else depth + 1 if role == "answer" else max(1, distance.get(node, 1))
         columns[column].append(node)
     columns[0].sort(key=lambda n: (anchors[n].agent, anchors[n].step, n))
-    columns[-1].sort(key=lambda n: answers[n]["rank"])
+    columns[-1].sort(key=lambda n: answers[n].rank)
     for middle in columns[1:-1]:
         row = {n: k for column in columns for k, n in enumerate(column)}
         middle.sort(key=lambda n: (_mean(row[o] for o in neighbours.get(n, ()) if o in row), n))
@@ -297,7 +307,7 @@ def _bent(edges: list[EvidenceEdge]) -> list[EvidenceEdge]:
 
 
 def _placed(roles: Mapping[int, str], columns: list[list[int]], edges: list[EvidenceEdge], reading: _Reading,
-            answers: Mapping[int, dict[str, Any]], labels: NodeLabels, omitted: int, question: str) -> EvidenceGraph:
+            answers: Mapping[int, _Answer], labels: NodeLabels, omitted: int, question: str) -> EvidenceGraph:
     rows = max(len(column) for column in columns)
     height = TOP_MARGIN + max(rows, 1) * ROW_GAP + BOTTOM_MARGIN
     width = 2 * LABEL_WIDTH + max(len(columns) - 1, 1) * COLUMN_GAP
@@ -308,12 +318,12 @@ def _placed(roles: Mapping[int, str], columns: list[list[int]], edges: list[Evid
         top = TOP_MARGIN + (rows - len(column)) * ROW_GAP / 2 + ROW_GAP / 2
         for k, index in enumerate(column):
             answer = answers.get(index)
-            votes = _int(answer.get("votes"), 1) if answer else len(reading.agents_of.get(index, ())) or 1
+            votes = _int(answer.votes, 1) if answer else len(reading.agents_of.get(index, ())) or 1
             node_type = labels.node_type(index)
             nodes.append(EvidenceNode(
                 index=index, name=labels.name(index), type=node_type, role=roles[index],
-                anchor=index in reading.anchors, rank=answer["rank"] if answer else None, votes=votes,
-                tie_group=_int(answer.get("tie_group"), 0) or None if answer else None,
+                anchor=index in reading.anchors, rank=answer.rank if answer else None, votes=votes,
+                tie_group=_int(answer.tie_group, 0) or None if answer else None,
                 color=PALETTE[type_order.get(node_type, 0) % len(PALETTE)], x=round(x, 1),
                 y=round(top + k * ROW_GAP, 1), r=round(min(5.0 + 3.0 * math.sqrt(votes), 14.0), 1)))
     shown = {n.type for n in nodes}
@@ -321,9 +331,9 @@ def _placed(roles: Mapping[int, str], columns: list[list[int]], edges: list[Evid
     return EvidenceGraph(tuple(nodes), tuple(edges), float(width), float(height), types, omitted, question)
 
 
-def _is_node(value: Any, labels: NodeLabels) -> bool:
+def _is_node(value: object, labels: NodeLabels) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and labels.is_valid_index(value)
 
 
-def _int(value: Any, default: int) -> int:
+def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default

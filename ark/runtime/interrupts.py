@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -57,7 +57,7 @@ def exit_on_next_interrupt() -> None:
         signal.signal(signal.SIGINT, lambda signum, frame: exit_now())
 
 
-def run_interruptibly(main: Coroutine[Any, Any, T]) -> T:
+def run_interruptibly(main: Coroutine[object, None, T]) -> T:
     """:func:`asyncio.run` with the Ctrl-C behaviour of the module doc."""
     import asyncio  # here, not at the top: every command imports this module, few run a loop
 

@@ -19,11 +19,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ark.llm.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from ark.llm.messages import AssistantMessage, ToolMessage, UserMessage
 from ark.llm.policy import DEFAULT_MAX_TOOL_CALLS_PER_TURN, ChatPolicy, Usage
 
 from .records import StepRecord, ToolCallRecord, Trajectory
-from .tools import ToolResult, dumped, kept_arguments, parse_arguments
+from .tools import ToolResult, kept_arguments, parse_arguments
 
 # A turn without tool calls: return the corrective user message to send, or None to end the trajectory there.
 NoCallHandler = Callable[[AssistantMessage], str | None]
@@ -64,42 +64,44 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             trajectory.stop_reason = "error"
             break
         llm_s = time.perf_counter() - step_started
-        message = assistant_message(reply.message, step_index)
+        message = reply.message
+        for k, call in enumerate(message.tool_calls):
+            call.id = call.id or f"call_{step_index}_{k}"  # the back-end sent none; the protocol needs one
         calls = message.tool_calls
         dropped = len(calls) - max_calls
         if dropped > 0:
             calls = message.tool_calls = calls[:max_calls]
         messages.append(message)
-        records, observations, corrective = [], [], None
+        records: list[ToolCallRecord] = []
+        answers: list[ToolMessage] = []
+        corrective: UserMessage | None = None
         for call in calls:
             name, raw = call.name, call.arguments
             result = await execute_async(name, raw) if execute_async is not None else executor.execute(name, raw)
             answer = ToolMessage(call.id, result.text, result.data)
             messages.append(answer)
+            answers.append(answer)
             parses = parse_arguments(raw)[1] is None
             kept = kept_arguments(raw, result)
             if kept is not raw:  # refused as too long: the history (sent again next turn) and the record keep a cut
                 call.arguments = kept
-            records.append(ToolCallRecord(call.id, name, kept, parses, result.ok, result.error,
-                                          list(result.node_indices), dumped(result.data)))
-            observations.append(result.text)
+            records.append(ToolCallRecord(call, parses, result.ok, result.error, list(result.node_indices), answer))
         if dropped > 0:
-            note = (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most {max_calls} run per "
-                    "turn. Call fewer tools at a time.]")
-            answer.content += note
-            observations[-1] += note
+            answers[-1].content += (f"\n\n[{dropped:,} more tool call(s) in this reply were not run: at most "
+                                    f"{max_calls} run per turn. Call fewer tools at a time.]")
         reply.accept()
         ends_here = False
         if not calls:
-            corrective = on_no_tool_call(message) if on_no_tool_call is not None else None
-            if corrective is None:
+            text = on_no_tool_call(message) if on_no_tool_call is not None else None
+            if text is None:
                 ends_here = True
             else:
-                messages.append(UserMessage(corrective))
+                corrective = UserMessage(text)
+                messages.append(corrective)
         usage = reply.usage if isinstance(reply.usage, Usage) else Usage()
         trajectory.usage = trajectory.usage + usage
-        step = StepRecord(step_index, records, observations, time.perf_counter() - step_started, llm_s, usage,
-                          bool(reply.cached), message.content, corrective)
+        step = StepRecord(step_index, records, time.perf_counter() - step_started, llm_s, usage, bool(reply.cached),
+                          message, answers, corrective)
         trajectory.steps.append(step)
         if on_step is not None:
             notified = on_step(trajectory, step)
@@ -113,12 +115,3 @@ async def run_tool_loop(trajectory: Trajectory, policy: ChatPolicy, executor: To
             break
     trajectory.wall_s = time.perf_counter() - started
 
-
-def assistant_message(message: dict, step_index: int) -> AssistantMessage:
-    """A back-end's OpenAI-format reply as a record; tool calls get ids if the back-end sent none, and arguments
-    that are not a JSON string (some back-ends send objects) become one, as the protocol has them. The back-end's
-    in-memory ``data`` (never sent) is kept for the loop's correction (see ``on_no_tool_call``)."""
-    calls = [ToolCall.from_openai(call, f"call_{step_index}_{k}")
-             for k, call in enumerate(message.get("tool_calls") or [])]
-    data = dict(message["data"]) if isinstance(message.get("data"), dict) else None
-    return AssistantMessage(message.get("content"), calls, data=data)

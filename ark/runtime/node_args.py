@@ -4,18 +4,18 @@ node ``1``."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BeforeValidator, ValidationInfo
 
 from ark.graph.ids import index_value, ref_value
 
 
-def _index(value: Any, info: ValidationInfo) -> Any:
+def _index(value: object, info: ValidationInfo) -> int:
     return index_value(value, info.field_name or "node index")
 
 
-def _ref(value: Any, info: ValidationInfo) -> Any:
+def _ref(value: object, info: ValidationInfo) -> int | str:
     return ref_value(value, info.field_name or "node")
 
 

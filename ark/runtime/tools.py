@@ -28,15 +28,16 @@ A method adds a tool by writing a module with its spec and handler and listing i
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import accumulate
-from typing import Any, Generic, Protocol, TypeVar, cast, overload
+from typing import Generic, Never, NotRequired, Protocol, TypedDict, TypeVar, cast, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ark.llm.messages import ToolCall
 
@@ -69,14 +70,45 @@ _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-# A tool's structured result: its result model (declared beside its argument model), or a dict (refusals, and
-# tools not yet typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
-ToolData = BaseModel | dict[str, Any]
+JSONSchema = dict[str, object]  # a JSON schema (or a tool schema of the OpenAI protocol) as JSON
 
 
-def dumped(data: ToolData | None) -> dict[str, Any] | None:
+class McpToolSchema(TypedDict):
+    """An MCP tool descriptor: ``outputSchema`` only for a tool that declares its result model."""
+
+    name: str
+    description: str
+    inputSchema: JSONSchema
+    outputSchema: NotRequired[JSONSchema]
+
+
+class Refusal(BaseModel):
+    """The structured result of a refused call: its error kind (``error``) and what the refusal names (the tool, the
+    argument, the size and the limit, the node or names the graph lacks); written with only the keys given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str
+    tool: str | None = None
+    argument: str | None = None
+    size: int | None = None
+    limit: int | None = None
+    node: int | str | None = None
+    node_index: int | None = None
+    node_types: list[str] | None = None
+    edge_types: list[str] | None = None
+
+
+# A tool's structured result: its result model (declared beside its argument model), a Refusal, or a dict (a
+# plugin's tool not typed). ``dumped`` gives the dict where it leaves the process (records, JSON, MCP).
+ToolData = BaseModel | Mapping[str, object]
+
+
+def dumped(data: ToolData | None) -> dict[str, object] | None:
     """``data`` as the dict that is written (a result model without the optional keys it was not given)."""
-    return data.model_dump(exclude_unset=True) if isinstance(data, BaseModel) else data
+    if isinstance(data, BaseModel):
+        return data.model_dump(exclude_unset=True)
+    return data if data is None or isinstance(data, dict) else dict(data)
 
 
 @dataclass
@@ -91,9 +123,17 @@ class ToolResult:
     finished: bool = False  # the call ends the trajectory
 
     @classmethod
-    def failure(cls, text: str, error: str, **data: Any) -> ToolResult:
-        """A refused call: the explanation for the model, and the error kind in both ``error`` and ``data``."""
-        return cls(text, data={"error": error, **data}, ok=False, error=error)
+    def failure(cls, text: str, error: str, *, tool: str | None = None, argument: str | None = None,
+                size: int | None = None, limit: int | None = None, node: int | str | None = None,
+                node_index: int | None = None, node_types: list[str] | None = None,
+                edge_types: list[str] | None = None) -> ToolResult:
+        """A refused call: the explanation for the model, and the error kind in both ``error`` and ``data`` (a
+        :class:`Refusal` holding the details given)."""
+        given = {"tool": tool, "argument": argument, "size": size, "limit": limit, "node": node,
+                 "node_index": node_index, "node_types": node_types, "edge_types": edge_types}
+        details = {key: value for key, value in given.items() if value is not None}
+        refusal = Refusal.model_validate({"error": error, **details})
+        return cls(text, data=refusal, ok=False, error=error)
 
 
 @dataclass(frozen=True)
@@ -106,30 +146,38 @@ class ToolSpec:
     example: str = "{}"
     result_model: type[BaseModel] | None = None  # the typed result of a successful call (MCP's outputSchema)
 
-    def parameters(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+    def parameters(self, drop: Iterable[str] = ()) -> JSONSchema:
         """JSON schema of the arguments, flattened for function calling (no $refs, no titles, no null unions)."""
         clean = copy.deepcopy(_arguments_schema(self.args_model))
+        properties, required = clean.get("properties"), clean.get("required")
         for name in drop:
-            clean["properties"].pop(name, None)
-            if name in clean.get("required", []):
-                clean["required"].remove(name)
+            if isinstance(properties, dict):
+                properties.pop(name, None)
+            if isinstance(required, list) and name in required:
+                required.remove(name)
         return clean
 
-    def openai_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+    def openai_schema(self, drop: Iterable[str] = ()) -> JSONSchema:
         """The chat-completions ``tools`` entry (also TRL's format)."""
         return {"type": "function",
                 "function": {"name": self.name, "description": self.description, "parameters": self.parameters(drop)}}
 
-    def mcp_schema(self, drop: Iterable[str] = ()) -> dict[str, Any]:
+    def mcp_schema(self, drop: Iterable[str] = ()) -> McpToolSchema:
         """The MCP tool descriptor (``name``, ``description``, ``inputSchema``, and ``outputSchema``, the JSON
         schema of the structured content of a successful call, when the tool declares its result model)."""
-        schema = {"name": self.name, "description": self.description, "inputSchema": self.parameters(drop)}
+        schema: McpToolSchema = {"name": self.name, "description": self.description,
+                                 "inputSchema": self.parameters(drop)}
         if self.result_model is not None:
             schema["outputSchema"] = self.result_model.model_json_schema(by_alias=True)
         return schema
 
 
-Handler = Callable[[Any], ToolResult]
+# A handler takes its spec's argument model (validated) and returns the result, or (a tool that awaits, such as a
+# server's retrieval) a coroutine of it, which only ToolSet.aexecute runs. Its parameter is typed Never so that a
+# handler of any argument model fits; the dispatcher calls it with the model its spec validated (RunHandler).
+Outcome = ToolResult | Awaitable[ToolResult]
+Handler = Callable[[Never], Outcome]
+RunHandler = Callable[[BaseModel], Outcome]
 
 
 @dataclass(frozen=True)
@@ -187,7 +235,7 @@ class ToolSet(Generic[TelemetryT]):
                  max_argument_chars: int = MAX_ARGUMENT_CHARS,
                  max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None: ...
 
-    def __init__(self, tools: Sequence[BoundTool], telemetry: Any = None, *, per_trajectory: bool = True,
+    def __init__(self, tools: Sequence[BoundTool], telemetry: TelemetryT | None = None, *, per_trajectory: bool = True,
                  max_argument_chars: int = MAX_ARGUMENT_CHARS,
                  max_text_argument_chars: int = MAX_TEXT_ARGUMENT_CHARS) -> None:
         self.tools = {tool.spec.name: tool for tool in tools}
@@ -206,22 +254,35 @@ class ToolSet(Generic[TelemetryT]):
         """The tools with their handlers, in the order offered."""
         return list(self.tools.values())
 
-    def openai_schemas(self) -> list[dict[str, Any]]:
+    def openai_schemas(self) -> list[JSONSchema]:
         return [tool.spec.openai_schema(tool.hidden) for tool in self.tools.values()]
 
-    def mcp_schemas(self) -> list[dict[str, Any]]:
+    def mcp_schemas(self) -> list[McpToolSchema]:
         return [tool.spec.mcp_schema(tool.hidden) for tool in self.tools.values()]
 
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
         """Run tool ``name`` with its raw JSON ``arguments``; every bad call becomes an explanatory observation.
         Counts the call in ``telemetry``: invalid when refused with an error kind of :data:`INVALID_CALL_ERRORS`,
-        repeated when an earlier call of this trajectory named the same tool with the same arguments."""
+        repeated when an earlier call of this trajectory named the same tool with the same arguments. A tool whose
+        handler is asynchronous is run by :meth:`aexecute` (``TypeError`` here)."""
         result = self._dispatch(str(name or ""), arguments)
+        if inspect.isawaitable(result):
+            if inspect.iscoroutine(result):
+                result.close()
+            raise TypeError(f"tool {name!r} is asynchronous: run it with aexecute")
+        return self._counted(result)
+
+    async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
+        """:meth:`execute` for any tool: an asynchronous handler is awaited, the others run as they are."""
+        result = self._dispatch(str(name or ""), arguments)
+        return self._counted(await result if inspect.isawaitable(result) else result)
+
+    def _counted(self, result: ToolResult) -> ToolResult:
         if not result.ok and result.error in INVALID_CALL_ERRORS:
             self.telemetry.invalid_calls += 1
         return result
 
-    def _dispatch(self, name: str, arguments: str | dict | None) -> ToolResult:
+    def _dispatch(self, name: str, arguments: str | dict | None) -> ToolResult | Awaitable[ToolResult]:
         tool = self.tools.get(name)
         if tool is None:
             return ToolResult.failure(f"Unknown tool {name!r}{did_you_mean(name, self.tools)}. Available tools: "
@@ -253,9 +314,9 @@ class ToolSet(Generic[TelemetryT]):
         except ValidationError as exc:
             return ToolResult.failure(f"Invalid arguments for {name}: {describe_validation_error(exc)}. "
                                       f"Example: {tool.spec.example}.", INVALID_ARGUMENTS)
-        return tool.handler(args)
+        return cast(RunHandler, tool.handler)(args)  # the model its spec validated (see Handler)
 
-    def _note_repeat(self, name: str, arguments: Any) -> None:
+    def _note_repeat(self, name: str, arguments: object) -> None:
         """Count a call of a known tool, read within the size limits, that this trajectory made before: the same
         arguments in any key order (unreadable arguments compared as the text sent)."""
         if not self.per_trajectory:
@@ -284,10 +345,10 @@ class ToolboxBase(Generic[TelemetryT]):
         """This trajectory's call telemetry (kept by the tool set, added to by the tools)."""
         return self.tools.telemetry
 
-    def openai_tools(self) -> list[dict[str, Any]]:
+    def openai_tools(self) -> list[JSONSchema]:
         return self.tools.openai_schemas()
 
-    def mcp_tools(self) -> list[dict[str, Any]]:
+    def mcp_tools(self) -> list[McpToolSchema]:
         return self.tools.mcp_schemas()
 
     def execute(self, name: str, arguments: str | dict | None) -> ToolResult:
@@ -301,15 +362,15 @@ def kept_arguments(raw: str, result: ToolResult, keep: int = KEPT_REFUSED_ARGUME
     marker stating the cut, e.g. ``...[cut: 6,291,456 characters; refused: over the 50,000-character limit]``."""
     if result.error != ARGUMENTS_TOO_LONG or len(raw) <= keep:
         return raw
-    data = dumped(result.data) or {}
-    limit, argument = data.get("limit"), data.get("argument")
+    refusal = result.data if isinstance(result.data, Refusal) else Refusal(error=ARGUMENTS_TOO_LONG)
+    limit, argument = refusal.limit, refusal.argument
     over = f"over the {limit:,}-character limit" if isinstance(limit, int) else "too long"
     if argument:
         over += f" of a text argument ({argument})"
     return f"{raw[:keep]}…[cut: {len(raw):,} characters; refused: {over}]"
 
 
-def longest_text(value: Any, limit: int, where: str = "") -> tuple[str, int] | None:
+def longest_text(value: object, limit: int, where: str = "") -> tuple[str, int] | None:
     """``(dotted path, length)`` of the first text value in ``value`` longer than ``limit``, or None."""
     if isinstance(value, str):
         return (where or "arguments", len(value)) if len(value) > limit else None
@@ -340,7 +401,8 @@ def json_depth(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
-def parse_arguments(arguments: str | dict | None, max_depth: int = MAX_ARGUMENT_DEPTH) -> tuple[Any, str | None]:
+def parse_arguments(arguments: str | dict | None,
+                    max_depth: int = MAX_ARGUMENT_DEPTH) -> tuple[dict[str, object] | None, str | None]:
     """``(arguments as a dict, None)``, or ``(None, what is wrong)`` for text that is not a JSON object or nests
     deeper than ``max_depth`` (checked before parsing)."""
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
@@ -361,10 +423,10 @@ def parse_arguments(arguments: str | dict | None, max_depth: int = MAX_ARGUMENT_
     return value, None
 
 
-def arguments_of(call: ToolCall) -> dict[str, Any]:
+def arguments_of(call: ToolCall) -> dict[str, object]:
     """The parsed arguments of a tool call (``{}`` when they are not a JSON object)."""
-    value, problem = parse_arguments(call.arguments)
-    return value if problem is None else {}
+    value, _ = parse_arguments(call.arguments)
+    return value if value is not None else {}
 
 
 def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
@@ -377,7 +439,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
     return "; ".join(parts)
 
 
-def decode_json_string(value: Any) -> Any:
+def decode_json_string(value: object) -> object:
     """Models sometimes double-encode nested arguments as a JSON string; accept that (a pydantic before-validator)."""
     if isinstance(value, str):
         try:
@@ -387,40 +449,44 @@ def decode_json_string(value: Any) -> Any:
     return value
 
 
-_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], JSONSchema] = weakref.WeakKeyDictionary()
 
 
-def _arguments_schema(model: type[BaseModel]) -> dict[str, Any]:
+def _arguments_schema(model: type[BaseModel]) -> JSONSchema:
     """The flattened JSON schema of an argument model, made once per model: pydantic's schema generation costs
     ~3 M instructions a tool, and every trajectory asks for its tools' schemas. Callers get copies."""
     clean = _SCHEMAS.get(model)
     if clean is None:
         schema = model.model_json_schema()
-        clean = _clean_schema(schema, schema.get("$defs", {}))
+        defs = schema.get("$defs")
+        cleaned = _clean_schema(schema, defs if isinstance(defs, dict) else {})
+        clean = cleaned if isinstance(cleaned, dict) else {}
         clean.setdefault("properties", {})
         _SCHEMAS[model] = clean
     return clean
 
 
-def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:
+def _clean_schema(node: object, defs: Mapping[str, object]) -> object:
     if isinstance(node, list):
         return [_clean_schema(item, defs) for item in node]
     if not isinstance(node, dict):
         return node
-    if "$ref" in node:
-        return _clean_schema(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
-    out: dict[str, Any] = {}
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return _clean_schema(defs[ref.rsplit("/", 1)[-1]], defs)
+    out: JSONSchema = {}
     any_of = node.get("anyOf")
-    if any_of is not None:
-        non_null = [option for option in any_of if option.get("type") != "null"]
-        if len(non_null) == 1:
-            out.update(_clean_schema(non_null[0], defs))
+    if isinstance(any_of, list):
+        non_null = [option for option in any_of if not (isinstance(option, dict) and option.get("type") == "null")]
+        only = _clean_schema(non_null[0], defs) if len(non_null) == 1 else None
+        if isinstance(only, dict):
+            out.update(only)
         else:
             out["anyOf"] = _clean_schema(non_null, defs)
     for key, value in node.items():
         if key in ("title", "$defs", "anyOf") or (key == "default" and value is None):
             continue
-        if key == "properties":  # keys here are argument names, not schema keywords
+        if key == "properties" and isinstance(value, dict):  # keys here are argument names, not schema keywords
             out[key] = {name: _clean_schema(sub, defs) for name, sub in value.items()}
         else:
             out[key] = _clean_schema(value, defs)

@@ -30,8 +30,9 @@ import base64
 import json
 import zlib
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ark.errors import ArkError
 
@@ -59,7 +60,7 @@ class TrajectoryFormatError(ValueError, ArkError):
     """A record this version cannot read (damaged packed data, or a newer format)."""
 
 
-def pack_record(record: dict[str, Any]) -> dict[str, Any]:
+def pack_record(record: dict[str, object]) -> dict[str, object]:
     """``record`` in format 2 (see the module doc); records without an agents list are returned as they are."""
     if "format" in record:
         return record
@@ -67,15 +68,17 @@ def pack_record(record: dict[str, Any]) -> dict[str, Any]:
     if field is None:
         return record
     codec = "xz" if lzma is not None else "zlib"
-    data = json.dumps([compact_agent(a) for a in record[field]], ensure_ascii=False, separators=(",", ":")).encode()
+    agents = record[field]
+    assert isinstance(agents, list)  # the field was chosen as the one holding a list
+    data = json.dumps([compact_agent(a) for a in agents], ensure_ascii=False, separators=(",", ":")).encode()
     packed = lzma.compress(data, preset=XZ_PRESET) if codec == "xz" else zlib.compress(data, 9)
-    out: dict[str, Any] = {"format": FORMAT_VERSION}
+    out: dict[str, object] = {"format": FORMAT_VERSION}
     out.update((key, value) for key, value in record.items() if key != field)
     out["packed"] = {"field": field, "codec": codec, "data": base64.b64encode(packed).decode("ascii")}
     return out
 
 
-def unpack_record(record: dict[str, Any]) -> dict[str, Any]:
+def unpack_record(record: dict[str, object]) -> dict[str, object]:
     """The record as :meth:`Retrieval.to_dict` (or the runner) made it, from any format."""
     version = record.get("format")
     if version is None:
@@ -108,19 +111,20 @@ def unpack_record(record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def record_trajectories(record: Mapping[str, Any]) -> list[Trajectory]:
+def record_trajectories(record: Mapping[str, object]) -> list[Trajectory]:
     """The typed agent trajectories of a retrieval record read from a file or JSON, packed or not: its ``agents``
     (``ark ask``) or ``trajectories`` (run files), through :meth:`Trajectory.from_dict` so every format it reads
     works here (an agent's index defaults to its position; entries that are not objects are skipped)."""
     from .records import Trajectory
 
     record = unpack_record(dict(record))
-    agents: list[Any] = next((record[key] for key in AGENT_FIELDS if record.get(key)), [])
+    agents: list[object] = next((found for key in AGENT_FIELDS
+                                 if isinstance(found := record.get(key), list) and found), [])
     return [Trajectory.from_dict({"agent_index": k, **agent}) for k, agent in enumerate(agents)
             if isinstance(agent, Mapping)]
 
 
-def read_trajectory_file(path: str | Path, repair: bool = False) -> list[dict[str, Any]]:
+def read_trajectory_file(path: str | Path, repair: bool = False) -> list[dict[str, object]]:
     """Every record of a trajectory file, unpacked (formats 1 and 2; see :func:`read_jsonl` for ``repair``)."""
     return list(TrajectoryRecords(path, repair=repair))
 
@@ -136,16 +140,16 @@ class TrajectoryRecords:
     def __len__(self) -> int:
         return len(self._records)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, object]]:
         for number, record in enumerate(self._records):
             yield self.unpack(record, number)
 
-    def __getitem__(self, number: int) -> dict[str, Any]:
+    def __getitem__(self, number: int) -> dict[str, object]:
         return self.unpack(self._records[number], number)
 
-    def unpack(self, record: Any, number: int) -> dict[str, Any]:
+    def unpack(self, record: object, number: int) -> dict[str, object]:
         if not isinstance(record, dict):
-            return record
+            raise TrajectoryFormatError(f"{self.path}, record {number}: a {type(record).__name__}, not a JSON object")
         try:
             return unpack_record(record)
         except TrajectoryFormatError as exc:
@@ -153,7 +157,7 @@ class TrajectoryRecords:
 
 
 # ----------------------------------------------------------------------------- one agent's compact form
-def compact_agent(agent: Any) -> Any:
+def compact_agent(agent: object) -> object:
     """``agent`` (a :meth:`Trajectory.to_dict`) without the step fields its messages already hold."""
     if not isinstance(agent, dict) or not isinstance(agent.get("steps"), list):
         return agent
@@ -164,7 +168,7 @@ def compact_agent(agent: Any) -> Any:
     return {**agent, "steps": steps}
 
 
-def expand_agent(agent: Any) -> Any:
+def expand_agent(agent: object) -> object:
     """The inverse of :func:`compact_agent`."""
     if not isinstance(agent, dict) or not isinstance(agent.get("steps"), list):
         return agent
@@ -173,12 +177,22 @@ def expand_agent(agent: Any) -> Any:
     return {**agent, "steps": steps}
 
 
-def _turns(messages: Any) -> list[dict[str, Any]] | None:
+@dataclass
+class _Turn:
+    """What a step derives from its assistant message: ``derived`` its content, the corrective user message after it
+    and the observations of its tool messages; ``calls`` each call's id, name and arguments."""
+
+    derived: dict[str, object]
+    calls: list[dict[str, object]]
+
+
+def _turns(messages: object) -> list[_Turn] | None:
     """Per assistant message, what a step derives from: its content, calls, answering tool messages and the user
     message after them."""
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return None
-    turns, i = [], 0
+    turns: list[_Turn] = []
+    i = 0
     while i < len(messages):
         message = messages[i]
         i += 1
@@ -195,25 +209,27 @@ def _turns(messages: Any) -> list[dict[str, Any]] | None:
             function = function if isinstance(function, dict) else {}
             calls.append({"id": call.get("id") if isinstance(call, dict) else None, "name": function.get("name"),
                           "arguments": function.get("arguments")})
-        turns.append({"content": message.get("content"), "corrective": user.get("content") if user else None,
-                      "observations": observations, "calls": calls})
+        derived = {"content": message.get("content"), "corrective": user.get("content") if user else None,
+                   "observations": observations}
+        turns.append(_Turn(derived, calls))
     return turns
 
 
-def _compact_step(step: Any, turn: dict[str, Any]) -> Any:
+def _compact_step(step: object, turn: _Turn) -> object:
     if not isinstance(step, dict) or DERIVED in step:
         return step
-    derived = [key for key in ("observations", "content", "corrective") if key in step and step[key] == turn[key]]
+    derived = [key for key in ("observations", "content", "corrective")
+               if key in step and step[key] == turn.derived[key]]
     out = {key: value for key, value in step.items() if key not in derived}
     calls = step.get("tool_calls")
-    if isinstance(calls, list) and len(calls) == len(turn["calls"]):
-        out["tool_calls"] = [_compact_call(call, source) for call, source in zip(calls, turn["calls"], strict=True)]
+    if isinstance(calls, list) and len(calls) == len(turn.calls):
+        out["tool_calls"] = [_compact_call(call, source) for call, source in zip(calls, turn.calls, strict=True)]
     if derived:
         out[DERIVED] = derived
     return out
 
 
-def _compact_call(call: Any, source: dict[str, Any]) -> Any:
+def _compact_call(call: object, source: dict[str, object]) -> object:
     if not isinstance(call, dict) or DERIVED in call:
         return call
     derived = [key for key in ("id", "name", "arguments") if key in call and call[key] == source[key]]
@@ -224,7 +240,7 @@ def _compact_call(call: Any, source: dict[str, Any]) -> Any:
     return out
 
 
-def _expand_step(step: Any, turn: dict[str, Any] | None) -> Any:
+def _expand_step(step: object, turn: _Turn | None) -> object:
     if not isinstance(step, dict):
         return step
     if turn is None:
@@ -232,15 +248,15 @@ def _expand_step(step: Any, turn: dict[str, Any] | None) -> Any:
             raise TrajectoryFormatError("a packed step refers to a message its agent does not have")
         return step
     values = {key: value for key, value in step.items() if key != DERIVED}
-    values.update((key, turn[key]) for key in step.get(DERIVED, []))
+    values.update((key, turn.derived[key]) for key in step.get(DERIVED, []))
     calls = values.get("tool_calls")
     if isinstance(calls, list):
-        values["tool_calls"] = [_expand_call(call, turn["calls"][j] if j < len(turn["calls"]) else None)
+        values["tool_calls"] = [_expand_call(call, turn.calls[j] if j < len(turn.calls) else None)
                                 for j, call in enumerate(calls)]
     return _ordered(values, STEP_ORDER)
 
 
-def _expand_call(call: Any, source: dict[str, Any] | None) -> Any:
+def _expand_call(call: object, source: dict[str, object] | None) -> object:
     if not isinstance(call, dict) or DERIVED not in call:
         return call
     if source is None:
@@ -250,7 +266,7 @@ def _expand_call(call: Any, source: dict[str, Any] | None) -> Any:
     return _ordered(values, CALL_ORDER)
 
 
-def _ordered(values: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+def _ordered(values: dict[str, object], order: tuple[str, ...]) -> dict[str, object]:
     """``values`` with the known keys in their record order (as the dataclasses write them), others after."""
     out = {key: values[key] for key in order if key in values}
     out.update((key, value) for key, value in values.items() if key not in out)

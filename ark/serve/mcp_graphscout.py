@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
 
-from ark.runtime.tools import ToolResult
+from ark.runtime.tools import McpToolSchema, ToolResult
 
 from .mcp_prompts import QUESTION, QuestionPrompt
 
@@ -62,7 +62,7 @@ class GraphScoutTools:
                 self._index = open_node_index(self.graph, self.options)
         return Toolbox(self.graph, schema, self._index, self.options)
 
-    def mcp_schemas(self) -> list[dict[str, Any]]:
+    def mcp_schemas(self) -> list[McpToolSchema]:
         from ark.methods.graphscout.tools import node_id_retriever
 
         return [node_id_retriever.SPEC.mcp_schema()]

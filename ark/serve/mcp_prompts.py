@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
@@ -21,9 +20,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 from pydantic import Field
 
-from ark.methods.ark.tools import add_to_answer, finish
-from ark.runtime.tools import INVALID_ARGUMENTS, MAX_TEXT_ARGUMENT_CHARS, BoundTool, ToolResult, ToolSet, ToolSpec
-from ark.text import clean_inline
+from ark.runtime.tools import (
+    MAX_TEXT_ARGUMENT_CHARS,
+    BoundTool,
+    McpToolSchema,
+    ToolResult,
+    ToolSet,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -34,11 +37,8 @@ if TYPE_CHECKING:
 
 QUESTION = Annotated[str, Field(description="The question to answer from the graph, in plain language.")]
 QUESTION_EXAMPLE = '{"question": "Which genes are linked to Marfan syndrome?"}'
-REASONING_CHARS = 300
 HOST_NOTE = ("The prompt 'ark' gives ARK's own search strategy for a question (record answers with add_to_answer, "
              "then finish); the resources give the schema and one page per node.")
-STATELESS_NOTE = (" This server keeps no answer list: the answer is every node your add_to_answer calls recorded in "
-                  "this conversation, first recording first.")
 
 
 class QuestionPrompt(Prompt):
@@ -61,19 +61,18 @@ class QuestionPrompt(Prompt):
 
 
 class AnswerTools:
-    """``add_to_answer`` and ``finish`` for an outside model (see the module doc): nothing is stored."""
+    """``add_to_answer`` and ``finish`` for an outside model (:mod:`.tools.answer`): nothing is stored."""
 
     def __init__(self, graph: KnowledgeGraph, max_chars: int) -> None:
+        from .tools import answer
+
         self.graph = graph
         self.max_chars = max_chars
-        add_spec = ToolSpec(add_to_answer.NAME, add_to_answer.SPEC.description + STATELESS_NOTE,
-                            add_to_answer.AddToAnswerArgs, add_to_answer.SPEC.example)
-        # The stateless finish answers with its own dict, not the agent's FinishResult: no output schema declared.
-        finish_spec = dataclasses.replace(finish.SPEC, result_model=None)
-        self.tools = ToolSet([BoundTool(add_spec, self.add), BoundTool(finish_spec, self.finish)],
+        self.tools = ToolSet([BoundTool(answer.ADD_SPEC, lambda args: answer.add(self, args)),
+                              BoundTool(answer.FINISH_SPEC, lambda args: answer.done(self, args))],
                              per_trajectory=False)
 
-    def mcp_schemas(self) -> list[dict[str, Any]]:
+    def mcp_schemas(self) -> list[McpToolSchema]:
         return self.tools.mcp_schemas()
 
     async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult:
@@ -81,49 +80,6 @@ class AnswerTools:
 
         raw = arguments if isinstance(arguments, str) or arguments is None else json.dumps(arguments)
         return self.tools.execute(name, raw)
-
-    def add(self, args: add_to_answer.AddToAnswerArgs) -> ToolResult:
-        """Check and echo the nodes. ``data``: ``added`` (node records, in order) and ``missing`` (no such index)."""
-        from ark.methods.ark.tools.observations import node_label
-
-        from .fit import fit_entries
-
-        g = self.graph
-        if not args.answer_nodes:
-            return ToolResult.failure("answer_nodes is empty: pass at least one {node_index, reasoning}.",
-                                      INVALID_ARGUMENTS)
-        added: list[dict[str, Any]] = []
-        missing: list[int] = []
-        seen: set[int] = set()
-        for item in args.answer_nodes:
-            if not g.is_valid_index(item.node_index):
-                missing.append(item.node_index)
-            elif item.node_index not in seen:
-                seen.add(item.node_index)
-                added.append({"index": item.node_index, "id": g.node_id(item.node_index),
-                              "name": g.name(item.node_index), "type": g.node_type(item.node_index),
-                              "reasoning": item.reasoning[:REASONING_CHARS]})
-        entries = [[f"- {node_label(row['index'], row['name'], row['type'], 120)} · id {row['id']}"]
-                   + ([f"  Reasoning: {clean_inline(row['reasoning'], REASONING_CHARS)}"] if row["reasoning"] else [])
-                   for row in added]
-        footer = []
-        if missing:
-            footer.append("Not found (no such node index): " + ", ".join(str(n) for n in missing)
-                          + f". Valid indices are 0 to {g.num_nodes - 1}; use indices shown by the search tools.")
-        footer.append("Recorded. The answer is every node recorded so far in this conversation, first recording "
-                      "first; call finish when it is complete.")
-        header = ["Added the following nodes to the answer:"] if added else []
-        text, _ = fit_entries(header, entries, footer, self.max_chars)
-        data = {"added": added, "missing": missing}
-        if added:
-            return ToolResult(text, data=data, node_indices=[row["index"] for row in added])
-        return ToolResult(text, data={**data, "error": "unknown_node"}, ok=False, error="unknown_node")
-
-    def finish(self, args: finish.FinishArgs) -> ToolResult:
-        data = {"confidence": args.confidence, "reason": (args.reason or "").strip()[:300] or None,
-                "comment": (args.comment or "").strip()[:300] or None}
-        return ToolResult("Finished. The answer is the nodes recorded with add_to_answer, in the order they were "
-                          "first recorded: give them to the user with their reasoning.", data=data, finished=True)
 
 
 def ark_prompt_text(tools: GraphTools, question: str) -> str:

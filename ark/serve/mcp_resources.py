@@ -2,7 +2,7 @@
 
 - ``ark://GRAPH/schema``: node and edge types with counts, which types each relation connects, and statistics
   (degrees, nodes without text).
-- ``ark://GRAPH/node/{id}`` (a template): one node's page: :meth:`GraphTools.get_node` (name, type, id, properties,
+- ``ark://GRAPH/node/{id}`` (a template): one node's page: the ``get_node`` tool (name, type, id, properties,
   text, neighbour counts by relation and type) and its neighbours by relation and direction, a few named per group.
   ``{id}`` is a node id (``HP:0001250``; percent-encoded or not) or an index.
 - With run folders (:class:`ark.serve.runs.RunBrowser`, as ``ark serve --runs`` browses them): ``ark://GRAPH/runs``
@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ark.runtime.tools import dumped
-
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -44,7 +42,7 @@ def schema_page(tools: GraphTools) -> str:
     """The schema tool's text and the graph's degree statistics."""
     import pyarrow.compute as pc
 
-    from .graph_tools import GraphSchemaArgs
+    from .tools import graph_schema
 
     g = tools.graph
     degrees = np.diff(np.asarray(g.indptr))
@@ -55,7 +53,7 @@ def schema_page(tools: GraphTools) -> str:
              f"(node [{int(degrees.argmax())}] {g.name(int(degrees.argmax()))}); isolated nodes: "
              f"{int((degrees == 0).sum()):,}" if len(degrees) else "  (no nodes)"]
     stats.append(f"  nodes without text: {no_text:,}")
-    return tools.graph_schema(GraphSchemaArgs()).text + "\n" + "\n".join(stats)
+    return graph_schema.run(tools, graph_schema.GraphSchemaArgs()).text + "\n" + "\n".join(stats)
 
 
 def node_page(tools: GraphTools, ref: str) -> str:
@@ -65,26 +63,27 @@ def node_page(tools: GraphTools, ref: str) -> str:
     from ark.methods.ark.tools.observations import node_label
 
     from .fit import fit_entries
-    from .graph_tools import GetNodeArgs
+    from .tools import get_node
 
     g = tools.graph
     text = ref.strip()
-    result = tools.get_node(GetNodeArgs(node=int(text) if text.isdigit() and not g.has_node(text) else text))
+    ref_value = int(text) if text.isdigit() and not g.has_node(text) else text
+    result = get_node.run(tools, get_node.GetNodeArgs(node=ref_value))
     if not result.ok:
         raise ResourceError(result.text)
-    data = dumped(result.data) or {}
-    node = data["index"]
-    found = g.neighbors(node)
+    data = result.data
+    assert isinstance(data, get_node.GetNodeResult)
+    found = g.neighbors(data.index)
     nodes, rels, out = (np.asarray(found.nodes), np.asarray(found.relations), np.asarray(found.outgoing))
     entries = []
-    for group in data["neighbours"]:
-        keep = ((rels == g.relation_types.index(group["relation"])) & (out == (group["direction"] == "out"))
-                & (np.asarray(g.node_type_codes)[nodes] == g.node_types.index(group["node_type"])))
+    for group in data.neighbours:
+        keep = ((rels == g.relation_types.index(group.relation)) & (out == (group.direction == "out"))
+                & (np.asarray(g.node_type_codes)[nodes] == g.node_types.index(group.node_type)))
         members = list(dict.fromkeys(nodes[keep].tolist()))
-        arrow = "->" if group["direction"] == "out" else "<-"
+        arrow = "->" if group.direction == "out" else "<-"
         named = ", ".join(node_label(n, g.name(n), g.node_type(n), 120) for n in members[:NAMED_PER_GROUP])
         more = f" and {len(members) - NAMED_PER_GROUP} more" if len(members) > NAMED_PER_GROUP else ""
-        entries.append([f"- {group['relation']} {arrow} {group['node_type']} ({group['count']}): {named}{more}"])
+        entries.append([f"- {group.relation} {arrow} {group.node_type} ({group.count}): {named}{more}"])
     neighbours, _ = fit_entries(["", "Neighbours by relation:"], entries, [], tools.limits.max_chars)
     return result.text + ("\n" + neighbours if entries else "")
 

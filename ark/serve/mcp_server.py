@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-from ark.runtime.tools import ToolResult, dumped
+from ark.runtime.tools import McpToolSchema, ToolResult, dumped
 
 if TYPE_CHECKING:
     from .graph_tools import GraphTools
@@ -48,8 +48,17 @@ class ArkTool(Tool):
                               is_error=not result.ok)
 
 
-def mcp_tools(tools: GraphTools | Any) -> list[Tool]:
-    """The SDK tool objects for every tool of ``tools`` (anything with ``mcp_schemas()`` and ``aexecute()``)."""
+class ServedTools(Protocol):
+    """What the server publishes: tool descriptors, and a call of one by name (the graph tools, the answer tools,
+    GraphScout's retriever)."""
+
+    def mcp_schemas(self) -> list[McpToolSchema]: ...
+
+    async def aexecute(self, name: str, arguments: str | dict | None) -> ToolResult: ...
+
+
+def mcp_tools(tools: ServedTools) -> list[Tool]:
+    """The SDK tool objects for every tool of ``tools``."""
     metadata = func_metadata(_no_arguments, structured_output=False)
     out: list[Tool] = []
     for schema in tools.mcp_schemas():

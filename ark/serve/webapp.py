@@ -35,10 +35,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ark.runtime.tools import MAX_ARGUMENT_DEPTH, dumped, json_depth
 
-from .graph_tool_args import ModelChoice
 from .graph_tools import GraphTools, NodeNotFound, resolve_node
 from .questions import MAX_QUESTION_CHARS, ModelSettings, QuestionService, RequestError, evidence_drawing
 from .runs import RunBrowser, RunNotFound
+from .tools.retrieve import ModelChoice
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
@@ -298,7 +298,7 @@ def _node_page(tools: GraphTools, ref: str, limit: int) -> Any:
             index = resolve_node(graph, ref)
         except NodeNotFound as exc:
             return _error(404, str(exc), "unknown_node")
-        data = dict(tools.execute("get_node", {"node": index}).data)
+        data = dumped(tools.execute("get_node", {"node": index}).data) or {}
         data["text"] = graph.text(index) or ""
         data["graph_version"] = graph.info.version
         found = graph.neighbors(index)

@@ -96,7 +96,7 @@ def test_a_dead_holders_requests_keep_their_slots_until_the_request_timeout_has_
         time.sleep(DYING_REPLY_S)  # let the server finish the dead holder's requests before reading its count
         assert server.max_in_flight == LIMIT  # the oracle: never more than the budget at the endpoint
     assert waited >= HOLD_S  # the survivors waited out the dead holder's hold
-    assert [reply.message["content"] for reply in replies] == ["ok"] * 6
+    assert [reply.message.content for reply in replies] == ["ok"] * 6
     assert counted == {} and peaks == {server.base_url: LIMIT}
 
 

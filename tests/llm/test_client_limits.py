@@ -58,7 +58,7 @@ def test_usage_that_is_not_token_counts_is_ignored_with_a_warning(openai_server,
 
     with caplog.at_level(logging.WARNING, logger="ark.llm.openai_client"):
         bad, good = asyncio.run(twice())
-    assert bad.message["content"] == "hi" and bad.usage == Usage()
+    assert bad.message.content == "hi" and bad.usage == Usage()
     assert good.usage == Usage(3, 4, 7) and client.usage_total == Usage(3, 4, 7)
     warned = " ".join(record.getMessage() for record in caplog.records)
     assert openai_server.base_url in warned and "usage" in warned, warned
@@ -113,7 +113,7 @@ def test_a_response_past_the_size_limit_is_an_error_not_a_full_memory(openai_ser
         asyncio.run(client.next_message(MESSAGES, []))
     assert openai_server.base_url in str(info.value), str(info.value)
     reply = asyncio.run(client.next_message(MESSAGES, []))  # a reply under the limit is read as before
-    assert reply.message["content"] == "hi"
+    assert reply.message.content == "hi"
 
 
 def test_a_reply_over_the_size_cap_says_so_not_could_not_connect(openai_server, monkeypatch):

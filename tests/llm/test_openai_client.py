@@ -60,7 +60,7 @@ def test_tool_call_reply_is_parsed_with_usage(openai_server):
 
     reply = run(ask(client))
 
-    assert reply.message == {
+    assert reply.message.to_openai() == {
         "role": "assistant",
         "content": None,
         "tool_calls": [{"id": "call_1_0", "type": "function",
@@ -98,10 +98,10 @@ def test_malformed_arguments_and_plain_text_are_returned_as_is(openai_server):
     odd = run(ask(client))
     plain = run(ask(client, agent_index=1))
 
-    assert odd.message["content"] == "thinking"
-    assert odd.message["tool_calls"][0]["function"] == {"name": "no_such_tool",
-                                                        "arguments": '{"query": "unterminated'}
-    assert plain.message == {"role": "assistant", "content": "I am done."}
+    assert odd.message.content == "thinking"
+    assert odd.message.to_openai()["tool_calls"][0]["function"] == {"name": "no_such_tool",
+                                                                   "arguments": '{"query": "unterminated'}
+    assert plain.message.to_openai() == {"role": "assistant", "content": "I am done."}
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])
@@ -111,7 +111,7 @@ def test_transient_error_then_success_is_retried(openai_server, status):
 
     reply = run(ask(client))
 
-    assert reply.message["tool_calls"][0]["function"]["name"] == "search_in_graph"
+    assert reply.message.tool_calls[0].name == "search_in_graph"
     assert openai_server.request_count == 2
     assert client.calls == 1
 
@@ -132,7 +132,7 @@ def test_a_200_body_that_is_not_a_completion_is_retried_then_named(openai_server
     monkeypatch.setattr(openai_client, "MALFORMED_RETRY_BASE_S", 0.001)
     openai_server.enqueue(raw_reply(body), text_reply("recovered"))
     client = make_client(openai_server, max_retries=2)
-    assert run(ask(client)).message["content"] == "recovered"
+    assert run(ask(client)).message.content == "recovered"
     assert openai_server.request_count == 2
 
     openai_server.enqueue(*[raw_reply(body)] * 3)
@@ -150,7 +150,7 @@ def test_timeout_then_success_is_retried(openai_server):
 
     reply = run(ask(client))
 
-    assert reply.message["content"] == "on time"
+    assert reply.message.content == "on time"
     assert openai_server.request_count == 2
 
 
@@ -215,7 +215,7 @@ def test_cache_key_separates_agents_and_sampling(openai_server, tmp_path):
     colder = run(ask(make_client(openai_server, cache_dir=tmp_path, temperature=0.0), agent_index=0))
 
     assert openai_server.request_count == 3
-    assert (zero.message["content"], one.message["content"], colder.message["content"]) == (
+    assert (zero.message.content, one.message.content, colder.message.content) == (
         "agent 0", "agent 1", "colder")
     assert client.cache_key(client.build_request(MESSAGES, TOOLS, agent_index=0), 0) != client.cache_key(
         client.build_request(MESSAGES, TOOLS, agent_index=1), 1)
@@ -231,7 +231,7 @@ def test_unreadable_cache_entry_is_refetched(openai_server, tmp_path):
 
     reply = run(ask(client))
 
-    assert not reply.cached and reply.message["content"] == "fresh again"
+    assert not reply.cached and reply.message.content == "fresh again"
     assert json.loads(entry.read_text(encoding="utf-8"))["message"]["content"] == "fresh again"
 
 
@@ -252,8 +252,8 @@ def test_client_survives_several_event_loops(openai_server):
     openai_server.enqueue(text_reply("one"), text_reply("two"))
     client = make_client(openai_server)
 
-    assert run(ask(client)).message["content"] == "one"
-    assert run(ask(client, agent_index=1)).message["content"] == "two"
+    assert run(ask(client)).message.content == "one"
+    assert run(ask(client, agent_index=1)).message.content == "two"
     run(client.aclose())
 
 

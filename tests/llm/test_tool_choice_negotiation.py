@@ -46,8 +46,8 @@ def test_refused_required_falls_back_to_auto_once_with_one_warning(openai_server
 
     sent = [r["tool_choice"] for r in openai_server.requests]
     assert sent == ["required", "auto", "auto"]  # the 500 not resent; the choice remembered for the endpoint
-    assert first.message["tool_calls"][0]["function"]["name"] == "search_in_graph"
-    assert second.message["tool_calls"]
+    assert first.message.tool_calls[0].name == "search_in_graph"
+    assert second.message.tool_calls
     warnings = _warnings(caplog)
     assert len(warnings) == 1 and "--set tool_choice=auto" in warnings[0]
     assert openai_server.base_url in warnings[0]
@@ -60,7 +60,7 @@ def test_a_blank_500_to_required_is_that_refusal_not_a_transient_error(openai_se
         reply = run(ask(client))
 
     assert [r["tool_choice"] for r in openai_server.requests] == ["required", "auto"]  # not resent 3 more times
-    assert reply.message["tool_calls"] and len(_warnings(caplog)) == 1
+    assert reply.message.tool_calls and len(_warnings(caplog)) == 1
 
 
 def test_a_blank_500_to_auto_stays_transient(openai_server):
@@ -68,7 +68,7 @@ def test_a_blank_500_to_auto_stays_transient(openai_server):
     reply = run(ask(make_client(openai_server, max_retries=2), tool_choice="auto"))
 
     assert [r["tool_choice"] for r in openai_server.requests] == ["auto", "auto"]  # retried as before
-    assert reply.message["tool_calls"]
+    assert reply.message.tool_calls
 
 
 def test_the_choice_is_remembered_per_endpoint_for_other_clients(openai_server, caplog):
@@ -86,7 +86,7 @@ def test_a_4xx_naming_tool_choice_falls_back_too(openai_server):
     reply = run(ask(make_client(openai_server)))
 
     assert [r["tool_choice"] for r in openai_server.requests] == ["required", "auto"]
-    assert reply.message["tool_calls"]
+    assert reply.message.tool_calls
 
 
 def test_a_refused_fallback_fails_after_one_retry(openai_server):
@@ -117,4 +117,4 @@ def test_a_5xx_validation_error_is_not_retried_and_names_the_setting(openai_serv
 def test_a_plain_5xx_is_still_transient(openai_server):
     openai_server.enqueue(http_error(500, "CUDA out of memory"), SEARCH)
     reply = run(ask(make_client(openai_server, max_retries=2)))
-    assert openai_server.request_count == 2 and reply.message["tool_calls"]
+    assert openai_server.request_count == 2 and reply.message.tool_calls

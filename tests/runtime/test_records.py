@@ -1,4 +1,4 @@
-"""Records as dicts: a step's dict is what ``dataclasses.asdict`` gives (the oracle), in fresh containers, and a
+"""Records as dicts: a step's dict has the keys and values the files have always had, in fresh containers, and a
 retrieval's record without its agents is its full record minus ``agents``."""
 
 from __future__ import annotations
@@ -15,16 +15,23 @@ Pair = namedtuple("Pair", "left right")
 def _step() -> StepRecord:
     results = {"results": [{"index": 3, "name": "FBN1", "out": ["associated_gene"], "in": []}],
                "page": (1, 2), "pair": Pair([1], {"a": 2}), "nested": {"deep": [[1, 2], {"x": None}]}}
-    calls = [ToolCallRecord("c1", "search_in_graph", '{"query": "FBN1"}', True, node_indices=[3, 4], result=results),
-             ToolCallRecord("c2", "finish", "{bad", False, ok=False, error="invalid arguments")]
-    return StepRecord(0, calls, ["obs 1", "obs 2"], 0.25, 0.0, Usage(3, 4, 7), content="thinking",
-                      corrective=None)
+    calls = [ToolCallRecord.of("c1", "search_in_graph", '{"query": "FBN1"}', True, node_indices=[3, 4],
+                               result=results),
+             ToolCallRecord.of("c2", "finish", "{bad", False, ok=False, error="invalid arguments")]
+    return StepRecord.of(0, calls, ["obs 1", "obs 2"], 0.25, 0.0, Usage(3, 4, 7), content="thinking",
+                         corrective=None)
 
 
-def test_a_step_record_is_what_asdict_gives_in_fresh_containers():
+def test_a_step_record_is_the_files_dict_in_fresh_containers():
     step = _step()
-    expected = asdict(step)
-    expected["usage"] = step.usage.to_dict()
+    call = {"parsed_ok": True, "ok": True, "error": None, "node_indices": [3, 4],
+            "result": asdict(step)["tool_calls"][0]["answer"]["result"]}  # asdict: the oracle of a fresh copy
+    expected = {"index": 0, "tool_calls": [
+        {"id": "c1", "name": "search_in_graph", "arguments": '{"query": "FBN1"}', **call},
+        {"id": "c2", "name": "finish", "arguments": "{bad", "parsed_ok": False, "ok": False,
+         "error": "invalid arguments", "node_indices": [], "result": None}],
+        "observations": ["obs 1", "obs 2"], "wall_s": 0.25, "llm_s": 0.0, "usage": Usage(3, 4, 7).to_dict(),
+        "cached": False, "content": "thinking", "corrective": None}
     got = step.to_dict()
     assert got == expected and list(got) == list(expected)
     assert type(got["tool_calls"][0]["result"]["page"]) is tuple

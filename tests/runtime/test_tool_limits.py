@@ -14,6 +14,7 @@ from ark.runtime.tools import (
     ToolResult,
     ToolSet,
     ToolSpec,
+    dumped,
 )
 
 
@@ -39,7 +40,7 @@ def test_a_huge_argument_string_is_refused_before_it_is_parsed():
     result = tools.execute("echo", raw)
     assert not result.ok and result.error == ARGUMENTS_TOO_LONG and calls == []
     assert f"the limit is {MAX_ARGUMENT_CHARS:,} characters" in result.text and "14,000,013" in result.text
-    assert result.data == {"error": ARGUMENTS_TOO_LONG, "size": len(raw), "limit": MAX_ARGUMENT_CHARS}
+    assert dumped(result.data) == {"error": ARGUMENTS_TOO_LONG, "size": len(raw), "limit": MAX_ARGUMENT_CHARS}
 
 
 def test_a_long_text_value_is_refused_naming_the_argument_and_the_limit():
@@ -50,7 +51,7 @@ def test_a_long_text_value_is_refused_naming_the_argument_and_the_limit():
     assert result.text == (f"The query argument of echo is 16,000 characters long; text arguments are limited to "
                            f"{MAX_TEXT_ARGUMENT_CHARS:,} characters. Send a shorter query (a few keywords).")
     nested = tools.execute("echo", {"query": "ok", "notes": [{"why": "y" * 2001}]})
-    assert nested.data["argument"] == "notes.0.why" and calls == []
+    assert nested.data.argument == "notes.0.why" and calls == []
 
 
 def test_arguments_at_the_limits_still_run():

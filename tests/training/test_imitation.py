@@ -16,9 +16,9 @@ from ark.runtime.records import StepRecord, ToolCallRecord, Trajectory
 
 
 def _step(index, calls, corrective=None):
-    records = [ToolCallRecord(f"c{index}{n}", name, arguments, ok, ok) for n, (name, arguments, ok) in
+    records = [ToolCallRecord.of(f"c{index}{n}", name, arguments, ok, ok) for n, (name, arguments, ok) in
                enumerate(calls)]
-    return StepRecord(index, records, ["seen"] * len(records), 0.0, 0.0, Usage(), corrective=corrective)
+    return StepRecord.of(index, records, ["seen"] * len(records), 0.0, 0.0, Usage(), corrective=corrective)
 
 
 def _record(question, calls):

@@ -78,7 +78,7 @@ def test_sampling_is_seeded_and_greedy_is_deterministic(tiny_base):
     greedy = LocalChatClient(tiny_base, max_new_tokens=12)
     assert greedy.generate_text(messages, [])[0] == greedy.generate_text(messages, [])[0]
     reply = asyncio.run(greedy.next_message(messages, []))
-    assert reply.message["role"] == "assistant" and reply.usage.total_tokens > reply.usage.prompt_tokens
+    assert reply.message.role == "assistant" and reply.usage.total_tokens > reply.usage.prompt_tokens
 
 
 def test_make_chat_client_resolves_local_and_remote_models(tiny_base):

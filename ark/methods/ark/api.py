@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ark.errors import ArkError
 from ark.graph import KnowledgeGraph
@@ -47,7 +47,17 @@ def open_relevance_index(graph: KnowledgeGraph, options: ArkOptions, progress: b
 _LEVELS = ("low", "medium", "high")
 
 
-def overall_confidence(trajectories: Sequence[Any], answered: bool) -> tuple[str | None, str | None]:
+class StatedConfidence(Protocol):
+    """What a trajectory's finish call stated (a :class:`~ark.runtime.records.Trajectory`)."""
+
+    @property
+    def confidence(self) -> str | None: ...
+
+    @property
+    def confidence_reason(self) -> str | None: ...
+
+
+def overall_confidence(trajectories: Sequence[StatedConfidence], answered: bool) -> tuple[str | None, str | None]:
     """The retrieval's confidence: the level most agents stated (the lower one on a tie) with the reason of the
     first agent that stated it; ``low`` when nothing was answered; None when no agent stated one."""
     stated = [t for t in trajectories if t.confidence in _LEVELS]
@@ -68,7 +78,7 @@ def agent_options(config: ArkOptions | None, *, n_agents: int | None = None, max
     """The options of one :class:`ARK`: ``config`` as given, or the keywords given over ``preset``'s values
     (``paper``: :data:`~.options.PAPER_PRESET`) over ArkOptions' defaults. Keywords or a preset beside a ``config``
     would be ignored, so they are refused (``TypeError`` naming both)."""
-    given: dict[str, Any] = {"n_agents": n_agents, "max_steps": max_steps, "fusion": fusion}
+    given: dict[str, object] = {"n_agents": n_agents, "max_steps": max_steps, "fusion": fusion}
     given = {key: value for key, value in given.items() if value is not None}
     if tool_config is not None:
         given["tools"] = tool_config.model_dump(exclude_unset=True)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ...plots import pyplot, save_png
-from .tooluse import GLOBAL_TOOL, trajectory_rows
+from .tooluse import GLOBAL_TOOL, Record, ToolUse, TrajectoryRow, _wall, trajectory_rows
 
 SUCCESS_COLOR = "#2a9d8f"
 FAILURE_COLOR = "#e76f51"
@@ -16,14 +15,14 @@ NEIGHBORHOOD_COLOR = "#e9c46a"
 
 
 def write_tool_use_charts(
-    analysis: Mapping[str, Any],
-    records: Sequence[Mapping[str, Any]],
-    per_query: Sequence[Mapping[str, Any]],
+    analysis: ToolUse,
+    records: Sequence[Record],
+    per_query: Sequence[Record],
     directory: str | Path,
     title: str = "",
 ) -> list[Path]:
     """Write the tool-use PNGs into ``directory`` and return their paths (none without trajectories)."""
-    if not analysis.get("n_trajectories"):
+    if not analysis.get("n_trajectories") or "calls" not in analysis:
         return []
     plt = pyplot()
     directory = Path(directory)
@@ -41,8 +40,8 @@ def _save(plt, fig, path: Path) -> Path:
     return save_png(fig, path)
 
 
-def _by_step(plt, analysis: Mapping[str, Any], path: Path, title: str) -> Path:
-    steps = analysis["by_step"]
+def _by_step(plt, analysis: ToolUse, path: Path, title: str) -> Path:
+    steps = analysis.get("by_step", [])
     x = [s["step"] for s in steps]
     fig, (ax, ax_n) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, height_ratios=[3, 1])
     ax.plot(x, [100 * s["with_global"] for s in steps], marker="o", color=GLOBAL_COLOR,
@@ -53,7 +52,7 @@ def _by_step(plt, analysis: Mapping[str, Any], path: Path, title: str) -> Path:
     ax.set_ylim(0, 105)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper right")
-    share = analysis["share_returning_to_global"]
+    share = analysis.get("share_returning_to_global", 0.0)
     ax.set_title(f"{title}\nTool choice by step ({100 * share:.0f}% of trajectories return to global search)".strip())
     ax_n.bar(x, [s["trajectories"] for s in steps], color="#8d99ae")
     ax_n.set_ylabel("trajectories\nstill running")
@@ -61,7 +60,7 @@ def _by_step(plt, analysis: Mapping[str, Any], path: Path, title: str) -> Path:
     return _save(plt, fig, path)
 
 
-def neighborhood_by_success(rows: Sequence[Mapping[str, Any]], path: Path, title: str = "") -> Path:
+def neighborhood_by_success(rows: Sequence[TrajectoryRow], path: Path, title: str = "") -> Path:
     """Figure 5: the distribution of neighbourhood calls per trajectory, successful (Hit@5) vs failed trajectories
     (``rows``: :func:`~ark.methods.ark.tooluse.trajectory_rows`)."""
     plt = pyplot()
@@ -93,12 +92,12 @@ def neighborhood_by_success(rows: Sequence[Mapping[str, Any]], path: Path, title
     return _save(plt, fig, path)
 
 
-def _cost(plt, analysis: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-          per_query: Sequence[Mapping[str, Any]], path: Path, title: str) -> Path:
+def _cost(plt, analysis: ToolUse, rows: Sequence[TrajectoryRow], per_query: Sequence[Record], path: Path,
+          title: str) -> Path:
     tokens: dict[str, int] = {}
     for r in rows:
         tokens[r["id"]] = tokens.get(r["id"], 0) + r["tokens"]
-    wall = [float(r["wall_s"]) for r in per_query if r.get("wall_s") is not None]
+    wall = [w for w in map(_wall, per_query) if w is not None]
     calls = analysis["calls"]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
     names = ["global", "neighborhood", "zero-result", "repeated", "invalid"]

@@ -6,7 +6,7 @@ This module is what ``ark methods`` and option validation import: it holds no im
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
@@ -105,7 +105,7 @@ class ArkOptions(MethodOptions):
         "and counted as an invalid call")
 
     @model_serializer(mode="wrap")
-    def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         """The options as recorded in run configs and trajectories: ``fusion_ties`` and ``fusion_evidence`` only
         when they are not the default, and ``allow_unseen_answers`` only when set, so that run folders made before
         the options existed resume and compare equal."""

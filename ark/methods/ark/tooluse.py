@@ -14,8 +14,9 @@ trajectory, as the paper's Figure 5 and Tables 9-10 define it); ``query_success`
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 import numpy as np
 
@@ -27,12 +28,80 @@ if TYPE_CHECKING:
     from ...runtime.records import Trajectory
 
 
+Record = Mapping[str, object]  # a trajectories.jsonl record, or a per-query row, as read
+
+
+class Stats(TypedDict):
+    n: int
+    mean: float
+    median: float
+    p90: float
+    max: float
+
+
+class TrajectoryRow(TypedDict):
+    """One trajectory's figures (see :func:`trajectory_rows`)."""
+
+    id: str
+    success: bool
+    query_success: bool
+    steps: int
+    global_calls: int
+    neighborhood_calls: int
+    returns_to_global: bool
+    zero_result_calls: int
+    repeated_calls: int
+    invalid_calls: int
+    total_calls: int
+    tokens: int
+    stop_reason: str
+    step_tools: list[list[str]]
+
+
+class StepShare(TypedDict):
+    step: int
+    trajectories: int
+    with_global: float
+    with_neighborhood: float
+
+
+CallCounts = TypedDict("CallCounts", {"total": int, "global": int, "neighborhood": int, "zero_result": int,
+                                      "repeated": int, "invalid": int})
+
+
+class BySuccess(TypedDict):
+    all: Stats
+    success: Stats
+    failure: Stats
+
+
+class ToolUse(TypedDict):
+    """The figures of :func:`analyze` (only ``n_trajectories``, 0, when there are no trajectories)."""
+
+    n_trajectories: int
+    n_queries: NotRequired[int]
+    calls: NotRequired[CallCounts]
+    share_global: NotRequired[float]
+    share_neighborhood: NotRequired[float]
+    share_returning_to_global: NotRequired[float]
+    trajectory_tool_mix: NotRequired[dict[str, dict[str, float]]]
+    share_zero_result_calls: NotRequired[float]
+    share_repeated_calls: NotRequired[float]
+    neighborhood_calls_per_trajectory: NotRequired[BySuccess]
+    steps_per_trajectory: NotRequired[Stats]
+    stop_reasons: NotRequired[dict[str, int]]
+    tokens_per_query: NotRequired[Stats]
+    wall_s_per_query: NotRequired[Stats]
+    by_step: NotRequired[list[StepShare]]
+    success_definition: NotRequired[str]
+
+
 def step_tool_names(trajectory: Trajectory) -> list[list[str]]:
     """The names of the tools called at each step of one trajectory."""
     return [[call.name for call in step.tool_calls] for step in trajectory.steps]
 
 
-def _stats(values: Sequence[float]) -> dict[str, float]:
+def _stats(values: Sequence[float]) -> Stats:
     if not values:
         return {"n": 0, "mean": 0.0, "median": 0.0, "p90": 0.0, "max": 0.0}
     array = np.asarray(values, dtype=np.float64)
@@ -47,15 +116,21 @@ def _share(part: float, whole: float) -> float:
 SUCCESS_AT = 5  # a trajectory succeeds when an answer is among its first SUCCESS_AT nodes (Hit@5)
 
 
-def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Mapping[str, Any]]) -> list[dict]:
+def _wall(row: Record) -> float | None:
+    value = row.get("wall_s")
+    return float(value) if isinstance(value, int | float | str) else None
+
+
+def trajectory_rows(records: Iterable[Record], per_query: Iterable[Record]) -> list[TrajectoryRow]:
     """One flat row per trajectory: query id, success (Hit@5 of the trajectory's own answer list), the fused
     ranking's success, call counts, tokens, steps."""
     rows_by_id = {str(r["id"]): r for r in per_query}
-    rows = []
+    rows: list[TrajectoryRow] = []
     for record in records:
         qid = str(record["id"])
         query = rows_by_id.get(qid, {})
-        gold = set(query.get("answer_ids") or ())
+        answer_ids = query.get("answer_ids")
+        gold = set(answer_ids) if isinstance(answer_ids, list | tuple) else set()
         for trajectory in record_trajectories(record):
             names = step_tool_names(trajectory)
             flat = [n for step in names for n in step]
@@ -80,22 +155,21 @@ def trajectory_rows(records: Iterable[Mapping[str, Any]], per_query: Iterable[Ma
     return rows
 
 
-def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def analyze(records: Iterable[Record], per_query: Sequence[Record]) -> ToolUse:
     """Tool-use figures of an agent run (see the module doc); ``{"n_trajectories": 0}`` when there are none."""
     rows = trajectory_rows(records, per_query)
     if not rows:
         return {"n_trajectories": 0}
 
-    def total(key: str) -> int:
-        return sum(r[key] for r in rows)
-
-    n_global, n_neigh, n_calls = total("global_calls"), total("neighborhood_calls"), total("total_calls")
+    n_global, n_neigh = sum(r["global_calls"] for r in rows), sum(r["neighborhood_calls"] for r in rows)
+    n_calls = sum(r["total_calls"] for r in rows)
+    zero, repeated = sum(r["zero_result_calls"] for r in rows), sum(r["repeated_calls"] for r in rows)
     tokens_per_query: Counter[str] = Counter()
     for r in rows:
         tokens_per_query[r["id"]] += r["tokens"]
-    wall = [float(r["wall_s"]) for r in per_query if r.get("wall_s") is not None]
+    wall = [w for w in map(_wall, per_query) if w is not None]
     max_steps = max(r["steps"] for r in rows)
-    by_step = []
+    by_step: list[StepShare] = []
     for t in range(max_steps):
         active = [r for r in rows if r["steps"] > t]
         by_step.append({
@@ -107,15 +181,14 @@ def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[st
     return {
         "n_queries": len({r["id"] for r in rows}),
         "n_trajectories": len(rows),
-        "calls": {"total": n_calls, "global": n_global, "neighborhood": n_neigh,
-                  "zero_result": total("zero_result_calls"), "repeated": total("repeated_calls"),
-                  "invalid": total("invalid_calls")},
+        "calls": {"total": n_calls, "global": n_global, "neighborhood": n_neigh, "zero_result": zero,
+                  "repeated": repeated, "invalid": sum(r["invalid_calls"] for r in rows)},
         "share_global": _share(n_global, n_global + n_neigh),
         "share_neighborhood": _share(n_neigh, n_global + n_neigh),
         "share_returning_to_global": _share(sum(r["returns_to_global"] for r in rows), len(rows)),
         "trajectory_tool_mix": {"all": _tool_mix(rows), "success": _tool_mix([r for r in rows if r["success"]])},
-        "share_zero_result_calls": _share(total("zero_result_calls"), n_calls),
-        "share_repeated_calls": _share(total("repeated_calls"), n_calls),
+        "share_zero_result_calls": _share(zero, n_calls),
+        "share_repeated_calls": _share(repeated, n_calls),
         "neighborhood_calls_per_trajectory": {
             "all": _stats([r["neighborhood_calls"] for r in rows]),
             "success": _stats([r["neighborhood_calls"] for r in rows if r["success"]]),
@@ -130,10 +203,10 @@ def analyze(records: Iterable[Mapping[str, Any]], per_query: Sequence[Mapping[st
     }
 
 
-def _tool_mix(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+def _tool_mix(rows: Sequence[TrajectoryRow]) -> dict[str, float]:
     """Shares of trajectories using only global search, both tools, only neighbourhoods or neither (Table 9), and
     of those calling global search again after their first step (Table 10)."""
-    def share(test) -> float:
+    def share(test: Callable[[TrajectoryRow], bool]) -> float:
         return _share(sum(1 for r in rows if test(r)), len(rows))
 
     return {
@@ -146,9 +219,9 @@ def _tool_mix(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-def summary_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str]]:
+def summary_rows(analysis: ToolUse) -> list[tuple[str, str]]:
     """The headline figures of :func:`analyze` as ``(figure, value)`` rows (none without trajectories)."""
-    if not analysis.get("n_trajectories"):
+    if not analysis.get("n_trajectories") or "calls" not in analysis:
         return []
     neigh = analysis["neighborhood_calls_per_trajectory"]
     calls = analysis["calls"]
@@ -173,7 +246,7 @@ def summary_rows(analysis: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def markdown(analysis: Mapping[str, Any]) -> str:
+def markdown(analysis: ToolUse) -> str:
     """A short Markdown account of :func:`analyze`'s figures (the rows of :func:`summary_rows`)."""
     rows = summary_rows(analysis)
     if not rows:
@@ -183,8 +256,8 @@ def markdown(analysis: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_charts(analysis: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
-                 per_query: Sequence[Mapping[str, Any]], directory: Any, title: str = "") -> list:
+def write_charts(analysis: ToolUse, records: Sequence[Record], per_query: Sequence[Record], directory: str | Path,
+                 title: str = "") -> list[Path]:
     """The tool-use PNG charts (needs matplotlib: ``pip install 'ark-kg[plots]'``)."""
     from .charts import write_tool_use_charts
 

@@ -103,7 +103,7 @@ def test_a_replay_that_plans_every_phase_twice_gives_the_recorded_replies(record
         for position, prefix in step_prefixes(trajectory.messages):
             reply = asyncio.run(policy.next_message(prefix, trajectory.tools, agent_index=trajectory.agent_index))
             recorded = trajectory.messages[position].to_openai()
-            assert reply.message == recorded, f"agent {trajectory.agent_index}, {position}"
+            assert reply.message.to_openai() == recorded, f"agent {trajectory.agent_index}, {position}"
 
 
 def test_agents_after_the_first_query_neighbourhoods_in_their_own_seeded_order(recorded):

@@ -172,7 +172,7 @@ def test_replaying_a_recorded_conversation_gives_the_recorded_next_message(graph
                 continue
             reply = asyncio.run(policy.next_message(messages[:position], trajectory.tools,
                                                     agent_index=trajectory.agent_index))
-            assert reply.message == message.to_openai(), f"agent {trajectory.agent_index}, message {position}"
+            assert reply.message == message, f"agent {trajectory.agent_index}, message {position}"
 
 
 # ------------------------------------------------------------------------------------------------ edge cases

@@ -23,7 +23,7 @@ QUESTION = {"id": "q", "query": "Which gene is associated with Marfan syndrome?"
 
 
 def call(name: str, nodes: list[int], ok: bool = True, result: dict | None = None) -> ToolCallRecord:
-    return ToolCallRecord(f"c-{name}-{len(nodes)}", name, "{}", True, ok, None if ok else "cypher", nodes, result)
+    return ToolCallRecord.of(f"c-{name}-{len(nodes)}", name, "{}", True, ok, None if ok else "cypher", nodes, result)
 
 
 def trajectory(final: str | None, *calls: ToolCallRecord, last_calls_tools: bool = False) -> Trajectory:
@@ -35,7 +35,7 @@ def trajectory(final: str | None, *calls: ToolCallRecord, last_calls_tools: bool
                          "tool_calls": [{"id": record.id, "type": "function",
                                          "function": {"name": record.name, "arguments": "{}"}}]})
         messages.append({"role": "tool", "tool_call_id": record.id, "content": "..."})
-        steps.append(StepRecord(k, [record], ["..."], 0.0, 0.0, Usage()))
+        steps.append(StepRecord.of(k, [record], ["..."], 0.0, 0.0, Usage()))
     if final is not None:
         message: dict = {"role": "assistant", "content": final}
         if last_calls_tools:

@@ -8,6 +8,7 @@ import json
 
 from ark.methods.graphscout.options import GraphScoutOptions
 from ark.methods.graphscout.tools import CODE_INTERPRETER, NODE_ID_RETRIEVER, TOOL_SPECS, Toolbox
+from ark.methods.graphscout.tools.code_interpreter import CodeInterpreterResult, code_result_of
 from ark.runtime.tools import dumped
 
 
@@ -66,7 +67,11 @@ def test_code_interpreter_keeps_variables_and_reports_touched_nodes(scout, clini
             "g.name AS name ORDER BY name', {'id': 'OMIM:609192'})\nprint(len(rows))")
     first = box.execute(CODE_INTERPRETER, json.dumps({"code": code}))
     assert first.ok and first.text == "2"
-    assert first.data["cypher_calls"][0]["rows"] == 2 and "strings" not in first.data["cypher_calls"][0]
+    assert isinstance(first.data, CodeInterpreterResult) and first.data.cypher_calls[0].rows == 2
+    written = dumped(first.data)  # the record's keys, in the order trajectory files have always had them
+    assert list(written) == ["stdout", "error", "error_kind", "cypher_kind", "elapsed_s", "cypher_calls", "note",
+                             "output_truncated", "restarted", "node_indices", "touched"]
+    assert list(written["cypher_calls"][0]) == ["query", "rows", "truncated", "ms", "node_indices"]  # no "strings"
     touched = {clinical.node_id(i) for i in first.node_indices}
     assert touched == {"OMIM:609192", "NCBIGene:7046", "NCBIGene:7048"}  # the parameter and the returned ids
     second = box.execute(CODE_INTERPRETER, {"code": "print([r['name'] for r in rows])"})  # variables persist
@@ -81,11 +86,16 @@ def test_code_errors_are_observations_the_model_can_fix(scout):
     box = toolbox(scout)
     bad = box.execute(CODE_INTERPRETER, {"code": "cypher('MATCH (g:gene) RETRUN g')"})
     assert not bad.ok and bad.error == "cypher" and "[error: cypher]" in bad.text
-    assert bad.data["error_kind"] == "cypher" and bad.data["error_message"]
+    assert isinstance(bad.data, CodeInterpreterResult) and bad.data.error_kind == "cypher" and bad.data.error_message
+    assert list(dumped(bad.data)) == ["stdout", "error_kind", "cypher_kind", "elapsed_s", "cypher_calls", "note",
+                                      "output_truncated", "restarted", "node_indices", "touched", "error_message",
+                                      "error"]
+    assert list(dumped(bad.data)["cypher_calls"][0]) == ["query", "error", "message", "ms"]
+    assert code_result_of(dumped(bad.data)) == bad.data  # a record read back from a file is the same result
     crash = box.execute(CODE_INTERPRETER, {"code": "1/0"})
     assert not crash.ok and "ZeroDivisionError" in crash.text
     write = box.execute(CODE_INTERPRETER, {"code": "cypher('MATCH (g:gene) DELETE g')"})
-    assert not write.ok and write.data["cypher_kind"] == "write_refused"
+    assert not write.ok and isinstance(write.data, CodeInterpreterResult) and write.data.cypher_kind == "write_refused"
     fine = box.execute(CODE_INTERPRETER, {"code": "print(cypher('MATCH (g:gene) RETURN count(g) AS n')[0]['n'])"})
     assert fine.ok and fine.text == "7"  # the agent carries on, the database is unchanged
     assert box.telemetry.failed_code_calls == 3

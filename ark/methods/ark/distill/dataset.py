@@ -12,7 +12,7 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ....storage.atomic import atomic_write_text
 from ....training.datasets import chat_statistics, record_trajectories, write_chat_dataset
@@ -25,8 +25,8 @@ VALIDATION_FILE = "validation.jsonl"
 STATISTICS_FILE = "statistics.json"
 
 
-def split_by_question(records: Sequence[Mapping[str, Any]], validation_questions: int = 200,
-                      seed: int = 0) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+def split_by_question(records: Sequence[Mapping[str, object]], validation_questions: int = 200,
+                      seed: int = 0) -> tuple[list[Mapping[str, object]], list[Mapping[str, object]]]:
     """``(train, validation)`` records: ``validation_questions`` distinct questions, drawn with ``seed``, go to
     validation with all their records; input order is kept on both sides."""
     questions = list(dict.fromkeys(record["question"] for record in records))
@@ -41,8 +41,8 @@ def split_by_question(records: Sequence[Mapping[str, Any]], validation_questions
     return train, validation
 
 
-def token_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any,
-                     max_length: int | None = None) -> dict[str, Any]:
+def token_statistics(samples: Sequence[Mapping[str, object]], tokenizer: object,
+                     max_length: int | None = None) -> dict[str, object]:
     """Tokens per sample under the training template: total, trained (assistant) tokens, mean, longest, and how
     many samples exceed ``max_length``."""
     from ....training.sft import trained_token_mask, training_chat_template
@@ -53,7 +53,7 @@ def token_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any,
         ids, mask = trained_token_mask(sample, tokenizer, template)
         lengths.append(len(ids))
         trained += sum(mask)
-    out: dict[str, Any] = {"tokens": sum(lengths), "trained_tokens": trained,
+    out: dict[str, object] = {"tokens": sum(lengths), "trained_tokens": trained,
                            "mean_tokens": round(sum(lengths) / len(lengths), 1) if lengths else 0.0,
                            "max_tokens": max(lengths, default=0)}
     if max_length is not None:
@@ -62,10 +62,11 @@ def token_statistics(samples: Sequence[Mapping[str, Any]], tokenizer: Any,
     return out
 
 
-def write_distillation_dataset(records: Sequence[Mapping[str, Any]], out_dir: str | Path, *,
+def write_distillation_dataset(records: Sequence[Mapping[str, object]], out_dir: str | Path, *,
                                validation_questions: int = 200, seed: int = 0, include_system: bool = True,
-                               tokenizer: Any = None, max_length: int | None = None,
-                               keep: Callable[[Mapping[str, Any], Trajectory], bool] | None = None) -> dict[str, Any]:
+                               tokenizer: object = None, max_length: int | None = None,
+                               keep: Callable[[Mapping[str, object], Trajectory], bool] | None = None
+                               ) -> dict[str, object]:
     """Write ``train.jsonl``, ``validation.jsonl`` (when any) and ``statistics.json`` under ``out_dir`` from teacher
     retrieval records (``Retrieval.to_dict()`` or eval ``trajectories.jsonl`` lines); return the statistics. Each
     file is written atomically.
@@ -75,7 +76,7 @@ def write_distillation_dataset(records: Sequence[Mapping[str, Any]], out_dir: st
     """
     train, validation = split_by_question(records, validation_questions, seed)
     out = Path(out_dir)
-    statistics: dict[str, Any] = {"seed": seed, "include_system": include_system, "filtered": keep is not None}
+    statistics: dict[str, object] = {"seed": seed, "include_system": include_system, "filtered": keep is not None}
     for name, part, file_name in (("train", train, TRAIN_FILE), ("validation", validation, VALIDATION_FILE)):
         samples, dropped = [], 0
         for record in part:

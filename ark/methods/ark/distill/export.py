@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ark.errors import ArkError
 
@@ -37,7 +37,7 @@ EXPORT_FILE = "export.json"
 PAPER_TRAJECTORIES_PER_QUESTION = 3
 PAPER_TEMPERATURE = 0.7
 PAPER_VALIDATION_QUESTIONS = 200
-RecordT = TypeVar("RecordT", bound=Mapping[str, Any])  # a retrieval record, as read or as built
+RecordT = TypeVar("RecordT", bound=Mapping[str, object])  # a retrieval record, as read or as built
 OFFLINE_NOTE = ("The offline policy is deterministic: temperature does not apply. Its trajectories of one question "
                 "differ only through the agent index, which seeds each agent's choices (the wording of its "
                 "neighbourhood queries, how many candidates it verifies).")
@@ -73,7 +73,7 @@ def teacher_choice(choice: MethodChoice, per_question: int | None) -> MethodChoi
     return MethodChoice(choice.name, type(choice.options).model_validate(options), choice.context)
 
 
-def read_records(source: str | Path) -> list[dict[str, Any]]:
+def read_records(source: str | Path) -> list[dict[str, object]]:
     """The retrieval records of an eval run folder (its ``trajectories.jsonl``), an export folder (its teacher run)
     or a trajectory JSONL file (``ark ask --trajectories``, ``ark retrieve``'s ``*.trajectories.jsonl``)."""
     path = Path(source)
@@ -105,7 +105,7 @@ def records_for(records: Sequence[RecordT], queries: Sequence[Query]) -> list[Re
     return [record for record in records if record["question"] in wanted]
 
 
-def correctness_filter(metric: str, queries: Sequence[Query]) -> Callable[[Mapping[str, Any], Trajectory], bool]:
+def correctness_filter(metric: str, queries: Sequence[Query]) -> Callable[[Mapping[str, object], Trajectory], bool]:
     """An opt-in filter keeping a trajectory when its own answer list scores above 0 on ``metric`` (e.g. ``hit@5``)
     against the question's gold answers. Not the paper's recipe, which is label-free."""
     from ....metrics import METRIC_NAMES, query_metrics
@@ -114,7 +114,7 @@ def correctness_filter(metric: str, queries: Sequence[Query]) -> Callable[[Mappi
         raise ExportError(f"unknown metric {metric!r} for the correctness filter; valid: {', '.join(METRIC_NAMES)}")
     answers = {query.query: list(query.answer_ids) for query in queries}
 
-    def keep(record: Mapping[str, Any], trajectory: Trajectory) -> bool:
+    def keep(record: Mapping[str, object], trajectory: Trajectory) -> bool:
         gold = answers.get(str(record["question"]))
         if not gold:
             return False
@@ -123,10 +123,10 @@ def correctness_filter(metric: str, queries: Sequence[Query]) -> Callable[[Mappi
     return keep
 
 
-def export_dataset(records: Sequence[Mapping[str, Any]], out_dir: str | Path, *, validation_questions: int = 200,
+def export_dataset(records: Sequence[Mapping[str, object]], out_dir: str | Path, *, validation_questions: int = 200,
                    seed: int = 0, include_system: bool = True, keep_correct: str | None = None,
-                   queries: Sequence[Query] | None = None, tokenizer: Any = None, max_length: int | None = None,
-                   settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   queries: Sequence[Query] | None = None, tokenizer: object = None, max_length: int | None = None,
+                   settings: Mapping[str, object] | None = None) -> dict[str, object]:
     """Write the dataset files of ``out_dir`` (see the module doc) from teacher ``records``; return the statistics.
 
     ``validation_questions`` is lowered to leave at least one training question when the records hold fewer
@@ -161,7 +161,13 @@ def export_dataset(records: Sequence[Mapping[str, Any]], out_dir: str | Path, *,
     write_json_atomic(out / EXPORT_FILE, {
         **dict(settings or {}), "validation_questions": held_out, "seed": seed, "include_system": include_system,
         "keep_correct": keep_correct, "label_free": keep_correct is None, "questions": len(questions),
-        "samples": sum(statistics.get(side, {}).get("samples", 0) for side in ("train", "validation")),
+        "samples": sum(_samples(statistics.get(side)) for side in ("train", "validation")),
         "written": time.strftime("%Y-%m-%dT%H:%M:%S")})
     write_json_atomic(out / STATISTICS_FILE, statistics)
     return statistics
+
+
+def _samples(summary: object) -> int:
+    """The samples a side's statistics count (0 for a side without any)."""
+    count = summary.get("samples", 0) if isinstance(summary, dict) else 0
+    return count if isinstance(count, int) else 0

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ....runtime.records import Trajectory
 from ....training.datasets import record_trajectories
 
-Record = Mapping[str, Any]
+Record = Mapping[str, object]  # a retrieval record, as read from a file
 
 
-def tool_call_sequence(trajectory: Trajectory | Mapping[str, Any]) -> list[tuple[str, str]]:
+def tool_call_sequence(trajectory: Trajectory | Mapping[str, object]) -> list[tuple[str, str]]:
     """The ``(tool name, raw JSON arguments)`` of every call of one trajectory (or its ``to_dict()``), in order."""
     if not isinstance(trajectory, Trajectory):
         trajectory = Trajectory.from_dict(dict(trajectory))

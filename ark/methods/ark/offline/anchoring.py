@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 from ....graph import normalize_name
 from ....llm.messages import ToolCall
@@ -23,7 +22,7 @@ MAX_CLAUSES = 8  # parts of long mentions searched after them
 FAMILY_SIZE = 10  # nodes kept when a mention names a family of nodes rather than one
 
 
-def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCall, Any]]) -> None:
+def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCall, object]]) -> None:
     """Read the anchor phase's searches (the mentions', the clauses', the named phrase's, the whole question's)
     into anchors, conditions, candidates of the wanted type, the broad results and the name asked about."""
     a = ev.analysis

@@ -5,7 +5,6 @@ conditions it satisfies. The expand, page, second-hop and verify phases' ``absor
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ....graph import normalize_name
 from ....question import TAXONOMY_RELATIONS
@@ -30,7 +29,7 @@ def along_hierarchy(ctx: PolicyContext, ev: Evidence, nodes: list[SeenNode]) -> 
     return kept or nodes
 
 
-def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
+def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: list[SeenNode], total: int,
                      offset: int = 0) -> None:
     """An anchor's neighbourhood (one page): intermediate nodes towards the wanted type, and candidates of it."""
     target = ev.target
@@ -54,7 +53,7 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list[
     absorb_candidates(ctx, ev, center, matching, total, weight=1.0, offset=offset)
 
 
-def absorb_candidates(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list[SeenNode], total: int,
+def absorb_candidates(ctx: PolicyContext, ev: Evidence, center: object, nodes: list[SeenNode], total: int,
                       weight: float, offset: int = 0) -> None:
     """Score the listed candidates: by the centre's specificity, less for those listed lower."""
     if not nodes:
@@ -66,7 +65,7 @@ def absorb_candidates(ctx: PolicyContext, ev: Evidence, center: Any, nodes: list
         ev.scores.anchor_weight[center] = specificity
     anchor = isinstance(center, int) and center in ev.condition_of and not is_negated(ev, center)
     for rank, node in enumerate(nodes):
-        if anchor:
+        if anchor and isinstance(center, int):
             ev.scores.record_support(node.index, center, node.out_relations + node.in_relations)
         position = (offset + rank) / (len(nodes) + offset)
         ev.scores.score[node.index] += weight * specificity * (1.0 - 0.25 * position)

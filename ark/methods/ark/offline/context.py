@@ -7,7 +7,6 @@ import functools
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from ....graph import KnowledgeGraph, normalize_name
 from ....question import QUESTION_WORDS, TAXONOMY_RELATIONS, QuestionAnalysis, QuestionReader, name_tokens
@@ -26,7 +25,7 @@ class PolicyContext:
         self.graph = graph
         self.verify = verify
         self.max_answers = max_answers
-        self._seen_results: dict[int, tuple[Any, list[SeenNode], int | None]] = {}  # see nodes
+        self._seen_results: dict[int, tuple[object, list[SeenNode], int | None]] = {}  # see nodes
         self.tokens = functools.lru_cache(maxsize=200_000)(lambda text: frozenset(name_tokens(text)))
         self.reader = QuestionReader(graph)
         # The reading of a question: every step of every agent replays it; an analysis is never modified.
@@ -60,15 +59,15 @@ class PolicyContext:
             self.relations_between[(t.source_type, t.target_type)].add(t.relation)
             self.relations_between[(t.target_type, t.source_type)].add(t.relation)
 
-    def nodes(self, data: Any) -> list[SeenNode]:
+    def nodes(self, data: object) -> list[SeenNode]:
         """The nodes a tool call returned, in its order, from its structured result (see :func:`listing_of`)."""
         return list(self._read(data)[1])
 
-    def total(self, data: Any) -> int | None:
+    def total(self, data: object) -> int | None:
         """A neighbourhood result's total before its page (None when it states none)."""
         return self._read(data)[2]
 
-    def _read(self, data: Any) -> tuple[Any, list[SeenNode], int | None]:
+    def _read(self, data: object) -> tuple[object, list[SeenNode], int | None]:
         """Each step replays the whole history, so a result is read once and kept (by identity: the history
         holds the same result objects) for the replays of the steps after it."""
         key = id(data)

@@ -4,8 +4,6 @@ leniently into the same shape (files written before the result models may leave 
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..tools.search_in_graph import SearchInGraphResult
@@ -31,7 +29,7 @@ class Listing(BaseModel):
     total: int | None = None
 
 
-def listing_of(result: Any) -> Listing:
+def listing_of(result: object) -> Listing:
     """The listing of a tool's result; an empty one for a refusal, another tool's result or an unreadable dict."""
     if isinstance(result, SearchInGraphResult):
         return Listing(results=[ListedNode(index=hit.index) for hit in result.results])

@@ -4,8 +4,7 @@ assistant messages with tool calls in the OpenAI format the agent loop expects."
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from ....llm.messages import AssistantMessage, Message, ToolCall, UserMessage
 
@@ -18,8 +17,8 @@ def question_of(messages: Sequence[Message]) -> str:
     return ""
 
 
-def assistant_message(note: str, calls: list[tuple[str, dict[str, Any]]], salt: int) -> dict[str, Any]:
+def assistant_message(note: str, calls: Sequence[tuple[str, Mapping[str, object]]], salt: int) -> AssistantMessage:
     """The assistant message making ``calls`` (tool name, arguments), ids salted per agent and step."""
     tool_calls = [ToolCall(f"call_{salt}_{n}", name, json.dumps(args, ensure_ascii=False))
                   for n, (name, args) in enumerate(calls)]
-    return AssistantMessage(note, tool_calls).to_openai()
+    return AssistantMessage(note, tool_calls)

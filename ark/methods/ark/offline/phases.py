@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator, Set
-from typing import Any, ClassVar, NamedTuple
+from collections.abc import Iterator, Mapping, Set
+from typing import ClassVar, NamedTuple
 
 from ....llm.messages import ToolCall as MadeCall
 from ....question import identifiers
@@ -33,8 +33,8 @@ from .ranking import conjunction_ranking, ranked_candidates
 from .reasons import confidence, reason
 
 PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
-ToolCall = tuple[str, dict[str, Any]]
-Results = list[tuple[MadeCall, Any]]  # each call of a step with its tool's typed result (see listings)
+ToolCall = tuple[str, dict[str, object]]
+Results = list[tuple[MadeCall, object]]  # each call of a step with its tool's typed result (see listings)
 
 
 class Plan(NamedTuple):
@@ -62,13 +62,19 @@ class Phase:
         """Read the results of this phase's calls into ``ev`` (nothing to read by default)."""
         return None
 
-    def _listings(self, results: Results) -> Iterator[tuple[dict[str, Any], Any, list[SeenNode], int]]:
+    def _listings(self, results: Results) -> Iterator[tuple[dict[str, object], object, list[SeenNode], int]]:
         """Each neighbourhood call's arguments, centre, listed nodes and total."""
         for call, data in results:
             nodes = self.ctx.nodes(data)
             args = arguments_of(call)
             total = self.ctx.total(data)
             yield args, args.get("node_index"), nodes, len(nodes) if total is None else total
+
+
+def _offset(args: Mapping[str, object]) -> int:
+    """The page offset a neighbourhood call asked for (0 when none)."""
+    offset = args.get("offset")
+    return int(offset) if isinstance(offset, int | float) else 0
 
 
 class AnchorPhase(Phase):
@@ -110,7 +116,7 @@ class ExpandPhase(Phase):
             # With several conditions, rank each anchor's neighbours by the others: answers whose own text
             # states another condition (e.g. a mode of inheritance) come first.
             own_query = other_conditions_query(ctx, ev, anchor.index) if conjunction and not via_middle else query
-            args: dict[str, Any] = {"node_index": anchor.index, "query": own_query or query}
+            args: dict[str, object] = {"node_index": anchor.index, "query": own_query or query}
             if hop_type:
                 args["node_types"] = [hop_type]
             if via_middle and hop_type:
@@ -140,7 +146,7 @@ class ExpandPhase(Phase):
                 ev.expansions.totals[center] = total
             if total == 0 and args.get("edge_types"):
                 ev.expansions.filtered_out.append(args)
-            absorb_expansion(self.ctx, ev, center, nodes, total, int(args.get("offset") or 0))
+            absorb_expansion(self.ctx, ev, center, nodes, total, _offset(args))
 
 
 def expansion_query(ev: Evidence) -> str:
@@ -184,7 +190,7 @@ class PagePhase(Phase):
         for args, center, nodes, total in self._listings(results):
             if isinstance(center, int):
                 ev.expansions.totals[center] = total
-            absorb_expansion(self.ctx, ev, center, nodes, total, int(args.get("offset") or 0))
+            absorb_expansion(self.ctx, ev, center, nodes, total, _offset(args))
 
 
 class SecondHopPhase(Phase):
@@ -199,7 +205,7 @@ class SecondHopPhase(Phase):
         best = sorted(ev.scores.intermediates, key=lambda i: -ev.scores.intermediates[i])[:8]
         calls: list[ToolCall] = []
         for index in best:
-            args: dict[str, Any] = {"node_index": index, "query": a.question}
+            args: dict[str, object] = {"node_index": index, "query": a.question}
             if ev.target:
                 args["node_types"] = [ev.target]
                 middle_type = ev.scores.intermediate_types.get(index)
@@ -213,7 +219,8 @@ class SecondHopPhase(Phase):
     def absorb(self, ev: Evidence, results: Results) -> None:
         for _args, center, nodes, total in self._listings(results):
             kept = along_hierarchy(self.ctx, ev, nodes)
-            absorb_candidates(self.ctx, ev, center, kept, total, weight=ev.scores.intermediates.get(center, 1.0))
+            weight = ev.scores.intermediates.get(center, 1.0) if isinstance(center, int) else 1.0
+            absorb_candidates(self.ctx, ev, center, kept, total, weight=weight)
 
 
 class VerifyPhase(Phase):
@@ -236,7 +243,7 @@ class VerifyPhase(Phase):
         calls: list[ToolCall] = []
         for index in ranked_candidates(ev)[: max(count, 1)]:
             for anchor_type in anchor_types:
-                args: dict[str, Any] = {"node_index": index, "query": " ".join(m.text for m in ev.analysis.mentions)}
+                args: dict[str, object] = {"node_index": index, "query": " ".join(m.text for m in ev.analysis.mentions)}
                 args["node_types"] = [anchor_type]
                 calls.append((SEARCH_IN_NEIGHBORHOOD, args))
         return Plan(calls, "Check the strongest candidates: which of the question's entities are their neighbors?")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -35,7 +35,7 @@ class AnswerNode(BaseModel):
 
     @field_validator("reasoning", mode="before")
     @classmethod
-    def _null_is_empty(cls, value: Any) -> Any:
+    def _null_is_empty(cls, value: object) -> object:
         return "" if value is None else value  # models often send "reasoning": null
 
 
@@ -46,7 +46,7 @@ class AddToAnswerArgs(BaseModel):
 
     @field_validator("answer_nodes", mode="before")
     @classmethod
-    def _accept_encoded(cls, value: Any) -> Any:
+    def _accept_encoded(cls, value: object) -> object:
         value = decode_json_string(value)
         return [value] if isinstance(value, dict) else value
 

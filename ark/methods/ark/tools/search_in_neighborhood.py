@@ -8,7 +8,7 @@ sets; they are not shown in the schema.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,7 +26,7 @@ NAME = "search_in_neighborhood"
 SINGLE_VALUE_ALIASES = frozenset({"node_type", "edge_type"})
 
 
-def _as_list(value: Any) -> Any:
+def _as_list(value: object) -> object:
     """``"disease"`` -> ``["disease"]``; a JSON-encoded list is decoded; None and lists pass."""
     value = decode_json_string(value)
     if isinstance(value, str):
@@ -49,7 +49,7 @@ class SearchInNeighborhoodArgs(BaseModel):
 
     @field_validator("node_types", "edge_types", "node_type", "edge_type", mode="before")
     @classmethod
-    def _lists(cls, value: Any) -> Any:
+    def _lists(cls, value: object) -> object:
         return _as_list(value)
 
     def wanted(self, plural: str, single: str) -> list[str] | None:

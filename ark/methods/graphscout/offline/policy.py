@@ -33,6 +33,7 @@ from ....llm.messages import AssistantMessage, Message, ToolCall, ToolMessage, U
 from ....llm.policy import PolicyReply, Usage
 from ..cypher_writer import CypherPlan, CypherWriter
 from ..tools import CODE_INTERPRETER, NODE_ID_RETRIEVER
+from ..tools.code_interpreter import code_result_of
 from ..tools.node_id_retriever import NodeIdRetrieverResult, RetrievedNode
 
 
@@ -58,7 +59,7 @@ class ScriptedSolver:
         return PolicyReply(message=self.turn(messages, {t["function"]["name"] for t in tools}), usage=Usage())
 
     # ------------------------------------------------------------------ one turn
-    def turn(self, messages: Sequence[Message], tool_names: set[str]) -> dict:
+    def turn(self, messages: Sequence[Message], tool_names: set[str]) -> AssistantMessage:
         question = _question(messages)
         spans, plan = self._plan(question)
         calls = _calls_by_tool(messages)
@@ -77,11 +78,12 @@ class ScriptedSolver:
             params = self._grounded_params(plan, spans, retrieved)
             return _call(turn, f"Query the graph: {plan.answer_type} answer over {' -> '.join(plan.path) or 'nodes'}.",
                          CODE_INTERPRETER, {"code": plan.python_code(params)})
-        result = calls[CODE_INTERPRETER]
-        if result.get("error_kind") or result.get("output_truncated"):
-            why = result.get("error_message") or "the output was cut"
+        result = code_result_of(calls[CODE_INTERPRETER])
+        if result is None or result.error_kind or result.output_truncated:
+            why = (result.error_message if result is not None else None) or (
+                "the output was cut" if result is not None else "its result could not be read")
             return _final("", f"The query did not give a usable answer ({why}).")
-        printed = " ".join(str(result.get("stdout") or "").split())
+        printed = " ".join(result.stdout.split())
         return _final(printed, "The code computed the answer from the query's rows.")
 
     # ------------------------------------------------------------------ reading tool results
@@ -172,13 +174,13 @@ def _calls_by_tool(messages: Sequence[Message]) -> dict[str, Any]:
     return found
 
 
-def _call(turn: int, note: str, name: str, arguments: dict[str, Any]) -> dict:
+def _call(turn: int, note: str, name: str, arguments: dict[str, Any]) -> AssistantMessage:
     call = ToolCall(f"call_{turn}_0", name, json.dumps(arguments, ensure_ascii=False))
-    return AssistantMessage(note, [call]).to_openai()
+    return AssistantMessage(note, [call])
 
 
-def _final(answer: str | tuple[str, str], note: str = "") -> dict:
+def _final(answer: str | tuple[str, str], note: str = "") -> AssistantMessage:
     if isinstance(answer, tuple):
         answer, note = answer
     text = f"{note}\n\\answer{{{answer}}}" if note else f"\\answer{{{answer}}}"
-    return AssistantMessage(text).to_openai()
+    return AssistantMessage(text)

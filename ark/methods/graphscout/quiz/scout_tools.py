@@ -150,19 +150,42 @@ class ReportArgs(BaseModel):
     witness_id: str | None = Field(default=None, description="For a 'yes' answer: the id of one witness node.")
 
 
+class ScoutHit(BaseModel):
+    """One node the retriever listed: the query, the node (index, id, name, type) and its similarity."""
+
+    query: str
+    index: int
+    node_id: str
+    name: str
+    type: str
+    score: float
+
+
+class ScoutRetrieverResult(BaseModel):
+    results: list[ScoutHit]
+
+
+class CypherRowsResult(BaseModel):
+    """The rows shown (at most 25), how many the query gave and whether the runner cut them."""
+
+    rows: list[dict[str, object]]
+    row_count: int
+    truncated: bool
+
+
+class CypherFailure(BaseModel):
+    """A query the database refused: ``error`` is ``cypher``, ``message`` what it said."""
+
+    error: str
+    message: str
+
+
 RETRIEVER = ToolSpec("node_id_retriever", "Find node ids by similarity to names or short descriptions (batch): for "
                      "each query, the top nodes with id, type (the Cypher label) and name.", RetrieverArgs,
-                     '{"queries": ["Marfan syndrome"], "topk": 3}')
+                     '{"queries": ["Marfan syndrome"], "topk": 3}', result_model=ScoutRetrieverResult)
 CYPHER = ToolSpec("cypher", "Run one read-only Cypher query on the graph and see its rows (at most 25 shown).",
                   CypherArgs, '{"query": "MATCH (d:disease {id: $id})-[r]-(n) RETURN label(r), count(*)", '
-                              '"params": {"id": "OMIM:154700"}}')
-REPORT = ToolSpec("report_question", "Submit the one question of this episode with its answer, answer type, clue "
-                  "node ids and a verification query whose rows give the answer; the graph checks it. Ends the "
-                  "episode when accepted.", ReportArgs,
-                  '{"question": "How many genes are associated with Marfan syndrome?", "answer": "1", '
-                  '"answer_type": "number", "clue_ids": ["OMIM:154700"], "verification_cypher": '
-                  '"MATCH (d:disease {id: $d})-[:associated_gene]->(g:gene) RETURN count(DISTINCT g) AS n", '
-                  '"verification_params": {"d": "OMIM:154700"}}')
+                              '"params": {"id": "OMIM:154700"}}', result_model=CypherRowsResult)
 
 
 @dataclass
@@ -177,6 +200,21 @@ class Accepted:
     witness_id: str | None
     verification_cypher: str
     verification_params: dict[str, Any]
+
+
+class ReportResult(BaseModel):
+    """The question the graph accepted."""
+
+    accepted: Accepted
+
+
+REPORT = ToolSpec("report_question", "Submit the one question of this episode with its answer, answer type, clue "
+                  "node ids and a verification query whose rows give the answer; the graph checks it. Ends the "
+                  "episode when accepted.", ReportArgs,
+                  '{"question": "How many genes are associated with Marfan syndrome?", "answer": "1", '
+                  '"answer_type": "number", "clue_ids": ["OMIM:154700"], "verification_cypher": '
+                  '"MATCH (d:disease {id: $d})-[:associated_gene]->(g:gene) RETURN count(DISTINCT g) AS n", '
+                  '"verification_params": {"d": "OMIM:154700"}}', result_model=ReportResult)
 
 
 class ScoutToolbox(ToolboxBase[CallTelemetry]):
@@ -230,24 +268,24 @@ class ScoutToolbox(ToolboxBase[CallTelemetry]):
                                       INVALID_ARGUMENTS)
         g = self.graph
         lines, hits = list_nodes(g, self.index, self.labels, queries, args.topk, name_chars=100)
-        results = [{"query": hit.query, "index": int(hit.node), "node_id": g.node_id(hit.node),
-                    "name": g.name(hit.node), "type": g.node_type(hit.node), "score": round(float(hit.score), 6)}
-                   for hit in hits]
-        return ToolResult("\n".join(lines), {"results": results}, node_indices=[int(hit.node) for hit in hits])
+        results = [ScoutHit(query=hit.query, index=int(hit.node), node_id=g.node_id(hit.node), name=g.name(hit.node),
+                            type=g.node_type(hit.node), score=round(float(hit.score), 6)) for hit in hits]
+        return ToolResult("\n".join(lines), ScoutRetrieverResult(results=results),
+                          node_indices=[int(hit.node) for hit in hits])
 
     def _cypher(self, args: CypherArgs) -> ToolResult:
         outcome = self.runner.run(args.query, args.params)
         touched = self._touched(outcome, args.params)
         if outcome.error is not None:
-            return ToolResult(f"[error] {outcome.error}", {"error": "cypher", "message": outcome.error}, ok=False,
-                              error="cypher", node_indices=touched)
+            return ToolResult(f"[error] {outcome.error}", CypherFailure(error="cypher", message=outcome.error),
+                              ok=False, error="cypher", node_indices=touched)
         shown = outcome.rows[:ROWS_SHOWN]
         lines = [json.dumps(row, default=str, ensure_ascii=False) for row in shown]
         more = len(outcome.rows) - len(shown)
         lines.append(f"({len(outcome.rows)}{'+' if outcome.truncated else ''} rows"
                      f"{f', {more} not shown' if more else ''})")
-        return ToolResult("\n".join(lines), {"rows": shown, "row_count": len(outcome.rows),
-                                             "truncated": outcome.truncated}, node_indices=touched)
+        return ToolResult("\n".join(lines), CypherRowsResult(rows=shown, row_count=len(outcome.rows),
+                                                              truncated=outcome.truncated), node_indices=touched)
 
     def _report(self, args: ReportArgs) -> ToolResult:
         problem, accepted = self._check(args)
@@ -255,7 +293,7 @@ class ScoutToolbox(ToolboxBase[CallTelemetry]):
             return ToolResult.failure(f"Not accepted: {problem}", "rejected")
         assert accepted is not None
         self.accepted = accepted
-        return ToolResult(f"Accepted. Answer (from the graph): {accepted.answer}", {"accepted": vars(accepted)},
+        return ToolResult(f"Accepted. Answer (from the graph): {accepted.answer}", ReportResult(accepted=accepted),
                           node_indices=[self.graph.index_of(c) for c in accepted.clue_ids], finished=True)
 
     # ------------------------------------------------------------------ checks

@@ -7,16 +7,18 @@ Observation: what the code printed, then a restart note or the error, if any
     [{'n': 3}]
     [error: cypher] CypherSyntaxError: ... near 'RETRUN'
 
-``data`` is the run's structured result (:meth:`ark.sandbox.RunResult.to_dict`: ``stdout``, ``error``,
-``error_kind``, ``cypher_calls`` with each query's rows count and time) plus ``touched``: the graph nodes the code's
-queries were given or returned (node values, and ids or unique names among parameters and row values).
+``data`` is the run's structured result, a :class:`CodeInterpreterResult` (the fields of
+:class:`ark.sandbox.RunResult`: ``stdout``, ``error_kind``, ``cypher_calls`` with each query's rows count and
+time, ...) plus ``touched``: the graph nodes the code's queries were given or returned (node values, and ids or
+unique names among parameters and row values); for a run that failed, the error kind as ``error`` and its message
+as ``error_message``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec
 
@@ -34,6 +36,58 @@ class CodeInterpreterArgs(BaseModel):
                                   "graph; print what you need to see.")
 
 
+class CypherCallRecord(BaseModel):
+    """One ``cypher()`` call of the code: the query, then its rows count or its error (kind and message)."""
+
+    query: str
+    error: str | None = None
+    message: str | None = None
+    rows: int | None = None
+    truncated: bool | None = None
+    ms: int | float | None = None
+    node_indices: list[int] | None = None
+
+
+class CodeInterpreterResult(BaseModel):
+    """A run: what it printed, its queries and the nodes they touched; for a run that failed, ``error`` is its kind
+    (``timeout``, ``cypher``, ``sandbox``, ...) and ``error_message`` what it said."""
+
+    stdout: str
+    error: str | None = None
+    error_kind: str | None = None
+    cypher_kind: str | None = None
+    elapsed_s: float
+    cypher_calls: list[CypherCallRecord]
+    note: str | None
+    output_truncated: bool
+    restarted: bool
+    node_indices: list[int]
+    touched: list[int]
+    error_message: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _record_order(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """A failure's record ends with ``error_message`` and ``error``, as records have always had them."""
+        data: dict[str, object] = handler(self)
+        if self.error is None:
+            return data
+        last: dict[str, object] = {key: data.pop(key) for key in ("error_message", "error") if key in data}
+        return {**data, **last}
+
+
+def code_result_of(result: object) -> CodeInterpreterResult | None:
+    """A code call's result: the typed one, or the dict a trajectory file holds read into it (None: another
+    tool's result, a refusal, or a dict it cannot read)."""
+    if isinstance(result, CodeInterpreterResult):
+        return result
+    if not isinstance(result, dict):
+        return None
+    try:
+        return CodeInterpreterResult.model_validate(result)
+    except ValidationError:
+        return None
+
+
 SPEC = ToolSpec(
     NAME,
     "Run Python code in a stateful sandbox (variables persist between calls; no network, read-only files). Inside "
@@ -42,6 +96,7 @@ SPEC = ToolSpec(
     "need.",
     CodeInterpreterArgs,
     example='{"code": "rows = cypher(\'MATCH (n) RETURN count(n) AS n\')\\nprint(rows)"}',
+    result_model=CodeInterpreterResult,
 )
 
 
@@ -59,16 +114,19 @@ def run(box: Toolbox, args: CodeInterpreterArgs) -> ToolResult:
     touched = box.nodes_of(result.node_indices, result.strings)
     box.touch(touched)
     box.show(touched, result.observation())
-    data = result.to_dict()
-    data["cypher_calls"] = [{k: v for k, v in call.items() if k != "strings"} for call in result.cypher_calls]
-    data["touched"] = touched
+    calls = [CypherCallRecord.model_validate({k: v for k, v in call.items() if k != "strings"})
+             for call in result.cypher_calls]
+    run_fields = {"stdout": result.stdout, "error_kind": result.error_kind, "cypher_kind": result.cypher_kind,
+                  "elapsed_s": result.elapsed_s, "cypher_calls": calls, "note": result.note,
+                  "output_truncated": result.output_truncated, "restarted": result.restarted,
+                  "node_indices": result.node_indices, "touched": touched}
     if result.ok:
-        return ToolResult(result.observation(), data=data, node_indices=touched)
+        done = CodeInterpreterResult.model_validate({**run_fields, "error": None})
+        return ToolResult(result.observation(), data=done, node_indices=touched)
     box.telemetry.failed_code_calls += 1
     if result.error_kind == "sandbox":  # no interpreter at all: the question fails, it is not answered without one
         box.failure = result.error or "the code sandbox could not start"
         box.finished = True
-    data["error_message"] = data.pop("error")
-    data["error"] = result.error_kind or "error"
-    return ToolResult(result.observation(), data=data, ok=False, error=result.error_kind or "error",
-                      node_indices=touched)
+    kind = result.error_kind or "error"
+    failure = CodeInterpreterResult.model_validate({**run_fields, "error_message": result.error, "error": kind})
+    return ToolResult(result.observation(), data=failure, ok=False, error=kind, node_indices=touched)

@@ -13,7 +13,16 @@ from ark.llm import LLMSettings, OpenAIChatClient
 from ark.methods.graphscout.quiz.cypher import verify_records
 from ark.methods.graphscout.quiz.objective import Objective
 from ark.methods.graphscout.quiz.scout import ScoutConfig, ScoutQuizzer, scout_quiz
-from ark.methods.graphscout.quiz.scout_tools import DirectCypher, ReportArgs, ScoutToolbox
+from ark.methods.graphscout.quiz.scout_tools import (
+    CypherFailure,
+    CypherRowsResult,
+    DirectCypher,
+    ReportArgs,
+    ReportResult,
+    ScoutRetrieverResult,
+    ScoutToolbox,
+)
+from ark.runtime.tools import dumped
 from ark.storage.jsonl import read_jsonl
 from tests.support.graphs import build_index
 from tests.support.openai_server import Reply, tool_reply, turn_script
@@ -144,6 +153,18 @@ def test_accepted_sets_and_booleans_keep_the_graph_answer_and_nodes(clinical_gra
     result = yes.execute("report_question", {**report("yes")[1], "answer_type": "boolean", "witness_id": "HP:0000545",
                                              "verification_cypher": COUNT_PHENOTYPES})
     assert result.ok and yes.accepted.witness_id == "HP:0000545" and "HP:0000545" in yes.accepted.clue_ids
+    assert isinstance(result.data, ReportResult) and dumped(result.data)["accepted"] == vars(yes.accepted)
+
+
+def test_each_scout_tool_answers_with_its_result_model(clinical_graph, clinical_engine, index):
+    box = ScoutToolbox(clinical_graph, DirectCypher(clinical_engine), index, MARFAN, "number")
+    found = box.execute("node_id_retriever", {"queries": ["Marfan syndrome"], "topk": 2})
+    assert isinstance(found.data, ScoutRetrieverResult) and found.data.results[0].node_id == MARFAN
+    rows = box.execute("cypher", {"query": COUNT_PHENOTYPES, "params": {"d": MARFAN}})
+    assert isinstance(rows.data, CypherRowsResult) and rows.data.row_count == 1 and not rows.data.truncated
+    bad = box.execute("cypher", {"query": "MATCH (n) RETRUN n"})
+    assert not bad.ok and isinstance(bad.data, CypherFailure) and bad.data.error == "cypher" and bad.data.message
+    assert all(tool.spec.result_model is not None for tool in box.tools.bound)
 
 
 def test_a_whole_scout_quiz(openai_server, clinical_graph, clinical_engine, index, tmp_path):
