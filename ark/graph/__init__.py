@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .errors import GraphValidationError
+from .files import load_graph, save_graph, verify_graph
 from .info import GraphInfo
 from .store import DIRECTIONS, KnowledgeGraph, Neighbors, SchemaTriple, normalize_name
 from .tables import EdgeTable, NodeTable
@@ -23,7 +24,10 @@ __all__ = [
     "SchemaTriple",
     "build_graph",
     "build_graph_from_arrays",
+    "load_graph",
     "normalize_name",
+    "save_graph",
+    "verify_graph",
 ]
 
 

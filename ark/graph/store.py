@@ -54,7 +54,8 @@ def normalize_name(name: str) -> str:
 
 
 class KnowledgeGraph:
-    """A typed, text-rich, directed multigraph held in arrays. Build with :func:`ark.graph.build_graph`."""
+    """A typed, text-rich, directed multigraph held in arrays. Build with :func:`ark.graph.build_graph`; open and
+    save with :func:`ark.graph.load_graph` and :func:`ark.graph.save_graph`."""
 
     def __init__(
         self,
@@ -241,20 +242,6 @@ class KnowledgeGraph:
         for triple in self.schema:
             counts[triple.relation] += triple.count
         return counts
-
-    # ----------------------------------------------------------------- disk
-    def save(self, path: str | Path) -> Path:
-        """Write the graph as a directory, atomically (see :mod:`ark.graph.storage`)."""
-        from .storage import save_graph
-
-        return save_graph(self, path)
-
-    @classmethod
-    def load(cls, path: str | Path, mmap: bool = True) -> KnowledgeGraph:
-        """Load a graph directory written by :meth:`save`; arrays are memory-mapped by default."""
-        from .storage import load_graph
-
-        return load_graph(path, mmap=mmap)
 
 
 def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:

@@ -16,8 +16,8 @@ from typing import Any
 
 from ...storage.checksums import DamagedFileError
 from ..errors import GraphValidationError
+from ..storage import MANIFEST
 
-MANIFEST = "versions.json"
 MANIFEST_FORMAT = 1
 FIX = "the graph's version files are damaged: rebuild or re-import the graph"
 EntryKind = str  # "base", "delta" (an update) or "compaction"

@@ -29,6 +29,7 @@ from ...storage.atomic import atomic_directory, atomic_write_text
 from ...storage.checksums import DamagedFileError, check_files
 from ...storage.locks import output_lock
 from ..errors import GraphValidationError, describe_values
+from ..storage import MANIFEST, load_graph_directory, read_graph_meta, save_graph, verify_graph_directory
 from ..store import KnowledgeGraph
 from .delta import GraphDelta, edge_keys
 from .fingerprint import (
@@ -42,7 +43,6 @@ from .fingerprint import (
 )
 from .manifest import (
     FIX,
-    MANIFEST,
     VersionEntry,
     VersionManifest,
     base_entry,
@@ -58,8 +58,6 @@ FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (versio
 
 def _manifest(path: Path) -> VersionManifest:
     """The manifest of the graph at ``path``, the initial one of a graph never updated."""
-    from ..storage import read_graph_meta
-
     return read_manifest(path) or initial_manifest(read_graph_meta(path))
 
 
@@ -68,8 +66,6 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
 
     Versions from the current base on can be opened; an earlier one raises ``ValueError`` naming the range.
     """
-    from ..storage import load_graph_directory
-
     path = Path(path)
     manifest = _manifest(path)
     current, base_version = manifest.current, manifest.base_version
@@ -134,8 +130,6 @@ def _opened_fingerprint(entry: VersionEntry) -> Any:
 def _sums_of(path: Path, manifest: VersionManifest, graph: KnowledgeGraph) -> dict[str, list[int]]:
     """The fingerprint sums of ``graph`` (the current version) relative to its base: recorded by its update, zero
     for a base, or (a version written before fingerprint format 2) computed from both graphs once."""
-    from ..storage import load_graph_directory
-
     entry = manifest.entry(manifest.current)
     if not entry.is_update:
         return zero_sums()
@@ -149,8 +143,6 @@ def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple
     """(recorded, recomputed from the content) fingerprint of ``version`` (default: current) of the graph at
     ``path``: the node and edge sums hashed from scratch over the version and its base (slow on a large graph;
     the check of the incremental sums). Recomputed is None for a version recorded before fingerprint format 2."""
-    from ..storage import load_graph_directory
-
     path = Path(path)
     manifest = _manifest(path)
     version = manifest.current if version is None else int(version)
@@ -245,8 +237,6 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
 
 def compact_graph(path: str | Path) -> int:
     """Save the current version as a new base and point the manifest at it; returns the version compacted."""
-    from ..storage import save_graph
-
     path = Path(path)
     with output_lock(path / MANIFEST, what="graph"):
         manifest = read_manifest(path)
@@ -275,12 +265,7 @@ def verify_versions(path: str | Path) -> int:
         return 0
     count = 0
     if manifest.base_path != ".":
-        from ..storage import read_graph_meta
-
-        base = path / manifest.base_path
-        records = read_graph_meta(base).get("files") or {}
-        check_files(base, records, FIX, full=True)
-        count += len(records)
+        count += verify_graph_directory(path / manifest.base_path, FIX)
     for entry in manifest.updates_upto(manifest.current):
         check_files(path / str(entry.delta), dict(entry.files), FIX, full=True)
         count += len(entry.files)
