@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import GraphValidationError
 from .files import load_graph, save_graph, verify_graph
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Import the builders on first use: they need ``pyarrow.compute`` (~0.1 s), which opening a saved graph does
     not."""
     if name in ("build_graph", "build_graph_from_arrays"):

@@ -9,11 +9,11 @@ lookup is a slice found by binary search.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -67,7 +67,7 @@ class KnowledgeGraph:
         neighbors: np.ndarray,
         codes: np.ndarray,
         schema: list[SchemaTriple],
-        metadata: dict[str, Any] | None = None,
+        metadata: Mapping[str, object] | None = None,
         path: Path | None = None,
     ) -> None:
         self.nodes = nodes
@@ -78,7 +78,7 @@ class KnowledgeGraph:
         self.neighbor_array = neighbors
         self.code_array = codes
         self.schema = list(schema)
-        self.metadata = dict(metadata or {})
+        self.metadata: dict[str, object] = dict(metadata or {})
         self.path = path
 
     @property
@@ -147,7 +147,7 @@ class KnowledgeGraph:
         return (_strings(self._name_column, nodes, self.name), [types[c] for c in codes],
                 _strings(self._texts, nodes, self.text))
 
-    def properties(self, i: int) -> dict[str, Any]:
+    def properties(self, i: int) -> dict[str, object]:
         return json.loads(self._properties[i].as_py() or "{}")
 
     def node_type(self, i: int) -> str:
@@ -250,7 +250,7 @@ def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return column.chunk(0) if column.num_chunks == 1 else column
 
 
-def _strings(column: pa.Array | pa.ChunkedArray, nodes: list[int], read: Any) -> list[str]:
+def _strings(column: pa.Array | pa.ChunkedArray, nodes: list[int], read: Callable[[int], str]) -> list[str]:
     """``[read(i) for i in nodes]`` for a string column, sliced from its offsets and data buffers where it is one
     chunk without nulls (the same strings, decoded the same way)."""
     if not isinstance(column, pa.StringArray | pa.LargeStringArray) or column.null_count or not nodes:
