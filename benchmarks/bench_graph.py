@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ark.graph import KnowledgeGraph, build_graph_from_arrays
+from ark.graph import KnowledgeGraph, build_graph_from_arrays, load_graph, save_graph
 
 NODE_TYPES = ["gene", "disease", "phenotype", "drug"]
 RELATIONS = ["interacts_with", "associated_with", "has_phenotype", "treats", "is_a", "similar_to"]
@@ -98,13 +98,13 @@ def main() -> None:
     target = out_root / "graph"
     try:
         start = time.perf_counter()
-        graph.save(target)
+        save_graph(graph, target)
         print(f"save                               {time.perf_counter() - start:8.2f} s")
         sample = rng.integers(0, args.nodes, args.lookups)
         relation_codes = rng.integers(0, len(RELATIONS), args.lookups)
         del graph
         start = time.perf_counter()
-        loaded = KnowledgeGraph.load(target)
+        loaded = load_graph(target)
         print(f"load (memory-mapped)               {time.perf_counter() - start:8.3f} s")
         start = time.perf_counter()
         loaded.neighbors(0)

@@ -137,9 +137,9 @@ def child_generate(folder: Path, args: argparse.Namespace) -> dict:
 
 
 def _graph(folder: Path):
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
-    return KnowledgeGraph.load(folder / "graph")
+    return load_graph(folder / "graph")
 
 
 def child_bm25(folder: Path, args: argparse.Namespace) -> dict:

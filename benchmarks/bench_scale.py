@@ -120,10 +120,10 @@ def stage_generate(workdir: Path, args: argparse.Namespace) -> dict:
 
 
 def _open(workdir: Path):
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
     started = time.perf_counter()
-    graph = KnowledgeGraph.load(workdir / "graph")
+    graph = load_graph(workdir / "graph")
     return graph, time.perf_counter() - started
 
 

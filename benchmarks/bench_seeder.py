@@ -81,10 +81,10 @@ def main() -> None:
     # 1. one-off node embedding
     if args.full_embedding:
         with tempfile.TemporaryDirectory() as tmp:
-            from ark.graph import KnowledgeGraph
+            from ark.graph import load_graph, save_graph
 
-            graph.save(Path(tmp) / "copy")
-            copy = KnowledgeGraph.load(Path(tmp) / "copy")
+            save_graph(graph, Path(tmp) / "copy")
+            copy = load_graph(Path(tmp) / "copy")
             start = time.perf_counter()
             node_embeddings(copy, embedder, progress=True)
             seconds = time.perf_counter() - start

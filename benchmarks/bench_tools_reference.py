@@ -169,7 +169,7 @@ def adjacency_lists(graph) -> dict[int, list[tuple[int, str, bool]]]:
 # ----------------------------------------------------------------------------- graphs and queries
 def synthetic_graph(path: Path, nodes: int, seed: int = 0):
     """A saved synthetic graph of ``nodes`` nodes (built once per size and seed), loaded memory-mapped."""
-    from ark.graph.storage import load_graph
+    from ark.graph import load_graph
 
     if not (path / "graph.json").exists():
         _write_synthetic(path, nodes, seed)

@@ -41,6 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ark.graph import load_graph, save_graph
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -173,8 +175,8 @@ def check_seeder(plan: Plan, check: Check) -> str:
         "search": {"seeds": 3, "hop_budgets": [20, 40], "budget": 60, "sizes": [2, 2], "caps": [20, 20]},
         "hidden": 16 if plan.tiny else 64, "layers": 2, "batch_size": 8, "epochs": epochs, "warmup_epochs": 0,
         "lr": 3e-3, "dropout": 0.0, "seed": plan.seed})
-    graph.save(plan.out / "seeder" / "graph")
-    plan_graph = type(graph).load(plan.out / "seeder" / "graph")
+    save_graph(graph, plan.out / "seeder" / "graph")
+    plan_graph = load_graph(plan.out / "seeder" / "graph")
     report = train_seeder(plan_graph, questions, plan.out / "seeder" / "model", settings, val=questions[:8],
                           device=plan.device, progress=False, log=lambda _: None)
     CHECKS["seeder-infer"].context = (plan_graph, rows)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph
 from ark.graph.versioning import compact_graph, update_graph
 from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, node_rows
 from ark.index import open_index
@@ -176,7 +176,7 @@ def run_update_only(args) -> list[tuple[str, str]]:
     folder = work / "run"
     linked_copy(pristine, folder)
     rng = random.Random(args.seed)
-    base = KnowledgeGraph.load(folder)
+    base = load_graph(folder)
     rows.insert(0, ("graph", f"{base!r}, scale {args.scale:g}"))
     base.has_node("")  # a server holding the graph has its id dictionary
     delta, updated, graph_s, graph_cpu = _draw_and_update(args, work, folder, base, rng, rows)
@@ -185,7 +185,7 @@ def run_update_only(args) -> list[tuple[str, str]]:
     total, cpu = graph_s + bm25_s, graph_cpu + bm25_cpu
     rows.append((f"update: graph + BM25 segment (target <= {TARGET_S:.0f} s)",
                  f"{total:.2f} s (CPU {cpu:.2f} s) {'met' if total <= TARGET_S else 'MISSED'}"))
-    _, note, _, _ = clocked(KnowledgeGraph.load, folder)
+    _, note, _, _ = clocked(load_graph, folder)
     rows.append(("open version 1 (base + 1 delta merged in memory)", note))
     if getattr(args, "cypher", False):
         from graph_update_cypher import cypher_rows
@@ -202,18 +202,18 @@ def run_mag(args, search_latency) -> list[tuple[str, str]]:
     work = Path(args.work)
     pristine = mag_graph(work, args.scale, args.seed)
     rows = [("load average (1, 5, 15 min) at the start", " ".join(f"{x:.2f}" for x in os.getloadavg()))]
-    _, note, _, _ = clocked(open_index, KnowledgeGraph.load(pristine), "bm25", progress=False)
+    _, note, _, _ = clocked(open_index, load_graph(pristine), "bm25", progress=False)
     rows.append(("BM25 of the base (bm25, fielded; cached in --work after the first run)", note))
     folder = work / "run"
     linked_copy(pristine, folder)
     rng = random.Random(args.seed)
-    base = KnowledgeGraph.load(folder)
+    base = load_graph(folder)
     rows.insert(0, ("graph", f"{base!r}, scale {args.scale:g}"))
     queries = [base.name(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
     centre_ids = [base.node_id(rng.randrange(base.num_nodes)) for _ in range(args.queries)]
     zero = _latency(search_latency, base, queries, centre_ids)
     delta, updated, graph_s, graph_cpu = _draw_and_update(args, work, folder, base, rng, rows)
-    _, note, _, _ = clocked(open_index, KnowledgeGraph.load(folder), "bm25", progress=False)
+    _, note, _, _ = clocked(open_index, load_graph(folder), "bm25", progress=False)
     rows.append(("base segment of bm25 (once per base, cached in --work; includes the delta's)", note))
     for segment in (folder / "index").glob("segment-*"):
         if not (pristine / "index" / segment.name).exists():
@@ -232,7 +232,7 @@ def run_mag(args, search_latency) -> list[tuple[str, str]]:
 def _versions_and_compaction(args, search_latency, folder: Path, updated: KnowledgeGraph, rng: random.Random,
                              queries: list[str], centre_ids: list[str], zero) -> list[tuple[str, str]]:
     rows = []
-    _, note, _, _ = clocked(KnowledgeGraph.load, folder)
+    _, note, _, _ = clocked(load_graph, folder)
     rows.append(("open version 1 (base + 1 delta merged in memory)", note))
     one = _latency(search_latency, updated, queries, centre_ids)
     current = updated
@@ -242,7 +242,7 @@ def _versions_and_compaction(args, search_latency, folder: Path, updated: Knowle
         open_index(current, "bm25", progress=False)  # as ark graph update does
     rows.append((f"9 more updates of {args.changes // 10:,} changes, graph + BM25 each (mean)",
                  f"{(time.perf_counter() - started) / 9:.2f} s (drawing the changes included)"))
-    graph10, note, _, _ = clocked(KnowledgeGraph.load, folder)
+    graph10, note, _, _ = clocked(load_graph, folder)
     rows.append(("open version 10 (base + 10 deltas merged in memory)", note))
     _, note, _, _ = clocked(open_index, graph10, "bm25", progress=False)
     rows.append(("open the BM25 of version 10 (11 segments, cached)", note))

@@ -15,13 +15,14 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .common import console, err_console, fail, load_graph
 from .method_options import MethodSelection
 
 if TYPE_CHECKING:
     from ..experiments.report import Report
+    from ..graph import KnowledgeGraph
 
 BEHAVIOUR = ("graphscout-difficulty", "graphscout-lengths", "graphscout-tokens")
 TINY = ("graphscout-ablations", "graphscout-tool-failures", "cross-domain")
@@ -65,7 +66,7 @@ def print_report(report: Report, target: Path) -> None:
     console.print(f"Report: {target / 'report.md'}")
 
 
-def _diversity(graph: Any, queries: Path, limit: int | None, target: Path, charts: bool,
+def _diversity(graph: KnowledgeGraph, queries: Path, limit: int | None, target: Path, charts: bool,
                command: str | None) -> Report:
     from ..experiments.quizzer_diversity import diversity_report
     from ..methods.graphscout.quiz import read_graphscout_quiz
@@ -78,7 +79,7 @@ def _diversity(graph: Any, queries: Path, limit: int | None, target: Path, chart
                             charts=charts, command=command)
 
 
-def _behaviour(name: str, graph: Any, queries: Path, limit: int | None, runs: Path, k: int, concurrency: int,
+def _behaviour(name: str, graph: KnowledgeGraph, queries: Path, limit: int | None, runs: Path, k: int, concurrency: int,
                progress: bool, charts: bool, selection: MethodSelection, command: str | None,
                target: Path) -> Report:
     from ..experiments.graphscout_behaviour import behaviour_report
@@ -106,7 +107,7 @@ def _behaviour(name: str, graph: Any, queries: Path, limit: int | None, runs: Pa
     return behaviour_report(name, rows, setting, target, charts)
 
 
-def _tiny(name: str, graph: Any, queries: Path, runs: Path, progress: bool, charts: bool,
+def _tiny(name: str, graph: KnowledgeGraph, queries: Path, runs: Path, progress: bool, charts: bool,
           selection: MethodSelection, command: str | None, target: Path) -> Report:
     """Tables 2 and 5 are tables in the paper (no plots); Figure 3 is a grid (plotted with ``charts``)."""
     from ..experiments.cross_domain import run_cross_domain

@@ -109,7 +109,8 @@ def verify(
 ) -> None:
     """Hash every file of a graph and of its cached indexes in full against their checksums (opening a graph checks
     small files in full and large ones by sampled blocks). A damaged file is one error line with the fix; exit 1."""
-    from ..graph.storage import REBUILD_HINT, verify_graph
+    from ..graph.files import verify_graph
+    from ..graph.storage import REBUILD_HINT
     from ..loaders.registry import BUILDERS, rebuild_command
     from ..storage.cache_folder import verify_folder
     from ..storage.checksums import DamagedFileError

@@ -64,8 +64,9 @@ def update(
     path = graph_path(graph_name)
     started = time.perf_counter()
     try:
+        from ..graph.files import load_graph
         from ..graph.info import GraphInfo
-        from ..graph.storage import load_graph, read_graph_meta
+        from ..graph.storage import read_graph_meta
         from ..loaders.table_reader import ColumnChoice
 
         # the columns chosen at import hold for its updates, unless a flag says otherwise

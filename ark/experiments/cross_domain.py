@@ -14,18 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .graphscout_paper import PLOTTED
 from .graphscout_tiny import TinyLab
 from .report import Figure, Report, Table
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 PAPER_SAYS = ("Figure 3 (F1 of GraphScout-4B trained on one GRBench domain, tested on all five): \"models trained on "
               "one domain consistently achieve solid performance on unseen domains, with only mild performance "
               "degradation under domain shifts.\"")
 
 
-def domain_quiz(graph: Any, folder: Path, settings: dict[str, Any], seed: int) -> Path:
+def domain_quiz(graph: KnowledgeGraph, folder: Path, settings: dict[str, Any], seed: int) -> Path:
     """A GraphScout quiz of ``graph`` (the deterministic quizzer) in ``folder``, written once. On a graph so small
     that the leakage guard leaves no training question, the quiz is made without the guard (its name says so)."""
     from ..methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz

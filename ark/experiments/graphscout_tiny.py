@@ -21,11 +21,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .graphscout_paper import TABLE_2, TABLE_5, ablation_row, reported_failures
 from .graphscout_table import DOMAINS, paper_domain
 from .report import Report, Table
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
 
 TINY_SETTINGS: dict[str, Any] = {"steps": 4, "questions": 8, "group_size": 4, "eval_questions": 6,
                                  "max_new_tokens": 160, "max_turns": 3, "warm_start_epochs": 20,
@@ -70,7 +73,7 @@ def tiny_settings(pairs: Sequence[str]) -> dict[str, Any]:
 class TinyLab:
     """The tiny models of one graph, quiz, settings and seed: their base, their training runs and their scores."""
 
-    def __init__(self, graph: Any, quiz: Path, runs_root: Path, settings: dict[str, Any], seed: int,
+    def __init__(self, graph: KnowledgeGraph, quiz: Path, runs_root: Path, settings: dict[str, Any], seed: int,
                  preset: str | None, progress: bool) -> None:
         from ..graphdb import open_cypher
         from ..methods import get_method_spec
@@ -186,8 +189,8 @@ def _raised(result: Any) -> bool:
     return isinstance(result, dict) and bool(result.get("error"))
 
 
-def run_tiny_experiment(name: str, graph: Any, quiz: Path, runs_root: Path, settings: dict[str, Any], *, seed: int,
-                        preset: str | None, out: Path, progress: bool, command: str | None) -> Report:
+def run_tiny_experiment(name: str, graph: KnowledgeGraph, quiz: Path, runs_root: Path, settings: dict[str, Any], *,
+                        seed: int, preset: str | None, out: Path, progress: bool, command: str | None) -> Report:
     """Train (or reuse) the variants experiment ``name`` needs, score them and build the report."""
     lab = TinyLab(graph, quiz, runs_root, settings, seed, preset, progress)
     try:

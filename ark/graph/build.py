@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +20,7 @@ FINGERPRINT_COLUMNS = ("id", "name", "text")
 OFFSET32_LIMIT = 2**31 - 1
 
 
-def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: dict[str, Any] | None = None) -> KnowledgeGraph:
+def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: Mapping[str, object] | None = None) -> KnowledgeGraph:
     """Build a graph from string-keyed tables, rejecting duplicate ids, unknown endpoints and unknown relations."""
     table = nodes.to_arrow()
     if table.num_rows == 0:
@@ -56,8 +55,8 @@ def build_graph_from_arrays(
     dst: np.ndarray,
     relations: np.ndarray,
     relation_types: list[str],
-    metadata: dict[str, Any] | None = None,
-    text_digest: Any = None,
+    metadata: Mapping[str, object] | None = None,
+    text_digest: hashlib.blake2b | None = None,
 ) -> KnowledgeGraph:
     """Pack integer edge arrays into the CSR store. Duplicate (source, target, relation) edges are kept once.
 
@@ -166,7 +165,8 @@ def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str)
     return index.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray, digest: Any = None) -> str:
+def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray,
+                 digest: hashlib.blake2b | None = None) -> str:
     if digest is None:
         digest = hashlib.blake2b(digest_size=16)
         for name in FINGERPRINT_COLUMNS:
@@ -178,7 +178,7 @@ def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray, dige
     return digest.hexdigest()
 
 
-def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> Any:
+def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> hashlib.blake2b:
     """The node-column part of the fingerprint, read column by column from ``batches(column)`` (each call
     yields that column's chunks in order, e.g. one record batch of an Arrow file at a time): the same digest
     :func:`build_graph_from_arrays` computes over the whole table, with one chunk in memory at a time."""

@@ -9,7 +9,7 @@ index is an integer (or its digits as text). A boolean or a float is neither: JS
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeAlias
+from typing import TypeAlias, TypeVar
 
 import pyarrow as pa
 
@@ -26,17 +26,20 @@ class IdTypeError(GraphValidationError):
 _KINDS = {bool: "a boolean", float: "a float", list: "a list", dict: "an object"}
 
 
-def _kind(value: Any) -> str:
+T = TypeVar("T")
+
+
+def _kind(value: object) -> str:
     return _KINDS.get(type(value), type(value).__name__)
 
 
-def id_error(field: str, value: Any, accepted: str = ACCEPTED_ID, noun: str = "node ids") -> IdTypeError:
+def id_error(field: str, value: object, accepted: str = ACCEPTED_ID, noun: str = "node ids") -> IdTypeError:
     """The error for ``value`` in ``field``: ``field: node ids must be text or an integer, got true (a boolean)``."""
     shown = ("true" if value else "false") if isinstance(value, bool) else repr(value)
     return IdTypeError(f"{field}: {noun} must be {accepted}, got {shown} ({_kind(value)})")
 
 
-def id_text(value: Any, field: str, noun: str = "node ids") -> str:
+def id_text(value: object, field: str, noun: str = "node ids") -> str:
     """``value`` as an id: text as it is, an integer as its decimal text; anything else :class:`IdTypeError`."""
     if isinstance(value, str):
         return value
@@ -45,7 +48,7 @@ def id_text(value: Any, field: str, noun: str = "node ids") -> str:
     raise id_error(field, value, noun=noun)
 
 
-def index_value(value: Any, field: str) -> Any:
+def index_value(value: T, field: str) -> T:
     """``value`` unchanged unless it is a boolean or a float (:class:`IdTypeError`): a pydantic before-validator's
     core for a node index field, which then reads an integer or its digits as usual."""
     if isinstance(value, bool | float):
@@ -53,14 +56,14 @@ def index_value(value: Any, field: str) -> Any:
     return value
 
 
-def ref_value(value: Any, field: str) -> Any:
+def ref_value(value: T, field: str) -> T:
     """``value`` unchanged unless it is a boolean or a float: the core of a node reference (an index or an id)."""
     if isinstance(value, bool | float):
         raise id_error(field, value, "an integer index or a text id", "nodes")
     return value
 
 
-Column: TypeAlias = Sequence[Any] | pa.Array | pa.ChunkedArray
+Column: TypeAlias = Sequence[object] | pa.Array | pa.ChunkedArray
 
 
 def id_values(values: Column, field: str) -> Column:

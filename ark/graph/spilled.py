@@ -18,12 +18,15 @@ plus one chunk or one bucket at a time.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
+import numpy.typing as npt
 
 from ..arrays import sorted_unique
 
@@ -59,7 +62,7 @@ class EdgeSpill:
             self._handle.close()
             self._handle = None
 
-    def chunks(self) -> Any:
+    def chunks(self) -> Iterator[np.ndarray]:
         """The spilled edges again, :data:`SPILL_CHUNK` at a time, as an ``(k, 3)`` int32 array each."""
         self.close()
         size = SPILL_CHUNK
@@ -72,7 +75,7 @@ class EdgeSpill:
 
 
 def write_spilled_csr(spill: EdgeSpill, directory: Path, node_type_codes: np.ndarray, num_types: int,
-                      num_relations: int, digest: Any) -> tuple[int, np.ndarray]:
+                      num_relations: int, digest: hashlib.blake2b) -> tuple[int, np.ndarray]:
     """Write ``indptr.npy``, ``neighbors.npy`` and ``codes.npy`` into ``directory`` from ``spill`` (then deleted);
     feed the fingerprint ``digest`` the neighbors and codes. Returns (number of distinct edges, schema counts by
     ``(source type * relations + relation) * types + target type``)."""
@@ -151,7 +154,7 @@ def _scatter(spill: EdgeSpill, scratch: Path, starts: np.ndarray, num_codes: int
             handle.close()
 
 
-def _digest_file(path: Path, digest: Any, block: int = 1 << 24) -> None:
+def _digest_file(path: Path, digest: hashlib.blake2b, block: int = 1 << 24) -> None:
     """Feed ``digest`` the data of a 1-d ``.npy`` file (not its header), a block at a time."""
     with path.open("rb") as handle:
         np.lib.format.read_magic(handle)
@@ -164,7 +167,7 @@ class _NpyWriter:
     """A 1-d ``.npy`` file written a slice at a time: the header is written for ``upper`` items and rewritten with
     the final count (numpy pads the header so that its length does not depend on the count)."""
 
-    def __init__(self, path: Path, dtype: Any, upper: int) -> None:
+    def __init__(self, path: Path, dtype: npt.DTypeLike, upper: int) -> None:
         self.path, self.dtype, self.count = path, np.dtype(dtype), 0
         self._handle = path.open("wb")
         self._reserved = len(self._header(upper))

@@ -32,6 +32,7 @@ from .store import KnowledgeGraph, SchemaTriple
 FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # 1: nodes.parquet
 ARRAYS = ("node_type_codes", "indptr", "neighbors", "codes")
+MANIFEST = "versions.json"  # beside graph.json once the graph has been updated (ark.graph.versioning)
 REBUILD_HINT = "rebuild it: import the graph again (ark graph import ... --out a new folder)"
 
 
@@ -131,16 +132,6 @@ def write_graph_meta(directory: Path, num_nodes: int, num_edges: int, node_types
     (directory / "graph.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False))
 
 
-def load_graph(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
-    """Load a graph directory (its current version when it has been updated: :mod:`ark.graph.versioning`); arrays
-    are memory-mapped unless ``mmap=False``."""
-    if (Path(path) / "versions.json").is_file():
-        from .versioning import open_version
-
-        return open_version(path, mmap=mmap)
-    return load_graph_directory(path, mmap, rebuild_hint)
-
-
 def load_graph_directory(path: str | Path, mmap: bool = True, rebuild_hint: str = REBUILD_HINT) -> KnowledgeGraph:
     """Load the graph saved in directory ``path`` as it is (a base, without its updates).
 
@@ -189,15 +180,14 @@ def read_graph_meta(path: Path, rebuild_hint: str = REBUILD_HINT) -> dict:
     return meta
 
 
-def verify_graph(path: str | Path, rebuild_hint: str = REBUILD_HINT) -> int:
-    """Hash every file of the graph at ``path`` in full against its ``graph.json``; the number of files checked
-    (0 for a graph saved before checksums). Raises :class:`~ark.storage.checksums.DamagedFileError`."""
+def verify_graph_directory(path: str | Path, rebuild_hint: str = REBUILD_HINT) -> int:
+    """Hash every file of the graph directory ``path`` in full against its ``graph.json`` (a base, without its
+    updates: :func:`ark.graph.files.verify_graph` checks those too); the number of files checked (0 for a graph
+    saved before checksums). Raises :class:`~ark.storage.checksums.DamagedFileError`."""
     path = Path(path)
     records = read_graph_meta(path, rebuild_hint).get("files") or {}
     check_files(path, records, rebuild_hint, full=True)
-    from .versioning import verify_versions
-
-    return len(records) + verify_versions(path)
+    return len(records)
 
 
 def _load_array(file: Path, mmap: bool, rebuild_hint: str) -> np.ndarray:

@@ -9,11 +9,11 @@ lookup is a slice found by binary search.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -54,7 +54,8 @@ def normalize_name(name: str) -> str:
 
 
 class KnowledgeGraph:
-    """A typed, text-rich, directed multigraph held in arrays. Build with :func:`ark.graph.build_graph`."""
+    """A typed, text-rich, directed multigraph held in arrays. Build with :func:`ark.graph.build_graph`; open and
+    save with :func:`ark.graph.load_graph` and :func:`ark.graph.save_graph`."""
 
     def __init__(
         self,
@@ -66,7 +67,7 @@ class KnowledgeGraph:
         neighbors: np.ndarray,
         codes: np.ndarray,
         schema: list[SchemaTriple],
-        metadata: dict[str, Any] | None = None,
+        metadata: Mapping[str, object] | None = None,
         path: Path | None = None,
     ) -> None:
         self.nodes = nodes
@@ -77,7 +78,7 @@ class KnowledgeGraph:
         self.neighbor_array = neighbors
         self.code_array = codes
         self.schema = list(schema)
-        self.metadata = dict(metadata or {})
+        self.metadata: dict[str, object] = dict(metadata or {})
         self.path = path
 
     @property
@@ -146,7 +147,7 @@ class KnowledgeGraph:
         return (_strings(self._name_column, nodes, self.name), [types[c] for c in codes],
                 _strings(self._texts, nodes, self.text))
 
-    def properties(self, i: int) -> dict[str, Any]:
+    def properties(self, i: int) -> dict[str, object]:
         return json.loads(self._properties[i].as_py() or "{}")
 
     def node_type(self, i: int) -> str:
@@ -242,20 +243,6 @@ class KnowledgeGraph:
             counts[triple.relation] += triple.count
         return counts
 
-    # ----------------------------------------------------------------- disk
-    def save(self, path: str | Path) -> Path:
-        """Write the graph as a directory, atomically (see :mod:`ark.graph.storage`)."""
-        from .storage import save_graph
-
-        return save_graph(self, path)
-
-    @classmethod
-    def load(cls, path: str | Path, mmap: bool = True) -> KnowledgeGraph:
-        """Load a graph directory written by :meth:`save`; arrays are memory-mapped by default."""
-        from .storage import load_graph
-
-        return load_graph(path, mmap=mmap)
-
 
 def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """The column's one chunk, or the chunked column itself: never a copy (a memory-mapped text column of gigabytes
@@ -263,7 +250,7 @@ def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return column.chunk(0) if column.num_chunks == 1 else column
 
 
-def _strings(column: pa.Array | pa.ChunkedArray, nodes: list[int], read: Any) -> list[str]:
+def _strings(column: pa.Array | pa.ChunkedArray, nodes: list[int], read: Callable[[int], str]) -> list[str]:
     """``[read(i) for i in nodes]`` for a string column, sliced from its offsets and data buffers where it is one
     chunk without nulls (the same strings, decoded the same way)."""
     if not isinstance(column, pa.StringArray | pa.LargeStringArray) or column.null_count or not nodes:

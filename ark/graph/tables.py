@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 
@@ -15,7 +14,8 @@ from .ids import id_values
 ARROW_COLUMNS = ("id", "type", "name", "text", "properties")
 
 
-def string_column(values: Sequence[Any] | pa.Array | pa.ChunkedArray, none: str | None) -> pa.Array | pa.ChunkedArray:
+def string_column(values: Sequence[object] | pa.Array | pa.ChunkedArray,
+                  none: str | None) -> pa.Array | pa.ChunkedArray:
     """``str(v)`` of every value as an Arrow string column, ``none`` for ``None``/null (``None`` keeps nulls).
 
     Arrow string, dictionary-of-string and integer columns are converted by Arrow kernels (integers format as
@@ -43,7 +43,7 @@ class NodeTable:
     types: Sequence[str]
     names: Sequence[str]
     texts: Sequence[str] | None = None
-    properties: Sequence[Any] | None = None
+    properties: Sequence[object] | None = None
     source: str = "<nodes>"
     checked: pa.Table | None = field(default=None, repr=False)
 
@@ -97,7 +97,7 @@ class EdgeTable:
         return len(self.sources)
 
 
-def _properties_json(values: Sequence[Any] | None, n: int, source: str) -> list[str]:
+def _properties_json(values: Sequence[object] | None, n: int, source: str) -> list[str]:
     if values is None:
         return ["{}"] * n
     out: list[str] = []
@@ -107,16 +107,19 @@ def _properties_json(values: Sequence[Any] | None, n: int, source: str) -> list[
             out.append("{}")
         elif isinstance(value, dict):
             out.append(json.dumps(value, ensure_ascii=False, default=str))
-        else:
+        elif isinstance(value, str):
             try:
                 parsed = json.loads(value)
-            except (TypeError, json.JSONDecodeError):
+            except json.JSONDecodeError:
                 bad_rows.append(row)
                 out.append("{}")
                 continue
             if not isinstance(parsed, dict):
                 bad_rows.append(row)
             out.append(value)
+        else:  # a number, a list...: not a JSON object
+            bad_rows.append(row)
+            out.append("{}")
     if bad_rows:
         raise GraphValidationError(
             f"{source}: column 'properties' must hold JSON objects; malformed at "

@@ -40,8 +40,8 @@ GROWTH_LIMIT = 2.0
 
 def database_folder(graph: KnowledgeGraph, name: str) -> Path:
     """The folder of ``graph``'s version holding the database ``name`` (``ladybug-<settings hash>``)."""
-    segments = (graph.metadata or {}).get("version_segments") or {}
-    return graph.folder() / segments.get("cypher", "cypher") / name
+    segments = graph.info.version_segments
+    return graph.folder() / (segments.cypher if segments is not None else "cypher") / name
 
 
 def schema_changes(old: CypherSchema, new: CypherSchema) -> list[str] | None:
@@ -90,7 +90,7 @@ def previous_database(graph: KnowledgeGraph, name: str, settings: dict[str, Any]
     if manifest is None or manifest.update_of(version) is None:
         return None
     fingerprints = [h.fingerprint for h in manifest.history if h.version == version - 1]
-    if not fingerprints:
+    if not fingerprints or fingerprints[-1] is None:
         return None
     directory = Path(graph.path) / manifest.cypher_folder(version - 1) / name
     found = cached_database(directory, fingerprints[-1], settings)

@@ -54,7 +54,7 @@ def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: dict[str, A
                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(keys, vectors) of the saved matrices named ``cache_name`` with ``settings`` under the graph's versions,
     newest first, leaving out ``current`` (the folder being built); damaged or unkeyed ones are skipped."""
-    if getattr(graph, "path", None) is None or not (graph.metadata or {}).get("version_segments"):
+    if graph.path is None or graph.info.version_segments is None:
         return
     for _version, folder in _version_folders(graph.folder()):
         directory = folder / "index" / cache_name

@@ -32,16 +32,14 @@ def index_root(graph: KnowledgeGraph) -> Path:
     """The folder whose ``index/`` caches a whole-graph index of ``graph``: the graph's, its current base's, or
     for a version with updates (an index that cannot follow them by segments) its newest update's."""
     root = graph.folder()
-    segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
-    if not segments:
-        return root
-    return root / (segments["deltas"][-1]["delta"] if segments["deltas"] else segments["base"])
+    segments = graph.info.version_segments
+    return root if segments is None else root / segments.newest_folder()
 
 
 def follows_updates(graph: KnowledgeGraph, kind: str) -> bool:
     """Whether ``kind`` over ``graph`` is searched through segments (a version with updates since its base)."""
-    segments = (getattr(graph, "metadata", {}) or {}).get("version_segments")
-    return bool(segments and segments["deltas"]) and kind in SEGMENTED_KINDS and graph.path is not None
+    segments = graph.info.version_segments
+    return segments is not None and bool(segments.deltas) and kind in SEGMENTED_KINDS and graph.path is not None
 
 
 def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[str, Any], fields: dict[str,
@@ -54,7 +52,7 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[s
     if info is None:
         raise ValueError(f"graph {graph.info.label()!r} has no updates to search by segments")
     root = graph.folder()
-    base_dir = root / info["base"]
+    base_dir = root / info.base
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
     fielded = settings.get("scoring") == "fielded"
 
@@ -70,12 +68,12 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[s
     segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
                         base_segment)]
     opened = {graph.info.stored_version: graph}  # versions built on the way, each from the one before
-    for entry in info["deltas"]:
-        def delta_segment(_work: Path | None, version: int = entry["version"]) -> Segment:
+    for entry in info.deltas:
+        def delta_segment(_work: Path | None, version: int = entry.version) -> Segment:
             ids, cur = changed_documents(root, version, kind, opened)
             return make(cur, ids, np.asarray([cur.index_of(x) for x in ids], dtype=np.int64))
 
-        segments.append(_cached(root / entry["delta"] / "index" / f"{kind}-{settings_key}", entry["fingerprint"],
+        segments.append(_cached(root / entry.delta / "index" / f"{kind}-{settings_key}", entry.fingerprint,
                                 settings, delta_segment))
     maps = doc_maps(segments, graph.nodes.column("id"))
     bm25f = ({"names": ["names", "text"], "weights": [settings["name_weight"], 1.0], "b": [settings["name_b"],

@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, normalize_name
+from ark.graph import (
+    EdgeTable,
+    GraphValidationError,
+    KnowledgeGraph,
+    NodeTable,
+    build_graph,
+    normalize_name,
+    save_graph,
+)
 from ark.graph.storage import check_source_outside_target
 from ark.storage.jsonl import parse_json_object
 
@@ -129,7 +137,7 @@ def report_dropped(file: Path, dropped: int, example: str | None) -> dict[str, A
 def import_grbench(path: str | Path, out: str | Path, name: str | None = None) -> Path:
     """Load a GRBench graph and save it to ``out``; nothing is written if loading fails."""
     check_source_outside_target(_graph_file(path).parent, out)
-    return load_grbench(path, name=name).save(out)
+    return save_graph(load_grbench(path, name=name), out)
 
 
 def load_grbench_questions(path: str | Path) -> list[GRBenchQuestion]:

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..config import ark_home
-from ..graph import KnowledgeGraph
-from ..graph.storage import load_graph
+from ..graph import KnowledgeGraph, load_graph, save_graph
 from ..storage.atomic import remove_stale_temporaries
 from ..storage.locks import build_lock
 from .hpo import LOADER_VERSION as HPO_LOADER_VERSION
@@ -44,7 +43,7 @@ def build_named_graph(name: str, force: bool = False, status: Callable[[str], No
                 why = "first use" if built == -1 else "built by an older loader"
                 status(f"Building graph {name!r} into {target} ({why}; once: later runs open the saved graph "
                        "at once) ...")
-            BUILDERS[name]().save(target)
+            save_graph(BUILDERS[name](), target)
     return target
 
 
@@ -88,4 +87,4 @@ def open_graph(name_or_path: str | Path, status: Callable[[str], None] | None = 
     text = str(name_or_path)
     if text in BUILDERS:
         return load_graph(build_named_graph(text, status=status), rebuild_hint=rebuild_command(text))
-    return KnowledgeGraph.load(graph_location(text))
+    return load_graph(graph_location(text))

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays
+from ark.graph import GraphValidationError, KnowledgeGraph, build_graph_from_arrays, save_graph
 from ark.graph.storage import check_source_outside_target
 from ark.storage.atomic import atomic_directory
 
@@ -175,7 +175,7 @@ def load_stark_skb(name: str, root: str | Path, amazon_dimensions: bool = True) 
 def import_stark(name: str, root: str | Path, out: str | Path) -> Path:
     """Load STaRK knowledge base ``name`` from ``root`` and save it to ``out`` (atomic)."""
     check_source_outside_target(root, out)
-    return load_stark_skb(name, root).save(out)
+    return save_graph(load_stark_skb(name, root), out)
 
 
 def download_stark_skb(name: str, root: str | Path) -> Path:

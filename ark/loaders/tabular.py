@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
+from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, save_graph
 from ark.graph.storage import check_source_outside_target
 from ark.progress import progress_bar
 
@@ -87,7 +87,7 @@ def _load(folder: Path, name: str | None, relations: Sequence[str] | None, colum
         bar.advance(1)
         graph = build_graph(node_table, edge_table, metadata=metadata)
         bar.advance(1)
-        saved = graph.save(out) if out is not None else None
+        saved = save_graph(graph, out) if out is not None else None
         if out is not None:
             bar.advance(1)
     return graph, saved

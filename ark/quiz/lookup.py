@@ -57,13 +57,17 @@ def lower_variant(name: str) -> str:
     return exact_key(name)
 
 
+def _texts(value: object) -> list[str]:
+    """A property's values as text: a list's items, one value as itself, none for an absent one."""
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
 def _names_of(graph: KnowledgeGraph, i: int) -> list[str]:
     props = graph.properties(i)
-    values = [graph.name(i), *(props.get(key) or [] for key in NAME_KEYS[1:])]
-    flat: list[str] = []
-    for value in values:
-        flat.extend(value if isinstance(value, list) else [value])
-    return [str(v) for v in flat if v]
+    flat = [graph.name(i), *(text for key in NAME_KEYS[1:] for text in _texts(props.get(key)))]
+    return [v for v in flat if v]
 
 
 def _nodes_by_name_key(graph: KnowledgeGraph) -> dict[str, list[int]]:
@@ -90,7 +94,7 @@ def name_lookup_queries(graph: KnowledgeGraph, per_type: int = 500, seed: int = 
             variants = [("name", name)]
             if lower_variant(name) and lower_variant(name) != name:
                 variants.append(("lower", lower_variant(name)))
-            synonyms = [s for s in graph.properties(i).get("exact_synonyms") or [] if exact_key(s) != exact_key(name)]
+            synonyms = [s for s in _texts(graph.properties(i).get("exact_synonyms")) if exact_key(s) != exact_key(name)]
             if synonyms:
                 variants.append(("synonym", rng.choice(synonyms)))
             for variant, text in variants:
@@ -108,7 +112,7 @@ def layperson_queries(graph: KnowledgeGraph, n: int = 500, seed: int = 0) -> lis
     for i in range(graph.num_nodes):
         named[exact_key(graph.name(i))].add(graph.node_type(i))
     for i in range(graph.num_nodes):
-        for phrase in graph.properties(i).get(LAYPERSON_KEY) or []:
+        for phrase in _texts(graph.properties(i).get(LAYPERSON_KEY)):
             key = exact_key(phrase)
             if not key:
                 continue

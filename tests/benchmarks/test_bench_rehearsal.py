@@ -30,11 +30,11 @@ def test_prime_generator_writes_starks_processed_layout_at_scale(tmp_path):
 @pytest.mark.parametrize("shape", ["amazon", "legal"])
 def test_grbench_generator_writes_a_graph_the_streaming_importer_reads(tmp_path, shape):
     pytest.importorskip("ijson")
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
     from ark.loaders.grbench_import import stream_import_grbench
 
     counts = write_grbench(tmp_path / "src", shape, scale=0.0002)
-    graph = KnowledgeGraph.load(stream_import_grbench(tmp_path / "src", tmp_path / "graph"))
+    graph = load_graph(stream_import_grbench(tmp_path / "src", tmp_path / "graph"))
     assert graph.num_nodes == counts["nodes"]
     assert graph.metadata["dropped_edges"] == 0  # every neighbour id names a node
     assert graph.type_counts() == counts["types"]

@@ -7,7 +7,7 @@ import argparse
 import random
 from pathlib import Path
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.graph.versioning import update_graph, version_history
 from benchmarks.graph_update_mag import MIX, linked_copy, mag_graph, make_mag_delta, run_mag
 
@@ -18,7 +18,7 @@ def test_drawn_changes_are_one_valid_update_in_the_mix(tmp_path: Path) -> None:
     pristine = mag_graph(tmp_path / "work", SCALE, 1)
     folder = tmp_path / "copy"
     linked_copy(pristine, folder)
-    base = KnowledgeGraph.load(folder)
+    base = load_graph(folder)
     delta = make_mag_delta(base, random.Random(0), 400, "t")
     counts = delta.counts()
     assert sum(counts.values()) == 400
@@ -27,7 +27,7 @@ def test_drawn_changes_are_one_valid_update_in_the_mix(tmp_path: Path) -> None:
     updated = update_graph(folder, delta)
     assert updated.num_nodes == base.num_nodes + round(400 * MIX["new"]) - 20
     assert [e.kind for e in version_history(folder)][-1] == "delta"
-    assert KnowledgeGraph.load(pristine).num_nodes == base.num_nodes  # the cached graph is left as it was
+    assert load_graph(pristine).num_nodes == base.num_nodes  # the cached graph is left as it was
 
 
 def test_a_run_prints_the_update_deltas_and_compaction(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph
 from benchmarks.synthetic_mag import MagShape, generate, mag_questions
 
 SCALE = 0.0005  # 350 papers, 552 authors, 4 institutions, 30 fields, ~10k edges
@@ -28,7 +28,7 @@ def imported(tmp_path_factory) -> tuple[Path, KnowledgeGraph, dict]:
     stats = generate(root / "src", scale=SCALE, seed=3)
     result = CliRunner().invoke(app, ["graph", "import", "parquet", str(root / "src"), "--out", str(root / "graph")])
     assert result.exit_code == 0, result.output
-    return root, KnowledgeGraph.load(root / "graph"), stats
+    return root, load_graph(root / "graph"), stats
 
 
 def test_same_seed_same_bytes_other_seed_other_graph(imported, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
+from ark.graph import save_graph
 from tests.support.graphs import (
     CONJUNCTION_QUESTION,
     ONE_HOP,
@@ -160,9 +161,9 @@ def test_top_must_be_positive(graph_dir):
 # ------------------------------------------------------------------------------------------------ with an LLM
 def scripted_agent(graph_dir) -> list:
     """search (COL3A1 among the results) → add COL3A1 (with a reasoning containing markup-like brackets) → finish."""
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
-    col3a1 = KnowledgeGraph.load(graph_dir).index_of(COL3A1)
+    col3a1 = load_graph(graph_dir).index_of(COL3A1)
     return [
         tool_reply(("search_in_graph", {"query": "Marfan syndrome COL3A1", "size": 30})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "scripted [/] pick"}]})),
@@ -248,7 +249,7 @@ def test_max_tool_calls_per_turn_flag_caps_one_reply(graph_dir, openai_server, m
 # ------------------------------------------------------------------------------------------------ confidence
 @pytest.fixture(scope="module")
 def conditions_dir(tmp_path_factory) -> Path:
-    return build_conditions_graph().save(tmp_path_factory.mktemp("graphs") / "conditions")
+    return save_graph(build_conditions_graph(), tmp_path_factory.mktemp("graphs") / "conditions")
 
 
 def test_ask_says_when_the_graph_has_no_relation_for_the_question(conditions_dir):

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
+from ark.graph import save_graph
 from ark.loaders import open_graph
 from tests.support import graphs
 from tests.support.graphs import DISEASES, ONE_HOP, PHENOTYPES, SHARED_FINDINGS, TWO_HOP, save_clinical_graph
@@ -90,8 +91,8 @@ def test_svg_draws_an_intermediate_node_of_a_two_hop_answer(graph_dir, tmp_path)
 def test_svg_escapes_hostile_names_from_the_graph(tmp_path, monkeypatch):
     monkeypatch.setattr(graphs, "GENES", [(g, HOSTILE_GENE if g == ONE_HOP[1] else n, t) for g, n, t in graphs.GENES])
     graph_dir = tmp_path / "hostile"
-    graphs.build_graph(*graphs._clinical_tables(associated_gene=HOSTILE_RELATION),
-                       metadata={"name": "hostile"}).save(graph_dir)
+    save_graph(graphs.build_graph(*graphs._clinical_tables(associated_gene=HOSTILE_RELATION),
+                                  metadata={"name": "hostile"}), graph_dir)
     record = ask_svg(graph_dir, ONE_HOP[0], tmp_path / "hostile.svg")
     assert record["ranked"][0]["node_id"] == ONE_HOP[1]
     text = (tmp_path / "hostile.svg").read_text(encoding="utf-8")

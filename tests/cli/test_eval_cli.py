@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from ark.cli.eval_cmd import register
-from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.graph import EdgeTable, NodeTable, build_graph, save_graph
 from ark.runtime.trajectory_file import read_trajectory_file
 from ark.storage.jsonl import read_jsonl
 
@@ -34,7 +34,7 @@ def graph_dir(tmp_path_factory) -> Path:
                       texts=[f"{rows[i][0]}. {rows[i][1]}" for i in ids])
     edges = EdgeTable(sources=["D:1", "D:2", "D:3"], targets=["P:1", "P:2", "P:3"], relations=["has_phenotype"] * 3)
     path = tmp_path_factory.mktemp("graph") / "tiny"
-    build_graph(nodes, edges, metadata={"name": "tiny"}).save(path)
+    save_graph(build_graph(nodes, edges, metadata={"name": "tiny"}), path)
     return path
 
 
@@ -171,7 +171,7 @@ def test_stark_csv_queries(cli, tmp_path):
                                                           "knowledge graphs"])
     edges = EdgeTable(sources=["0"], targets=["3"], relations=["cites"])
     gdir = tmp_path / "stark-graph"
-    build_graph(nodes, edges, metadata={"name": "toy"}).save(gdir)
+    save_graph(build_graph(nodes, edges, metadata={"name": "toy"}), gdir)
     qa = tmp_path / "toy"
     (qa / "stark_qa").mkdir(parents=True)
     (qa / "split").mkdir()

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from tests.support.graphs import write_folder
 
 runner = CliRunner()
@@ -29,7 +29,7 @@ def test_import_then_info_describes_the_graph(tmp_path: Path) -> None:
     out = tmp_path / "graphs" / "marfan"
     imported = runner.invoke(app, ["graph", "import", "parquet", str(source), "--out", str(out)])
     assert imported.exit_code == 0, imported.output
-    assert KnowledgeGraph.load(out).num_nodes == 3
+    assert load_graph(out).num_nodes == 3
 
     info = runner.invoke(app, ["graph", "info", str(out)])
     assert info.exit_code == 0, info.output
@@ -101,7 +101,7 @@ def test_import_over_an_earlier_import_replaces_it(tmp_path: Path) -> None:
     assert refused.exit_code == 1 and "--replace" in refused.output  # another source: not replaced silently
     result = runner.invoke(app, ["graph", "import", "parquet", str(second), "--out", str(out), "--replace"])
     assert result.exit_code == 0, result.output
-    assert KnowledgeGraph.load(out).metadata["name"] == "second"
+    assert load_graph(out).metadata["name"] == "second"
 
 
 def test_stark_import_refuses_an_output_holding_its_root(tmp_path: Path) -> None:

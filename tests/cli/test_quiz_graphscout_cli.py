@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
+from ark.graph import save_graph
 from ark.methods.graphscout.quiz.records import read_graphscout_quiz
 from tests.methods.graphscout.quiz.conftest import build_film_graph
 
@@ -24,7 +25,7 @@ def graph_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
     for name in ("ARK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    return build_film_graph().save(tmp_path / "films")
+    return save_graph(build_film_graph(), tmp_path / "films")
 
 
 def test_graphscout_quiz_with_splits_and_the_cypher_check(graph_dir: Path, tmp_path: Path) -> None:
@@ -60,10 +61,10 @@ def test_bad_flags_are_named(graph_dir: Path, tmp_path: Path, args: list[str], m
 
 
 def test_exclude_questions_keeps_benchmark_nodes_out_of_every_quiz_question(graph_dir: Path, tmp_path: Path) -> None:
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
     from ark.methods.graphscout.quiz.generate import question_nodes
 
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     bench = tmp_path / "data.json"  # GRBench's released format: qid, question, answer
     bench.write_text("\n".join(json.dumps(r) for r in [
         {"qid": "1", "question": "Which person directed film f5 and film o14?", "answer": "Person E4"},

@@ -42,9 +42,9 @@ def calls_shown(stdout: str) -> list[tuple[str, str, str]]:
 def scripted_steps(graph_dir: Path) -> list:
     """Step 1: two searches, the first showing COL3A1, the second finding nothing; step 2: that answer and a call
     that fails; step 3: a reply without a tool call (corrected); step 4: finish."""
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
-    col3a1 = KnowledgeGraph.load(graph_dir).index_of(COL3A1)
+    col3a1 = load_graph(graph_dir).index_of(COL3A1)
     return [
         tool_reply(("search_in_graph", {"query": "COL3A1 gene"}), ("search_in_graph", {"query": NOTHING})),
         tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": col3a1, "reasoning": "scripted"}]}),

@@ -11,6 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from ark.cli import eval_cmd, train_cmd
+from ark.graph import save_graph
 from ark.graph.info import GraphInfo
 from ark.methods.seeder.store import SeederModelError, default_model_dir, resolve_model_dir
 from tests.support.seeder_fixture import build_connector_graph
@@ -29,7 +30,7 @@ BASELINES = ["khop-filter", "ppr", "ppr-mmr", "beam", "astar", "pcst", "subgraph
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("train")
     graph, rows = build_connector_graph()
-    graph.save(root / "graph")
+    save_graph(graph, root / "graph")
     train = root / "train.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in rows[:16]))
     val = root / "val.jsonl"

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ark.cli.main import app
+from ark.graph import save_graph
 from tests.support.graphs import build_clinical_graph
 
 runner = CliRunner()
@@ -21,7 +22,7 @@ def says(output: str, text: str) -> bool:
 @pytest.fixture
 def graph_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
-    return build_clinical_graph().save(tmp_path / "clinical")
+    return save_graph(build_clinical_graph(), tmp_path / "clinical")
 
 
 def _train(graph_dir: Path, tmp_path: Path, *extra: str):

@@ -11,7 +11,7 @@ import pytest
 import ark.quiz
 import ark.quiz.output
 from ark.cli.train_seeder_cmd import _builtin_quiz
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph, save_graph
 from ark.graph.versioning import update_graph
 from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.support.graphs import build_clinical_graph
@@ -31,13 +31,13 @@ def test_the_quiz_follows_the_graph_version(tmp_path: Path, monkeypatch: pytest.
 
     monkeypatch.setattr(ark.quiz, "generate_quiz", generate)
     monkeypatch.setattr(ark.quiz.output, "write_splits", write)
-    build_clinical_graph().save(tmp_path / "g")
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     train, _ = _builtin_quiz(graph, tmp_path / "model")
-    _builtin_quiz(KnowledgeGraph.load(tmp_path / "g"), tmp_path / "model")  # same version: kept
+    _builtin_quiz(load_graph(tmp_path / "g"), tmp_path / "model")  # same version: kept
     assert made == [0]
     row = {"id": graph.node_id(0), "type": "phenotype", "name": "Changed", "text": "Changed", "properties": "{}"}
     update_graph(tmp_path / "g", GraphDelta(pa.Table.from_pylist([row], schema=empty_nodes().schema), empty_edges(),
                                             empty_edges(), pa.array([], pa.string())))
-    train, _ = _builtin_quiz(KnowledgeGraph.load(tmp_path / "g"), tmp_path / "model")
+    train, _ = _builtin_quiz(load_graph(tmp_path / "g"), tmp_path / "model")
     assert made == [0, 1] and train.read_text() == "1\n"

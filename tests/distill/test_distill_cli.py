@@ -94,10 +94,10 @@ def test_export_resumes_the_teacher_run_and_reuses_recorded_runs(setup, exported
 
 def test_export_with_an_llm_teacher_samples_three_trajectories_at_temperature_0_7(setup, openai_server,
                                                                                   monkeypatch, tmp_path):
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
     from tests.support.openai_server import tool_reply, turn_script
 
-    fbn1 = KnowledgeGraph.load(setup["graph"]).index_of("NCBIGene:2200")
+    fbn1 = load_graph(setup["graph"]).index_of("NCBIGene:2200")
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
     openai_server.responder = turn_script([
         tool_reply(("search_in_graph", {"query": "Marfan syndrome"})),

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ark.eval.following import FollowedMethod
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph
 from ark.graph.versioning import open_version
 from ark.runtime.trajectory_file import read_trajectory_file
 from ark.storage.jsonl import read_jsonl
@@ -42,7 +42,7 @@ def write_update(tmp_path: Path, graph: KnowledgeGraph) -> tuple[Path, Path, str
 
 def test_an_update_during_an_eval_is_picked_up_between_questions_each_line_on_one_version(tmp_path: Path) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")
-    v0 = KnowledgeGraph.load(folder)
+    v0 = load_graph(folder)
     nodes, delete, gone = write_update(tmp_path, v0)
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps({"id": f"q{i}", "query": text, "answer_ids": [answer]}) + "\n"
@@ -62,7 +62,7 @@ def test_an_update_during_an_eval_is_picked_up_between_questions_each_line_on_on
             updates.append(ark("graph", "update", folder, "--nodes", nodes, "--delete", delete))
             picks = [0, v0.index_of(QUESTIONS[0][1])]
         else:
-            newest = KnowledgeGraph.load(folder)
+            newest = load_graph(folder)
             picks = [newest.index_of(QUESTIONS[question][1]), newest.index_of(NEW_NODE)]
         return tool_reply(("add_to_answer", {"answer_nodes": [{"node_index": i} for i in picks]}))
 
@@ -101,7 +101,7 @@ def test_a_run_resumed_after_its_graph_moved_on_is_refused_naming_both_versions(
                "--no-progress").returncode == 0
     assert ark("retrieve", folder, "-m", "bm25", "-q", queries, "--limit", 1, "-o", out,
                "--no-progress").returncode == 0
-    nodes, delete, gone = write_update(tmp_path, KnowledgeGraph.load(folder))
+    nodes, delete, gone = write_update(tmp_path, load_graph(folder))
     assert ark("graph", "update", folder, "--nodes", nodes, "--delete", delete).returncode == 0
 
     refused = ark("retrieve", folder, "-m", "bm25", "-q", queries, "-o", out, "--no-progress")
@@ -142,7 +142,7 @@ class Counting:
 def test_a_method_that_fails_to_build_on_a_new_version_fails_that_question_and_the_next_tries_again(
         tmp_path: Path) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")
-    v0 = KnowledgeGraph.load(folder)
+    v0 = load_graph(folder)
     builds = {"fail": True}
 
     def build(graph: KnowledgeGraph):

@@ -28,7 +28,7 @@ from typer.testing import CliRunner  # noqa: E402
 from ark.cli.main import app  # noqa: E402
 from ark.eval import run_eval  # noqa: E402
 from ark.eval.ray_runs import RayExecutor  # noqa: E402
-from ark.graph import KnowledgeGraph  # noqa: E402
+from ark.graph import KnowledgeGraph, load_graph  # noqa: E402
 from ark.llm import LLMSettings, OpenAIChatClient  # noqa: E402
 from ark.loaders.queries import Query  # noqa: E402
 from ark.methods import MethodContext  # noqa: E402
@@ -59,7 +59,7 @@ def graph_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def graph(graph_dir) -> KnowledgeGraph:
-    return KnowledgeGraph.load(graph_dir)
+    return load_graph(graph_dir)
 
 
 def make_queries(copies: int = 3) -> list[Query]:
@@ -284,7 +284,7 @@ def test_ray_workers_run_on_the_newest_version_and_lines_name_it(cluster, tmp_pa
     from tests.eval.test_eval_versions import NEW_NODE, write_update
 
     folder = save_clinical_graph(tmp_path / "clinical")
-    driver = KnowledgeGraph.load(folder)
+    driver = load_graph(folder)
     nodes, delete, gone = write_update(tmp_path, driver)
     assert CliRunner().invoke(app, ["graph", "update", str(folder), "--nodes", str(nodes), "--delete",
                                     str(delete)]).exit_code == 0  # after the driver opened version 0

@@ -47,9 +47,9 @@ def clinical(tmp_path_factory):
     rows = [{"id": f"q{i}", "query": q, "answer_ids": [a], "template": "t"}
             for i, (q, a) in enumerate([ONE_HOP, SHARED_FINDINGS, TWO_HOP, BROAD])]
     queries.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
-    return KnowledgeGraph.load(graph_dir), queries
+    return load_graph(graph_dir), queries
 
 
 def check_report(folder: Path, name: str, model: str = "offline") -> dict:

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from ark.experiments.graphscout_paper import TABLE_2, TABLE_5
+from ark.graph import save_graph
 from tests.support.cli import cli_invoker
 from tests.support.graphs import save_clinical_graph
 
@@ -30,11 +31,11 @@ def cli(monkeypatch):
 @pytest.fixture(scope="module")
 def clinical(tmp_path_factory):
     """The clinical graph on disk and a 12-question GraphScout quiz of it (the deterministic quizzer, seed 0)."""
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
     from ark.methods.graphscout.quiz import GraphScoutQuizConfig, generate_graphscout_quiz
 
     root = tmp_path_factory.mktemp("gs")
-    graph = KnowledgeGraph.load(save_clinical_graph(root / "graph"))
+    graph = load_graph(save_clinical_graph(root / "graph"))
     quiz = root / "quiz.jsonl"
     questions = generate_graphscout_quiz(graph, GraphScoutQuizConfig(n=12, seed=0)).questions
     quiz.write_text("".join(json.dumps(q) + "\n" for q in questions))
@@ -130,7 +131,7 @@ def test_cross_domain_grid_of_tiny_models_on_two_graphs(cli, clinical, tmp_path)
     pytest.importorskip("trl")
     from tests.support.graphs import build_drug_graph
 
-    drugs = build_drug_graph().save(tmp_path / "drugs")
+    drugs = save_graph(build_drug_graph(), tmp_path / "drugs")
     report, out, _ = run(cli, "cross-domain", clinical, tmp_path, *TINY, "--set", f"domains={drugs}", "--charts")
     rows = {row[0]: row for row in report["tables"]["grid"]["rows"]}
     assert report["tables"]["grid"]["columns"] == ["Trained on", "clinical", "drugs", "paper"]

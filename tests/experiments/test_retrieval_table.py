@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ark.experiments.paper_tables import ARK_TABLE_1, SEEDER_TABLE_3, TABLES
+from ark.graph import save_graph
 from ark.methods.registry import method_specs
 from tests.support.cli import cli_invoker
 from tests.support.graphs import ONE_HOP, SHARED_FINDINGS
@@ -112,7 +113,7 @@ def test_seeder_tables_with_a_tiny_trained_model(cli, tmp_path, monkeypatch, num
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
         monkeypatch.delenv(name, raising=False)
     graph, questions = build_connector_graph()
-    graph.save(tmp_path / "graph")
+    save_graph(graph, tmp_path / "graph")
     train, test = tmp_path / "train.jsonl", tmp_path / "test.jsonl"
     train.write_text("".join(json.dumps(r) + "\n" for r in questions[:16]))
     test.write_text("".join(json.dumps(r) + "\n" for r in questions[16:]))

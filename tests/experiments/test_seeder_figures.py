@@ -11,6 +11,7 @@ import pytest
 from ark.experiments.paper_secondary import SEEDER_TABLE_6
 from ark.experiments.seeder_budgets import hop_budgets, set_metrics
 from ark.experiments.seeder_stability import correlations, split_questions
+from ark.graph import save_graph
 from ark.loaders.queries import Query
 from tests.support.cli import cli_invoker
 
@@ -62,7 +63,7 @@ def connector(tmp_path, monkeypatch):
     monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("COLUMNS", "250")
     graph, questions = build_connector_graph()
-    graph.save(tmp_path / "graph")
+    save_graph(graph, tmp_path / "graph")
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps(r) + "\n" for r in questions))
     return tmp_path / "graph", queries
@@ -148,7 +149,7 @@ def test_distill_budget_runs_every_backbone_through_ark_beside_table_5(cli, tmp_
     monkeypatch.setenv("COLUMNS", "250")
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ARK_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    build_clinical_graph().save(tmp_path / "graph")
+    save_graph(build_clinical_graph(), tmp_path / "graph")
     queries = tmp_path / "q.jsonl"
     queries.write_text("".join(json.dumps({"id": f"q{i}", "query": q, "answer_ids": [a]}) + "\n"
                                for i, (q, a) in enumerate((ONE_HOP, SHARED_FINDINGS, TWO_HOP, BROAD))))

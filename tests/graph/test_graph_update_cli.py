@@ -10,7 +10,7 @@ import pytest
 
 from ark.cli.eval_cmd import register as register_eval
 from ark.cli.graph_cmd import register as register_graph
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.graph.versioning import read_manifest
 from ark.index import open_index
 from tests.support.cli import cli_invoker
@@ -37,7 +37,7 @@ def test_update_adds_changes_and_deletes_then_compacts(graph: Path, tmp_path: Pa
     result = cli("graph", "update", graph, "--nodes", nodes, "--edges", edges, "--delete", delete, "--note", "r2")
     assert result.exit_code == 0, result.output
     assert "version 1" in result.text and "2 nodes new or changed, 1 deleted, 1 edges added, 1 removed" in result.text
-    updated = KnowledgeGraph.load(graph)
+    updated = load_graph(graph)
     assert updated.metadata["graph_version"] == 1 and not updated.has_node("HP:0000478")
     assert "syndrome" in updated.node_types and "shows" in updated.relation_types
     assert updated.name(updated.index_of("HP:0001166")) == "Spider fingers"
@@ -49,7 +49,7 @@ def test_update_adds_changes_and_deletes_then_compacts(graph: Path, tmp_path: Pa
     compacted = cli("graph", "compact", graph)
     assert compacted.exit_code == 0 and "version 1 compacted" in compacted.text
     assert read_manifest(graph).base_path == "bases/000001"
-    again = KnowledgeGraph.load(graph)
+    again = load_graph(graph)
     assert again.metadata["fingerprint"] == updated.metadata["fingerprint"]
     assert cli("graph", "compact", graph).exit_code == 2  # nothing to compact
 
@@ -82,7 +82,7 @@ def test_update_from_a_new_export_stores_the_difference(tmp_path: Path) -> None:
     old = write_folder(tmp_path / "old", "csv")
     graph = tmp_path / "graph"
     assert cli("graph", "import", "parquet", old, "--out", graph).exit_code == 0
-    before = KnowledgeGraph.load(graph)
+    before = load_graph(graph)
     first = before.node_id(0)
     nodes = [(before.node_id(i), before.name(i) + (" renamed" if i == 0 else ""), before.node_type(i))
              for i in range(1, before.num_nodes)] + [("NEW:1", "Novel node", "gene")]
@@ -90,7 +90,7 @@ def test_update_from_a_new_export_stores_the_difference(tmp_path: Path) -> None:
                        edges=[{"from": "NEW:1", "to": before.node_id(1), "type": "causes"}])
     result = cli("graph", "update", graph, "--from", new)
     assert result.exit_code == 0, result.output
-    after = KnowledgeGraph.load(graph)
+    after = load_graph(graph)
     assert not after.has_node(first) and after.has_node("NEW:1") and after.num_edges == 1
 
 
@@ -108,10 +108,10 @@ def test_a_killed_update_leaves_the_old_version(graph: Path, tmp_path: Path, mon
         versions.update_graph(graph, __import__("ark.loaders.updates", fromlist=["x"]).read_update(nodes))
     monkeypatch.undo()
     assert (graph / "deltas" / "000001").is_dir()
-    reopened = KnowledgeGraph.load(graph)
+    reopened = load_graph(graph)
     assert not reopened.has_node("X:1") and reopened.metadata.get("graph_version") is None
     assert cli("graph", "update", graph, "--nodes", nodes).exit_code == 0
-    assert KnowledgeGraph.load(graph).has_node("X:1")
+    assert load_graph(graph).has_node("X:1")
 
 
 def test_a_run_records_the_graph_version_and_is_not_resumed_on_another(graph: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ark.index.dense as dense
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph, save_graph
 from ark.graph.versioning import compact_graph, update_graph
 from ark.index import open_index
 from ark.index.embedders import node_embeddings
@@ -63,17 +63,17 @@ def _updates(folder: Path, seed: int, build: Any) -> Any:
     number of (node id, document) pairs no earlier version had)."""
     rng = random.Random(seed)
     graph = build()
-    graph.save(folder)
+    save_graph(graph, folder)
     model = ContentModel(graph)
-    seen = _keys(KnowledgeGraph.load(folder))
-    yield KnowledgeGraph.load(folder), model.rebuild(), len(seen)
+    seen = _keys(load_graph(folder))
+    yield load_graph(folder), model.rebuild(), len(seen)
     for step in range(1, STEPS + 1):
         delta = random_delta(model, rng, step)
         update_graph(folder, delta)
         model.apply(delta)
         if step == 2:
             compact_graph(folder)
-        updated = KnowledgeGraph.load(folder)
+        updated = load_graph(folder)
         fresh = _keys(updated) - seen
         seen |= fresh
         yield updated, model.rebuild(), len(fresh)
@@ -118,5 +118,5 @@ def test_node_embeddings_follow_updates(tmp_path: Path) -> None:
     compact_graph(folder)  # version 4 has its cache: every earlier one goes
     assert caches() == ["deltas/000004"]
     before = embedder.texts
-    node_embeddings(KnowledgeGraph.load(folder), embedder, progress=False)
+    node_embeddings(load_graph(folder), embedder, progress=False)
     assert embedder.texts == before and caches() == ["bases/000004", "deltas/000004"]

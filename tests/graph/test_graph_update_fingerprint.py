@@ -11,8 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ark.graph import KnowledgeGraph
-from ark.graph.storage import verify_graph
+from ark.graph import KnowledgeGraph, load_graph, save_graph, verify_graph
 from ark.graph.versioning import MANIFEST, compact_graph, fingerprint, recompute_fingerprint, update_graph
 from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.graph.update_model import ContentModel, random_delta
@@ -21,15 +20,15 @@ from tests.support.graphs import build_clinical_graph, build_conditions_graph, b
 
 def _sequence(folder: Path, seed: int, steps: int = 6) -> list[tuple[str, str]]:
     rng = random.Random(seed)
-    (build_clinical_graph, build_conditions_graph, build_drug_graph)[seed % 3]().save(folder)
+    save_graph((build_clinical_graph, build_conditions_graph, build_drug_graph)[seed % 3](), folder)
     pairs = []
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     for step in range(steps):
         graph = update_graph(folder, random_delta(ContentModel(graph), rng, step), current=graph)
         pairs.append(recompute_fingerprint(folder))
         if rng.random() < 0.3:
             compact_graph(folder)
-            graph = KnowledgeGraph.load(folder)
+            graph = load_graph(folder)
     return pairs
 
 
@@ -51,8 +50,8 @@ def test_a_change_sum_that_forgets_the_edges_of_deleted_nodes_is_caught(tmp_path
         return sums
 
     monkeypatch.setattr("ark.graph.versioning.versions.change_sums", forgetful)
-    build_clinical_graph().save(tmp_path / "g")
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     victim = next(i for i in range(graph.num_nodes) if graph.degree(i))
     update_graph(tmp_path / "g", GraphDelta(empty_nodes(), empty_edges(), empty_edges(),
                                             pa.array([graph.node_id(victim)], pa.string())))
@@ -67,14 +66,14 @@ def _row(node_id: str, text: str) -> GraphDelta:
 
 
 def test_a_changed_node_keeps_its_index_and_order_is_in_the_fingerprint(tmp_path: Path) -> None:
-    build_clinical_graph().save(tmp_path / "g")
-    before = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
+    before = load_graph(tmp_path / "g")
     first = before.node_id(0)
     updated = update_graph(tmp_path / "g", _row(first, "changed text"))
     assert updated.index_of(first) == 0 and updated.text(0) == "changed text"
     assert updated.num_nodes == before.num_nodes
     # the same content reached with the node moved last (deleted, then given again): another numbering
-    build_clinical_graph().save(tmp_path / "h")
+    save_graph(build_clinical_graph(), tmp_path / "h")
     update_graph(tmp_path / "h", GraphDelta(empty_nodes(), empty_edges(), empty_edges(), pa.array([first])))
     again = update_graph(tmp_path / "h", _row(first, "changed text"))
     assert again.index_of(first) == again.num_nodes - 1
@@ -83,14 +82,14 @@ def test_a_changed_node_keeps_its_index_and_order_is_in_the_fingerprint(tmp_path
 
 def test_a_graph_updated_before_fingerprint_format_2_opens_updates_and_verifies(tmp_path: Path) -> None:
     folder = tmp_path / "g"
-    build_clinical_graph().save(folder)
+    save_graph(build_clinical_graph(), folder)
     graph = update_graph(folder, _row("new:1", "first"))
     manifest = json.loads((folder / MANIFEST).read_text())
     entry = manifest["history"][-1]
     del entry["sums"], entry["fingerprint_format"]
     entry["fingerprint"] = "0" * 32  # as the whole-graph hash of format 1 recorded it
     (folder / MANIFEST).write_text(json.dumps(manifest))
-    opened = KnowledgeGraph.load(folder)
+    opened = load_graph(folder)
     assert opened.has_node("new:1")
     # numbered anew (a changed node keeps its place now): not the fingerprint caches by node index were made for
     assert opened.metadata["fingerprint"] not in ("0" * 32, graph.metadata["fingerprint"])

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ark.graph import KnowledgeGraph
-from ark.graph.storage import verify_graph
+from ark.graph import load_graph, verify_graph
 from ark.graph.versioning import compact_graph, read_manifest, recompute_fingerprint, update_graph
 from ark.index import open_index
 from tests.graph.update_model import ContentModel, random_delta
@@ -35,7 +34,7 @@ def _updater(folder: Path, seed: int, marks: int) -> None:
     """Update and compact ``folder`` forever, marking each operation's start and end on file descriptor ``marks``."""
     rng = random.Random(seed)
     for step in range(10_000):
-        graph = KnowledgeGraph.load(folder)
+        graph = load_graph(folder)
         os.write(marks, b"u")
         graph = update_graph(folder, random_delta(ContentModel(graph), rng, 1000 * seed + step), current=graph)
         open_index(graph, "bm25", progress=False)
@@ -86,7 +85,7 @@ def _kill_once(folder: Path, seed: int, target: bytes, fraction: float, took: di
 
 
 def _check_whole_version(folder: Path) -> int | None:
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     manifest = read_manifest(folder)
     if manifest is None:  # killed before the first update landed
         return None
@@ -111,7 +110,7 @@ def test_kill_9_during_updates_and_compaction_leaves_a_whole_version(tmp_path: P
     if CYPHER:
         from ark.graphdb.export import ladybug_database
 
-        ladybug_database(KnowledgeGraph.load(folder))  # each update makes its version's from the previous one
+        ladybug_database(load_graph(folder))  # each update makes its version's from the previous one
     rng = random.Random(7)
     took: dict[bytes, list[float]] = {b"u": [], b"c": []}
     inside = {b"u": 0, b"c": 0}
@@ -122,6 +121,6 @@ def test_kill_9_during_updates_and_compaction_leaves_a_whole_version(tmp_path: P
         versions.add(_check_whole_version(folder))
     assert len(versions - {None}) >= 5, versions
     assert inside[b"u"] >= 3 and inside[b"c"] >= 3, f"kills inside an operation: {inside}"
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     after = update_graph(folder, random_delta(ContentModel(graph), rng, 99), current=graph)
     assert after.metadata["graph_version"] == graph.metadata.get("graph_version", 0) + 1

@@ -8,7 +8,7 @@ import random
 import threading
 from pathlib import Path
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.graph.versioning import open_version, update_graph
 from ark.index import open_index
 from ark.serve.questions import ModelSettings, QuestionService
@@ -21,12 +21,12 @@ QUESTIONS = ("Marfan syndrome", "seizure", "tall stature", "lens dislocation", "
 
 def test_answers_come_from_one_version_while_updates_run(tmp_path: Path) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")
-    service = QuestionService(KnowledgeGraph.load(folder), ModelSettings(offline=True))
+    service = QuestionService(load_graph(folder), ModelSettings(offline=True))
     stop = threading.Event()
     errors: list[BaseException] = []
 
     def updater() -> None:
-        rng, graph = random.Random(3), KnowledgeGraph.load(folder)
+        rng, graph = random.Random(3), load_graph(folder)
         try:
             for step in range(1, UPDATES + 1):
                 if stop.wait(0.05):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph, save_graph
 from ark.graph.versioning import open_version, update_graph
 from ark.graph.versioning.delta import GraphDelta, empty_edges, empty_nodes
 from tests.support.graphs import build_clinical_graph
@@ -21,13 +21,13 @@ def _rows(*rows: tuple[str, str]) -> GraphDelta:
 
 
 def test_a_replayed_version_numbers_new_types_as_the_updates_did(tmp_path: Path) -> None:
-    build_clinical_graph().save(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
     update_graph(tmp_path / "g", _rows(("n1", "alpha")))
     made = update_graph(tmp_path / "g", _rows(("n2", "beta"), ("n1", "alpha")))
     opened = open_version(tmp_path / "g")
     assert opened.node_types == made.node_types
     assert opened.metadata["fingerprint"] == made.metadata["fingerprint"]
-    assert KnowledgeGraph.load(tmp_path / "g").metadata["fingerprint"] == made.metadata["fingerprint"]
+    assert load_graph(tmp_path / "g").metadata["fingerprint"] == made.metadata["fingerprint"]
 
 
 def test_equal_node_columns_give_equal_fingerprints_whatever_their_layout() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph, save_graph
 from ark.graph.versioning import compact_graph, update_graph, version_history
 from ark.index import segments
 from tests.graph.update_model import ContentModel, compare, random_delta
@@ -23,7 +23,7 @@ def run_sequence(folder: Path, seed: int, steps: int = STEPS) -> list[str]:
     """One random sequence of updates (and sometimes a compaction); the differences found after each step."""
     rng = random.Random(seed)
     graph = FIXTURES[seed % len(FIXTURES)]()
-    graph.save(folder)
+    save_graph(graph, folder)
     model = ContentModel(graph)
     problems = []
     for step in range(1, steps + 1):
@@ -32,7 +32,7 @@ def run_sequence(folder: Path, seed: int, steps: int = STEPS) -> list[str]:
         model.apply(delta)
         if rng.random() < 0.25:
             compact_graph(folder)
-        updated = KnowledgeGraph.load(folder)
+        updated = load_graph(folder)
         problems += [f"seed {seed} step {step}: {p}" for p in compare(updated, model.rebuild(), rng)]
     return problems
 

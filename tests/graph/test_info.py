@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ark.graph import EdgeTable, GraphInfo, KnowledgeGraph, NodeTable, build_graph
-from ark.graph.storage import load_graph
+from ark.graph import EdgeTable, GraphInfo, KnowledgeGraph, NodeTable, build_graph, load_graph, save_graph
 from ark.graph.versioning import update_graph
 from ark.loaders.updates import read_update
 
@@ -29,7 +28,7 @@ def test_an_unnamed_graph_shows_the_default_label():
 
 def test_a_saved_then_updated_graph_reports_its_new_version_and_fingerprint(tmp_path):
     folder = tmp_path / "films"
-    _graph({"name": "films"}).save(folder)
+    save_graph(_graph({"name": "films"}), folder)
     before = load_graph(folder).info
     assert before.name == "films" and before.fingerprint and before.version == 0
     nodes = tmp_path / "nodes.jsonl"
@@ -43,7 +42,7 @@ def test_the_version_manifest_reads_typed_and_writes_back_the_same_file(tmp_path
     from ark.graph.versioning import MANIFEST, compact_graph, read_manifest
 
     folder = tmp_path / "films"
-    _graph({"name": "films"}).save(folder)
+    save_graph(_graph({"name": "films"}), folder)
     for k, name in enumerate(("Heat", "Ran")):
         nodes = tmp_path / f"nodes{k}.jsonl"
         nodes.write_text(f'{{"id": "n{k}", "type": "film", "name": "{name}", "text": "{name}, a film"}}\n')

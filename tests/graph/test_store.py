@@ -12,7 +12,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, storage
+from ark.graph import (
+    EdgeTable,
+    GraphValidationError,
+    KnowledgeGraph,
+    NodeTable,
+    build_graph,
+    load_graph,
+    save_graph,
+    storage,
+)
 
 NODE_TYPES = ["Gene", "Disease Type", "phenotype"]
 RELATIONS = ["has_phenotype", "associated with", "is-a", "treats"]
@@ -123,8 +132,8 @@ def assert_same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
 @pytest.mark.parametrize("mmap", [True, False])
 def test_save_load_round_trip_is_exact(graph_and_edges, tmp_path: Path, mmap: bool) -> None:
     graph, _ = graph_and_edges
-    graph.save(tmp_path / "g")
-    loaded = KnowledgeGraph.load(tmp_path / "g", mmap=mmap)
+    save_graph(graph, tmp_path / "g")
+    loaded = load_graph(tmp_path / "g", mmap=mmap)
     assert_same_graph(graph, loaded)
     assert loaded.metadata["fingerprint"] == graph.metadata["fingerprint"]
     assert loaded.properties(1) == {"rank": 1, "label": "node 1"} and loaded.properties(0) == {}
@@ -153,11 +162,11 @@ def test_names_resolve_case_and_separator_insensitively(graph_and_edges) -> None
 def test_failed_save_leaves_previous_graph_intact(graph_and_edges, tmp_path: Path, monkeypatch) -> None:
     graph, _ = graph_and_edges
     target = tmp_path / "g"
-    graph.save(target)
+    save_graph(graph, target)
     other, _ = random_graph(seed=99, n=10, m=20)
     other.metadata["unserializable"] = object()
     with pytest.raises(TypeError):
-        other.save(target)
+        save_graph(other, target)
     calls = {"n": 0}
     real_save = np.save
 
@@ -170,18 +179,18 @@ def test_failed_save_leaves_previous_graph_intact(graph_and_edges, tmp_path: Pat
     del other.metadata["unserializable"]
     monkeypatch.setattr(storage.np, "save", failing_save)
     with pytest.raises(OSError, match="disk full"):
-        other.save(target)
+        save_graph(other, target)
     assert calls["n"] == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
-    assert_same_graph(graph, KnowledgeGraph.load(target))
+    assert_same_graph(graph, load_graph(target))
 
 
 def test_save_replaces_existing_graph(graph_and_edges, tmp_path: Path) -> None:
     graph, _ = graph_and_edges
     other, _ = random_graph(seed=3, n=12, m=30)
-    graph.save(tmp_path / "g")
-    other.save(tmp_path / "g")
-    assert_same_graph(other, KnowledgeGraph.load(tmp_path / "g"))
+    save_graph(graph, tmp_path / "g")
+    save_graph(other, tmp_path / "g")
+    assert_same_graph(other, load_graph(tmp_path / "g"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g"]
 
 
@@ -192,7 +201,7 @@ def test_save_refuses_a_non_graph_folder_and_leaves_it_intact(graph_and_edges, t
     (precious / "notes.txt").write_text("keep me")
     (precious / "graph.json").write_text('{"id": "demo"}')  # an ark-agent-cli folder: no format_version
     with pytest.raises(GraphValidationError, match="precious.*new or empty"):
-        graph.save(precious)
+        save_graph(graph, precious)
     assert sorted(p.name for p in precious.iterdir()) == ["graph.json", "notes.txt"]
     assert (precious / "notes.txt").read_text() == "keep me"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["precious"]
@@ -202,19 +211,19 @@ def test_save_refuses_a_file_but_fills_an_empty_folder(graph_and_edges, tmp_path
     graph, _ = graph_and_edges
     (tmp_path / "file").write_text("x")
     with pytest.raises(GraphValidationError, match="not a directory"):
-        graph.save(tmp_path / "file")
+        save_graph(graph, tmp_path / "file")
     assert (tmp_path / "file").read_text() == "x"
     (tmp_path / "empty").mkdir()
-    graph.save(tmp_path / "empty")
-    assert_same_graph(graph, KnowledgeGraph.load(tmp_path / "empty"))
+    save_graph(graph, tmp_path / "empty")
+    assert_same_graph(graph, load_graph(tmp_path / "empty"))
 
 
 def test_node_table_is_memory_mapped_and_text_reads_without_a_copy(graph_and_edges, tmp_path: Path) -> None:
     graph, _ = graph_and_edges
-    graph.save(tmp_path / "g")
+    save_graph(graph, tmp_path / "g")
     assert (tmp_path / "g" / "nodes.arrow").is_file() and not (tmp_path / "g" / "nodes.parquet").exists()
     before = pa.total_allocated_bytes()
-    loaded = KnowledgeGraph.load(tmp_path / "g")
+    loaded = load_graph(tmp_path / "g")
     assert loaded.nodes.nbytes > 0 and pa.total_allocated_bytes() == before  # the text lives in the memory map
     assert [loaded.text(i) for i in range(loaded.num_nodes)] == [graph.text(i) for i in range(graph.num_nodes)]
     assert pa.total_allocated_bytes() == before
@@ -223,30 +232,30 @@ def test_node_table_is_memory_mapped_and_text_reads_without_a_copy(graph_and_edg
 def test_graphs_saved_in_format_1_still_load(graph_and_edges, tmp_path: Path) -> None:
     """Format 1 kept the node table as nodes.parquet: such a cached graph opens unchanged."""
     graph, _ = graph_and_edges
-    folder = graph.save(tmp_path / "g")
-    pq.write_table(KnowledgeGraph.load(folder, mmap=False).nodes, folder / "nodes.parquet")
+    folder = save_graph(graph, tmp_path / "g")
+    pq.write_table(load_graph(folder, mmap=False).nodes, folder / "nodes.parquet")
     (folder / "nodes.arrow").unlink()
     meta = json.loads((folder / "graph.json").read_text())
     del meta["files"]  # format 1 predates checksums
     (folder / "graph.json").write_text(json.dumps({**meta, "format_version": 1}))
-    assert_same_graph(graph, KnowledgeGraph.load(folder))
+    assert_same_graph(graph, load_graph(folder))
     (folder / "graph.json").write_text(json.dumps({**meta, "format_version": 9}))
     with pytest.raises(GraphValidationError, match="format version 9 is not supported"):
-        KnowledgeGraph.load(folder)
+        load_graph(folder)
 
 
 def test_rows_read_the_same_names_types_and_texts_as_one_node_at_a_time(graph_and_edges, tmp_path: Path) -> None:
     """``rows`` (a search call's hits, read from the columns' buffers) equals ``name``/``node_type``/``text`` per
     node: in memory, memory-mapped, on a sliced table (buffer offsets), with empty and missing texts, chunked."""
     graph, _ = graph_and_edges
-    graph.save(tmp_path / "g")
+    save_graph(graph, tmp_path / "g")
     nodes = [5, 0, 59, 5, 17]
 
     def one_by_one(g: KnowledgeGraph, at: list[int]) -> tuple[list, list, list]:
         return [g.name(i) for i in at], [g.node_type(i) for i in at], [g.text(i) for i in at]
 
     texts = pa.array(["", None, "a\nb ✓"] * 20, pa.string())
-    variants = [graph, KnowledgeGraph.load(tmp_path / "g")]
+    variants = [graph, load_graph(tmp_path / "g")]
     for table in (graph.nodes.slice(3), graph.nodes.set_column(graph.nodes.column_names.index("text"), "text", texts),
                   pa.concat_tables([graph.nodes.slice(0, 30), graph.nodes.slice(30)])):
         variants.append(KnowledgeGraph(table, graph.node_type_codes[len(graph.node_type_codes) - len(table):],

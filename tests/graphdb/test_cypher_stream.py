@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph, save_graph
 from ark.graphdb.export import node_properties_by_type, write_database
 from ark.graphdb.ladybug_engine import LadybugEngine
 from ark.graphdb.schema import build_schema
@@ -25,8 +25,8 @@ WHOLE = ExportChunks(node_bytes=2**40, edge_rows=2**40, buffer_pool_mb=256, scan
 
 
 def saved(tmp_path: Path, build) -> KnowledgeGraph:
-    build().save(tmp_path / "graph")
-    return KnowledgeGraph.load(tmp_path / "graph")  # memory-mapped arrays, as the export reads them
+    save_graph(build(), tmp_path / "graph")
+    return load_graph(tmp_path / "graph")  # memory-mapped arrays, as the export reads them
 
 
 @pytest.mark.parametrize("build", FIXTURES)

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph, save_graph
 from ark.graph.versioning import compact_graph, read_manifest, update_graph
 from ark.graph.versioning.delta import GraphDelta
 from ark.storage.checksums import DamagedFileError, digest_file
@@ -96,8 +96,8 @@ def run_sequence(folder: Path, seed: int, draw: Any, steps: int = 4) -> tuple[li
     rebuilt from the model. Returns (differences, how each database was made)."""
     rng = random.Random(seed)
     graph = FIXTURES[seed % len(FIXTURES)]()
-    graph.save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(graph, folder)
+    graph = load_graph(folder)
     ladybug_database(graph)
     model = ContentModel(graph)
     problems, how = [], []
@@ -107,7 +107,7 @@ def run_sequence(folder: Path, seed: int, draw: Any, steps: int = 4) -> tuple[li
         model.apply(delta)
         if rng.random() < 0.25:
             compact_graph(folder)
-            graph = KnowledgeGraph.load(folder)
+            graph = load_graph(folder)
         database = ladybug_database(graph)
         how.append(made(database))
         rebuilt = model.rebuild()
@@ -136,8 +136,8 @@ def test_databases_of_any_update_equal_a_rebuilds(tmp_path: Path, seed: int) -> 
 
 def test_a_readers_database_is_never_written_and_compaction_removes_superseded_ones(tmp_path: Path) -> None:
     folder = tmp_path / "graph"
-    build_clinical_graph().save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(build_clinical_graph(), folder)
+    graph = load_graph(folder)
     first = ladybug_database(graph)
     before = digest_file(first.path)
     reader = LadybugEngine(first.path)
@@ -163,15 +163,15 @@ def test_a_readers_database_is_never_written_and_compaction_removes_superseded_o
     compact_graph(folder)
     assert not first.path.exists() and not versions[0].path.exists() and not versions[1].path.exists()
     assert versions[2].path.exists()  # the new base's version keeps its database
-    after = ladybug_database(KnowledgeGraph.load(folder))
+    after = ladybug_database(load_graph(folder))
     assert after.path == versions[2].path
     assert verify_databases(folder) == [(versions[2].path.parent, 1)]
 
 
 def test_verify_finds_a_damaged_database_or_one_of_another_version(tmp_path: Path) -> None:
     folder = tmp_path / "graph"
-    build_drug_graph().save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(build_drug_graph(), folder)
+    graph = load_graph(folder)
     ladybug_database(graph)
     model = ContentModel(graph)
     graph = update_graph(folder, shape_keeping_delta(model, random.Random(1), 1), current=graph)
@@ -197,14 +197,14 @@ def test_graph_update_makes_the_new_versions_database_and_verify_checks_it(tmp_p
 
     cli = cli_invoker(register)
     folder = save_clinical_graph(tmp_path / "clinical")
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     ladybug_database(graph)  # a user of GraphScout had the database made
     node = graph.node_id(0)
     (tmp_path / "nodes.csv").write_text(f"id,name,type\n{node},Renamed node,{graph.node_type(0)}\n")
     result = cli("graph", "update", folder, "--nodes", tmp_path / "nodes.csv")
     assert result.exit_code == 0, result.output
     assert "Cypher database of version 1: cypher/versions/000001/ladybug-" in result.text
-    database = ladybug_database(KnowledgeGraph.load(folder))
+    database = ladybug_database(load_graph(folder))
     assert made(database) == "update"
     with LadybugEngine(database.path) as engine:
         assert engine.query("MATCH (n {id: $id}) RETURN n.name", {"id": node}).rows == [["Renamed node"]]
@@ -219,8 +219,8 @@ def test_a_database_that_outgrew_its_export_is_exported_again(tmp_path: Path, mo
     import ark.graphdb.versioned as versioned
 
     folder = tmp_path / "graph"
-    build_clinical_graph().save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(build_clinical_graph(), folder)
+    graph = load_graph(folder)
     ladybug_database(graph)
     model, rng, how = ContentModel(graph), random.Random(5), []
     for step, limit in enumerate((1e9, 1e9, 0.5, 1e9), start=1):
@@ -237,8 +237,8 @@ def test_a_database_that_outgrew_its_export_is_exported_again(tmp_path: Path, mo
 
 def test_an_added_edge_the_graph_already_has_stays_one_edge_in_the_database(tmp_path: Path) -> None:
     folder = tmp_path / "graph"
-    build_clinical_graph().save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(build_clinical_graph(), folder)
+    graph = load_graph(folder)
     ladybug_database(graph)
     src, dst, rel = graph.edges()
     had = (graph.node_id(int(src[0])), graph.node_id(int(dst[0])), graph.relation_types[int(rel[0])])

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.graph import EdgeTable, NodeTable, build_graph, save_graph
 from ark.graphdb import (
     CypherParameterError,
     CypherQueryError,
@@ -30,7 +30,7 @@ from ark.graphdb.ladybug_engine import LadybugEngine, open_ladybug  # noqa: E402
 @pytest.fixture(scope="module")
 def drug_engine(tmp_path_factory):
     graph = build_drug_graph()
-    graph.save(tmp_path_factory.mktemp("drugs") / "graph")
+    save_graph(graph, tmp_path_factory.mktemp("drugs") / "graph")
     engine = open_ladybug(graph)
     yield graph, engine
     engine.close()
@@ -105,7 +105,7 @@ def test_schema_description_lists_tables_columns_and_endpoints(drug_engine):
 # ------------------------------------------------------------------------------------------------ cache
 def test_database_is_cached_beside_the_graph_and_rebuilt_when_the_graph_changes(tmp_path):
     graph = build_clinical_graph()
-    graph.save(tmp_path / "g")
+    save_graph(graph, tmp_path / "g")
     first = ladybug_database(graph)
     assert not first.temporary and first.path.parent.parent == tmp_path / "g" / "cypher"
     manifest = json.loads((first.path.parent / "manifest.json").read_text())
@@ -131,7 +131,7 @@ def test_graph_in_memory_or_in_an_unwritable_folder_uses_a_temporary_database(tm
     assert not folder.exists()
 
     graph = build_clinical_graph()
-    graph.save(tmp_path / "ro")
+    save_graph(graph, tmp_path / "ro")
     import ark.graphdb.export as export
 
     monkeypatch.setattr(export, "_writable", lambda path: False)  # root may write anywhere; pretend it cannot

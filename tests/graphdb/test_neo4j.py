@@ -239,11 +239,11 @@ def _whole_graph_statements(graph, batch_size):
 @pytest.mark.parametrize("build", ["build_clinical_graph", "build_conditions_graph", "build_drug_graph"])
 @pytest.mark.parametrize(("batch_size", "scan_rows"), [(2, 3), (3, 1), (5000, None)])
 def test_streamed_import_statements_equal_the_whole_graph_ones(tmp_path, build, batch_size, scan_rows):
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph, save_graph
     from tests.support import graphs
 
-    getattr(graphs, build)().save(tmp_path / "graph")
-    graph = KnowledgeGraph.load(tmp_path / "graph")  # memory-mapped, as a large graph is read
+    save_graph(getattr(graphs, build)(), tmp_path / "graph")
+    graph = load_graph(tmp_path / "graph")  # memory-mapped, as a large graph is read
     streamed = list(neo4j_import_statements(graph, batch_size=batch_size, scan_rows=scan_rows))
     assert streamed == _whole_graph_statements(graph, batch_size)
     assert any(len(p.get("rows", [])) for s, p in streamed if "MATCH (a:" in s)
@@ -251,10 +251,10 @@ def test_streamed_import_statements_equal_the_whole_graph_ones(tmp_path, build, 
 
 def test_import_statements_never_hold_every_edge_or_property_dict(tmp_path, monkeypatch):
     import ark.graphdb.export
-    from ark.graph import KnowledgeGraph
+    from ark.graph import KnowledgeGraph, load_graph, save_graph
 
-    build_drug_graph().save(tmp_path / "graph")
-    graph = KnowledgeGraph.load(tmp_path / "graph")
+    save_graph(build_drug_graph(), tmp_path / "graph")
+    graph = load_graph(tmp_path / "graph")
 
     def whole(*_args, **_kwargs):
         raise AssertionError("the whole graph's edges or property dicts were built")

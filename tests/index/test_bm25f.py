@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.graph import EdgeTable, NodeTable, build_graph, load_graph, save_graph
 from ark.index import BM25Index, Tokenizer, open_index
 from ark.index.exact import ExactNames, ExactNamesBuilder, _hash, exact_key
 from ark.index.graph_index import node_names, resolve_name_keys
@@ -132,15 +132,14 @@ def test_fielded_graph_index_finds_what_is_named():
 
 
 def test_fielded_settings_are_cached_apart(tmp_path):
-    from ark.graph import KnowledgeGraph
 
-    _graph().save(tmp_path / "g")
-    loaded = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(_graph(), tmp_path / "g")
+    loaded = load_graph(tmp_path / "g")
     open_index(loaded, progress=False)
     open_index(loaded, scoring="plain", progress=False)
     open_index(loaded, name_weight=5.0, progress=False)
     assert len(list((tmp_path / "g" / "index").iterdir())) == 3
-    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    again = open_index(load_graph(tmp_path / "g"), progress=False)
     assert again.index.exact is not None and again.search("OMIM:154700", 1)[0][0] == 1
 
 

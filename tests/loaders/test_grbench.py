@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.graph import GraphValidationError, KnowledgeGraph, load_graph
 from ark.loaders.grbench import AnswerMatcher, import_grbench, load_grbench, load_grbench_questions
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "grbench"
@@ -67,7 +67,7 @@ def test_questions_and_answer_matching():
 
 def test_import_saves_a_graph_directory(tmp_path):
     out = import_grbench(FIXTURES / "academic", tmp_path / "graph")
-    assert KnowledgeGraph.load(out).num_nodes == 5
+    assert load_graph(out).num_nodes == 5
 
 
 @pytest.mark.parametrize(("content", "message"), [

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ark.cli.graph_cmd import register
-from ark.graph import GraphValidationError, KnowledgeGraph, spilled
+from ark.graph import GraphValidationError, KnowledgeGraph, load_graph, spilled
 from ark.loaders import grbench_import, id_index
 from ark.loaders.grbench import load_grbench
 from ark.loaders.grbench_import import stream_import_grbench
@@ -35,14 +35,14 @@ def _same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
 @pytest.mark.parametrize("domain", ["academic", "biomedical"])
 def test_released_fixtures_import_as_the_whole_file_loader_builds_them(tmp_path, domain):
     out = stream_import_grbench(FIXTURES / domain, tmp_path / "g", chunk_size=2)  # several batches
-    _same_graph(load_grbench(FIXTURES / domain), KnowledgeGraph.load(out))
+    _same_graph(load_grbench(FIXTURES / domain), load_graph(out))
 
 
 @pytest.mark.parametrize("domain", sorted(DOMAINS))
 def test_every_domain_keeps_its_node_and_edge_kinds(tmp_path, monkeypatch, domain):
     _tiny_chunks(monkeypatch)  # many edge chunks, spill reads and CSR buckets
     write_graph(tmp_path / domain, domain, target_bytes=60_000, text_words=5, degree=3, seed=1)
-    graph = KnowledgeGraph.load(stream_import_grbench(tmp_path / domain, tmp_path / "g", chunk_size=7))
+    graph = load_graph(stream_import_grbench(tmp_path / domain, tmp_path / "g", chunk_size=7))
     _same_graph(load_grbench(tmp_path / domain), graph)
     assert set(graph.node_types) == set(DOMAINS[domain])
     kinds = {kind for _name, _extra, neighbors in DOMAINS[domain].values() for kind in neighbors}
@@ -66,7 +66,7 @@ def test_ids_sharing_a_hash_still_resolve_exactly(tmp_path, monkeypatch, source)
     if source == "amazon":
         folder = tmp_path / "src"
         write_graph(folder, "amazon", target_bytes=40_000, text_words=3, degree=4, seed=2)
-    _same_graph(load_grbench(folder), KnowledgeGraph.load(stream_import_grbench(folder, tmp_path / "g")))
+    _same_graph(load_grbench(folder), load_graph(stream_import_grbench(folder, tmp_path / "g")))
 
 
 def test_a_duplicate_id_is_found_among_ids_sharing_a_hash(tmp_path, monkeypatch):
@@ -112,7 +112,7 @@ def test_a_failed_import_keeps_the_earlier_graph(tmp_path):
     (tmp_path / "bad" / "graph.json").write_text(json.dumps({"x_nodes": {"1": {"neighbors": {"y": 3}}}}))
     with pytest.raises(GraphValidationError):
         stream_import_grbench(tmp_path / "bad", out)
-    assert KnowledgeGraph.load(out).num_nodes == 5
+    assert load_graph(out).num_nodes == 5
 
 
 @pytest.mark.slow
@@ -126,7 +126,7 @@ def test_peak_memory_grows_far_less_than_the_file(tmp_path):
         write_graph(folder, "amazon", int(size), text_words=4, degree=40)
         assert (folder / "graph.json").stat().st_size > 0.9 * size
         peaks.append(peak_rss_mb(STREAM, str(folder), str(tmp_path / f"o{size:.0f}"), "20000")[1])
-        assert KnowledgeGraph.load(tmp_path / f"o{size:.0f}").num_nodes > 0
+        assert load_graph(tmp_path / f"o{size:.0f}").num_nodes > 0
     assert peaks[1] - peaks[0] < 100, peaks
 
 
@@ -137,10 +137,10 @@ def test_a_text_column_past_32_bit_offsets_imports_with_the_whole_file_loaders_f
 
     monkeypatch.setattr(build, "OFFSET32_LIMIT", 64)
     out = stream_import_grbench(FIXTURES / "academic", tmp_path / "g", chunk_size=2)  # text over 64 bytes, batches
-    _same_graph(load_grbench(FIXTURES / "academic"), KnowledgeGraph.load(out))
+    _same_graph(load_grbench(FIXTURES / "academic"), load_graph(out))
     monkeypatch.setattr(build, "OFFSET32_LIMIT", 2**31 - 1)
     whole = load_grbench(FIXTURES / "academic").metadata["fingerprint"]
-    assert KnowledgeGraph.load(out).metadata["fingerprint"] != whole  # the offsets' width is in the digest
+    assert load_graph(out).metadata["fingerprint"] != whole  # the offsets' width is in the digest
 
 
 def test_dropped_neighbours_are_reported_on_the_console_with_a_count_and_an_example(tmp_path):
@@ -162,6 +162,6 @@ def test_dropped_neighbours_are_reported_on_the_console_with_a_count_and_an_exam
     console = " ".join((done.stdout + done.stderr).split())
     assert "dropped 3 edge(s) whose neighbour names no node" in console, console
     assert "e.g. paper 'p1' -> author 'a9'" in console, console
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     assert graph.metadata["dropped_edges"] == 3 and graph.num_edges == 2, graph.metadata
     assert load_grbench(source).metadata["dropped_edge_example"] == graph.metadata["dropped_edge_example"]

@@ -13,7 +13,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from ark.cli.main import app
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.index import open_index
 from ark.progress import console_for_bars
 from benchmarks.synthetic_mag import MagShape, generate
@@ -53,7 +53,7 @@ def test_importing_the_synthetic_mag_graph_shows_bars_that_reach_100_percent(mag
     with console_for_bars(console):
         result = CliRunner().invoke(app, ["graph", "import", "parquet", str(mag / "src"), "--name", "smag"])
         assert result.exit_code == 0, result.output
-        graph = KnowledgeGraph.load(mag / "home" / "graphs" / "smag")
+        graph = load_graph(mag / "home" / "graphs" / "smag")
         open_index(graph, "bm25", progress=True)
     bars = final_bars(sink.getvalue())
     assert bars["Reading nodes.parquet"].startswith(f"{nodes}/{nodes} 100%")

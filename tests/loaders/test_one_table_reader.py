@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ark.cli.graph_cmd import register as register_graph
-from ark.graph import KnowledgeGraph
+from ark.graph import KnowledgeGraph, load_graph, save_graph
 from ark.graph.versioning.delta import node_rows
 from ark.index import open_index
 from ark.loaders.tabular import load_tabular
@@ -90,7 +90,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, KnowledgeGra
     graphs = {}
     for fmt in FORMATS:
         graph = load_tabular(write_graph(root / fmt / "films", fmt))
-        graphs[fmt] = KnowledgeGraph.load(graph.save(root / fmt / "graph"))
+        graphs[fmt] = load_graph(save_graph(graph, root / fmt / "graph"))
     return graphs
 
 
@@ -138,7 +138,7 @@ def test_the_same_files_given_to_update_give_the_same_graph(tmp_path: Path, fmt:
     result = cli("graph", "update", tmp_path / "g", "--nodes", files / f"nodes.{fmt}", "--edges",
                  files / f"edges.{fmt}", "--delete", delete)
     assert result.exit_code == 0, result.output
-    updated = KnowledgeGraph.load(tmp_path / "g")
+    updated = load_graph(tmp_path / "g")
     assert updated.metadata["graph_version"] == 1
     assert node_view(updated) == node_view(imported["csv"])
     assert rankings(updated) == rankings(imported["csv"])
@@ -169,7 +169,7 @@ def test_delete_reads_the_formats_nodes_reads_and_plain_id_lines(tmp_path: Path,
     result = cli("graph", "update", tmp_path / "g", "--delete", path)
     assert result.exit_code == 0, result.output
     assert "2 deleted" in result.text
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     assert sorted(graph.node_id(i) for i in range(graph.num_nodes)) == ["f1", "p1"]
 
 

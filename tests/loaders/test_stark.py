@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.graph import GraphValidationError, KnowledgeGraph, load_graph
 from ark.loaders.documents import relational_document
 from ark.loaders.queries import Query, read_query_jsonl
 from ark.loaders.stark import download_stark_skb, import_stark, load_stark_skb, stark_processed_dir
@@ -128,7 +128,7 @@ def test_relational_document_lists_neighbors_by_relation_and_type(skbs) -> None:
 
 def test_import_stark_round_trips(tmp_path: Path, skbs) -> None:
     root = write_stark_fixture(tmp_path / "prime", "prime")
-    loaded = KnowledgeGraph.load(import_stark("primekg", root, tmp_path / "out"))
+    loaded = load_graph(import_stark("primekg", root, tmp_path / "out"))
     original = skbs["prime"]
     assert [loaded.text(i) for i in range(6)] == [original.text(i) for i in range(6)]
     assert loaded.schema == original.schema and loaded.metadata["name"] == "stark-prime"

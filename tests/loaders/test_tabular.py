@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ark.graph import GraphValidationError, KnowledgeGraph
+from ark.graph import GraphValidationError, load_graph
 from ark.loaders.tabular import PYTHON_WHITESPACE, import_tabular, load_tabular, node_text
 from tests.support.graphs import TABULAR_EDGES as EDGES
 from tests.support.graphs import TABULAR_NODES as NODES
@@ -54,7 +54,7 @@ def test_graph_json_gives_name_and_description(tmp_path: Path) -> None:
 def test_import_writes_a_loadable_graph(tmp_path: Path) -> None:
     folder = write_folder(tmp_path / "src", "csv")
     out = import_tabular(folder, tmp_path / "out", name="marfan")
-    loaded = KnowledgeGraph.load(out)
+    loaded = load_graph(out)
     original = load_tabular(folder, name="marfan")
     assert loaded.metadata == original.metadata
     assert [loaded.text(i) for i in range(3)] == [original.text(i) for i in range(3)]

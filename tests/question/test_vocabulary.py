@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.methods.ark.api import ARK
 from ark.question import QuestionReader
 from ark.question.vocabulary import VocabularyError, graph_vocabulary, read_vocabulary
@@ -66,7 +66,7 @@ def test_a_graph_folder_adds_its_own_words(tmp_path):
     question = "Which ailments present with arachnodactyly?"
     assert QuestionReader(build_prime_like_graph(folder)).read(question).target_types == []
     (folder / "vocabulary.toml").write_text('[[type]]\nwords = ["ailment"]\nschema = ["disease"]\n')
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     assert QuestionReader(graph).read(question).target_types == ["disease"]
     result = ARK(graph).retrieve(question)
     assert result.ranked[0].type == "disease"

@@ -13,7 +13,7 @@ import typer
 from typer.testing import CliRunner
 
 from ark.cli.quiz_cmd import register
-from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, build_graph_from_arrays
+from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, build_graph_from_arrays, save_graph
 from ark.quiz import QuizConfig, generate_quiz, load_phrasebook
 from ark.quiz.output import template_table
 from ark.quiz.paraphrase import paraphrase_all
@@ -220,7 +220,7 @@ def test_template_table_counts_and_answer_sizes(graph):
 
 
 def test_cli_writes_questions_splits_and_table(graph, tmp_path):
-    graph_dir = graph.save(tmp_path / "toy-graph")
+    graph_dir = save_graph(graph, tmp_path / "toy-graph")
     app = typer.Typer()
     register(app)
     app.command("noop")(lambda: None)  # two commands, so "quiz" is addressed by name as under `ark`
@@ -291,7 +291,7 @@ def _flat(text: str) -> str:
     ],
 )
 def test_cli_rejects_bad_seed_and_weights_with_a_clear_message(graph, tmp_path, args, expected):
-    graph_dir = graph.save(tmp_path / "toy-graph")
+    graph_dir = save_graph(graph, tmp_path / "toy-graph")
     app = typer.Typer()
     register(app)
     app.command("noop")(lambda: None)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph, save_graph
 from ark.index import open_index
 from ark.storage import checksums
 from ark.storage.checksums import DamagedFileError
@@ -61,13 +61,13 @@ def test_sixteen_parallel_first_uses_build_once_and_all_succeed(graph_dir, tmp_p
 def test_a_flipped_byte_in_a_graph_file_is_named_on_opening(graph_dir):
     flip_byte(graph_dir / "indptr.npy", 200)
     with pytest.raises(DamagedFileError, match=r"indptr\.npy is damaged \(checksum mismatch\); rebuild"):
-        KnowledgeGraph.load(graph_dir)
+        load_graph(graph_dir)
 
 
 @pytest.mark.parametrize("name", ["term_ptr.npy", "doc_deltas.bin"])
 def test_a_flipped_byte_in_an_index_array_is_named_on_opening(graph_dir, name):
     """Before checksums these (then indptr.npy and indices.npy) gave wrong rankings with no error."""
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     open_index(graph, "bm25", progress=False)
     folder = index_folder(graph_dir)
     flip_byte(folder / name, (folder / name).stat().st_size - 3)
@@ -80,7 +80,7 @@ def test_a_flipped_byte_in_an_index_array_is_named_on_opening(graph_dir, name):
 
 def test_a_truncated_vocabulary_is_named_even_without_checksums(graph_dir):
     """An index written before checksums (no ``files`` in its manifest) still catches a truncated terms.txt."""
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     open_index(graph, "bm25", progress=False)
     folder = index_folder(graph_dir)
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -98,34 +98,34 @@ def test_a_truncated_graph_array_names_the_file(graph_dir):
     meta = json.loads((graph_dir / "graph.json").read_text())
     meta.pop("files", None)
     (graph_dir / "graph.json").write_text(json.dumps(meta))
-    KnowledgeGraph.load(graph_dir)  # a graph without checksums opens
+    load_graph(graph_dir)  # a graph without checksums opens
     codes = graph_dir / "codes.npy"
     codes.write_bytes(codes.read_bytes()[:-100])
     with pytest.raises(DamagedFileError, match=r"codes\.npy is damaged \(unreadable"):
-        KnowledgeGraph.load(graph_dir)
+        load_graph(graph_dir)
 
 
 def test_large_files_are_sampled_on_opening_and_hashed_in_full_by_verify(graph_dir, tmp_path, monkeypatch):
-    from ark.graph.storage import verify_graph
+    from ark.graph import verify_graph
 
     monkeypatch.setattr(checksums, "FULL_HASH_LIMIT", 2000)  # the small graph's node table (~4.7 kB) is "large"
     monkeypatch.setattr(checksums, "BLOCK_SIZE", 64)
     monkeypatch.setattr(checksums, "SAMPLE_BLOCKS", 4)
-    folder = build_clinical_graph().save(tmp_path / "sampled")
+    folder = save_graph(build_clinical_graph(), tmp_path / "sampled")
     nodes = folder / "nodes.arrow"
     size = nodes.stat().st_size
     assert size > checksums.FULL_HASH_LIMIT
     sampled = [range(o, o + checksums.BLOCK_SIZE) for o in checksums.sample_offsets(size)]
     outside = next(i for i in range(size // 3, size) if not any(i in block for block in sampled))
     flip_byte(nodes, outside)
-    KnowledgeGraph.load(folder)  # outside every sampled block: opening does not read it
+    load_graph(folder)  # outside every sampled block: opening does not read it
     with pytest.raises(DamagedFileError, match=r"nodes\.arrow is damaged \(checksum mismatch\)"):
         verify_graph(folder)
     flip_byte(nodes, outside)
     assert verify_graph(folder) == 5
     flip_byte(nodes, checksums.sample_offsets(size)[3] + 7)
     with pytest.raises(DamagedFileError, match="checksum of sampled blocks mismatch"):
-        KnowledgeGraph.load(folder)
+        load_graph(folder)
 
 
 def test_ark_graph_verify_checks_graph_and_indexes_in_one_line(graph_dir):
@@ -133,7 +133,7 @@ def test_ark_graph_verify_checks_graph_and_indexes_in_one_line(graph_dir):
 
     from ark.cli.main import app
 
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     open_index(graph, "bm25", progress=False)
     result = CliRunner().invoke(app, ["graph", "verify", str(graph_dir)])
     assert result.exit_code == 0, result.output
@@ -150,7 +150,7 @@ def test_a_full_disk_while_saving_an_index_leaves_nothing_and_the_next_run_build
     """The run answers from memory with one warning; no temporary folder stays; the next run saves the cache."""
     from ark.index import terms
 
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     real_save_table = terms.save_table
 
     def full_disk(directory, vocabulary):
@@ -213,7 +213,7 @@ def test_files_hashed_once_are_rehashed_only_after_a_change(graph_dir, monkeypat
     """A file hashed in full is stamped with its stat; the next opening skips hashing it until a write moves its
     ctime, and then the damage is found as before."""
     monkeypatch.setattr(checksums, "RACY_S", -1.0)  # trust stamps of files written just now
-    KnowledgeGraph.load(graph_dir)
+    load_graph(graph_dir)
     assert sorted(json.loads((graph_dir / checksums.STAMP_FILE).read_text())) == [
         "codes.npy", "indptr.npy", "neighbors.npy", "node_type_codes.npy", "nodes.arrow"]
     real_digest = checksums.digest_file
@@ -222,17 +222,17 @@ def test_files_hashed_once_are_rehashed_only_after_a_change(graph_dir, monkeypat
         raise AssertionError(f"{path} hashed again although unchanged")
 
     monkeypatch.setattr(checksums, "digest_file", no_hashing)
-    KnowledgeGraph.load(graph_dir)
+    load_graph(graph_dir)
     monkeypatch.setattr(checksums, "digest_file", real_digest)
     time.sleep(0.05)  # file times come from a coarse clock
     flip_byte(graph_dir / "neighbors.npy", 150)
     with pytest.raises(DamagedFileError, match=r"neighbors\.npy is damaged \(checksum mismatch\)"):
-        KnowledgeGraph.load(graph_dir)
+        load_graph(graph_dir)
     assert verify_ignores_stamps(graph_dir)
 
 
 def verify_ignores_stamps(graph_dir: Path) -> bool:
-    from ark.graph.storage import verify_graph
+    from ark.graph import verify_graph
 
     try:
         verify_graph(graph_dir)

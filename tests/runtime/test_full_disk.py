@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ark.graph import KnowledgeGraph
+from ark.graph import load_graph
 from ark.index import open_index
 from ark.storage.atomic import atomic_directory
 from tests.support.full_disk import full_disk_command
@@ -45,7 +45,7 @@ def fill_disk_at_the_second_run(monkeypatch) -> list[Path]:
 
 
 def test_a_full_disk_during_the_index_build_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
-    graph = KnowledgeGraph.load(save_clinical_graph(tmp_path / "clinical"))
+    graph = load_graph(save_clinical_graph(tmp_path / "clinical"))
     written = fill_disk_at_the_second_run(monkeypatch)
     from ark.index import bm25
 

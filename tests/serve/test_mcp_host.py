@@ -154,9 +154,9 @@ def test_sdk_client_over_streamable_http(clinical_dir, run_root):
 def scripted_model(graph_dir: Path) -> list:
     """Anchor Marfan syndrome (COL3A1 among the results), list its genes, add FBN1, then COL3A1 with FBN1 again
     (kept first), finish."""
-    from ark.graph import KnowledgeGraph
+    from ark.graph import load_graph
 
-    graph = KnowledgeGraph.load(graph_dir)
+    graph = load_graph(graph_dir)
     marfan, fbn1, col3a1 = (graph.index_of(i) for i in ("OMIM:154700", "NCBIGene:2200", "NCBIGene:1281"))
     return [
         tool_reply(("search_in_graph", {"query": "Marfan syndrome COL3A1", "size": 30})),

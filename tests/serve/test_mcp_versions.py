@@ -13,7 +13,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client  # noqa: E402
 
-from ark.graph import KnowledgeGraph  # noqa: E402
+from ark.graph import KnowledgeGraph, load_graph, save_graph  # noqa: E402
 from ark.graph.versioning import update_graph  # noqa: E402
 from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
 from ark.index import open_index  # noqa: E402
@@ -36,8 +36,8 @@ def _add_new_node(folder: Path, graph: KnowledgeGraph) -> None:
 
 @pytest.mark.parametrize("with_questions", [False, True])
 def test_mcp_tools_pick_up_a_new_version_between_calls(tmp_path: Path, with_questions: bool) -> None:
-    build_clinical_graph().save(tmp_path / "g")
-    graph = KnowledgeGraph.load(tmp_path / "g")
+    save_graph(build_clinical_graph(), tmp_path / "g")
+    graph = load_graph(tmp_path / "g")
     questions = QuestionService(graph, ModelSettings(offline=True)) if with_questions else None
     tools = GraphTools(graph, open_index(graph, kind="bm25", progress=False), questions=questions)
 

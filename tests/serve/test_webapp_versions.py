@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
-from ark.graph import KnowledgeGraph  # noqa: E402
+from ark.graph import load_graph  # noqa: E402
 from ark.graph.versioning import update_graph  # noqa: E402
 from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
 from ark.index import open_index  # noqa: E402
@@ -36,7 +36,7 @@ def get(url: str) -> tuple[int, dict]:
 
 def test_node_pages_and_evidence_follow_the_newest_version(tmp_path: Path, run_root: Path, loopback) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")  # the same graph the run in run_root was made on
-    graph = KnowledgeGraph.load(folder)
+    graph = load_graph(folder)
     tools = GraphTools(graph, open_index(graph, "bm25", progress=False),
                        questions=QuestionService(graph, ModelSettings(offline=True)))
     first = graph.node_id(0)

@@ -10,13 +10,14 @@ from pathlib import Path
 
 MAKE_GRAPH = textwrap.dedent("""
     import random, sys
-    from ark.graph import EdgeTable, NodeTable, build_graph
+    from ark.graph import EdgeTable, NodeTable, build_graph, save_graph
     rng = random.Random(1)
     words = [f"w{i}x" for i in range(20000)]
     ids = [f"n{i}" for i in range(4000)]
     texts = [" ".join(rng.choice(words) for _ in range(60)) for _ in ids]
-    build_graph(NodeTable(ids, ["t"] * len(ids), ids, texts, [None] * len(ids)),
-                EdgeTable(["n0"], ["n1"], ["r"])).save(sys.argv[1])
+    graph = build_graph(NodeTable(ids, ["t"] * len(ids), ids, texts, [None] * len(ids)),
+                        EdgeTable(["n0"], ["n1"], ["r"]))
+    save_graph(graph, sys.argv[1])
 """)
 
 

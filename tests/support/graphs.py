@@ -22,7 +22,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph
+from ark.graph import EdgeTable, KnowledgeGraph, NodeTable, build_graph, load_graph, save_graph
 
 PHENOTYPES = [
     ("HP:0000118", "Phenotypic abnormality", "Root of all phenotypic abnormalities."),
@@ -121,7 +121,7 @@ def _clinical_tables(phenotype: str = "phenotype", disease: str = "disease", gen
 
 def save_clinical_graph(folder: Path) -> Path:
     """Build the graph and save it to ``folder`` (a graph directory ``ark ask`` accepts); return the folder."""
-    build_clinical_graph().save(folder)
+    save_graph(build_clinical_graph(), folder)
     return folder
 
 
@@ -353,5 +353,5 @@ def build_prime_like_graph(folder: Path | None = None) -> KnowledgeGraph:
                         metadata={"name": "prime-like"})
     if folder is None:
         return graph
-    graph.save(folder)
-    return KnowledgeGraph.load(folder)
+    save_graph(graph, folder)
+    return load_graph(folder)

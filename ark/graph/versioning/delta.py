@@ -12,9 +12,9 @@ one merge (a changed node keeps its place, new nodes follow; see :mod:`ark.graph
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,7 +62,7 @@ class GraphDelta:
             raise GraphValidationError("edge(s) both added and deleted in one update: "
                                        + describe_values(clash, len(clash)))
 
-    def save(self, directory: Path) -> dict[str, Any]:
+    def save(self, directory: Path) -> dict[str, dict[str, object]]:
         """Write the delta's files into ``directory``; returns their checksum records."""
         tables = {"nodes": self.nodes.select(list(NODE_COLUMNS)), "edges_added": self.edges_added,
                   "edges_removed": self.edges_removed,
@@ -76,7 +76,7 @@ class GraphDelta:
         return records
 
     @classmethod
-    def load(cls, directory: Path, records: dict[str, Any], fix: str) -> GraphDelta:
+    def load(cls, directory: Path, records: Mapping[str, Mapping[str, object]], fix: str) -> GraphDelta:
         """The delta saved in ``directory``, its files checked against ``records`` (the manifest's)."""
         check_files(directory, records, fix)
         tables = {}

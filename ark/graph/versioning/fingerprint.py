@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,7 @@ from .rows import NODE_COLUMNS, edge_keys, last_rows, node_rows
 
 if TYPE_CHECKING:
     from ..store import KnowledgeGraph
+    from .delta import GraphDelta
 
 FORMAT = b"ark-version-fingerprint-2"
 LANES = 2
@@ -134,11 +135,11 @@ def sums_to_json(sums: dict[str, list[int]]) -> dict[str, list[str]]:
     return {k: [f"{x:016x}" for x in v] for k, v in sums.items()}
 
 
-def sums_from_json(data: dict[str, list[str]]) -> dict[str, list[int]]:
+def sums_from_json(data: Mapping[str, Sequence[str]]) -> dict[str, list[int]]:
     return {k: [int(x, 16) for x in data[k]] for k in ("nodes", "edges")}
 
 
-def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
+def change_sums(current: KnowledgeGraph, delta: GraphDelta) -> dict[str, list[int]]:
     """How ``delta`` changes the sums of the graph ``current`` it applies to: the hashes of the rows it writes and
     of the edges it adds (those ``current`` lacks) added, those of the rows it replaces or deletes and of the edges
     it removes (explicitly, or with a deleted node) subtracted. Reads only the rows and edges the delta touches."""
@@ -164,7 +165,7 @@ def change_sums(current: Any, delta: Any) -> dict[str, list[int]]:
     return {"nodes": nodes, "edges": edges}
 
 
-def _removed_edge_sums(current: Any, deleted: np.ndarray, delta: Any) -> list[int]:
+def _removed_edge_sums(current: KnowledgeGraph, deleted: np.ndarray, delta: GraphDelta) -> list[int]:
     """The lane sums of the edges ``delta`` removes from ``current``: those of its deleted nodes (``deleted``, their
     indices; read from their CSR rows) and those it names, each once."""
 

@@ -17,8 +17,9 @@ its endpoints; an edge added twice, or added while present, is kept once. The fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +27,7 @@ import pyarrow.compute as pc
 
 from ..build import _schema
 from ..errors import GraphValidationError
-from ..store import KnowledgeGraph
+from ..store import KnowledgeGraph, SchemaTriple
 from .rows import edge_keys, last_rows, numbered_types
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _positions(values: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArr
     return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: dict[str, Any]) -> KnowledgeGraph:
+def merge_version(base: KnowledgeGraph, deltas: list[GraphDelta], metadata: Mapping[str, object]) -> KnowledgeGraph:
     """The graph of ``base`` with ``deltas`` applied in order (see the module doc)."""
 
     plan = plan_nodes(base, deltas)
@@ -304,7 +305,7 @@ def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePla
 
 
 def _csr_schema(indptr: np.ndarray, neighbors: np.ndarray, codes: np.ndarray, type_codes: np.ndarray,
-                node_types: list[str], relation_types: list[str]) -> list[Any]:
+                node_types: list[str], relation_types: list[str]) -> list[SchemaTriple]:
     """The (source type, relation, target type) counts of the version's outgoing entries."""
     outgoing = (codes & 1) == 0
     rows = np.repeat(np.arange(len(indptr) - 1, dtype=np.int32), np.diff(indptr))[outgoing]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -44,7 +45,7 @@ def last_rows(nodes: pa.Table) -> pa.Table:
     return nodes.filter(pa.array([last[x] == k for k, x in enumerate(ids)], pa.bool_()))
 
 
-def numbered_types(known: list[str], column: pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+def numbered_types(known: list[str], column: pa.ChunkedArray) -> tuple[list[str], npt.NDArray[np.int16]]:
     names = list(known)
     for value in pc.unique(column).to_pylist():
         if value not in names:

@@ -23,12 +23,13 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
-from typing import Any
 
 from ...storage.atomic import atomic_directory, atomic_write_text
 from ...storage.checksums import DamagedFileError, check_files
 from ...storage.locks import output_lock
 from ..errors import GraphValidationError, describe_values
+from ..info import DeltaSegment, VersionSegments
+from ..storage import MANIFEST, load_graph_directory, read_graph_meta, save_graph, verify_graph_directory
 from ..store import KnowledgeGraph
 from .delta import GraphDelta, edge_keys
 from .fingerprint import (
@@ -42,7 +43,6 @@ from .fingerprint import (
 )
 from .manifest import (
     FIX,
-    MANIFEST,
     VersionEntry,
     VersionManifest,
     base_entry,
@@ -58,8 +58,6 @@ FINGERPRINT_FORMAT = 2  # a version's fingerprint updated by its changes (versio
 
 def _manifest(path: Path) -> VersionManifest:
     """The manifest of the graph at ``path``, the initial one of a graph never updated."""
-    from ..storage import read_graph_meta
-
     return read_manifest(path) or initial_manifest(read_graph_meta(path))
 
 
@@ -68,8 +66,6 @@ def open_version(path: str | Path, version: int | None = None, mmap: bool = True
 
     Versions from the current base on can be opened; an earlier one raises ``ValueError`` naming the range.
     """
-    from ..storage import load_graph_directory
-
     path = Path(path)
     manifest = _manifest(path)
     current, base_version = manifest.current, manifest.base_version
@@ -93,11 +89,11 @@ def _attach(graph: KnowledgeGraph, path: Path, manifest: VersionManifest, versio
     """Mark ``graph`` as ``version`` of the graph at ``path``: what its indexes read to follow the updates."""
     graph.path = path
     graph.metadata["graph_version"] = version
-    graph.metadata["version_segments"] = {
-        "base": manifest.base_path, "base_version": manifest.base_version,
-        "deltas": [{"version": e.version, "delta": e.delta, "fingerprint": e.fingerprint}
-                   for e in manifest.updates_upto(version)],
-        "cypher": manifest.cypher_folder(version)}
+    segments = VersionSegments(manifest.base_path, manifest.base_version,
+                               tuple(DeltaSegment(e.version, str(e.delta), e.fingerprint)
+                                     for e in manifest.updates_upto(version)),
+                               manifest.cypher_folder(version))
+    graph.metadata["version_segments"] = segments.to_json()
     return graph
 
 
@@ -122,11 +118,11 @@ def next_version(previous: KnowledgeGraph, path: str | Path, version: int) -> Kn
     return _attach(graph, path, manifest, version)
 
 
-def _opened_fingerprint(entry: VersionEntry) -> Any:
+def _opened_fingerprint(entry: VersionEntry) -> str:
     """The fingerprint of the version an update ``entry`` made: the one it recorded (format 2). An update recorded
     before format 2 numbered a changed node last, where the merge now keeps it in place: its version opens with
     that fingerprint hashed again, so nothing cached by node index under the old numbering is taken for it."""
-    if entry.fingerprint_format == FINGERPRINT_FORMAT:
+    if entry.fingerprint_format == FINGERPRINT_FORMAT and entry.fingerprint is not None:
         return entry.fingerprint
     return hashlib.blake2b(f"renumbered:{entry.fingerprint}".encode(), digest_size=16).hexdigest()
 
@@ -134,8 +130,6 @@ def _opened_fingerprint(entry: VersionEntry) -> Any:
 def _sums_of(path: Path, manifest: VersionManifest, graph: KnowledgeGraph) -> dict[str, list[int]]:
     """The fingerprint sums of ``graph`` (the current version) relative to its base: recorded by its update, zero
     for a base, or (a version written before fingerprint format 2) computed from both graphs once."""
-    from ..storage import load_graph_directory
-
     entry = manifest.entry(manifest.current)
     if not entry.is_update:
         return zero_sums()
@@ -145,18 +139,16 @@ def _sums_of(path: Path, manifest: VersionManifest, graph: KnowledgeGraph) -> di
     return add_sums(content_sums(graph), content_sums(base), -1)
 
 
-def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple[Any, Any]:
+def recompute_fingerprint(path: str | Path, version: int | None = None) -> tuple[str | None, str | None]:
     """(recorded, recomputed from the content) fingerprint of ``version`` (default: current) of the graph at
     ``path``: the node and edge sums hashed from scratch over the version and its base (slow on a large graph;
     the check of the incremental sums). Recomputed is None for a version recorded before fingerprint format 2."""
-    from ..storage import load_graph_directory
-
     path = Path(path)
     manifest = _manifest(path)
     version = manifest.current if version is None else int(version)
     graph, entry = open_version(path, version), manifest.entry(version)
     if not entry.is_update:
-        return entry.fingerprint, graph.metadata.get("fingerprint")
+        return entry.fingerprint, graph.info.fingerprint
     if entry.fingerprint_format != FINGERPRINT_FORMAT:
         return entry.fingerprint, None
     base = load_graph_directory(path / manifest.base_path)
@@ -233,20 +225,17 @@ def update_graph(path: str | Path, delta: GraphDelta, note: str = "",
                     if k not in ("fingerprint", "graph_version", "version_segments")}
         sums = add_sums(_sums_of(path, manifest, current), change_sums(current, delta))
         graph = merge_version(current, [delta], metadata)  # the same content as the base with every delta
-        graph.metadata["fingerprint"] = version_fingerprint(manifest.base_fingerprint(), sums,
-                                                            graph.nodes.column("id"), graph.node_types,
-                                                            graph.relation_types)
+        fingerprint = version_fingerprint(manifest.base_fingerprint(), sums, graph.nodes.column("id"),
+                                          graph.node_types, graph.relation_types)
+        graph.metadata["fingerprint"] = fingerprint
         manifest = manifest.with_update(update_entry(version, folder, records, _now(), delta.counts(), note,
-                                                     graph.metadata["fingerprint"], FINGERPRINT_FORMAT,
-                                                     sums_to_json(sums)))
+                                                     fingerprint, FINGERPRINT_FORMAT, sums_to_json(sums)))
         atomic_write_text(path / MANIFEST, manifest.dumps())
     return _attach(graph, path, manifest, version)
 
 
 def compact_graph(path: str | Path) -> int:
     """Save the current version as a new base and point the manifest at it; returns the version compacted."""
-    from ..storage import save_graph
-
     path = Path(path)
     with output_lock(path / MANIFEST, what="graph"):
         manifest = read_manifest(path)
@@ -260,7 +249,7 @@ def compact_graph(path: str | Path) -> int:
         (path / "bases").mkdir(exist_ok=True)
         save_graph(graph, path / folder)
         manifest = manifest.with_base(base_entry(version, "compaction", _now(), graph.num_nodes, graph.num_edges,
-                                                 graph.metadata["fingerprint"]), folder)
+                                                 graph.info.fingerprint), folder)
         atomic_write_text(path / MANIFEST, manifest.dumps())
         prune_superseded(path, manifest.base_version)
     return version
@@ -275,12 +264,7 @@ def verify_versions(path: str | Path) -> int:
         return 0
     count = 0
     if manifest.base_path != ".":
-        from ..storage import read_graph_meta
-
-        base = path / manifest.base_path
-        records = read_graph_meta(base).get("files") or {}
-        check_files(base, records, FIX, full=True)
-        count += len(records)
+        count += verify_graph_directory(path / manifest.base_path, FIX)
     for entry in manifest.updates_upto(manifest.current):
         check_files(path / str(entry.delta), dict(entry.files), FIX, full=True)
         count += len(entry.files)
@@ -298,7 +282,7 @@ def version_history(path: str | Path) -> list[VersionEntry]:
     return list(manifest.history) if manifest is not None else []
 
 
-def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
+def version_of_fingerprint(path: str | Path, fingerprint: str | None) -> int | None:
     """The newest version of the graph at ``path`` whose fingerprint is ``fingerprint`` (what a model trained on an
     earlier version recorded), or None when no version has it."""
     if fingerprint is None:
@@ -307,11 +291,10 @@ def version_of_fingerprint(path: str | Path, fingerprint: Any) -> int | None:
     return int(found[-1]) if found else None
 
 
-def version_trained_on(graph: KnowledgeGraph, fingerprint: Any) -> int | None:
+def version_trained_on(graph: KnowledgeGraph, fingerprint: str | None) -> int | None:
     """The version of ``graph`` whose fingerprint is ``fingerprint`` (what a model trained on an earlier version of
     an updated graph recorded), or None when ``graph`` has no folder or no version of it has that fingerprint."""
-    path = getattr(graph, "path", None)
-    return None if path is None else version_of_fingerprint(path, fingerprint)
+    return None if graph.path is None else version_of_fingerprint(graph.path, fingerprint)
 
 
 def _now() -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.graph import EdgeTable, NodeTable, build_graph, save_graph
 from ark.llm import OpenAIChatClient, resolve_settings
 from ark.methods.ark.api import ARK
 from ark.methods.ark.fusion_evidence import evidence_keys, question_anchors
@@ -85,7 +85,7 @@ def test_ark_ask_with_preset_paper_ranks_by_the_papers_rule(openai_server, marfa
 
     graph, _ = marfan
     folder = tmp_path / "marfan"
-    graph.save(folder)
+    save_graph(graph, folder)
     script_agents(openai_server, graph)
     monkeypatch.setenv("ARK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")

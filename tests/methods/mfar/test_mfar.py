@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ark.cli import eval_cmd, train_cmd
-from ark.graph import EdgeTable, NodeTable, build_graph
+from ark.graph import EdgeTable, NodeTable, build_graph, save_graph
 from tests.support.cli import cli_invoker
 
 pytest.importorskip("torch")
@@ -42,7 +42,7 @@ def build_gene_graph():
 def setup(tmp_path_factory):
     root = tmp_path_factory.mktemp("mfar")
     graph, questions = build_gene_graph()
-    graph.save(root / "graph")
+    save_graph(graph, root / "graph")
     (root / "train.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions[:16]))
     (root / "test.jsonl").write_text("".join(json.dumps(q) + "\n" for q in questions[16:]))
     return root, cli_invoker(train_cmd.register, eval_cmd.register)
@@ -86,7 +86,7 @@ def test_a_model_of_another_graph_is_refused(setup, trained, tmp_path):
     other, questions = build_gene_graph()
     other = build_graph(NodeTable(["x"], ["gene"], ["X"], ["x"], source="other"), EdgeTable([], [], []),
                         metadata={"name": "other"})
-    other.save(tmp_path / "other")
+    save_graph(other, tmp_path / "other")
     (tmp_path / "q.jsonl").write_text(json.dumps({"id": "q", "query": "x", "answer_ids": ["x"]}) + "\n")
     result = cli("eval", tmp_path / "other", "--queries", tmp_path / "q.jsonl", "--method", "mfar", "--set",
                  f"model={model}", "--run-dir", tmp_path / "run", "--no-progress")

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ark.graph import KnowledgeGraph  # noqa: E402
+from ark.graph import load_graph, save_graph  # noqa: E402
 from ark.graph.versioning import compact_graph, update_graph  # noqa: E402
 from ark.graph.versioning.delta import EDGE_SCHEMA, GraphDelta, empty_edges, empty_nodes  # noqa: E402
 from ark.methods.seeder.config import train_settings  # noqa: E402
@@ -26,8 +26,8 @@ TINY = {"search": {"seeds": 3, "hop_budgets": [20, 40], "budget": 60, "sizes": [
 
 def _train(folder: Path, embedder: object) -> Path:
     graph, rows = build_connector_graph()
-    graph.save(folder)
-    graph = KnowledgeGraph.load(folder)
+    save_graph(graph, folder)
+    graph = load_graph(folder)
     questions = [Question(r["id"], r["query"], tuple(graph.index_of(a) for a in r["answer_ids"])) for r in rows]
     out = folder.parent / "model"
     torch.set_num_threads(1)
@@ -58,7 +58,7 @@ def test_a_model_of_an_earlier_version_loads_with_a_note(model, capsys) -> None:
     update_graph(folder, _delta([_page("page:0:0", "Renamed facts page")], [("topic:1", "page:0:1", "describes")]))
     update_graph(folder, _delta([_page("page:9:9", "A new page")], [("topic:0", "page:9:9", "describes")]))
     compact_graph(folder)
-    record = load_model(out, KnowledgeGraph.load(folder))
+    record = load_model(out, load_graph(folder))
     note = capsys.readouterr().err.strip()
     assert record.note == note and len(note.splitlines()) == 1
     assert "trained on version 0 of graph 'connector', this is version 2" in note
@@ -72,9 +72,9 @@ def test_a_model_of_an_earlier_version_loads_with_a_note(model, capsys) -> None:
 ])
 def test_a_model_whose_types_changed_is_refused_naming_them(model, delta, named) -> None:
     folder, out = model
-    update_graph(folder, delta(KnowledgeGraph.load(folder)))
+    update_graph(folder, delta(load_graph(folder)))
     with pytest.raises(SeederModelError) as caught:
-        load_model(out, KnowledgeGraph.load(folder))
+        load_model(out, load_graph(folder))
     message = str(caught.value)
     assert "trained on version 0" in message and "this is version 1" in message
     assert all(part in message for part in named), message
@@ -83,9 +83,9 @@ def test_a_model_whose_types_changed_is_refused_naming_them(model, delta, named)
 def test_another_graph_is_still_refused(model, tmp_path: Path) -> None:
     _, out = model
     other, _ = build_connector_graph(seed=3)
-    other.save(tmp_path / "other")
+    save_graph(other, tmp_path / "other")
     with pytest.raises(SeederModelError, match="not on this graph"):
-        load_model(out, KnowledgeGraph.load(tmp_path / "other"))
+        load_model(out, load_graph(tmp_path / "other"))
 
 
 def test_seeder_answers_on_a_later_version(tmp_path: Path, capsys) -> None:
@@ -98,7 +98,7 @@ def test_seeder_answers_on_a_later_version(tmp_path: Path, capsys) -> None:
     out = _train(folder, None)
     update_graph(folder, _delta([_page("page:9:9", "Football facts souvenir page")],
                                 [("topic:0", "page:9:9", "describes")]))
-    updated = KnowledgeGraph.load(folder)
+    updated = load_graph(folder)
     hits = SeederMethod(updated, SeederOptions(model=str(out), fill=False)).retrieve("football facts", 5)
     assert hits.indices and all(0 <= i < updated.num_nodes for i in hits.indices)
     assert "this is version 1" in capsys.readouterr().err
