@@ -39,6 +39,7 @@ from .tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
     from sentence_transformers import SentenceTransformer
 
     from ..graph import KnowledgeGraph
@@ -161,7 +162,7 @@ def _build_dense_reusing(graph: KnowledgeGraph, docs: Iterable[Document], settin
     model = settings["model"]
     encoder: list[SentenceTransformer] = []  # loaded on the first text that needs embedding
 
-    def embed(texts: Sequence[str], work: Path | None) -> np.ndarray:
+    def embed(texts: Sequence[str], work: Path | None) -> NDArray[np.float32]:
         if not encoder:
             encoder.append(dense.load_encoder(model))
         return dense.embed_texts(texts, model, cache_dir=work, progress=progress, encoder=encoder[0])

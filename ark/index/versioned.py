@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from ..storage.cache_folder import open_cached
 from .segments import BM25FFields, Segment, SegmentedBM25, build_segment, doc_maps
@@ -59,7 +60,7 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: IndexKind, settings: 
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
     fielded = settings.get("scoring") == "fielded"
 
-    def make(source: KnowledgeGraph, ids: Sequence[str], indices: np.ndarray) -> Segment:
+    def make(source: KnowledgeGraph, ids: Sequence[str], indices: NDArray[np.int64]) -> Segment:
         docs = _subset_documents(source, indices, kind, spec, settings, fields)
         return build_segment(ids, docs, tokenizer, fielded, bool(settings.get("exact")))
 
@@ -136,7 +137,7 @@ def dirty_relational(prev: KnowledgeGraph, cur: KnowledgeGraph, delta: GraphDelt
 class _Subset:
     """Some nodes of a graph as a graph of their own (what the document functions read)."""
 
-    def __init__(self, graph: KnowledgeGraph, indices: np.ndarray) -> None:
+    def __init__(self, graph: KnowledgeGraph, indices: NDArray[np.int64]) -> None:
         self.graph, self.indices = graph, np.asarray(indices, dtype=np.int64)
         self.node_types = graph.node_types
         self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
@@ -160,8 +161,8 @@ class _Subset:
         return dict(self.graph.properties(int(self.indices[i])))
 
 
-def _subset_documents(graph: KnowledgeGraph, indices: np.ndarray, kind: str, spec: IndexKind, settings: IndexSettings,
-                      fields: dict[str, list[str]] | None) -> list[Document]:
+def _subset_documents(graph: KnowledgeGraph, indices: NDArray[np.int64], kind: str, spec: IndexKind,
+                      settings: IndexSettings, fields: dict[str, list[str]] | None) -> list[Document]:
     """The ``kind`` documents of nodes ``indices`` of ``graph``, as a whole-graph build makes them."""
     from .kinds import _with_names
 
