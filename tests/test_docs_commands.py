@@ -4,8 +4,9 @@ model). A fenced ``bash`` block runs when the line before it (blank lines aside)
 - ``<!-- runnable -->``: offline and fast; run in a fresh, empty ``ARK_HOME``;
 - ``<!-- runnable hpo -->``: needs the built-in HPO graph; run in the test run's home with HPO built (slow).
 
-Each block runs whole under ``bash -e`` from the repository root, with ``ark`` on ``PATH`` (this checkout's
-``python -m ark.cli.main``), no model configured and a time limit; a command that exits non-zero fails the test with
+Each block runs whole under ``bash -e -o pipefail`` (a command piped into another still fails the block) from the
+repository root, with ``ark`` on ``PATH`` (this checkout's ``python -m ark.cli.main``), no model configured and a
+time limit; a command that exits non-zero fails the test with
 its output. Any other ``<!-- runnable ... -->`` marker is an error, so a typo never silently skips a block.
 """
 
@@ -102,8 +103,8 @@ def run_block(block: Block, home: Path, bin_dir: Path) -> subprocess.CompletedPr
     env = {key: value for key, value in os.environ.items() if key not in USER_ENV_KEYS}
     env.update(ARK_HOME=str(home), PATH=f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", COLUMNS="120",
                PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p))
-    return subprocess.run(["bash", "-e", "-c", block.text], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=KINDS[block.kind])
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.text], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=KINDS[block.kind])
 
 
 @pytest.mark.parametrize("block", _params())
@@ -131,6 +132,8 @@ def test_a_failing_block_fails_and_bad_markers_are_refused(tmp_path: Path) -> No
     (block,) = runnable_blocks(page)
     assert block.text == "ark methods no-such-method" and block.line == 3
     assert run_block(block, tmp_path / "home", _ark_on_path(tmp_path / "bin")).returncode != 0
+    piped = Block(page, 3, "", "ark methods no-such-method | cat")
+    assert run_block(piped, tmp_path / "home", _ark_on_path(tmp_path / "bin")).returncode != 0
     for bad in ("<!-- runnable gpu -->\n```bash\nls\n```\n", "<!-- runnable -->\ntext\n", "<!-- runnabel -->\n"):
         page.write_text(bad)
         if "runnabel" in bad:

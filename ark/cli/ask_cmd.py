@@ -26,7 +26,7 @@ from .common import (
     set_line_width,
     spinner,
 )
-from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+from .method_options import build_retriever, method_command, method_selection, resolve_choice
 from .trace_view import print_trajectory
 
 if TYPE_CHECKING:
@@ -37,11 +37,11 @@ DEFAULT_METHOD = "ark"
 
 
 def register(app: typer.Typer) -> None:
-    app.command("ask")(guarded(ask))
+    app.command("ask", cls=method_command(DEFAULT_METHOD))(guarded(ask))
 
 
-@method_options(default_method=DEFAULT_METHOD)
 def ask(
+    ctx: typer.Context,
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     question: Annotated[str, typer.Argument(help="The question, in plain language.")],
     top: Annotated[int, typer.Option(min=1, help="How many ranked nodes to show.")] = 10,
@@ -52,11 +52,10 @@ def ask(
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Write the evidence drawing (anchors, followed edges, answers) to this SVG file.")] = None,
     width: WidthOption = None,
-    *,
-    selection: MethodSelection,
 ) -> None:
     """Answer QUESTION over GRAPH (default method: the ARK agents, with an LLM if configured, else the offline
     policy). Method options: --set KEY=VALUE, e.g. --set n_agents=5 --set max_steps=10."""
+    selection = method_selection(ctx)
     from ..runtime.trajectory_file import pack_record
     from ..sandbox.usage import SANDBOX_USAGE
     from ..storage.jsonl import append_jsonl

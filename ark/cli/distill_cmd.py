@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .common import GRAPH_HELP, console, err_console, fail, load_graph
-from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+from .method_options import MethodSelection, build_retriever, method_command, method_selection, resolve_choice
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
@@ -29,9 +29,9 @@ def register(app: typer.Typer) -> None:
 
 
 # ----------------------------------------------------------------------------- ark distill export
-@distill_app.command("export")
-@method_options(default_method="ark")
+@distill_app.command("export", cls=method_command("ark"))
 def export(
+    ctx: typer.Context,
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder (the teacher run inside it is resumed).")],
     queries: Annotated[Path | None, typer.Option(
@@ -63,8 +63,6 @@ def export(
     concurrency: Annotated[int, typer.Option(min=1, help="Questions in flight at once.")] = 4,
     skip_invalid: Annotated[bool, typer.Option(help="Continue without malformed queries.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar with ETA.")] = True,
-    *,
-    selection: MethodSelection,
 ) -> None:
     """Run the teacher on training questions (or reuse recorded runs) and write the SFT dataset to OUT.
 
@@ -73,6 +71,7 @@ def export(
     OUT gets train.jsonl, validation.jsonl, statistics.json, questions.jsonl, export.json and, when the teacher
     runs here, the run folder teacher/ (rerun the same command to resume an interrupted export).
     """
+    selection = method_selection(ctx)
     from ..methods.ark.distill.export import ExportError, export_dataset
 
     if out.exists() and not out.is_dir():

@@ -14,29 +14,52 @@ from typer.core import TyperGroup
 
 from ..text import clean_inline
 from .common import GRAPH_HELP, check_writable, console, err_console, fail, guarded, load_graph, one_line
-from .method_options import MethodSelection, build_retriever, method_options, resolve_choice
+from .method_options import (
+    MethodGroup,
+    build_retriever,
+    method_command,
+    method_selection,
+    resolve_choice,
+)
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
 
 
-class _EvalGroup(TyperGroup):
+class _EvalGroup(MethodGroup):
     """``ark eval GRAPH ...`` runs an evaluation; ``ark eval compare RUN...`` is a subcommand.
 
     Click would read ``compare`` as the GRAPH argument, so a first word naming a subcommand skips the group's
     own parameters (all optional) and goes straight to that subcommand. Options may follow GRAPH.
+
+    Through public hooks only: :meth:`parse_args` parses the group's parameters from no words (their defaults) and
+    keeps the subcommand's words in ``ctx.meta``; :meth:`invoke` runs the group's callback (which returns at once,
+    a subcommand being invoked) and then that subcommand on its words, as a group invokes one.
     """
 
     allow_interspersed_args = True
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer's Context base (typer._click) is private
         if args and args[0] in self.commands:
-            # the group's own parameters parsed from no words (their defaults); with no words left over the group's
-            # parse_args is click's plain Command.parse_args (the group has no_args_is_help off)
-            super().parse_args(ctx, [])
-            ctx._protected_args, ctx.args = args[:1], args[1:]
-            return ctx.args
+            ctx.meta[_SUBCOMMAND_WORDS] = list(args)
+            return super().parse_args(ctx, [])  # no words left over: no subcommand for the group itself
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> object:
+        words = ctx.meta.pop(_SUBCOMMAND_WORDS, None)
+        if words is None:
+            return super().invoke(ctx)
+        with ctx:
+            name, command, rest = self.resolve_command(ctx, words)
+            assert command is not None  # parse_args found the name among the group's commands
+            ctx.invoked_subcommand = name
+            super(TyperGroup, self).invoke(ctx)  # the group's own callback, as a command runs one
+            sub_ctx = command.make_context(name, rest, parent=ctx)
+            with sub_ctx:
+                return sub_ctx.command.invoke(sub_ctx)
+
+
+_SUBCOMMAND_WORDS = "ark.eval.subcommand"  # ctx.meta: the words of `ark eval SUBCOMMAND ...`, from parse to invoke
 
 eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_help=False,
                        help="Evaluate a retrieval method on a query file (STaRK metrics); `eval compare` compares.")
@@ -44,7 +67,7 @@ eval_app = typer.Typer(cls=_EvalGroup, invoke_without_command=True, no_args_is_h
 
 def register(app: typer.Typer) -> None:
     """Add ``retrieve`` and the ``eval`` group (with ``eval compare``) to the ``ark`` app."""
-    app.command("retrieve")(guarded(retrieve))
+    app.command("retrieve", cls=method_command())(guarded(retrieve))
     app.add_typer(eval_app, name="eval")
 
 
@@ -126,8 +149,8 @@ def _trajectories_beside(out: Path) -> Path:
 
 
 # ----------------------------------------------------------------------------- ark retrieve
-@method_options()
 def retrieve(
+    ctx: typer.Context,
     graph_name: GraphArg,
     queries: QueriesOpt,
     out: Annotated[Path, typer.Option("--out", "-o", help="Results JSONL (resumed if it exists).")],
@@ -144,13 +167,12 @@ def retrieve(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     allow_new_version: AllowNewVersionOpt = False,
-    *,
-    selection: MethodSelection,
 ) -> None:
     """Run METHOD over a query file and write one line per query: {"id", "ranked", "scores"} (resumable).
 
     The settings are kept beside --out (``<name>.config.json``); resuming with other retrieval settings is refused.
     """
+    selection = method_selection(ctx)
     from ..eval import RunFolderError, prepare_results_file, run_retrieval
     from ..eval.experiment import run_config
     from ..eval.ray_runs import RayRunError
@@ -195,7 +217,6 @@ def retrieve(
 # ----------------------------------------------------------------------------- ark eval
 @eval_app.callback()
 @guarded
-@method_options()
 def evaluate(
     ctx: typer.Context,
     graph_name: Annotated[str | None, typer.Argument(
@@ -227,8 +248,6 @@ def evaluate(
     ray: RayOpt = None,
     ray_workers: RayWorkersOpt = None,
     allow_new_version: AllowNewVersionOpt = False,
-    *,
-    selection: MethodSelection,
 ) -> None:
     """Run METHOD over a query file into a run folder and print Hit@1, Hit@5, Recall@20 and MRR (STaRK semantics);
     where queries carry an answer text, also exact match and token F1 of the method's answers.
@@ -236,6 +255,7 @@ def evaluate(
     Per-template rows appear when the file has templates. Queries with no valid answer count as 0. Ranked nodes
     not returned by the method are not retrieved (no tied filler as in STaRK).
     """
+    selection = method_selection(ctx)
     if ctx.invoked_subcommand is not None:
         return
     missing = [flag for flag, value in (("GRAPH", graph_name), ("--method", selection.method),

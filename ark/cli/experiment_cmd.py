@@ -12,7 +12,7 @@ import typer
 from .common import GRAPH_HELP, console, err_console, fail, load_graph, make_policy
 from .experiment_figures import FIGURES, run_figure
 from .experiment_graphscout import GRAPHSCOUT_EXPERIMENTS, print_report, run_graphscout_experiment
-from .method_options import MethodSelection, method_options, resolve_choice
+from .method_options import MethodSelection, method_command, method_selection, resolve_choice
 
 if TYPE_CHECKING:
     from ..llm import ChatPolicy
@@ -51,8 +51,8 @@ JudgeOption = Annotated[bool, typer.Option("--judge", help="paper-table: also gr
 JudgeModelOption = Annotated[str | None, typer.Option(help="paper-table: the judge's chat model.")]
 
 
-@method_options(default_method="ark")
 def experiment(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="NAME", help=EXPERIMENTS_HELP)],
     graph_name: Annotated[str, typer.Argument(metavar="GRAPH", help=GRAPH_HELP)],
     queries: Annotated[Path, typer.Option("--queries", "-q", help="Our .jsonl query file, a STaRK QA folder or a "
@@ -84,13 +84,12 @@ def experiment(
     judge_model: JudgeModelOption = None,
     table: TableOption = 1,
     charts: ChartsOption = False,
-    *,
-    selection: MethodSelection,
 ) -> None:
     """Run one of the papers' experiments into a report folder (report.md, PNG plots, results.json); a rerun
     resumes it. Under --preset paper unless --preset none; the method is ark (--set/--config: its base options;
     --model/--base-url/--offline: the model, else the offline policy); --seed also seeds the query subset.
     khop-growth (SeedER Figure 3a/5, no method): --set hops=3 --set seeds=3 --set seeds_by=dense|bm25."""
+    selection = method_selection(ctx)
     from ..eval import RunFolderError
     from ..experiments import run_experiment
     from ..methods import MethodError
@@ -271,4 +270,4 @@ def _toml_tables(path: Path) -> dict:
 
 def register(app: typer.Typer) -> None:
     """Add ``experiment`` to the ``ark`` app."""
-    app.command("experiment")(experiment)
+    app.command("experiment", cls=method_command("ark"))(experiment)

@@ -1,27 +1,27 @@
 """The method options every command shares (``--method``, ``--set``, ``--config``, the model flags), declared once.
 
-:func:`method_options` adds them to a command's signature (typer reads the signature) and hands the command one
-:class:`MethodSelection`; :func:`resolve_choice` validates it against the method's options model and builds the run
+:class:`MethodCommand` (``app.command(NAME, cls=method_command(DEFAULT))``) adds their click parameters to a
+command's own and hands the command one :class:`MethodSelection` (:func:`method_selection`);
+:func:`resolve_choice` validates it against the method's options model and builds the run
 context (the chat model, candidate types, seed), failing with one clear line on bad input.
 """
 
+import copy
 import functools
 import inspect
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.main
+from typer.core import TyperCommand, TyperGroup
 
 from .common import err_console, fail, make_policy, spinner
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..methods.choice import MethodChoice
-
-SELECTION = "selection"
-
 
 @dataclass
 class MethodSelection:
@@ -46,84 +46,133 @@ class MethodSelection:
     preset: str | None = None
 
 
-def _parameters(default_method: str | None) -> list[inspect.Parameter]:
-    keyword = inspect.Parameter.KEYWORD_ONLY
-    return [
-        inspect.Parameter("method", keyword, default=default_method, annotation=Annotated[str | None, typer.Option(
-            "--method", "-m", help="Retrieval method (`ark methods` lists them with their options).")]),
-        inspect.Parameter("sets", keyword, default=None, annotation=Annotated[list[str] | None, typer.Option(
+def _flags(
+    *,
+    method: Annotated[str | None, typer.Option(
+            "--method", "-m", help="Retrieval method (`ark methods` lists them with their options).")] = None,
+    sets: Annotated[list[str] | None, typer.Option(
             "--set", "-s", metavar="KEY=VALUE",
-            help="A method option, e.g. --set n_agents=5 or --set tools.neighborhood_budget=10 (repeatable).")]),
-        inspect.Parameter("preset", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+            help="A method option, e.g. --set n_agents=5 or --set tools.neighborhood_budget=10 (repeatable).")] = None,
+    preset: Annotated[str | None, typer.Option(
             "--preset", help="Options preset under --config and --set: paper = the method's paper's settings (ark, "
                              "seeder, graphscout; `ark methods --show-preset paper` lists them); none = no preset "
-                             "(ark experiment's default is paper).")]),
-        inspect.Parameter("config", keyword, default=None, annotation=Annotated[Path | None, typer.Option(
+                             "(ark experiment's default is paper).")] = None,
+    config: Annotated[Path | None, typer.Option(
             "--config", help="TOML file of method options (a table named after the method, or top-level keys); "
-                             "--set overrides it.")]),
-        inspect.Parameter("model", keyword, default=None, annotation=Annotated[str | None, typer.Option(
+                             "--set overrides it.")] = None,
+    model: Annotated[str | None, typer.Option(
             help="LLM methods: chat model name (else ARK_MODEL), or hf:PATH for a local Hugging Face model such as a "
-                 "distilled student (needs the train extra).")]),
-        inspect.Parameter("adapter", keyword, default=None, annotation=Annotated[str | None, typer.Option(
-            help="LLM methods: a LoRA adapter folder for the --model hf:PATH base (merged in at load time).")]),
-        inspect.Parameter("temperature", keyword, default=None, annotation=Annotated[float | None, typer.Option(
+                 "distilled student (needs the train extra).")] = None,
+    adapter: Annotated[str | None, typer.Option(
+            help="LLM methods: a LoRA adapter folder for the --model hf:PATH base (merged in at load time).")] = None,
+    temperature: Annotated[float | None, typer.Option(
             min=0.0, max=2.0, help="LLM methods: sampling temperature, 0 = greedy (else the config file's; "
-                                   "default 0.7).")]),
-        inspect.Parameter("max_tokens", keyword, default=None, annotation=Annotated[int | None, typer.Option(
-            min=1, help="LLM methods: most tokens per model turn (else the config file's; default 2048).")]),
-        inspect.Parameter("max_tool_calls_per_turn", keyword, default=None, annotation=Annotated[int | None,
+                                   "default 0.7).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+            min=1, help="LLM methods: most tokens per model turn (else the config file's; default 2048).")] = None,
+    max_tool_calls_per_turn: Annotated[int | None,
             typer.Option(min=1, max=10_000, help="LLM methods: most tool calls of one model reply that are run; the "
-                         "rest get an observation (else the config file's; default 32).")]),
-        inspect.Parameter("timeout", keyword, default=None, annotation=Annotated[float | None, typer.Option(
+                         "rest get an observation (else the config file's; default 32).")] = None,
+    timeout: Annotated[float | None, typer.Option(
             min=0.001, help="LLM methods: seconds one chat request may take, per try (else timeout_s under [llm]; "
-                            "default 120). A CPU server reads a first turn's whole prompt before it replies.")]),
-        inspect.Parameter("max_retries", keyword, default=None, annotation=Annotated[int | None, typer.Option(
+                            "default 120). A CPU server reads a first turn's whole prompt before it replies.")] = None,
+    max_retries: Annotated[int | None, typer.Option(
             min=0, help="LLM methods: retries of a failed or timed-out chat request, each resending the whole "
-                        "prompt (else max_retries under [llm]; default 4).")]),
-        inspect.Parameter("base_url", keyword, default=None, annotation=Annotated[str | None, typer.Option(
-            help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")]),
-        inspect.Parameter("offline", keyword, default=False, annotation=Annotated[bool, typer.Option(
-            help="LLM methods: use the offline policy even if a model is configured.")]),
-        inspect.Parameter("candidate_types", keyword, default=None, annotation=Annotated[list[str] | None,
+                        "prompt (else max_retries under [llm]; default 4).")] = None,
+    base_url: Annotated[str | None, typer.Option(
+            help="LLM methods: OpenAI-compatible endpoint (else OPENAI_BASE_URL).")] = None,
+    offline: Annotated[bool, typer.Option(
+            help="LLM methods: use the offline policy even if a model is configured.")] = False,
+    candidate_types: Annotated[list[str] | None,
             typer.Option("--candidate-types",
-                         help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]),
-        inspect.Parameter("seed", keyword, default=0, annotation=Annotated[int, typer.Option(
-            help="Seed of a method's random choices (sampling, training); recorded in the run's config.")]),
-        inspect.Parameter("allow_partial", keyword, default=False, annotation=Annotated[bool, typer.Option(
+                         help="Only rank (and score against) nodes of these types, e.g. disease. Default: all.")]
+    = None,
+    seed: Annotated[int, typer.Option(
+            help="Seed of a method's random choices (sampling, training); recorded in the run's config.")] = 0,
+    allow_partial: Annotated[bool, typer.Option(
             "--allow-partial", help="Multi-agent methods: when some agents fail (their model calls keep failing), "
-                                    "fuse the others and mark the result partial instead of failing the question.")]),
-    ]
+                                    "fuse the others and mark the result partial instead of failing the question.")]
+    = False,
+) -> None:
+    """The shared method flags, declared as typer reads a command's parameters: :class:`MethodCommand` and
+    :class:`MethodGroup` add typer's click parameters of these to a command's own."""
 
 
-def method_options(default_method: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorate a command so it also takes the shared method flags, passed to it as ``selection``."""
+FLAGS = tuple(inspect.signature(_flags).parameters)  # their names, in the order the help lists them
+SELECTION = "ark.method_selection"  # ctx.meta: the command line's MethodSelection, from parsing to the command
 
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        signature = inspect.signature(command, eval_str=True)
-        own = [p for p in signature.parameters.values() if p.name != SELECTION]
-        added = _parameters(default_method)
 
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            values = {p.name: kwargs.pop(p.name) for p in added}
-            selection = MethodSelection(
-                method=values["method"], sets=list(values["sets"] or []), config=values["config"],
-                model=values["model"], base_url=values["base_url"], offline=values["offline"],
-                candidate_types=values["candidate_types"], seed=values["seed"], allow_partial=values["allow_partial"],
-                preset=values["preset"],
-                progress=bool(kwargs.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
-                max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"],
-                timeout=values["timeout"], max_retries=values["max_retries"])
-            return command(*args, **kwargs, selection=selection)
+@functools.cache
+def _flag_params(default_method: str | None) -> tuple[Any, ...]:
+    """The click parameters of the shared flags (typer's own conversion of :func:`_flags`, through the public
+    ``typer.main.get_command``), ``--method`` defaulting to ``default_method``."""
+    app = typer.Typer(add_completion=False)
+    app.command()(_flags)
+    params = [copy.copy(param) for param in typer.main.get_command(app).params]
+    for param in params:
+        if param.name == "method":
+            param.default = default_method
+    return tuple(params)
 
-        positional = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own if p not in positional]
-        wrapper.__signature__ = signature.replace(parameters=[*positional, *keyword, *added])  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {p.name: p.annotation for p in [*positional, *keyword, *added]}
-        del wrapper.__wrapped__  # typer must read the new signature, not the command's own
-        return wrapper
 
-    return decorate
+def _take_selection(ctx: Any, rest: list[str]) -> list[str]:
+    """Move the shared flags' values out of ``ctx.params`` (the command's function does not take them) into one
+    :class:`MethodSelection` in ``ctx.meta``; ``rest``, the words parsing left, unchanged."""
+    values = {name: ctx.params.pop(name, None) for name in FLAGS}
+    candidate_types = list(values["candidate_types"] or []) or None  # as typer passes a repeatable option
+    ctx.meta[SELECTION] = MethodSelection(
+        method=values["method"], sets=list(values["sets"] or []), config=values["config"], model=values["model"],
+        base_url=values["base_url"], offline=bool(values["offline"]), candidate_types=candidate_types,
+        seed=values["seed"] or 0, allow_partial=bool(values["allow_partial"]), preset=values["preset"],
+        progress=bool(ctx.params.get("progress")), adapter=values["adapter"], temperature=values["temperature"],
+        max_tokens=values["max_tokens"], max_tool_calls_per_turn=values["max_tool_calls_per_turn"],
+        timeout=values["timeout"], max_retries=values["max_retries"])
+    return rest
+
+
+# typer calls a command class with its click parameters as keywords (typer.main.get_command_from_info); the
+# context and parameter classes are typer's own click (typer._click), not public, so they are typed Any here.
+def _with_flags(params: list[Any] | None, default_method: str | None) -> list[Any]:
+    return [*(params or []), *_flag_params(default_method)]
+
+
+class MethodCommand(TyperCommand):
+    """A command that also takes the shared method flags (after its own); its function reads them with
+    :func:`method_selection`. :func:`method_command` makes one for a default ``--method``."""
+
+    default_method: str | None = None
+
+    def __init__(self, *args: Any, params: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, params=_with_flags(params, self.default_method), **kwargs)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return _take_selection(ctx, super().parse_args(ctx, args))
+
+
+class MethodGroup(TyperGroup):
+    """A group whose own callback takes the shared method flags (``ark eval``; ``--method`` has no default), as
+    :class:`MethodCommand` does."""
+
+    def __init__(self, *args: Any, params: list[Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, params=_with_flags(params, None), **kwargs)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return _take_selection(ctx, super().parse_args(ctx, args))
+
+
+def method_command(default_method: str | None = None) -> type[MethodCommand]:
+    """The command class of a command taking the shared method flags, ``--method`` defaulting to
+    ``default_method``: ``app.command(NAME, cls=method_command(...))``."""
+    return type("MethodCommand", (MethodCommand,), {"default_method": default_method})
+
+
+def method_selection(ctx: Any) -> MethodSelection:
+    """The shared method flags of this command line (its command's class: :class:`MethodCommand` or
+    :class:`MethodGroup`)."""
+    selection = ctx.meta.get(SELECTION)
+    if not isinstance(selection, MethodSelection):
+        raise RuntimeError(f"command {ctx.info_name!r} takes no method flags: give it cls=method_command(...)")
+    return selection
 
 
 def resolve_choice(selection: MethodSelection, graph: "KnowledgeGraph", method: str | None = None) -> "MethodChoice":

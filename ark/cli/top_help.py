@@ -6,6 +6,11 @@ help and tracebacks this page never shows. This module draws the same page with 
 app's help, its one option (``--help``) and the command table (names and help from ``main.COMMANDS``, so no
 command's module is imported). typer stays the oracle: tests/cli/test_top_help.py compares the page with typer's
 rendering of the whole app at several widths, plain and in colour. Every other page and every error is typer's.
+
+Kept by hand on purpose (issue 47 asked for public API): typer's one public way to draw a help page is the group's
+``format_help``, which imports ``typer.rich_utils`` and asks every command for its help (importing every command's
+module); tests/cli/test_startup.py holds ``ark --help`` to neither. The page reads the group through its public
+calls and attributes only (``get_usage``, ``get_params``, each option's ``opts`` and ``help``).
 """
 
 from __future__ import annotations

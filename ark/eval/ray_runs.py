@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ark.errors import ArkError
 
 if TYPE_CHECKING:
+    from ..index.embedding_usage import Counts
     from ..loaders.queries import Query
     from ..methods.choice import MethodChoice
     from .runner import RecordOutcome
@@ -222,7 +223,7 @@ class QueryWorker:
         return {"pid": os.getpid(), "host": socket.gethostname(), "error": self.error,
                 "concurrent": bool(self.method is not None and self.method.concurrent)}
 
-    def embedding_usage(self) -> dict[str, dict[str, Any]]:
+    def embedding_usage(self) -> Counts:
         """What this worker's process embedded (its method's build included), for the driver's run config."""
         from ..index.embedding_usage import EMBEDDING_USAGE
 

@@ -37,9 +37,11 @@ term (at most 15 deltas a candidate, where the 128-posting blocks took 64 on ave
 from __future__ import annotations
 
 import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
@@ -97,7 +99,15 @@ def _sparse_kernel() -> ModuleType:
     return _fresh(kernel, kernel.posting_scores)
 
 
-def _fresh(module: ModuleType, entry: Any) -> ModuleType:
+class CompiledFunction(Protocol):
+    """A numba dispatcher as :func:`drop_stale_cache` reads it: the Python function it compiles (and, read with
+    ``getattr`` because numba keeps it private, its ``_cache``)."""
+
+    @property
+    def py_func(self) -> Callable[..., object]: ...
+
+
+def _fresh(module: ModuleType, entry: CompiledFunction) -> ModuleType:
     """``module``, the on-disk code of its compiled ``entry`` flushed if :mod:`ark.index._prune_kernel` changed after
     it was compiled: numba keys a cached function by its own file alone, so after an edit or a ``git pull`` that
     changes only the kernels it calls, ``entry`` would go on running machine code built from their old source."""
@@ -107,7 +117,7 @@ def _fresh(module: ModuleType, entry: Any) -> ModuleType:
     return module
 
 
-def drop_stale_cache(dispatcher: Any, callee_sources: list[Path]) -> bool:
+def drop_stale_cache(dispatcher: CompiledFunction, callee_sources: list[Path]) -> bool:
     """Flush the on-disk cache of the compiled function ``dispatcher`` if any of ``callee_sources`` (the files of
     the compiled functions it calls) is newer than its cache index; whether it did. A numba without that cache
     interface, or no cache yet, is left alone."""
@@ -116,7 +126,8 @@ def drop_stale_cache(dispatcher: Any, callee_sources: list[Path]) -> bool:
     if cache is None or folder is None or not hasattr(cache, "flush"):
         return False
     func = dispatcher.py_func
-    indexes = list(Path(folder).glob(f"{Path(func.__code__.co_filename).stem}.{func.__name__}-*.nbi"))
+    stem, name = Path(inspect.getfile(func)).stem, getattr(func, "__name__", "")
+    indexes = list(Path(folder).glob(f"{stem}.{name}-*.nbi"))
     newest = max((source.stat().st_mtime for source in callee_sources), default=0.0)
     if not indexes or min(index.stat().st_mtime for index in indexes) >= newest:
         return False

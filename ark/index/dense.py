@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -38,7 +38,17 @@ from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 from ark.storage.atomic import atomic_directory, atomic_write_text
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
     from ark.index.ann import IVFIndex
+
+
+class _Progress(TypedDict, total=False):
+    """``progress.json`` of a resumable embedding: the texts' digest, how many rows are done and in which order."""
+
+    digest: str
+    done: int
+    order: str
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _MODELS = (DEFAULT_MODEL,)
@@ -71,7 +81,7 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_encoder(model: str | Path = DEFAULT_MODEL, device: str | None = None):
+def load_encoder(model: str | Path = DEFAULT_MODEL, device: str | None = None) -> SentenceTransformer:
     """A sentence-transformers model, loaded without touching the network: the packaged all-MiniLM-L6-v2 by
     name, or any sentence-transformers model directory; on ``device`` (default: the GPU when there is one)."""
     path = _model_path(model)
@@ -126,7 +136,7 @@ def embed_texts(
     if cache_dir is None:
         out = np.zeros((n, dim), dtype=np.float32)
         state_path = None
-        state: dict[str, Any] = {}
+        state: _Progress = {}
     else:
         cache_dir = Path(cache_dir)
         cache_dir.mkdir(parents=True, exist_ok=True)
@@ -158,7 +168,7 @@ def embed_texts(
     return np.asarray(out)
 
 
-def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, done: int, state: dict,
+def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, done: int, state: _Progress,
                   state_path: Path | None, progress: bool, block: int, precision: str | None) -> np.ndarray:
     """:func:`embed_texts` for a sentence-transformers encoder: ``done`` counts rows in the plan's sorted order."""
     device = _encoder_device(encoder)

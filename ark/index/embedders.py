@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ark.errors import ArkError
-from ark.index.dense import DEFAULT_MODEL, embed_texts, load_encoder
+from ark.index.dense import DEFAULT_MODEL, DenseIndex, embed_texts, load_encoder
 from ark.index.embedding_usage import EMBEDDING_USAGE, ENDPOINT, count_local
 from ark.index.graph_index import (
     GraphTextIndex,
@@ -38,6 +38,8 @@ from ark.index.sorted_encoding import supports_sorted_encoding
 from ark.storage.cache_folder import open_cached
 
 if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
     from ..graph import KnowledgeGraph
 
 DEFAULT_EMBEDDER = DEFAULT_MODEL
@@ -88,7 +90,8 @@ def _directory_digest(path: Path) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model: the packaged all-MiniLM-L6-v2 by name, or a model directory."""
 
-    def __init__(self, model: str | Path = DEFAULT_EMBEDDER, device: str = "cpu", encoder: Any = None) -> None:
+    def __init__(self, model: str | Path = DEFAULT_EMBEDDER, device: str = "cpu",
+                 encoder: SentenceTransformer | None = None) -> None:
         self.model = str(model)
         self.spec = self.model  # what open_embedder takes to make this embedder again
         self.device = device
@@ -105,7 +108,7 @@ class SentenceTransformerEmbedder:
             self.identity = f"sentence-transformers:{path.name}:{_directory_digest(path)}"
 
     @property
-    def encoder(self) -> Any:
+    def encoder(self) -> SentenceTransformer:
         if self._encoder is None:
             self._encoder = load_encoder(self.model, device=self.device)
         return self._encoder
@@ -114,7 +117,10 @@ class SentenceTransformerEmbedder:
     def dimension(self) -> int:
         encoder = self.encoder
         get = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
-        return int(get())
+        dimension = get()
+        if dimension is None:
+            raise ValueError(f"the sentence-transformers model {self.model!r} does not say its embedding dimension")
+        return int(dimension)
 
     def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         if len(texts) == 0:
@@ -201,7 +207,7 @@ class OpenAIEmbedder:
         return f"OpenAIEmbedder({self.model!r}, base_url={self.base_url!r})"
 
 
-def _reported_tokens(usage: Any) -> int | None:
+def _reported_tokens(usage: object) -> int | None:
     """The tokens an embeddings reply's ``usage`` reports (``prompt_tokens``, else ``total_tokens``), or None when
     it reports none (some local servers send no usage)."""
     for key in ("prompt_tokens", "total_tokens"):
@@ -233,8 +239,16 @@ class _EncoderAdapter:
     def get_embedding_dimension(self) -> int:
         return self.embedder.dimension
 
-    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+    def encode(self, texts: Sequence[str], **_: object) -> np.ndarray:
         return self.embedder.embed(texts, batch_size=self.batch_size)
+
+
+def embeddings_of(index: GraphTextIndex) -> np.ndarray:
+    """The node vectors (row ``i`` = node ``i``) of a dense :class:`GraphTextIndex` (``open_index(kind="dense")``,
+    :func:`open_embedding_index`); a TypeError naming the index it wraps otherwise."""
+    if not isinstance(index.index, DenseIndex):
+        raise TypeError(f"{index!r} has no node embeddings: it wraps a {type(index.index).__name__}, not a DenseIndex")
+    return np.asarray(index.index.embeddings)
 
 
 def _is_packaged_default(embedder: Embedder) -> bool:
@@ -255,7 +269,7 @@ def node_embeddings(graph: KnowledgeGraph, embedder: Embedder, progress: bool = 
     fingerprint = _graph_fingerprint(graph)
     graph_path = getattr(graph, "path", None)
     if _is_packaged_default(embedder) and graph_path is not None and fingerprint is not None:
-        return np.asarray(open_index(graph, "dense", progress=progress).index.embeddings)
+        return embeddings_of(open_index(graph, "dense", progress=progress))
 
     from ark.index.reuse import KEYS_FILE, embed_following_updates
     from ark.index.versioned import index_root
@@ -304,7 +318,7 @@ class CachedQueryEncoder(_EncoderAdapter):
 
         return request_key({"embedder": self.embedder.identity, "text": text})
 
-    def encode(self, texts: Sequence[str], **_: Any) -> np.ndarray:
+    def encode(self, texts: Sequence[str], **_: object) -> np.ndarray:
         found = {i: self.cache.get(self.key(t)) for i, t in enumerate(texts)}
         missing = [i for i, entry in found.items() if entry is None]
         fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None

@@ -13,9 +13,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
-Counts = dict[str, dict[str, Any]]  # spec -> {"texts", "tokens", "counted_by"[, "texts_without_usage"]}
+
+class EmbedderCounts(TypedDict):
+    """What one embedder embedded: texts, their tokens, who counted them (:data:`TOKENIZER` or :data:`ENDPOINT`) and,
+    from an endpoint, the texts it reported no tokens for."""
+
+    texts: int
+    tokens: int
+    counted_by: str
+    texts_without_usage: NotRequired[int]
+
+
+Counts = dict[str, EmbedderCounts]  # embedder spec -> its counts
 
 TOKENIZER = "tokenizer"  # counted locally by the model's own tokenizer
 ENDPOINT = "endpoint"  # the usage an embeddings endpoint reported
@@ -41,7 +52,7 @@ class EmbeddingUsage:
     def snapshot(self) -> Counts:
         """The counts now (a copy)."""
         with self._lock:
-            return {spec: dict(entry) for spec, entry in self._counts.items()}
+            return {spec: entry.copy() for spec, entry in self._counts.items()}
 
     def since(self, before: Counts) -> Counts:
         """What was embedded after ``before`` (a :meth:`snapshot`); embedders with nothing new are left out."""
@@ -52,7 +63,7 @@ def subtract(after: Counts, before: Counts) -> Counts:
     """``after`` minus ``before``, per spec and count; specs with no new text left out."""
     out: Counts = {}
     for spec, entry in after.items():
-        earlier = before.get(spec, {})
+        earlier = before.get(spec, EmbedderCounts(texts=0, tokens=0, counted_by=entry["counted_by"]))
         texts = entry["texts"] - earlier.get("texts", 0)
         if texts <= 0:
             continue
@@ -67,19 +78,20 @@ def subtract(after: Counts, before: Counts) -> Counts:
 
 def add_counts(first: Counts, second: Counts) -> Counts:
     """The sum of two counts (a resumed run's earlier attempts and this one)."""
-    out: Counts = {spec: dict(entry) for spec, entry in first.items()}
+    out: Counts = {spec: entry.copy() for spec, entry in first.items()}
     for spec, entry in second.items():
         total = out.setdefault(spec, {"texts": 0, "tokens": 0, "counted_by": entry.get("counted_by", "")})
-        for key in ("texts", "tokens", "texts_without_usage"):
-            if key in entry:
-                total[key] = total.get(key, 0) + int(entry[key])
+        total["texts"] = total.get("texts", 0) + int(entry.get("texts", 0))
+        total["tokens"] = total.get("tokens", 0) + int(entry.get("tokens", 0))
+        if "texts_without_usage" in entry:
+            total["texts_without_usage"] = total.get("texts_without_usage", 0) + int(entry["texts_without_usage"])
     return out
 
 
 EMBEDDING_USAGE = EmbeddingUsage()
 
 
-def count_local(spec: str, encoder: Any, texts: Sequence[str]) -> None:
+def count_local(spec: str, encoder: object, texts: Sequence[str]) -> None:
     """Add ``texts``, as embedded by the sentence-transformers model ``encoder`` (known as ``spec``), with the
     tokens its tokenizer gives them. Encoders without a tokenizer (ARK's adapters around an embedder) count
     nothing here: the embedder they wrap counts."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack, runtime_checkable
 
 import numpy as np
 
@@ -17,6 +17,60 @@ from ark.storage.cache_folder import StaleCache, open_cached
 
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
+    from .tokenizer import Tokenizer
+
+# A node's document: its text, or for fielded BM25 its names and its text (plain scoring may hand the builder the
+# graph's Arrow text column instead, :func:`ark.index.kinds._node_documents`).
+Document = str | tuple[list[str], str]
+
+
+class IndexParams(TypedDict, total=False):
+    """:func:`open_index`'s keyword settings (the ``bm25`` kinds read all but ``model``; ``dense`` only ``model``)."""
+
+    k1: float
+    b: float
+    tokenizer: Tokenizer | None
+    scoring: str
+    names: dict[str, list[str]] | None
+    name_weight: float | None
+    name_b: float | None
+    exact: bool | None
+    model: str | None
+
+
+class IndexSettings(TypedDict, total=False):
+    """The JSON settings that identify a build, recorded in the cache manifest (a change rebuilds): a kind's
+    ``settings`` function writes the keys that apply to it."""
+
+    kind: str
+    k1: float
+    b: float
+    tokenizer: dict[str, object]  # Tokenizer.config()
+    max_neighbors_per_relation: int
+    fields: dict[str, list[str]]
+    scoring: str
+    names: dict[str, list[str]]
+    name_weight: float
+    name_b: float
+    exact: bool
+    model: str
+
+
+class NodeIndex(Protocol):
+    """What :class:`GraphTextIndex` wraps: a BM25, segmented BM25 or dense index, one document per node."""
+
+    @property
+    def num_docs(self) -> int: ...
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def score(self, query: str, candidates: np.ndarray) -> np.ndarray: ...
+
+
+class SavedIndex(NodeIndex, Protocol):
+    """A :class:`NodeIndex` that a kind builds, saves to its cache folder and loads back."""
+
+    def save(self, directory: Path) -> None: ...
 
 
 class NodeSource(Protocol):
@@ -25,7 +79,7 @@ class NodeSource(Protocol):
 
     node_types: list[str]
     node_type_codes: np.ndarray
-    metadata: dict[str, Any]
+    metadata: dict[str, object]
 
     @property
     def num_nodes(self) -> int: ...
@@ -38,7 +92,7 @@ class NodeSource(Protocol):
 
     def node_id(self, i: int) -> str: ...
 
-    def properties(self, i: int) -> dict[str, Any]: ...
+    def properties(self, i: int) -> dict[str, object]: ...
 
 
 @runtime_checkable
@@ -64,7 +118,7 @@ class TermHighlighter(Protocol):
 class GraphTextIndex:
     """A BM25 or dense index over a graph's nodes (node ``i`` is document ``i``)."""
 
-    def __init__(self, graph: KnowledgeGraph, index: Any) -> None:
+    def __init__(self, graph: KnowledgeGraph, index: NodeIndex) -> None:
         if index.num_docs != graph.num_nodes:
             raise ValueError(f"index has {index.num_docs} documents but the graph has {graph.num_nodes} nodes")
         self.graph = graph
@@ -103,7 +157,7 @@ class GraphTextIndex:
         return f"GraphTextIndex({self.graph!r}, {self.index!r})"
 
 
-def _field_value(value: Any) -> str:
+def _field_value(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -186,7 +240,7 @@ def node_names(graph: NodeSource, keys_by_type: dict[str, list[str]]) -> Iterato
 NAME_BATCH = 8192  # nodes whose names and ids are read at a time
 
 
-def _column_slice(graph: NodeSource, column: str, start: int, stop: int) -> list[Any]:
+def _column_slice(graph: NodeSource, column: str, start: int, stop: int) -> list[object]:
     """Nodes ``start..stop-1``'s ``name`` or ``id``: a slice of the graph's Arrow column where it has one (the
     graph's own ``name(i)`` would keep the whole column as Python strings for its lifetime), else asked node by
     node."""
@@ -199,7 +253,7 @@ def _column_slice(graph: NodeSource, column: str, start: int, stop: int) -> list
     return [read(i) for i in range(start, stop)]
 
 
-def settings_hash(settings: dict) -> str:
+def settings_hash(settings: Mapping[str, object]) -> str:
     """Short stable hash of index settings (the cache directory suffix)."""
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -223,12 +277,13 @@ class IndexKind:
     """
 
     name: str
-    settings: Callable[[dict[str, Any], dict[str, list[str]] | None], dict[str, Any]]
-    documents: Callable[[Any, dict[str, Any], dict[str, list[str]] | None], Iterable[Any]]
-    build: Callable[[Iterable[Any], dict[str, Any], int, Path | None, bool], Any]
-    load: Callable[[Path], Any]
-    graph_defaults: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
-    build_graph: Callable[[Any, Iterable[Any], dict[str, Any], Path | None, bool, Path | None], Any] | None = None
+    settings: Callable[[IndexParams, dict[str, list[str]] | None], IndexSettings]
+    documents: Callable[[NodeSource, IndexSettings, dict[str, list[str]] | None], Iterable[Document]]
+    build: Callable[[Iterable[Document], IndexSettings, int, Path | None, bool], SavedIndex]
+    load: Callable[[Path], SavedIndex]
+    graph_defaults: Callable[[KnowledgeGraph, IndexParams], IndexParams] | None = None
+    build_graph: Callable[[KnowledgeGraph, Iterable[Document], IndexSettings, Path | None, bool, Path | None],
+                          SavedIndex] | None = None
 
 
 INDEX_KINDS: dict[str, IndexKind] = {}
@@ -242,7 +297,7 @@ def register_index_kind(kind: IndexKind) -> IndexKind:
 
 def open_index(graph: KnowledgeGraph, kind: str = "bm25", fields: dict[str, list[str]] | None = None,
                progress: bool = True,
-               **params: Any) -> GraphTextIndex:
+               **params: Unpack[IndexParams]) -> GraphTextIndex:
     """Open the ``kind`` index of ``graph`` (one of :data:`INDEX_KINDS`), building it on first use.
 
     ``params`` are the kind's settings (``bm25``/``bm25-rel``: ``k1``, ``b``, ``tokenizer``, ``scoring``
@@ -260,14 +315,14 @@ def open_index(graph: KnowledgeGraph, kind: str = "bm25", fields: dict[str, list
         raise ValueError(f"unknown index kind {kind!r}; choose one of {tuple(INDEX_KINDS)}")
     spec = INDEX_KINDS[kind]
     if spec.graph_defaults is not None:
-        params = spec.graph_defaults(graph, dict(params))
+        params = spec.graph_defaults(graph, params.copy())
     settings = spec.settings(params, fields)
 
     fingerprint = _graph_fingerprint(graph)
     graph_path = getattr(graph, "path", None)
     directory: Path | None = None
 
-    def build(cache_dir: Path | None) -> Any:
+    def build(cache_dir: Path | None) -> SavedIndex:
         docs = spec.documents(graph, settings, fields)
         if spec.build_graph is not None:
             return spec.build_graph(graph, docs, settings, cache_dir, progress, directory)
@@ -282,12 +337,16 @@ def open_index(graph: KnowledgeGraph, kind: str = "bm25", fields: dict[str, list
 
     directory = index_root(graph) / "index" / f"{kind}-{settings_hash(settings)}"
     index = open_cached(directory, {"fingerprint": fingerprint, "settings": settings}, build,
-                        write=lambda built, folder: built.save(folder),
+                        write=_save,
                         load=lambda folder: _load_current_format(spec, kind, folder), what=f"{kind} index")
     return GraphTextIndex(graph, index)
 
 
-def _load_current_format(spec: Any, kind: str, folder: Path) -> Any:
+def _save(built: SavedIndex, folder: Path) -> None:
+    built.save(folder)
+
+
+def _load_current_format(spec: IndexKind, kind: str, folder: Path) -> SavedIndex:
     """The saved index, or :class:`StaleCache` (saying so on one line) when an older ARK wrote it in another format."""
     try:
         return spec.load(folder)

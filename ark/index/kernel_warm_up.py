@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-_started: weakref.WeakSet[Any] = weakref.WeakSet()  # the indexes whose warm-up has begun
+if TYPE_CHECKING:
+    from .bm25 import BM25Index
+
+_started: weakref.WeakSet[BM25Index] = weakref.WeakSet()  # the indexes whose warm-up has begun
 _lock = threading.Lock()
 
 
-def warm_up(index: Any) -> None:
+def warm_up(index: BM25Index) -> None:
     """Run each compiled path of ``index`` (a :class:`~ark.index.bm25.BM25Index`) once on its first terms: the
     vocabulary lookup, the pruned top-k, the long-query pass and both subset scorers. A no-op on a small index."""
     from . import bm25, bm25_prune
@@ -42,7 +45,7 @@ def warm_up(index: Any) -> None:
             bm25_prune.subset_scores(postings, terms, index._idf, index.k1, index.b, index._avgdl, few, distinct)
 
 
-def start(index: Any) -> threading.Thread | None:
+def start(index: object) -> threading.Thread | None:
     """:func:`warm_up` on a daemon thread, once per index object (None when already started or not needed)."""
     from . import bm25
 

@@ -16,19 +16,34 @@ A new kind is one :class:`~ark.index.graph_index.IndexKind` registered with
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import pyarrow as pa
 
 from .bm25 import BM25Index
 from .exact import ExactNamesBuilder
-from .graph_index import IndexKind, NodeSource, node_documents, node_names, register_index_kind, resolve_name_keys
+from .graph_index import (
+    Document,
+    IndexKind,
+    IndexParams,
+    IndexSettings,
+    NodeSource,
+    node_documents,
+    node_names,
+    register_index_kind,
+    resolve_name_keys,
+)
 from .tokenizer import Tokenizer
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+    from sentence_transformers import SentenceTransformer
+
     from ..graph import KnowledgeGraph
+    from .dense import DenseIndex
 
 RELATIONAL_MAX_NEIGHBORS = 50  # neighbors listed per relation in a bm25-rel document
 SCORINGS = ("fielded", "plain")
@@ -39,14 +54,18 @@ NAME_B = 0.5
 _BM25_PARAMS = ("k1", "b", "tokenizer", "scoring", "names", "name_weight", "name_b", "exact")
 
 
-def _bm25_graph_defaults(graph: KnowledgeGraph, params: dict[str, Any]) -> dict[str, Any]:
+def _bm25_graph_defaults(graph: KnowledgeGraph, params: IndexParams) -> IndexParams:
     if params.get("scoring", "fielded") == "fielded":
         params["names"] = resolve_name_keys(graph, params.get("names"))
     return params
 
 
-def _bm25_settings(kind: str):
-    def settings(params: dict[str, Any], fields: dict[str, list[str]] | None) -> dict[str, Any]:
+def _given(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def _bm25_settings(kind: str) -> Callable[[IndexParams, dict[str, list[str]] | None], IndexSettings]:
+    def settings(params: IndexParams, fields: dict[str, list[str]] | None) -> IndexSettings:
         unknown = set(params) - set(_BM25_PARAMS)
         if unknown:
             raise ValueError(f"unknown {kind} index settings {sorted(unknown)}; valid: {', '.join(_BM25_PARAMS)}")
@@ -54,16 +73,18 @@ def _bm25_settings(kind: str):
         if scoring not in SCORINGS:
             raise ValueError(f"unknown scoring {scoring!r}; valid: {', '.join(SCORINGS)}")
         tokenizer = params.get("tokenizer") or Tokenizer()
-        out = {"kind": kind, "k1": params.get("k1", 1.5), "b": params.get("b", 0.75), "tokenizer": tokenizer.config()}
+        out: IndexSettings = {"kind": kind, "k1": params.get("k1", 1.5), "b": params.get("b", 0.75),
+                              "tokenizer": tokenizer.config()}
         if kind == "bm25-rel":
             if fields:
                 raise ValueError("fields do not apply to kind='bm25-rel' (its documents are the relational documents)")
             out["max_neighbors_per_relation"] = RELATIONAL_MAX_NEIGHBORS
         out["fields"] = fields or {}
         if scoring == "fielded":  # plain settings stay as they were, so existing plain caches remain valid
-            out.update(scoring="fielded", names=params["names"],
-                       name_weight=float(params.get("name_weight", NAME_WEIGHT)),
-                       name_b=float(params.get("name_b", NAME_B)), exact=bool(params.get("exact", True)))
+            out["scoring"], out["names"] = "fielded", params["names"] or {}
+            out["name_weight"] = float(_given(params.get("name_weight"), NAME_WEIGHT))
+            out["name_b"] = float(_given(params.get("name_b"), NAME_B))
+            out["exact"] = bool(params.get("exact", True))
         elif any(params.get(key) is not None for key in ("names", "name_weight", "name_b", "exact")):
             raise ValueError("names, name_weight, name_b and exact apply to scoring='fielded' only")
         return out
@@ -71,16 +92,19 @@ def _bm25_settings(kind: str):
     return settings
 
 
-def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, cache_dir: Path | None,
+def _build_bm25(docs: Iterable[Document], settings: IndexSettings, num_docs: int, cache_dir: Path | None,
                 progress: bool) -> BM25Index:
     tokenizer = Tokenizer.from_config(settings["tokenizer"])  # the config identifies the tokenizer completely
     if settings.get("scoring") != "fielded":
-        return BM25Index.build(docs, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
+        texts = cast(Iterable[str], docs)  # plain documents are texts (or the graph's Arrow text column)
+        return BM25Index.build(texts, k1=settings["k1"], b=settings["b"], tokenizer=tokenizer, num_docs=num_docs,
                                progress=progress, workdir=cache_dir)
     exact = ExactNamesBuilder() if settings["exact"] else None  # 16 bytes a name, not the names themselves
 
+    pairs = cast(Iterable[tuple[list[str], str]], docs)  # fielded documents pair a node's names with its text
+
     def records() -> Iterable[tuple[str, str]]:
-        for node, (node_names_, text) in enumerate(docs):
+        for node, (node_names_, text) in enumerate(pairs):
             if exact is not None:
                 exact.add(node, node_names_)
             yield "\n".join(node_names_), text
@@ -93,21 +117,25 @@ def _build_bm25(docs: Iterable[Any], settings: dict[str, Any], num_docs: int, ca
     return index
 
 
-def _with_names(graph: NodeSource, settings: dict[str, Any], texts: Iterable[str]) -> Iterable[Any]:
+def _with_names(graph: NodeSource, settings: IndexSettings, texts: Iterable[str]) -> Iterable[Document]:
     """Plain scoring indexes the texts; fielded scoring pairs each with the node's names."""
     if settings.get("scoring") != "fielded":
         return texts
     return zip(node_names(graph, settings["names"]), texts, strict=True)
 
 
-def _relational_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: Any) -> Iterable[Any]:
+def _relational_documents(graph: NodeSource, settings: IndexSettings,
+                          fields: dict[str, list[str]] | None) -> Iterable[Document]:
+    from ark.graph import KnowledgeGraph
     from ark.loaders.documents import relational_document
 
+    if not isinstance(graph, KnowledgeGraph):  # versioned indexes make their bm25-rel documents from whole graphs
+        raise TypeError(f"bm25-rel documents are read from a KnowledgeGraph, not a {type(graph).__name__}")
     texts = (relational_document(graph, i, settings["max_neighbors_per_relation"]) for i in range(graph.num_nodes))
     return _with_names(graph, settings, texts)
 
 
-def _dense_settings(params: dict[str, Any], fields: dict[str, list[str]] | None) -> dict[str, Any]:
+def _dense_settings(params: IndexParams, fields: dict[str, list[str]] | None) -> IndexSettings:
     from .dense import DEFAULT_MODEL
 
     unknown = set(params) - {"model"}
@@ -116,43 +144,45 @@ def _dense_settings(params: dict[str, Any], fields: dict[str, list[str]] | None)
     return {"kind": "dense", "model": params.get("model") or DEFAULT_MODEL, "fields": fields or {}}
 
 
-def _build_dense(docs: Iterable[str], settings: dict[str, Any], num_docs: int, cache_dir: Path | None,
-                 progress: bool) -> Any:
+def _build_dense(docs: Iterable[Document], settings: IndexSettings, num_docs: int, cache_dir: Path | None,
+                 progress: bool) -> DenseIndex:
     from .dense import DenseIndex
 
-    return DenseIndex.build(list(docs), model=settings["model"], cache_dir=cache_dir, progress=progress)
+    texts = list(cast(Iterable[str], docs))  # dense documents are texts
+    return DenseIndex.build(texts, model=settings["model"], cache_dir=cache_dir, progress=progress)
 
 
-def _build_dense_reusing(graph: KnowledgeGraph, docs: Iterable[str], settings: dict[str, Any], cache_dir: Path | None,
-                         progress: bool, directory: Path | None) -> Any:
+def _build_dense_reusing(graph: KnowledgeGraph, docs: Iterable[Document], settings: IndexSettings,
+                         cache_dir: Path | None, progress: bool, directory: Path | None) -> DenseIndex:
     """The dense index of ``graph``, reusing the vectors of nodes whose document an earlier version of the graph
     already embedded (:mod:`ark.index.reuse`)."""
     from . import dense
     from .reuse import embed_following_updates
 
     model = settings["model"]
-    encoder: list[Any] = []  # loaded on the first text that needs embedding
+    encoder: list[SentenceTransformer] = []  # loaded on the first text that needs embedding
 
-    def embed(texts: Any, work: Path | None) -> Any:
+    def embed(texts: Sequence[str], work: Path | None) -> NDArray[np.float32]:
         if not encoder:
             encoder.append(dense.load_encoder(model))
         return dense.embed_texts(texts, model, cache_dir=work, progress=progress, encoder=encoder[0])
 
     name = directory.name if directory is not None else ""
-    vectors, keys = embed_following_updates(graph, list(docs), name, settings, directory, embed, cache_dir)
+    texts = list(cast(Iterable[str], docs))  # dense documents are texts
+    vectors, keys = embed_following_updates(graph, texts, name, settings, directory, embed, cache_dir)
     index = dense.DenseIndex(vectors, model, encoder[0] if encoder else None)
     index.doc_keys = keys
     return index
 
 
-def _load_dense(directory: Path) -> Any:
+def _load_dense(directory: Path) -> DenseIndex:
     from .dense import DenseIndex
 
     return DenseIndex.load(directory)
 
 
-def _node_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: dict[str,
-                    list[str]] | None) -> Iterable[Any]:
+def _node_documents(graph: NodeSource, settings: IndexSettings, fields: dict[str,
+                    list[str]] | None) -> Iterable[Document]:
     """A node's document is its text (paired with its names for fielded scoring). Plain scoring without fields
     reads the graph's text column as Arrow strings (no Python string per node; a fifth of the build time on a
     1.9M-node graph)."""
@@ -163,7 +193,7 @@ def _node_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: dic
     return _with_names(graph, settings, node_documents(graph, fields))
 
 
-def _plain_documents(graph: KnowledgeGraph, settings: dict[str, Any], fields: dict[str,
+def _plain_documents(graph: NodeSource, settings: IndexSettings, fields: dict[str,
                      list[str]] | None) -> Iterable[str]:
     return node_documents(graph, fields)
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ark.errors import ArkError
 from ark.storage.cache_folder import rebuild_hint
@@ -141,7 +142,7 @@ class Postings:
     def load(cls, directory: Path, meta: dict, mmap: bool = True) -> Postings:
         """The postings saved in ``directory``; :class:`~ark.storage.checksums.DamagedFileError` naming the file
         when one is missing or truncated (indexes written before checksums are checked this far)."""
-        dtypes: dict[str, Any] = {"doc_deltas": np.uint8, "tfs": np.dtype(meta["tf_dtype"]), **BLOCK_DTYPES}
+        dtypes: dict[str, DTypeLike] = {"doc_deltas": np.uint8, "tfs": np.dtype(meta["tf_dtype"]), **BLOCK_DTYPES}
         blobs, arrays, path = {}, {}, directory
         try:
             for name, file in BLOB_FILES.items():
@@ -274,13 +275,13 @@ class PostingsWriter:
         df = np.concatenate(self.df_parts) if self.df_parts else np.zeros(0, np.int64)
         term_ptr = np.zeros(len(df) + 1, dtype=np.int64)
         np.cumsum(df, out=term_ptr[1:])
-        dtypes: dict[str, Any] = {"doc_deltas": np.uint8, "tfs": self.tf_type, **BLOCK_DTYPES}
+        dtypes: dict[str, DTypeLike] = {"doc_deltas": np.uint8, "tfs": self.tf_type, **BLOCK_DTYPES}
         blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
                  for name, file in BLOB_FILES.items()}
         return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
 
 
-def _encode_kernel() -> Any:
+def _encode_kernel() -> ModuleType | None:
     """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
     try:
         from ark.index import _encode_kernel as kernel

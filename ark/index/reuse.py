@@ -12,9 +12,9 @@ function of the text, so a reused row equals the row a rebuild would embed.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,7 +50,7 @@ def _version_folders(root: Path) -> list[tuple[int, Path]]:
     return sorted(found, key=lambda item: (-item[0], item[1].parent.name != "bases"))
 
 
-def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: dict[str, Any], current: Path | None
+def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: Mapping[str, object], current: Path | None
                    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(keys, vectors) of the saved matrices named ``cache_name`` with ``settings`` under the graph's versions,
     newest first, leaving out ``current`` (the folder being built); damaged or unkeyed ones are skipped."""
@@ -74,7 +74,7 @@ def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: dict[str, A
             yield keys, vectors
 
 
-def _base_keys(folder: Path, settings: dict[str, Any]) -> np.ndarray | None:
+def _base_keys(folder: Path, settings: Mapping[str, object]) -> np.ndarray | None:
     """Keys of a base's matrix saved without them, from that base's own documents (None for an update folder)."""
     if not (folder / "graph.json").is_file():
         return None
@@ -82,7 +82,8 @@ def _base_keys(folder: Path, settings: dict[str, Any]) -> np.ndarray | None:
     from .graph_index import node_documents
 
     base = load_graph_directory(folder)
-    fields = settings.get("fields") or None
+    fields = settings.get("fields")  # a dense index's node-type fields; none for the embeddings cache
+    fields = fields if isinstance(fields, dict) and fields else None
     return document_keys(base.nodes.column("id").to_pylist(), list(node_documents(base, fields)))
 
 
@@ -112,7 +113,8 @@ def reuse_rows(keys: np.ndarray, earlier: Iterator[tuple[np.ndarray, np.ndarray]
     return out, missing
 
 
-def embed_following_updates(graph: KnowledgeGraph, documents: Sequence[str], cache_name: str, settings: dict[str, Any],
+def embed_following_updates(graph: KnowledgeGraph, documents: Sequence[str], cache_name: str,
+                            settings: Mapping[str, object],
                             current: Path | None, embed: Callable[[Sequence[str], Path | None], np.ndarray],
                             cache_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
     """(vectors, keys) of the graph's node ``documents``: rows of earlier versions reused, the others embedded by

@@ -21,13 +21,14 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pyarrow as pa
 
 from ..arrays import sorted_unique
 from .exact import ExactNames
+from .graph_index import Document
 from .postings import bm25_weights
 from .tokenizer import Tokenizer
 from .topk import top_k_dense
@@ -72,17 +73,30 @@ class Segment:
         return cls(meta["node_ids"], meta["terms"], **arrays, exact=ExactNames.load(directory, mmap=False))
 
 
-def build_segment(node_ids: Sequence[str], docs: Iterable[Any], tokenizer: Tokenizer, fielded: bool,
+class BM25FFields(TypedDict):
+    """The fields of a fielded (BM25F) segmented index: their names, term-frequency weights and length
+    normalisations, in the segments' field order."""
+
+    names: list[str]
+    weights: list[float]
+    b: list[float]
+
+
+def build_segment(node_ids: Sequence[str], docs: Iterable[Document], tokenizer: Tokenizer, fielded: bool,
                   exact: bool) -> Segment:
     """Index ``docs`` (one per node id: a string, or for ``fielded`` a (names, text) pair) into a segment."""
     fields: list[list[str]] = [[], []] if fielded else [[]]
     names: list[list[str]] = []
     for doc in docs:
         if fielded:
+            if isinstance(doc, str):
+                raise TypeError(f"a fielded segment's documents are (names, text) pairs, got the string {doc[:40]!r}")
             node_names, text = doc
             names.append(list(node_names))
             fields[0].append("\n".join(node_names))
             fields[1].append(text or "")
+        elif isinstance(doc, tuple):
+            raise TypeError(f"a plain segment's documents are strings, got the pair {doc!r:.60}")
         else:
             fields[0].append(doc or "")
     n = len(node_ids)
@@ -123,7 +137,7 @@ class SegmentedBM25:
     ``j`` of segment ``s``, -1 when another segment holds it or the node is gone)."""
 
     def __init__(self, segments: list[Segment], doc_maps: list[np.ndarray], num_docs: int, k1: float, b: float,
-                 tokenizer: Tokenizer, fields: dict[str, Any] | None) -> None:
+                 tokenizer: Tokenizer, fields: BM25FFields | None) -> None:
         self.segments, self.doc_maps = segments, doc_maps
         self.k1, self.b, self.tokenizer, self.fields = float(k1), float(b), tokenizer, fields
         self._num_docs = num_docs

@@ -18,9 +18,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 PRECISIONS = ("auto", "fp32", "bf16")
 PRECISION_ENV = "ARK_EMBED_PRECISION"
@@ -52,7 +55,7 @@ def resolve_precision(precision: str | None, device: str) -> str:
     return "fp32" if chosen == "auto" else chosen
 
 
-def supports_sorted_encoding(encoder: Any) -> bool:
+def supports_sorted_encoding(encoder: object) -> bool:
     """Whether ``encoder`` is a sentence-transformers model this module can drive (tokenizer + torch forward)."""
     try:
         import torch
@@ -61,7 +64,7 @@ def supports_sorted_encoding(encoder: Any) -> bool:
     return isinstance(encoder, torch.nn.Module) and callable(getattr(encoder, "preprocess", None))
 
 
-def token_lengths(encoder: Any, texts: Sequence[str]) -> np.ndarray:
+def token_lengths(encoder: SentenceTransformer, texts: Sequence[str]) -> np.ndarray:
     """Each text's token count as the model runs it (special tokens included, cut at its maximum length)."""
     lengths = np.zeros(len(texts), dtype=np.int64)
     for start in range(0, len(texts), _LENGTH_CHUNK):
@@ -129,7 +132,7 @@ def encoding_threads() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-def encode_batch(encoder: Any, texts: list[str], precision: str) -> np.ndarray:
+def encode_batch(encoder: SentenceTransformer, texts: list[str], precision: str) -> np.ndarray:
     """L2-normalised float32 sentence embeddings of one batch (padded to its longest text)."""
     import torch
     from sentence_transformers.util import batch_to_device

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 EMPTY_IDS = np.zeros(0, dtype=np.int64)
 EMPTY_SCORES = np.zeros(0, dtype=np.float32)
 
 
-def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def top_k(ids: NDArray[np.int32 | np.int64], scores: NDArray[np.float32 | np.float64], k: int
+          ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """The ``k`` best ``(ids, scores)`` pairs, descending by score, ties by ascending id.
 
     ``np.argpartition`` finds the k-th best score in linear time; every candidate tied with it is kept so the
@@ -25,7 +27,8 @@ def top_k(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.n
     return ids[order].astype(np.int64, copy=False), scores[order].astype(np.float32, copy=False)
 
 
-def top_k_dense(scores: np.ndarray, k: int, stride: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def top_k_dense(scores: NDArray[np.float32 | np.float64], k: int, stride: int = 16
+                ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """Top-``k`` positive entries of a dense score array (ids are positions), as :func:`top_k`.
 
     Exact shortcut for large arrays: the k-th best score of every ``stride``-th entry is a lower bound on the

@@ -9,21 +9,23 @@ also every node with an edge added or removed and every neighbour, before or aft
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from ..storage.cache_folder import open_cached
-from .segments import Segment, SegmentedBM25, build_segment, doc_maps
+from .segments import BM25FFields, Segment, SegmentedBM25, build_segment, doc_maps
 from .tokenizer import Tokenizer
 
 # graph.versioning.delta needs pyarrow.compute (~0.1 s), which an offline question on a graph never updated does not
 if TYPE_CHECKING:
     from ..graph import KnowledgeGraph
     from ..graph.versioning.delta import GraphDelta
+    from .graph_index import Document, IndexKind, IndexSettings
 
 SEGMENTED_KINDS = ("bm25", "bm25-rel")
 
@@ -42,8 +44,8 @@ def follows_updates(graph: KnowledgeGraph, kind: str) -> bool:
     return segments is not None and bool(segments.deltas) and kind in SEGMENTED_KINDS and graph.path is not None
 
 
-def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[str, Any], fields: dict[str,
-                   list[str]] | None,
+def open_segmented(graph: KnowledgeGraph, kind: str, spec: IndexKind, settings: IndexSettings,
+                   fields: dict[str, list[str]] | None,
                    settings_key: str) -> SegmentedBM25:
     """The ``kind`` BM25 of a version with updates, its missing segments built and cached."""
     from ..graph.storage import load_graph_directory, read_graph_meta
@@ -56,7 +58,7 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[s
     tokenizer = Tokenizer.from_config(settings["tokenizer"])
     fielded = settings.get("scoring") == "fielded"
 
-    def make(source: Any, ids: Sequence[str], indices: np.ndarray) -> Segment:
+    def make(source: KnowledgeGraph, ids: Sequence[str], indices: NDArray[np.int64]) -> Segment:
         docs = _subset_documents(source, indices, kind, spec, settings, fields)
         return build_segment(ids, docs, tokenizer, fielded, bool(settings.get("exact")))
 
@@ -67,7 +69,9 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[s
     base_fingerprint = (read_graph_meta(base_dir).get("metadata") or {}).get("fingerprint")
     segments = [_cached(base_dir / "index" / f"segment-{kind}-{settings_key}", base_fingerprint, settings,
                         base_segment)]
-    opened = {graph.info.stored_version: graph}  # versions built on the way, each from the one before
+    opened: dict[int, KnowledgeGraph] = {}  # versions built on the way, each from the one before
+    if graph.info.stored_version is not None:
+        opened[graph.info.stored_version] = graph
     for entry in info.deltas:
         def delta_segment(_work: Path | None, version: int = entry.version) -> Segment:
             ids, cur = changed_documents(root, version, kind, opened)
@@ -76,19 +80,21 @@ def open_segmented(graph: KnowledgeGraph, kind: str, spec: Any, settings: dict[s
         segments.append(_cached(root / entry.delta / "index" / f"{kind}-{settings_key}", entry.fingerprint,
                                 settings, delta_segment))
     maps = doc_maps(segments, graph.nodes.column("id"))
-    bm25f = ({"names": ["names", "text"], "weights": [settings["name_weight"], 1.0], "b": [settings["name_b"],
-             settings["b"]]} if fielded else None)
+    bm25f = (BM25FFields(names=["names", "text"], weights=[settings["name_weight"], 1.0],
+                         b=[settings["name_b"], settings["b"]]) if fielded else None)
     return SegmentedBM25(segments, maps, graph.num_nodes, settings["k1"], settings["b"], tokenizer, bm25f)
 
 
-def _cached(directory: Path, fingerprint: Any, settings: dict[str, Any], build: Any) -> Segment:
+def _cached(directory: Path, fingerprint: str | None, settings: IndexSettings,
+            build: Callable[[Path | None], Segment]) -> Segment:
     segment: Segment = open_cached(directory, {"fingerprint": fingerprint, "settings": settings, "segment": 1},
                                    build, write=lambda built, folder: built.save(folder), load=Segment.load,
                                    what="BM25 segment")
     return segment
 
 
-def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any]) -> tuple[list[str], Any]:
+def changed_documents(root: Path, version: int, kind: str, opened: dict[int, KnowledgeGraph]
+                      ) -> tuple[list[str], KnowledgeGraph]:
     """The node ids whose ``kind`` documents update ``version`` changed, and that version's graph (``opened``: the
     versions at hand by number, which gains those built here)."""
     from ..graph.versioning import load_delta
@@ -101,7 +107,7 @@ def changed_documents(root: Path, version: int, kind: str, opened: dict[Any, Any
     return dirty_relational(_version(root, version - 1, opened), cur, delta), cur
 
 
-def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
+def _version(root: Path, version: int, opened: dict[int, KnowledgeGraph]) -> KnowledgeGraph:
     from ..graph.versioning import next_version, open_version
 
     if version not in opened:
@@ -111,7 +117,7 @@ def _version(root: Path, version: int, opened: dict[Any, Any]) -> Any:
     return opened[version]
 
 
-def dirty_relational(prev: Any, cur: Any, delta: GraphDelta) -> list[str]:
+def dirty_relational(prev: KnowledgeGraph, cur: KnowledgeGraph, delta: GraphDelta) -> list[str]:
     """Nodes of ``cur`` whose relational document may differ from ``prev``'s (see the module doc), in ``cur``
     order."""
     touched = set(delta.nodes.column("id").to_pylist())
@@ -129,7 +135,7 @@ def dirty_relational(prev: Any, cur: Any, delta: GraphDelta) -> list[str]:
 class _Subset:
     """Some nodes of a graph as a graph of their own (what the document functions read)."""
 
-    def __init__(self, graph: KnowledgeGraph, indices: np.ndarray) -> None:
+    def __init__(self, graph: KnowledgeGraph, indices: NDArray[np.int64]) -> None:
         self.graph, self.indices = graph, np.asarray(indices, dtype=np.int64)
         self.node_types = graph.node_types
         self.node_type_codes = np.asarray(graph.node_type_codes)[self.indices]
@@ -149,12 +155,12 @@ class _Subset:
     def node_id(self, i: int) -> str:
         return str(self.graph.node_id(int(self.indices[i])))
 
-    def properties(self, i: int) -> dict[str, Any]:
+    def properties(self, i: int) -> dict[str, object]:
         return dict(self.graph.properties(int(self.indices[i])))
 
 
-def _subset_documents(graph: KnowledgeGraph, indices: np.ndarray, kind: str, spec: Any, settings: dict[str, Any],
-                      fields: dict[str, list[str]] | None) -> Iterable[Any]:
+def _subset_documents(graph: KnowledgeGraph, indices: NDArray[np.int64], kind: str, spec: IndexKind,
+                      settings: IndexSettings, fields: dict[str, list[str]] | None) -> list[Document]:
     """The ``kind`` documents of nodes ``indices`` of ``graph``, as a whole-graph build makes them."""
     from .kinds import _with_names
 

@@ -92,15 +92,15 @@ def open_field_scorers(graph: KnowledgeGraph, progress: bool = False) -> FieldSc
     """The scorers of ``graph``'s fields (text, names, one neighbour field per relation)."""
     from ark.index import open_index
     from ark.index.bm25 import BM25Index
-    from ark.index.embedders import open_embedding_index
+    from ark.index.embedders import embeddings_of, open_embedding_index
 
     names_only = {node_type: ["name"] for node_type in graph.node_types}
     text_dense = open_embedding_index(graph, None, progress=progress)
     names_dense = open_embedding_index(graph, None, fields=names_only, progress=progress)
-    name_vectors = np.asarray(names_dense.index.embeddings, dtype=np.float32)
+    name_vectors = np.asarray(embeddings_of(names_dense), dtype=np.float32)
     lexical: list[Any] = [open_index(graph, "bm25", scoring="plain", progress=progress).index,
                           open_index(graph, "bm25", fields=names_only, scoring="plain", progress=progress).index]
-    dense = [np.asarray(text_dense.index.embeddings, dtype=np.float32), name_vectors]
+    dense = [np.asarray(embeddings_of(text_dense), dtype=np.float32), name_vectors]
     field_names = ["text", "names"]
     for code, relation in enumerate(graph.relation_types):
         lexical.append(BM25Index.build(neighbour_documents(graph, code)))
