@@ -23,7 +23,13 @@ from .candidates import (
     absorb_verification,
     along_hierarchy,
 )
-from .conditions import conjunctive, other_conditions_query, positive_conditions, relation_of_another_condition
+from .conditions import (
+    MAX_CONJUNCTION,
+    conjunctive,
+    other_conditions_query,
+    positive_conditions,
+    relation_of_another_condition,
+)
 from .conditions import satisfied as satisfied_conditions
 from .context import PolicyContext
 from .evidence import Evidence, SeenNode
@@ -33,6 +39,8 @@ from .ranking import conjunction_ranking, ranked_candidates
 from .reasons import confidence, reason
 
 PAGE_LIMIT = 200  # neighbours read per anchor when several conditions must be intersected (10 pages of 20)
+# or when the question names many (a profile): the candidates then come from every anchor's neighbourhood, not
+# from each one's first page ranked by text, and are scored across the anchors (see candidates.absorb_candidates)
 ToolCall = tuple[str, dict[str, object]]
 Results = list[tuple[MadeCall, object]]  # each call of a step with its tool's typed result (see listings)
 
@@ -162,9 +170,17 @@ def expansion_query(ev: Evidence) -> str:
     return " ".join([*a.quoted, *named])[:400] or base
 
 
+def pages_anchors(ctx: PolicyContext, ev: Evidence) -> bool:
+    """Whether the anchors' neighbourhoods are read past their first page: with a few conditions to intersect,
+    and with many named entities (more than are intersected: a profile), where the answer is the node that
+    shares the most specific of them, and a first page ranked by the question's text leaves it out."""
+    return conjunctive(ctx, ev) or len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION
+
+
 class PagePhase(Phase):
-    """With several conditions, read the next pages of each anchor's neighbourhood (up to ``PAGE_LIMIT``) so that
-    candidates reached from every condition are seen; or retry expansions a relation filter left empty."""
+    """With several conditions or many anchors, read the next pages of each anchor's neighbourhood (up to
+    ``PAGE_LIMIT``) so that candidates reached from every anchor are seen; or retry expansions a relation filter
+    left empty."""
 
     name = "page"
 
@@ -177,7 +193,7 @@ class PagePhase(Phase):
             # name, "focal-onset", is no request for onsets): a filter never empties the answer.
             return Plan([(SEARCH_IN_NEIGHBORHOOD, {k: v for k, v in call.items() if k != "edge_types"})
                          for call in ev.expansions.filtered_out], note)
-        if not conjunctive(self.ctx, ev):
+        if not pages_anchors(self.ctx, ev):
             return Plan([], note)
         calls: list[ToolCall] = []
         for call, page in ev.expansions.calls:
