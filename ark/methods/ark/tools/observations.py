@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,9 +58,9 @@ def snippet(text: str, terms: list[str], width: int) -> str | None:
 
 
 _WORD = re.compile(r"\w+")
-_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
 _WORD_TAIL = re.compile(r"\w*")
 LONG_TEXT_CHARS = 2048  # from this length on, only the windows around the match are collapsed
+Located = tuple[str, int, int, bool]  # the text searched, the match's start and end, whether that text is collapsed
 
 
 class Snippets:
@@ -72,22 +73,74 @@ class Snippets:
 
     def __init__(self, terms: list[str]) -> None:
         self.terms = tuple(terms)
-        self.word_terms = all(_WORD.fullmatch(term) for term in self.terms)
-        self.ascii = self.word_terms and all(term.isascii() and _ASCII_WORD.fullmatch(term) for term in self.terms)
+        self.ascii = all(_ascii_word(term) for term in self.terms)
+        self.word_terms = self.ascii or all(_ascii_word(term) or _WORD.fullmatch(term) for term in self.terms)
         # A term with another term as its prefix matches nowhere that one does not: only the shortest are searched.
         distinct = sorted({term.lower() for term in self.terms}, key=len)
         self.lowered = tuple(t for i, t in enumerate(distinct) if not any(t.startswith(u) for u in distinct[:i]))
 
     def __call__(self, text: str, width: int) -> str | None:
+        return self.show(self.locate(text), width)
+
+    def locate(self, text: str) -> Located | None:
+        """Where the snippet of ``text`` lies (the same at every width): None when no term is in it."""
         if not text or not self.terms:
             return None
         whole = len(text) < LONG_TEXT_CHARS or not self.word_terms
         if whole:
             text = _collapse(text)
         found = self._first_match(text)
-        if found is None:
+        return None if found is None else (text, found[0], found[1], whole)
+
+    def locate_all(self, texts: list[str]) -> list[Located | None]:
+        """:meth:`locate` for each of ``texts`` (a tool call's hits). Short ASCII texts are collapsed, joined and
+        lowered once, and each term is searched with ``str.find`` across all of them, skipping to the next text at
+        its first word-prefix match there: one ``find`` per text that holds a term instead of one per text and term,
+        and no per-text lowering (the same matches as :meth:`locate`: a text's first character follows a separator
+        that is no word character, as it follows nothing in the text alone)."""
+        if not self.ascii or not texts or any(len(text) >= LONG_TEXT_CHARS for text in texts):
+            return [self.locate(text) for text in texts]
+        joined = _collapse_joined(texts)  # each text keeps its length when that holds
+        lengths = [len(text) for text in texts]
+        if joined is None:
+            flat = [_collapse(text) if text else "" for text in texts]
+            joined, lengths = "\x00".join(flat), [len(text) for text in flat]
+        if not joined.isascii():
+            return [self.locate(text) for text in texts]
+        lowered, starts, at = joined.lower(), [], 0
+        for length in lengths:
+            starts.append(at)
+            at += length + 1
+        starts.append(at)
+        best = [-1] * len(texts)
+        for term in self.lowered:
+            position = lowered.find(term)
+            while position >= 0:
+                i = bisect_right(starts, position) - 1
+                before = lowered[position - 1] if position else "\x00"
+                if before.isalnum() or before == "_":
+                    position = lowered.find(term, position + 1)
+                    continue
+                if best[i] < 0 or position < best[i]:
+                    best[i] = position
+                position = lowered.find(term, starts[i + 1])
+        located: list[Located | None] = []
+        for i, found in enumerate(best):
+            if found < 0:
+                located.append(None)
+                continue
+            start = starts[i]
+            match = _WORD_TAIL.match(joined, found)
+            end = match.end() if match else found
+            located.append((joined[start:start + lengths[i]], found - start, end - start, True))
+        return located
+
+    @staticmethod
+    def show(located: Located | None, width: int) -> str | None:
+        """The snippet ``width`` characters wide at ``located`` (from :meth:`locate`)."""
+        if located is None:
             return None
-        at, end = found
+        text, at, end, whole = located
         word = text[at:end][: max(width // 2, 10)]
         side = max((width - len(word)) // 2, 0)
         if whole:
@@ -114,6 +167,23 @@ class Snippets:
             return best, match.end() if match else best
         match = _terms_pattern(self.terms).search(text)
         return None if match is None else (match.start(), match.end())
+
+
+def _ascii_word(term: str) -> bool:
+    """Whether ``term`` is all ASCII letters, digits and underscores (``[A-Za-z0-9_]+``, without a regex)."""
+    return term.isascii() and term.replace("_", "a").isalnum()
+
+
+def _collapse_joined(texts: list[str]) -> str | None:
+    """The texts, each collapsed as :func:`_collapse` makes it, joined by NUL, in one replacement over them all;
+    None unless that is the same as collapsing each (each text ASCII, printable but for its line breaks, no double
+    space, no space at either end: then collapsing keeps its length)."""
+    joined = "\x00".join(texts)
+    flat = joined.replace("\n", " ") if "\n" in joined else joined
+    if (not flat.isascii() or "  " in flat or " \x00" in flat or "\x00 " in flat or flat[:1] == " "
+            or flat[-1:] == " " or not "".join(texts).replace("\n", " ").isprintable()):
+        return None
+    return flat
 
 
 def _collapse(text: str) -> str:

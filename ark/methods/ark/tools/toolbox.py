@@ -15,7 +15,6 @@ import numpy as np
 
 from ark.arrays import sorted_unique
 from ark.graph import KnowledgeGraph
-from ark.index.graph_index import TermHighlighter
 from ark.runtime.tools import BUDGET, UNKNOWN_NODE, BoundTool, TelemetryRecord, ToolboxBase, ToolResult, ToolSet
 
 from ..options import ToolConfig
@@ -106,7 +105,8 @@ class Toolbox(ToolboxBase[Telemetry]):
     def highlight_terms(self, query: str) -> list[str]:
         """Words to highlight in snippets: the query's tokens and their index terms (stems), computed once per
         call. Asking the index per shown node would tokenize the query again for every node."""
-        terms = self.index.highlight_terms(query) if isinstance(self.index, TermHighlighter) else None
+        highlight = getattr(self.index, "highlight_terms", None)  # a Protocol isinstance costs ~10 us a call
+        terms = highlight(query) if highlight is not None else None
         return terms if terms is not None else query_words(query)
 
     def unknown_node(self, node: int) -> ToolResult:
