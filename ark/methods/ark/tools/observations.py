@@ -59,6 +59,7 @@ def snippet(text: str, terms: list[str], width: int) -> str | None:
 
 _WORD = re.compile(r"\w+")
 _WORD_TAIL = re.compile(r"\w*")
+_ASCII_CONTROL = re.compile(r"[\x01-\x1f\x7f]")  # what is not printable in ASCII but NUL
 LONG_TEXT_CHARS = 2048  # from this length on, only the windows around the match are collapsed
 Located = tuple[str, int, int, bool]  # the text searched, the match's start and end, whether that text is collapsed
 
@@ -105,8 +106,8 @@ class Snippets:
         if joined is None:
             flat = [_collapse(text) if text else "" for text in texts]
             joined, lengths = "\x00".join(flat), [len(text) for text in flat]
-        if not joined.isascii():
-            return [self.locate(text) for text in texts]
+            if not joined.isascii():
+                return [self.locate(text) for text in texts]
         lowered, starts, at = joined.lower(), [], 0
         for length in lengths:
             starts.append(at)
@@ -180,8 +181,9 @@ def _collapse_joined(texts: list[str]) -> str | None:
     space, no space at either end: then collapsing keeps its length)."""
     joined = "\x00".join(texts)
     flat = joined.replace("\n", " ") if "\n" in joined else joined
+    # a NUL inside a text is no whitespace: that text collapses to itself as well
     if (not flat.isascii() or "  " in flat or " \x00" in flat or "\x00 " in flat or flat[:1] == " "
-            or flat[-1:] == " " or not "".join(texts).replace("\n", " ").isprintable()):
+            or flat[-1:] == " " or _ASCII_CONTROL.search(flat)):
         return None
     return flat
 
