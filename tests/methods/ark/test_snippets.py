@@ -47,6 +47,28 @@ def test_snippets_equal_the_definition_on_random_texts(monkeypatch, long_from):
         assert snippet(text, terms, width) == defined_snippet(text, terms, width), (text, terms, width)
 
 
+def test_snippets_of_a_tool_calls_hits_found_together_equal_each_found_alone():
+    """``locate_all`` (a call's matches, found once and shown at each detail level) shows, at every width, the
+    snippet the definition gives for each text alone, whatever the texts beside it (empty, non-ASCII, long)."""
+    rng = random.Random(11)
+    ascii_pieces = [piece for piece in PIECES if piece.isascii()]  # most batches: all ASCII, found together
+    words = ["a", "b", "Ab", "seiz", "ure", "Seizures", "_a", "b-a", "1", "(K)", "x.y"]
+    for _ in range(1500):
+        pieces = PIECES if rng.random() < 0.2 else ascii_pieces
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 60))) for _ in range(rng.randint(1, 20))]
+        if rng.random() < 0.4:  # node-text-like: words, single spaces and line breaks (collapsed by one replace)
+            texts = ["".join(rng.choice(words) + rng.choice(" \n") for _ in range(rng.randint(1, 30))).strip()
+                     for _ in range(rng.randint(1, 20))]
+        if rng.random() < 0.05:
+            texts.append("seiz " * 600)  # one long text: only its windows are collapsed
+        terms = rng.choice(TERM_SETS)
+        located = Snippets(terms).locate_all(texts)
+        assert len(located) == len(texts)
+        for text, where in zip(texts, located, strict=True):
+            for width in (0, 10, 40, 160):
+                assert Snippets.show(where, width) == defined_snippet(text, terms, width), (text, terms, width)
+
+
 def test_a_long_text_is_cut_around_its_first_match_without_collapsing_it_whole():
     text = ("filler   text\n\n" * 400) + "the  PROGRESSIVE\thearing loss" + (" tail\n" * 400)
     found = Snippets(["progress", "hearing"])(text, 40)

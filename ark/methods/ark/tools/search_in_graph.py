@@ -86,16 +86,16 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
         return ToolResult(f"No nodes found for query: {query!r}", data=SearchInGraphResult(query=query, size=size,
                                                                                            results=[]))
     header = [f"Found {count_of(len(hits), 'node')} for query: {query!r}:", ""]
-    snippets = Snippets(box.highlight_terms(query))
     nodes = [node for node, _ in hits]
     names, types, texts = box.rows(nodes)
     scores = [f" - Score: {score:.3f}" for _, score in hits]
+    located = Snippets(box.highlight_terms(query)).locate_all(texts)  # found once, shown at each detail level
 
     def render(detail: Detail) -> list[list[str]]:
         entries = []
-        for node, name, node_type, text, score in zip(nodes, names, types, texts, scores, strict=True):
+        for node, name, node_type, where, score in zip(nodes, names, types, located, scores, strict=True):
             lines = [node_label(node, name, node_type, detail.name_chars) + score]
-            context = snippets(text, detail.snippet_chars) if detail.snippet_chars else None
+            context = Snippets.show(where, detail.snippet_chars) if detail.snippet_chars else None
             if context:
                 lines.append(f"    Context: {context}")
             entries.append(lines)
