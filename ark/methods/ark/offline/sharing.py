@@ -7,9 +7,12 @@ words or an agent noun: "director" → directed_by), else the one leading to a t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ....question.schema_meaning import meant_relation
 
 if TYPE_CHECKING:  # the evidence holds a route: its types are read for annotations only
     from ....graph import SchemaTriple
@@ -53,8 +56,11 @@ def sharing_route(schema: Sequence[SchemaTriple], a: QuestionAnalysis, anchors: 
     if not chosen:
         types = [t for _, t in a.type_mentions if t != anchor.type]
         chosen = [t for t in routes if _other_end(t, anchor.type) in types]
-    if not chosen and len({t.relation for t in routes}) == 1:
-        chosen = routes
+    if not chosen:  # no stem and no type says it: the word that means one of the relations ("composer")
+        said = [w for w in re.findall(r"[A-Za-z]+", a.question) if w.lower() not in anchor.name.lower()]
+        meant = meant_relation(said, sorted({t.relation for t in routes}))
+        chosen = [t for t in routes if t.relation == meant] or (routes if len({t.relation for t in routes}) == 1
+                                                                 else [])
     if not chosen:
         return None
     middle = _other_end(chosen[0], anchor.type)
