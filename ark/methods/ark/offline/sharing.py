@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ....question.schema_meaning import meant_relation
+from .meaning import meant_relation
 
 if TYPE_CHECKING:  # the evidence holds a route: its types are read for annotations only
     from ....graph import SchemaTriple

@@ -9,7 +9,7 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
-from ..text import ENGLISH_STOPWORDS
+from ....text import ENGLISH_STOPWORDS
 
 MEANS = 0.45  # cosine from which a word means a relation's name
 MARGIN = 0.05  # and by which it must beat the next relation
@@ -18,7 +18,7 @@ MARGIN = 0.05  # and by which it must beat the next relation
 @functools.lru_cache(maxsize=1)
 def _encoder():
     try:
-        from ..index.dense import load_encoder
+        from ....index.dense import load_encoder
 
         return load_encoder(device="cpu")
     except (ImportError, OSError, ValueError):
