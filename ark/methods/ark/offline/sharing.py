@@ -50,6 +50,8 @@ def sharing_route(schema: Sequence[SchemaTriple], a: QuestionAnalysis, anchors: 
         return None
     lower = a.question.lower()
     anchor = max(anchors, key=lambda x: lower.rfind(x.name.lower()))
+    if any(x.type == anchor.type and x.index != anchor.index for x in anchors):
+        return None  # "which packages *besides* A depend on B": two of a kind are a relation's ends, not a share
     routes = sorted((t for t in schema if anchor.type in (t.source_type, t.target_type)), key=lambda t: -t.count)
     named = [n.relation for n in a.schema_relations] + list(a.relation_hints)
     chosen = [t for t in routes if t.relation in named]
