@@ -227,7 +227,7 @@ class QuestionReader:
         if not match:
             return None
         asked = [w for w in words(match.group(1)) if w not in _ASKED_FILLERS][:3]
-        if not asked:
+        if not asked or EXCLUDES_NAMED.search(" ".join(asked)):  # "the *siblings* of X": asks for its like
             return None
         # Single words by stem; phrases of the vocabulary ("clinical features") only as written.
         known = {w for w in self.all_type_words if " " not in w}.union(*self.relation_words.values())

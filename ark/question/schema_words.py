@@ -24,7 +24,8 @@ _GENERIC = frozenset({"has", "have", "had", "is", "a", "an", "of", "with", "to",
                       "associated", "related", "linked", "connected", "link", "relation", "related_to", "and", "or",
                       "from", "at", "as", "be", "are", "was", "were", "this", "that", "it", "its"})
 # Words that say the node the question names is not itself wanted ("which *other* films ...", "the *same* ... as").
-EXCLUDES_NAMED = re.compile(r"\b(?:other|others|else|besides|apart from|aside from|except|excluding|same)\b", re.I)
+EXCLUDES_NAMED = re.compile(r"\b(?:other|others|else|siblings?|besides|apart from|aside from|except|excluding|"
+                            r"same)\b", re.I)
 # Abbreviations that end in a full stop inside a name ("Dr. Smith", "St. Louis"): a capital and one or two
 # lower-case letters before it, a capitalised word after it.
 _ABBREVIATION = re.compile(r"(?:^|(?<=\W))[A-Z][a-z]{1,2}\.$")

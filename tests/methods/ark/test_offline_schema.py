@@ -85,3 +85,19 @@ def test_several_relations_between_the_types_and_none_named_is_not_high(films):
     result = films.retrieve("Which films are linked to Ryan Gosling?")
     assert set(names(result, 3)) == {"Barbie", "Blade Runner 2049", "La La Land"}
     assert result.confidence != "high"
+
+
+@pytest.mark.parametrize("question", ["What else has the same genre as Parasite?",
+                                      "Name the films besides Parasite that are in a genre of Parasite."])
+def test_sharing_a_neighbour_goes_through_the_shared_nodes_and_leaves_the_named_one_out(films, question):
+    # Parasite is a thriller and a comedy: the others of either, each sharing one genre with it (a tie)
+    result = films.retrieve(question)
+    assert set(names(result, 4)) == {"Inception", "Memories of Murder", "Barbie", "Lady Bird"}
+    assert "Parasite" not in names(result, 10)
+    assert result.confidence != "high"
+
+
+def test_a_plot_with_who_in_it_keeps_the_search_hit_of_the_whole_description(films):
+    # "who led" would ask for a person; no person's text says the plot, the film's does
+    result = films.retrieve("The story of the physicist who led the wartime project that built the first atomic bomb")
+    assert names(result, 1) == ["Oppenheimer"]

@@ -14,6 +14,7 @@ from ....runtime.tools import arguments_of
 from .context import PolicyContext
 from .evidence import Anchor, Condition, Evidence, SeenNode
 from .schema_plan import asks_for_named, described_answer, relation_target
+from .sharing import sharing_route
 from .spans import find_run, find_runs, listed_names, longest_common_run, surface
 from .wording import named_by_stems, said_with_content, unread_mentions
 
@@ -65,9 +66,10 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         if len(ev.conditions) > before:
             read.add(mention.text)
     ev.inferred_target = relation_target(ctx, ev)
+    ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors())
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
-    if not ev.named:
+    if not ev.named and not ev.described:  # a description names words of other nodes, and asks for none
         ev.named = asks_for_named(ctx, ev)
         ev.asks_named = bool(ev.named) and name_tokens(a.question) != tuple(name_tokens(ctx.graph.name(ev.named[0])))
     if not a.target_types and not ev.named:

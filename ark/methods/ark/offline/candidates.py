@@ -34,7 +34,8 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
     """An anchor's neighbourhood (one page): intermediate nodes towards the wanted type, and candidates of it."""
     target = ev.target
     if center in ev.expansions.via_middle:
-        for node in nodes:
+        route = ev.shared
+        for node in (n for n in nodes if route is None or route.shared(n)):
             ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
             ev.scores.intermediate_types[node.index] = node.type
         return

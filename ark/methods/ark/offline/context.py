@@ -111,6 +111,8 @@ class PolicyContext:
         between the wanted type and the anchor ("genes linked to *diseases* that have phenotype X"), else the wanted
         type if the schema links it directly, else a type that links both."""
         target = ev.target
+        if ev.shared is not None:
+            return ev.shared.middle, True  # "the same director as X": X's directors first
         if target is None:
             return None, False
         middle = self.named_intermediate(ev)

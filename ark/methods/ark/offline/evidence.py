@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ....question import Mention, QuestionAnalysis
+from .sharing import SharedRoute
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Evidence:
     inferred_target: str | None = None
     described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
     asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
+    shared: SharedRoute | None = None  # "which *other* X share a Y with Z": Z → its Ys → the other Xs (sharing)
     broad: list[SeenNode] = field(default_factory=list)
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
     unread: list[str] = field(default_factory=list)  # parts of the question that stated something no anchor used
@@ -112,6 +114,8 @@ class Evidence:
     @property
     def target(self) -> str | None:
         """The wanted node type, if the question says one (or its relation and anchors imply one)."""
+        if self.shared is not None:
+            return self.shared.wanted
         return self.analysis.target_types[0] if self.analysis.target_types else self.inferred_target
 
     def positive_anchors(self) -> list[Anchor]:

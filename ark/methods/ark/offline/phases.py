@@ -120,6 +120,8 @@ class ExpandPhase(Phase):
         query = expansion_query(ev)
         conjunction = conjunctive(ctx, ev)
         for anchor in ev.positive_anchors():
+            if ev.shared is not None and anchor.index != ev.shared.anchor:
+                continue  # "... share an ingredient with Z": the other names say what is shared, Z starts
             hop_type, via_middle = ctx.hop_type(anchor.type, ev)
             # With several conditions, rank each anchor's neighbours by the others: answers whose own text
             # states another condition (e.g. a mode of inheritance) come first.
@@ -138,6 +140,8 @@ class ExpandPhase(Phase):
                     # says it ("autosomal recessive *inheritance*"), not to every anchor; one that no
                     # condition says ("the age of *onset* of A and of B") links the answers to each.
                     relation = None
+            if ev.shared is not None:
+                relation = ev.shared.relation
             if relation:
                 args["edge_types"] = [relation]
             calls.append((SEARCH_IN_NEIGHBORHOOD, args))
@@ -227,13 +231,18 @@ class SecondHopPhase(Phase):
                 middle_type = ev.scores.intermediate_types.get(index)
                 relation = (self.ctx.relation_hint(middle_type, ev.target, a, anchors=ev.anchors)
                             if middle_type else None)
+                if ev.shared is not None:
+                    relation = ev.shared.relation
                 if relation:
                     args["edge_types"] = [relation]
             calls.append((SEARCH_IN_NEIGHBORHOOD, args))
         return Plan(calls, "Follow the intermediate entities one more hop to the type asked for.")
 
     def absorb(self, ev: Evidence, results: Results) -> None:
+        route, anchors = ev.shared, ev.anchor_indices()
         for _args, center, nodes, total in self._listings(results):
+            if route is not None:  # linked to the shared node as the anchor is; the anchor itself left out
+                nodes = [n for n in nodes if route.sharing(n) and n.index not in anchors]
             kept = along_hierarchy(self.ctx, ev, nodes)
             weight = ev.scores.intermediates.get(center, 1.0) if isinstance(center, int) else 1.0
             absorb_candidates(self.ctx, ev, center, kept, total, weight=weight)

@@ -65,22 +65,32 @@ def undecided_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
     return None
 
 
-def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least: int = 5) -> list[int]:
+def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least: int = 4) -> list[int]:
     """The first node of the whole question's search when the question describes it (``least`` content words or
-    more, ``share`` of them in its text, its name not said): a description question keeps the search's answer,
-    whatever words of the description name other nodes ("... a *drama* where soldiers ...")."""
+    more, ``share`` of them in its text, its name not the most of what is said): a description question keeps the
+    search's answer, whatever words of the description name other nodes ("... a *drama* where soldiers ...") or
+    the node itself ("*Pexpect* allows easy control of ...")."""
     target = ev.target
     content = {w for w in ctx.tokens(ev.analysis.question) if w not in ctx.ignorable and len(w) > 1
                and not w.isdigit()}
     if len(content) < least or not ev.broad:
         return []
-    named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors))
-    if len(content - named) < len(content) / 2:
-        return []  # the question is mostly names of nodes (a patient's findings): it names, not describes
-    first = next((n for n in ev.broad if target is None or n.type == target), None)
-    if first is None or first.index in ev.anchor_indices() or not ctx.graph.is_valid_index(first.index):
+    # The first of the wanted type; of any type when the search found none of it (a "who" inside a plot).
+    first = next((n for n in ev.broad if target is None or n.type == target), ev.broad[0])
+    if not ctx.graph.is_valid_index(first.index):
         return []
-    if ctx.tokens(first.name) & content and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question):
-        return []  # named, not described
     said = content & ctx.tokens(ctx.graph.text(first.index))
-    return [first.index] if len(said) >= share * len(content) else []
+    if len(said) < share * len(content):
+        return []
+    if first.index in ev.anchor_indices() and first.type != target and said != content:
+        return []  # an entity the question names, not the type it asks for: the question asks about it
+    own = ctx.tokens(first.name) & content
+    if own and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question) and len(own) >= share * len(content):
+        return []  # named, not described: its name is the most of what the question says
+    named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors if anchor.index != first.index))
+    unnamed = content - named
+    if len(unnamed) < len(content) / 2 and not (said == content and unnamed):
+        # The question is mostly names of other nodes (a patient's findings, conditions to intersect): it names,
+        # not describes, unless the node's text says every word of it and some that name nothing.
+        return []
+    return [first.index]
