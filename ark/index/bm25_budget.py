@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 BYTES_PER_CHUNK_CHAR = 16  # split + lookup + count of a chunk, per character of its text (measured at its peak)
 BYTES_PER_MERGE_POSTING = 32  # a merge batch's run slices, gathered arrays and encoded bytes, per posting
@@ -110,7 +110,7 @@ def released(work: Callable[[_T], _R], workers: int) -> Callable[[_T], _R]:
 
 
 @functools.cache
-def _malloc_trim() -> Any:
+def _malloc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim``, or None (another C library, another system)."""
     if not sys.platform.startswith("linux"):
         return None

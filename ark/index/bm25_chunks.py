@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -160,7 +160,7 @@ def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> T
     return TermMajor(seen[ptr], by_doc[starts], tf[None, :], lengths)
 
 
-def _count_kernel() -> Any:
+def _count_kernel() -> ModuleType | None:
     """The compiled counting sort (:mod:`ark.index._count_kernel`), or None without numba."""
     try:
         from ark.index import _count_kernel as kernel
