@@ -19,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from .delta import GraphDelta
 
 FORMAT = b"ark-version-fingerprint-2"
+U64: TypeAlias = npt.NDArray[np.uint64]  # (rows, LANES) 64-bit hash lanes
+I64: TypeAlias = npt.NDArray[np.int64]  # node indices
 LANES = 2
 MASK = (1 << 64) - 1
 WINDOW = 65536
@@ -46,7 +49,7 @@ def zero_sums() -> dict[str, list[int]]:
     return {"nodes": [0] * LANES, "edges": [0] * LANES}
 
 
-def row_hashes(columns: list[pa.Array | pa.ChunkedArray]) -> np.ndarray:
+def row_hashes(columns: list[pa.Array | pa.ChunkedArray]) -> U64:
     """(rows, 2) uint64: a 128-bit hash of each node row, given as its columns (id, type, name, text, properties):
     each field prefixed by its length in bytes (null as empty), joined by Arrow, hashed once."""
     parts = []
@@ -60,17 +63,17 @@ def row_hashes(columns: list[pa.Array | pa.ChunkedArray]) -> np.ndarray:
     return np.frombuffer(data, dtype="<u8").reshape(-1, LANES).astype(np.uint64)
 
 
-def id_hashes(ids: Iterable[str]) -> np.ndarray:
+def id_hashes(ids: Iterable[str]) -> U64:
     """(ids, 2) uint64: a 128-bit hash of each node id (or relation name)."""
     data = b"".join(hashlib.blake2b(x.encode("utf-8"), digest_size=16).digest() for x in ids)
     return np.frombuffer(data, dtype="<u8").reshape(-1, LANES).astype(np.uint64)
 
 
-def edge_hashes(source: np.ndarray, target: np.ndarray, relation: np.ndarray) -> np.ndarray:
+def edge_hashes(source: U64, target: U64, relation: U64) -> U64:
     """(edges, 2) uint64 hashes of edges from the (edges, 2) hashes of their source id, target id and relation:
     a splitmix64 finaliser over an asymmetric combination (``a -> b`` and ``b -> a`` differ)."""
     with np.errstate(over="ignore"):
-        x: np.ndarray = np.asarray(source * _MIX[0] + target * _MIX[1] + relation * _MIX[2], dtype=np.uint64)
+        x: U64 = np.asarray(source * _MIX[0] + target * _MIX[1] + relation * _MIX[2], dtype=np.uint64)
         for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 0)):
             x = np.bitwise_xor(x, np.right_shift(x, np.uint64(shift)))
             if factor:
@@ -78,7 +81,7 @@ def edge_hashes(source: np.ndarray, target: np.ndarray, relation: np.ndarray) ->
     return x
 
 
-def lane_sums(hashes: np.ndarray) -> list[int]:
+def lane_sums(hashes: U64) -> list[int]:
     """Each lane's sum modulo 2**64."""
     with np.errstate(over="ignore"):
         return [int(v) for v in np.asarray(np.sum(hashes.reshape(-1, LANES), axis=0, dtype=np.uint64)).tolist()]
@@ -165,7 +168,7 @@ def change_sums(current: KnowledgeGraph, delta: GraphDelta) -> dict[str, list[in
     return {"nodes": nodes, "edges": edges}
 
 
-def _removed_edge_sums(current: KnowledgeGraph, deleted: np.ndarray, delta: GraphDelta) -> list[int]:
+def _removed_edge_sums(current: KnowledgeGraph, deleted: I64, delta: GraphDelta) -> list[int]:
     """The lane sums of the edges ``delta`` removes from ``current``: those of its deleted nodes (``deleted``, their
     indices; read from their CSR rows) and those it names, each once."""
 
@@ -192,7 +195,7 @@ def _removed_edge_sums(current: KnowledgeGraph, deleted: np.ndarray, delta: Grap
                                  relation_hashes[rel]))
 
 
-def rows_at(graph: KnowledgeGraph, indices: np.ndarray) -> list[pa.Array]:
+def rows_at(graph: KnowledgeGraph, indices: I64) -> list[pa.Array]:
     """The columns (id, type, name, text, properties) of nodes ``indices`` of ``graph``, in ascending index order."""
     at = np.sort(np.asarray(indices, dtype=np.int64))
     codes = np.asarray(graph.node_type_codes)[at].astype(np.int64)
@@ -201,7 +204,7 @@ def rows_at(graph: KnowledgeGraph, indices: np.ndarray) -> list[pa.Array]:
             *(take_sorted(graph.nodes.column(c), at) for c in ("name", "text", "properties"))]
 
 
-def take_sorted(column: pa.ChunkedArray, at: np.ndarray) -> pa.Array:
+def take_sorted(column: pa.ChunkedArray, at: I64) -> pa.Array:
     """``column``'s values at the ascending positions ``at``, taken chunk by chunk (Arrow's ``take`` on a chunked
     column concatenates every chunk first: gigabytes of node text copied to read a few thousand rows)."""
     chunks = column.chunks
