@@ -8,17 +8,19 @@ Every stored entry of node ``i`` lies at positions ``indptr[i]:indptr[i + 1]`` o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 if TYPE_CHECKING:
     from .store import KnowledgeGraph
 
+I64: TypeAlias = npt.NDArray[np.int64]
 BLOCK_ENTRIES = 1 << 22  # CSR entries (and at most as many rows) read at a time by entry_blocks: ~70 MB of arrays
 
 
-def row_positions(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def row_positions(indptr: npt.ArrayLike, rows: npt.ArrayLike) -> tuple[I64, I64]:
     """The positions of every entry of CSR rows ``rows`` in the entry arrays, concatenated in the order of ``rows``
     (a repeated row is read each time it appears), and each row's length.
 
@@ -35,7 +37,7 @@ def row_positions(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.
     return np.arange(len(shifts), dtype=np.int64) + shifts, lengths
 
 
-def row_ranges(indptr: np.ndarray, max_entries: int | None = None) -> Iterator[tuple[int, int]]:
+def row_ranges(indptr: npt.ArrayLike, max_entries: int | None = None) -> Iterator[tuple[int, int]]:
     """Consecutive row ranges ``[start, end)`` covering every row in order, each of at most ``max_entries`` (default
     :data:`BLOCK_ENTRIES`) rows and entries (a row with more entries is a range of its own)."""
     max_entries = max_entries or BLOCK_ENTRIES
@@ -48,8 +50,7 @@ def row_ranges(indptr: np.ndarray, max_entries: int | None = None) -> Iterator[t
         start = end
 
 
-def entry_blocks(graph: KnowledgeGraph, max_entries: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray,
-                 np.ndarray]]:
+def entry_blocks(graph: KnowledgeGraph, max_entries: int | None = None) -> Iterator[tuple[I64, I64, I64]]:
     """Every stored CSR entry of ``graph`` (a :class:`~ark.graph.KnowledgeGraph`) in row order, a block of rows at a
     time: ``(rows, neighbors, codes)``, int64 arrays, one element per entry. Memory is bounded by the block size,
     not by the graph's edges (:meth:`~ark.graph.KnowledgeGraph.edges` holds all of them: gigabytes at GRBench

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 Key = Hashable | None  # None: the row has no key (an empty name)
@@ -42,15 +43,15 @@ def column_chunks(column: pa.ChunkedArray | pa.Array, rows: int | None = None) -
 class KeyTable:
     """Sorted key hashes with their rows (ascending rows among equal hashes); see the module doc."""
 
-    def __init__(self, hashes: np.ndarray, rows: np.ndarray) -> None:
+    def __init__(self, hashes: npt.NDArray[np.int64], rows: npt.NDArray[np.int32 | np.int64]) -> None:
         self.hashes = hashes
         self.row_array = rows
 
     @classmethod
     def build(cls, chunks: Iterable[tuple[int, Sequence[Key]]]) -> KeyTable:
         """From ``(first row, keys)`` chunks in row order; a None key gives its row no entry."""
-        hashes: list[np.ndarray] = []
-        rows: list[np.ndarray] = []
+        hashes: list[npt.NDArray[np.int64]] = []
+        rows: list[npt.NDArray[np.int64]] = []
         for start, keys in chunks:
             present = [k for k, key in enumerate(keys) if key is not None]
             if len(present) < len(keys):
@@ -61,13 +62,14 @@ class KeyTable:
         all_rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         del hashes, rows
         order = np.argsort(all_hashes, kind="stable")  # stable: rows stay ascending within a hash
-        sorted_rows = all_rows[order].astype(np.int32 if len(all_rows) < 2**31 else np.int64)
+        ordered = all_rows[order]  # int64
+        sorted_rows = ordered.astype(np.int32) if len(all_rows) < 2**31 else ordered
         return cls(all_hashes[order], sorted_rows)
 
     def __len__(self) -> int:
         return len(self.hashes)
 
-    def candidates(self, key: Key) -> np.ndarray:
+    def candidates(self, key: Key) -> npt.NDArray[np.int32 | np.int64]:
         """Rows whose key hashes as ``key``'s (ascending): the rows of ``key`` and, rarely, of another key."""
         wanted = key_hash(key)
         start = int(np.searchsorted(self.hashes, wanted, side="left"))
@@ -80,7 +82,7 @@ class KeyTable:
         """The rows whose key is ``key`` exactly (``key_of(row)`` recomputes a row's key), ascending."""
         return [row for row in self.candidates(key).tolist() if key_of(row) == key]
 
-    def shared_hash_rows(self) -> np.ndarray:
+    def shared_hash_rows(self) -> npt.NDArray[np.int32 | np.int64]:
         """Rows whose hash another row has too (equal keys or a collision), ascending: the rows a caller counting
         keys by hash must check exactly."""
         same = np.zeros(len(self.hashes), dtype=bool)
