@@ -23,13 +23,14 @@ import io
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from ..arrays import sorted_unique
 
+Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, type and relation codes
 SPILL_CHUNK = 1 << 19  # edges read back from the spill at a time (6 MB of int32 triples, ~40 MB of keys)
 BUCKET_ENTRIES = 1 << 20  # CSR entries a bucket aims at (8 MB of keys, ~40 MB to sort; a bigger hub gets its own)
 MAX_BUCKETS = 512  # open bucket files at once; past this, buckets grow instead
@@ -46,7 +47,7 @@ class EdgeSpill:
         self.count = 0
         self._handle: BinaryIO | None = path.open("wb")
 
-    def append(self, src: np.ndarray, dst: np.ndarray, rel: np.ndarray) -> None:
+    def append(self, src: Ints, dst: Ints, rel: Ints) -> None:
         if not len(src):
             return
         assert self._handle is not None, "append after close"
@@ -62,7 +63,7 @@ class EdgeSpill:
             self._handle.close()
             self._handle = None
 
-    def chunks(self) -> Iterator[np.ndarray]:
+    def chunks(self) -> Iterator[npt.NDArray[np.int32]]:
         """The spilled edges again, :data:`SPILL_CHUNK` at a time, as an ``(k, 3)`` int32 array each."""
         self.close()
         size = SPILL_CHUNK
@@ -74,8 +75,8 @@ class EdgeSpill:
                 yield block.reshape(-1, 3)
 
 
-def write_spilled_csr(spill: EdgeSpill, directory: Path, node_type_codes: np.ndarray, num_types: int,
-                      num_relations: int, digest: hashlib.blake2b) -> tuple[int, np.ndarray]:
+def write_spilled_csr(spill: EdgeSpill, directory: Path, node_type_codes: Ints, num_types: int,
+                      num_relations: int, digest: hashlib.blake2b) -> tuple[int, npt.NDArray[np.int64]]:
     """Write ``indptr.npy``, ``neighbors.npy`` and ``codes.npy`` into ``directory`` from ``spill`` (then deleted);
     feed the fingerprint ``digest`` the neighbors and codes. Returns (number of distinct edges, schema counts by
     ``(source type * relations + relation) * types + target type``)."""
@@ -121,7 +122,7 @@ def write_spilled_csr(spill: EdgeSpill, directory: Path, node_type_codes: np.nda
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _bucket_starts(entries: np.ndarray, bucket_entries: int) -> np.ndarray:
+def _bucket_starts(entries: npt.NDArray[np.int64], bucket_entries: int) -> npt.NDArray[np.int64]:
     """First row of each bucket and one past the last row: contiguous row ranges of ~``bucket_entries`` entries."""
     total = int(entries.sum())
     target = max(bucket_entries, -(-total // MAX_BUCKETS), 1)
@@ -129,7 +130,7 @@ def _bucket_starts(entries: np.ndarray, bucket_entries: int) -> np.ndarray:
     return np.unique(np.concatenate(([0], cuts, [len(entries)]))).astype(np.int64)
 
 
-def _scatter(spill: EdgeSpill, scratch: Path, starts: np.ndarray, num_codes: int) -> None:
+def _scatter(spill: EdgeSpill, scratch: Path, starts: npt.NDArray[np.int64], num_codes: int) -> None:
     """Append each spilled edge's two CSR keys (outgoing in the source's row, incoming in the target's) to the
     bucket file of its row."""
     n = spill.num_nodes
@@ -179,7 +180,7 @@ class _NpyWriter:
             buffer, {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": (count,)})
         return buffer.getvalue()
 
-    def write(self, values: np.ndarray) -> None:
+    def write(self, values: Ints) -> None:
         self._handle.write(np.ascontiguousarray(values, dtype=self.dtype).data)
         self.count += len(values)
 
