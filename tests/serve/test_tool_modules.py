@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from ark.runtime.tools import BoundTool, Refusal, ToolResult, ToolSet, ToolSpec, dumped
 from ark.serve.graph_tools import GraphTools, ResultLimits
-from ark.serve.mcp_prompts import AnswerTools
 from ark.serve.questions import ModelSettings, QuestionService
 from ark.serve.tools import retrieve
 from ark.serve.tools.retrieve import RetrieveResult
@@ -42,6 +41,12 @@ def test_every_served_tool_publishes_its_result_model_as_output_schema(tools):
         model = specs[name].result_model
         assert model is not None, f"{name} declares no result model"
         assert schema["outputSchema"] == model.model_json_schema(by_alias=True)
+
+
+def test_the_mcp_prompts_answer_tools_publish_their_result_models(tools):
+    pytest.importorskip("mcp")  # the mcp extra: the prompts module builds on its Prompt classes
+    from ark.serve.mcp_prompts import AnswerTools
+
     answer = {schema["name"]: schema for schema in AnswerTools(tools.graph, 1500).mcp_schemas()}
     assert all("outputSchema" in schema for schema in answer.values()) and set(answer) == {"add_to_answer", "finish"}
 

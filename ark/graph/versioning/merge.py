@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,6 +30,9 @@ from ..build import _schema
 from ..errors import GraphValidationError
 from ..store import KnowledgeGraph, SchemaTriple
 from .rows import edge_keys, last_rows, numbered_types
+
+Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, CSR positions and codes
+I64: TypeAlias = npt.NDArray[np.int64]
 
 if TYPE_CHECKING:
     from .delta import GraphDelta
@@ -68,7 +72,7 @@ def plan_nodes(base: KnowledgeGraph, deltas: list[GraphDelta]) -> NodePlan:
     return plan
 
 
-def lookup(graph: KnowledgeGraph, values: pa.Array | pa.ChunkedArray | list[str]) -> np.ndarray:
+def lookup(graph: KnowledgeGraph, values: pa.Array | pa.ChunkedArray | list[str]) -> I64:
     """Positions of the ids ``values`` in ``graph``, -1 where absent: from its id table when it has built it (a
     graph held open), else by one vectorised look-up (building the table of every id costs more)."""
     if "_id_table" in graph.__dict__:
@@ -78,7 +82,7 @@ def lookup(graph: KnowledgeGraph, values: pa.Array | pa.ChunkedArray | list[str]
     return _positions(array, graph.nodes.column("id"))
 
 
-def _positions(values: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+def _positions(values: pa.Array | pa.ChunkedArray, ids: pa.Array | pa.ChunkedArray) -> I64:
     """Positions of ``values`` among ``ids``, -1 where absent."""
     value_set = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     found = pc.fill_null(pc.index_in(values, value_set=value_set), -1)
@@ -136,7 +140,7 @@ def _delta_rows(base: KnowledgeGraph, deltas: list[GraphDelta]) -> pa.Table:
     return pa.concat_tables(parts).combine_chunks()
 
 
-def _node_table(base: KnowledgeGraph, keep: np.ndarray, in_place: list[int], replaced: pa.Table,
+def _node_table(base: KnowledgeGraph, keep: Ints, in_place: list[int], replaced: pa.Table,
                 added: pa.Table) -> pa.Table:
     """The version's node table: runs of the base table (zero-copy slices) between its deleted and changed rows,
     the changed rows in their places, the new rows after. A changed row keeps its id, so the (small) id column is
@@ -182,9 +186,9 @@ def _slices(chunks: list[pa.Array], runs: list[tuple[int, int]], swap: list[bool
     return out
 
 
-def _merge_adjacency(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan, keep: np.ndarray,
-                     new_index: np.ndarray, appended_index: dict[str, int], relation_types: list[str], n: int
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _merge_adjacency(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan, keep: Ints,
+                     new_index: Ints, appended_index: dict[str, int], relation_types: list[str], n: int
+                     ) -> tuple[Ints, Ints, Ints]:
     """(indptr, neighbours, codes) of the version (see the module doc)."""
     indptr0 = np.asarray(base.indptr, dtype=np.int64)
     neighbors0, codes0 = np.asarray(base.neighbor_array), np.asarray(base.code_array)
@@ -216,8 +220,8 @@ def _merge_adjacency(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodeP
             np.insert(codes, at, add_codes.astype(np.int16)))
 
 
-def search_rows(indptr: np.ndarray, codes: np.ndarray, neighbors: np.ndarray, rows: np.ndarray,
-                row_codes: np.ndarray, row_neighbors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def search_rows(indptr: Ints, codes: Ints, neighbors: Ints, rows: Ints,
+                row_codes: Ints, row_neighbors: Ints) -> tuple[Ints, Ints]:
     """For each wanted entry (row, code, neighbour) of a CSR whose rows are sorted by (code, neighbour): where it is
     or would be inserted, and whether it is there. A binary search in every row at once (numpy), so a delta's tens
     of thousands of look-ups cost a few passes over them rather than a Python loop."""
@@ -242,8 +246,8 @@ def search_rows(indptr: np.ndarray, codes: np.ndarray, neighbors: np.ndarray, ro
     return low, found
 
 
-def find_entries(graph: KnowledgeGraph, rows: list[int] | np.ndarray, codes: list[int] | np.ndarray,
-                 neighbors: list[int] | np.ndarray) -> np.ndarray:
+def find_entries(graph: KnowledgeGraph, rows: list[int] | Ints, codes: list[int] | Ints,
+                 neighbors: list[int] | Ints) -> Ints:
     """CSR positions of the entries (row, code, neighbour) of ``graph``, -1 where absent."""
     if not len(rows):
         return np.zeros(0, dtype=np.int64)
@@ -252,7 +256,7 @@ def find_entries(graph: KnowledgeGraph, rows: list[int] | np.ndarray, codes: lis
     return np.where(found, at, -1)
 
 
-def _removed_base_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan) -> np.ndarray:
+def _removed_base_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan) -> Ints:
     """CSR positions (both directions) of the earlier graph's edges a delta removes explicitly (edges of deleted
     nodes are masked with their nodes)."""
 
@@ -271,9 +275,9 @@ def _removed_base_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: 
     return found[found >= 0]
 
 
-def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan, new_index: np.ndarray,
+def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePlan, new_index: Ints,
                    appended_index: dict[str, int], relation_types: list[str]
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   ) -> tuple[Ints, Ints, Ints]:
     """(row, code, neighbour) of both entries of every edge a delta adds that lives on, in the version's
     numbering (unsorted, possibly repeated)."""
 
@@ -304,7 +308,7 @@ def _added_entries(base: KnowledgeGraph, deltas: list[GraphDelta], plan: NodePla
     return np.concatenate([src, dst]), np.concatenate([2 * rel, 2 * rel + 1]), np.concatenate([dst, src])
 
 
-def _csr_schema(indptr: np.ndarray, neighbors: np.ndarray, codes: np.ndarray, type_codes: np.ndarray,
+def _csr_schema(indptr: Ints, neighbors: Ints, codes: Ints, type_codes: Ints,
                 node_types: list[str], relation_types: list[str]) -> list[SchemaTriple]:
     """The (source type, relation, target type) counts of the version's outgoing entries."""
     outgoing = (codes & 1) == 0
