@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
+import numpy.typing as npt
+
+I64: TypeAlias = npt.NDArray[np.int64]  # node indices, CSR positions
+Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, CSR positions, type and relation codes
 
 
 def sorted_unique(values: np.ndarray) -> np.ndarray:

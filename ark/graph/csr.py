@@ -8,15 +8,16 @@ Every stored entry of node ``i`` lies at positions ``indptr[i]:indptr[i + 1]`` o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from ..arrays import I64
+
 if TYPE_CHECKING:
     from .store import KnowledgeGraph
 
-I64: TypeAlias = npt.NDArray[np.int64]
 BLOCK_ENTRIES = 1 << 22  # CSR entries (and at most as many rows) read at a time by entry_blocks: ~70 MB of arrays
 
 

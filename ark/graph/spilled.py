@@ -23,14 +23,13 @@ import io
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, TypeAlias
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
-from ..arrays import sorted_unique
+from ..arrays import Ints, sorted_unique
 
-Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, type and relation codes
 SPILL_CHUNK = 1 << 19  # edges read back from the spill at a time (6 MB of int32 triples, ~40 MB of keys)
 BUCKET_ENTRIES = 1 << 20  # CSR entries a bucket aims at (8 MB of keys, ~40 MB to sort; a bigger hub gets its own)
 MAX_BUCKETS = 512  # open bucket files at once; past this, buckets grow instead

@@ -26,7 +26,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...arrays import sorted_unique
+from ...arrays import I64, sorted_unique
 from ..build import _string_buffers
 from ..csr import entry_blocks, row_positions
 from .merge import find_entries, lookup
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 FORMAT = b"ark-version-fingerprint-2"
 U64: TypeAlias = npt.NDArray[np.uint64]  # (rows, LANES) 64-bit hash lanes
-I64: TypeAlias = npt.NDArray[np.int64]  # node indices
 LANES = 2
 MASK = (1 << 64) - 1
 WINDOW = 65536

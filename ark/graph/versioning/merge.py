@@ -19,20 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...arrays import I64, Ints
 from ..build import _schema
 from ..errors import GraphValidationError
 from ..store import KnowledgeGraph, SchemaTriple
 from .rows import edge_keys, last_rows, numbered_types
-
-Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, CSR positions and codes
-I64: TypeAlias = npt.NDArray[np.int64]
 
 if TYPE_CHECKING:
     from .delta import GraphDelta
