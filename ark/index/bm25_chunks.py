@@ -12,6 +12,7 @@ from types import ModuleType
 import numpy as np
 import pyarrow as pa
 
+from ark.index.optional_kernel import optional_kernel
 from ark.index.tokenizer import SplitBatch
 
 # A chunk also stops at this many characters per document of its size: splitting and counting hold about 150 bytes
@@ -162,8 +163,4 @@ def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> T
 
 def _count_kernel() -> ModuleType | None:
     """The compiled counting sort (:mod:`ark.index._count_kernel`), or None without numba."""
-    try:
-        from ark.index import _count_kernel as kernel
-    except ImportError:
-        return None
-    return kernel
+    return optional_kernel("_count_kernel")

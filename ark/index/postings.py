@@ -32,6 +32,7 @@ import numpy as np
 from numpy.typing import DTypeLike
 
 from ark.errors import ArkError
+from ark.index.optional_kernel import optional_kernel
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
 from ark.storage.full_disk import naming_full_disk
@@ -283,11 +284,7 @@ class PostingsWriter:
 
 def _encode_kernel() -> ModuleType | None:
     """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
-    try:
-        from ark.index import _encode_kernel as kernel
-    except ImportError:
-        return None
-    return kernel
+    return optional_kernel("_encode_kernel")
 
 
 def _group_ptr(df: np.ndarray, size: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import overload
 import numpy as np
 import pyarrow as pa
 
+from ark.index.optional_kernel import optional_kernel
 from ark.text import ENGLISH_STOPWORDS
 
 _NON_WORD = r"[^\p{L}\p{N}_]+"
@@ -169,9 +170,8 @@ def _dictionary(short: np.ndarray, packed: np.ndarray, rest: pa.Array,
 def _split_compiled(arr: pa.Array, lower: bool) -> tuple[np.ndarray, np.ndarray, TokenDictionary, np.ndarray] | None:
     """(doc ids, codes, dictionary, packed) of an all-ASCII string array split by the compiled loop, or None
     without numba (:mod:`ark.index._split_kernel`)."""
-    try:
-        from ark.index import _split_kernel
-    except ImportError:
+    _split_kernel = optional_kernel("_split_kernel")
+    if _split_kernel is None:
         return None
     _, offsets_buf, data = arr.buffers()[:3]
     if data is not None and len(data) >= 2**31 - 1:  # the long tokens' bytes are given 32-bit offsets
