@@ -11,6 +11,7 @@ from .analysis import (
     identifiers,
     name_tokens,
 )
+from .schema_words import excludes_outside
 
-__all__ = ["QUESTION_WORDS", "TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "identifiers",
-           "name_tokens"]
+__all__ = ["QUESTION_WORDS", "TAXONOMY_RELATIONS", "Mention", "QuestionAnalysis", "QuestionReader", "excludes_outside",
+           "identifiers", "name_tokens"]

@@ -26,6 +26,18 @@ _GENERIC = frozenset({"has", "have", "had", "is", "a", "an", "of", "with", "to",
 # Words that say the node the question names is not itself wanted ("which *other* films ...", "the *same* ... as").
 EXCLUDES_NAMED = re.compile(r"\b(?:other|others|else|siblings?|besides|apart from|aside from|except|excluding|"
                             r"same)\b", re.I)
+
+
+def excludes_outside(question: str, names: Iterable[str]) -> bool:
+    """Whether a word of :data:`EXCLUDES_NAMED` stands in ``question`` outside the ``names`` it contains: in
+    "... of Corneal opacification with *other* ocular anomalies" the word is part of a node's name, not the question's
+    "which *other* ..."."""
+    for name in names:
+        if name:
+            question = re.sub(re.escape(name), " ", question, flags=re.I)
+    return bool(EXCLUDES_NAMED.search(question))
+
+
 # Abbreviations that end in a full stop inside a name ("Dr. Smith", "St. Louis"): a capital and one or two
 # lower-case letters before it, a capitalised word after it.
 _ABBREVIATION = re.compile(r"(?:^|(?<=\W))[A-Z][a-z]{1,2}\.$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ark.question.schema_words import SchemaWords, agent_type, split_keeps, stems
+from ark.question.schema_words import SchemaWords, agent_type, excludes_outside, split_keeps, stems
 
 RELATIONS = ["directed", "acted_in", "has_genre", "maintained_by", "author_of", "requires"]
 SCHEMA = [("person", "directed", "film"), ("person", "acted_in", "film"), ("film", "has_genre", "genre"),
@@ -56,3 +56,14 @@ def test_stems_cut_generic_endings_only():
 ])
 def test_a_full_stop_inside_a_name_is_kept(text, kept):
     assert split_keeps(text, text.index(".")) is kept
+
+
+@pytest.mark.parametrize(("question", "names", "excludes"), [
+    ("Which phenotypes are the mode of inheritance of Corneal opacification with other ocular anomalies?",
+     ["Corneal opacification with other ocular anomalies"], False),
+    ("Which other films did the director of Parasite make?", ["Parasite"], True),
+    ("Which packages besides Other Tools depend on urllib3?", ["Other Tools", "urllib3"], True),
+    ("Which genes are linked to OTHER ANOMALIES syndrome?", ["other anomalies syndrome"], False),
+])
+def test_an_excluding_word_inside_a_name_is_part_of_the_name(question, names, excludes):
+    assert excludes_outside(question, names) is excludes

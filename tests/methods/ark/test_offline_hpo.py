@@ -81,3 +81,18 @@ def test_a_layperson_phrase_names_the_phenotype_that_answers(hpo, question, answ
     result = ark.retrieve(question)
     assert result.ranked[0].node_id == answer
     assert result.confidence == "high"
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    # "other" inside the disease's name is no "which *other* ...": the question asks for its inheritance.
+    ("Which phenotypes are the mode of inheritance of Corneal opacification with other ocular anomalies?",
+     "HP:0000007"),
+    # The named node's words are in its own text, but the question's "broader terms" and "distinct" are not:
+    # it is where the question starts, not the node the question describes.
+    ("What phenotypes are broader terms than Pseudoepiphysis of the distal phalanx of the thumb and are described "
+     "with the term 'distinct'?", {"HP:0009693", "HP:0010253"}),
+])
+def test_a_relation_from_a_named_node_answers_its_neighbours(hpo, question, answer):
+    _graph, ark, _truth = hpo
+    first = ark.retrieve(question).ranked[0]
+    assert first.node_id in ({answer} if isinstance(answer, str) else answer)
