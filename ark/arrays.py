@@ -25,7 +25,7 @@ Floats: TypeAlias = npt.NDArray[np.float16 | np.float32 | np.float64]  # scores 
 Numbers: TypeAlias = npt.NDArray[np.uint8 | np.uint16 | np.uint32 | np.int16 | np.int32 | np.int64 | np.float16 |
                                  np.float32 | np.float64]  # an array read from a file, its dtype from the file
 
-_S = TypeVar("_S", bound=np.generic)
+_S = TypeVar("_S", bound=np.int16 | np.int32 | np.int64)  # the integer dtypes sorted_unique is given
 
 
 def sorted_unique(values: npt.NDArray[_S]) -> npt.NDArray[_S]:
