@@ -2,16 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+# Arrays by dtype (a bare ``np.ndarray`` is ``ndarray[Any, dtype[Any]]``, which mypy counts as an explicit Any).
+Bools: TypeAlias = npt.NDArray[np.bool_]  # masks
+U8: TypeAlias = npt.NDArray[np.uint8]  # bytes: packed tokens, encoded postings, varint blobs
+U16: TypeAlias = npt.NDArray[np.uint16]
+U32: TypeAlias = npt.NDArray[np.uint32]
+U64: TypeAlias = npt.NDArray[np.uint64]  # hashes
+Keys: TypeAlias = npt.NDArray[np.bytes_]  # fixed-width digests (dtype S16)
+I16: TypeAlias = npt.NDArray[np.int16]  # type and relation codes
+I32: TypeAlias = npt.NDArray[np.int32]  # node and document ids, term ids, lengths
 I64: TypeAlias = npt.NDArray[np.int64]  # node indices, CSR positions
 Ints: TypeAlias = npt.NDArray[np.int16 | np.int32 | np.int64]  # node indices, CSR positions, type and relation codes
+F16: TypeAlias = npt.NDArray[np.float16]
+F32: TypeAlias = npt.NDArray[np.float32]  # scores, embeddings, term frequencies
+F64: TypeAlias = npt.NDArray[np.float64]
+Floats: TypeAlias = npt.NDArray[np.float16 | np.float32 | np.float64]  # scores or vectors of a width set at run time
+Numbers: TypeAlias = npt.NDArray[np.uint8 | np.uint16 | np.uint32 | np.int16 | np.int32 | np.int64 | np.float16 |
+                                 np.float32 | np.float64]  # an array read from a file, its dtype from the file
+
+_S = TypeVar("_S", bound=np.int16 | np.int32 | np.int64)  # the integer dtypes sorted_unique is given
 
 
-def sorted_unique(values: np.ndarray) -> np.ndarray:
+def sorted_unique(values: npt.NDArray[_S]) -> npt.NDArray[_S]:
     """The distinct values of a 1-d integer array, ascending: ``np.unique(values)`` by sort + neighbour comparison.
 
     numpy 2.4's ``np.unique`` is ~60x slower on int64 keys, and its plain form imports ``numpy.ma`` on first call

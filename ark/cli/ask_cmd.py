@@ -79,8 +79,8 @@ def ask(
         fail(f"{type(exc).__name__}: {one_line(str(exc))}", code=1)
     record = question_record(question, choice.name, output, graph)
     sandbox_usage = SANDBOX_USAGE.since(sandboxes_before)
-    if sandbox_usage:  # the workers' CPU time, outside this process's own
-        record["sandbox_usage"] = sandbox_usage
+    if sandbox_usage is not None:  # the workers' CPU time, outside this process's own
+        record["sandbox_usage"] = sandbox_usage.to_json()
     if trajectories is not None:
         try:
             append_jsonl(trajectories, [pack_record(record)])
@@ -106,7 +106,7 @@ def ask(
     who = (typed.policy if typed is not None else "") or choice.name
     agents = f" · {len(output.trajectories)} agent(s)" if output.trajectories else ""
     wall_s = typed.wall_s if typed is not None else 0.0
-    sandbox = f" · sandbox CPU {sandbox_usage['worker_cpu_s']:.2f} s" if sandbox_usage else ""
+    sandbox = f" · sandbox CPU {sandbox_usage.worker_cpu_s:.2f} s" if sandbox_usage is not None else ""
     console.print(f"[dim]{escape(who)}{agents} · {wall_s:.2f} s"
                   + (f" · {usage:,} tokens" if usage else "") + sandbox + "[/]", highlight=False)
 

@@ -221,8 +221,8 @@ def _end_sandboxes() -> None:
     from ..sandbox.usage import SANDBOX_USAGE
 
     close_all_pools()
-    usage = SANDBOX_USAGE.since({})
-    if usage:
-        err_console.print(f"[dim]Code sandboxes: {usage['workers_started']} worker(s) started, "
-                          f"{usage['resets_in_place']} reset(s) in place, {usage['worker_cpu_s']:.2f} CPU-s.[/]",
+    usage = SANDBOX_USAGE.since()
+    if usage is not None:
+        err_console.print(f"[dim]Code sandboxes: {usage.workers_started} worker(s) started, "
+                          f"{usage.resets_in_place} reset(s) in place, {usage.worker_cpu_s:.2f} CPU-s.[/]",
                           highlight=False)

@@ -16,11 +16,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ark.errors import ArkError
 
 from ..storage.jsonl import write_json_atomic
+
+if TYPE_CHECKING:
+    from ..sandbox.usage import SandboxCounts
 
 # Settings that determine the retrieved lists: a resumed run must match them (scoring options may change).
 # A graph that changed since (ark graph update) differs in its version and fingerprint: node indices in trajectories
@@ -195,13 +198,14 @@ def record_embedding_usage(config_path: str | Path, since: dict[str, Any]) -> di
     return _add_to_config(config_path, "embedding_usage", EMBEDDING_USAGE.since(since), add_counts)
 
 
-def record_sandbox_usage(config_path: str | Path, since: dict[str, Any]) -> dict[str, Any]:
+def record_sandbox_usage(config_path: str | Path, since: SandboxCounts) -> dict[str, Any]:
     """Add what the code sandboxes did after the snapshot ``since`` (see :mod:`ark.sandbox.usage`; the run's pools
     closed, so their workers have ended and been counted) to the ``sandbox_usage`` of the run's settings file (kept
     over resumed attempts); returns the run's total."""
     from ..sandbox.usage import SANDBOX_USAGE, add_usage
 
-    return _add_to_config(config_path, "sandbox_usage", SANDBOX_USAGE.since(since), add_usage)
+    fresh = SANDBOX_USAGE.since(since)
+    return _add_to_config(config_path, "sandbox_usage", {} if fresh is None else fresh.to_json(), add_usage)
 
 
 def _add_to_config(config_path: str | Path, key: str, fresh: dict[str, Any],

@@ -6,10 +6,11 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..arrays import sorted_unique
+from ..arrays import I16, I32, I64, sorted_unique
 from .errors import GraphValidationError, describe_values
 from .ids import id_values
 from .store import KnowledgeGraph, SchemaTriple
@@ -49,11 +50,11 @@ def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: Mapping[str, objec
 
 def build_graph_from_arrays(
     nodes: pa.Table,
-    node_type_codes: np.ndarray,
+    node_type_codes: npt.ArrayLike,
     node_types: list[str],
-    src: np.ndarray,
-    dst: np.ndarray,
-    relations: np.ndarray,
+    src: npt.ArrayLike,
+    dst: npt.ArrayLike,
+    relations: npt.ArrayLike,
     relation_types: list[str],
     metadata: Mapping[str, object] | None = None,
     text_digest: hashlib.blake2b | None = None,
@@ -63,25 +64,24 @@ def build_graph_from_arrays(
     ``text_digest``: a blake2b already fed the node columns (:func:`node_text_digest`), so a streaming import need
     not page its whole memory-mapped node table back in to fingerprint it."""
     n = nodes.num_rows
-    src = np.asarray(src, dtype=np.int64)
-    dst = np.asarray(dst, dtype=np.int64)
+    sources, targets = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     rel = np.asarray(relations, dtype=np.int64)
     num_codes = 2 * max(len(relation_types), 1)
     # One int64 key per edge: dedup and sort in a single vectorised pass.
-    key = sorted_unique((src * n + dst) * len(relation_types) + rel)
+    key = sorted_unique((sources * n + targets) * len(relation_types) + rel)
     rel = key % max(len(relation_types), 1)
     pair = key // max(len(relation_types), 1)
-    src, dst = pair // n, pair % n
+    sources, targets = pair // n, pair % n
     del key, pair
 
     # Each CSR entry as one int64 key (row, code, neighbor); the keys are distinct, so sorting the keys
     # themselves gives the same order as a stable argsort, at a fraction of the time and memory.
-    m = len(src)
+    m = len(sources)
     packed = np.empty(2 * m, dtype=np.int64)
-    np.multiply(src * num_codes + 2 * rel, n, out=packed[:m])
-    packed[:m] += dst
-    np.multiply(dst * num_codes + 2 * rel + 1, n, out=packed[m:])
-    packed[m:] += src
+    np.multiply(sources * num_codes + 2 * rel, n, out=packed[:m])
+    packed[:m] += targets
+    np.multiply(targets * num_codes + 2 * rel + 1, n, out=packed[m:])
+    packed[m:] += sources
     packed.sort()
     neighbors = (packed % n).astype(np.int32)
     packed //= n
@@ -91,7 +91,7 @@ def build_graph_from_arrays(
     del packed
 
     type_codes = np.asarray(node_type_codes, dtype=np.int16)
-    schema = _schema(type_codes[src], rel, type_codes[dst], node_types, relation_types)
+    schema = _schema(type_codes[sources], rel, type_codes[targets], node_types, relation_types)
     meta = dict(metadata or {})
     meta["fingerprint"] = _fingerprint(nodes, neighbors, codes, text_digest)
     return KnowledgeGraph(
@@ -108,14 +108,14 @@ def build_graph_from_arrays(
 
 
 def _schema(
-    src_types: np.ndarray, rel: np.ndarray, dst_types: np.ndarray, node_types: list[str], relation_types: list[str]
+    src_types: I16, rel: I64, dst_types: I16, node_types: list[str], relation_types: list[str]
 ) -> list[SchemaTriple]:
     t, r = len(node_types), max(len(relation_types), 1)
     combined = (src_types.astype(np.int64) * r + rel) * t + dst_types
     return schema_from_counts(np.bincount(combined, minlength=t * r * t), node_types, relation_types)
 
 
-def schema_from_counts(counts: np.ndarray, node_types: list[str], relation_types: list[str]) -> list[SchemaTriple]:
+def schema_from_counts(counts: I64, node_types: list[str], relation_types: list[str]) -> list[SchemaTriple]:
     """The schema triples of edge counts keyed ``(source type * relations + relation) * types + target type``."""
     t, r = len(node_types), max(len(relation_types), 1)
     values = np.flatnonzero(counts)
@@ -127,7 +127,7 @@ def schema_from_counts(counts: np.ndarray, node_types: list[str], relation_types
     return triples
 
 
-def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], np.ndarray]:
+def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], I16]:
     """Dictionary-encode a string column: (names in order of first appearance, int16 codes)."""
     encoded = pc.dictionary_encode(column)
     if isinstance(encoded, pa.ChunkedArray):
@@ -151,7 +151,7 @@ def _check_non_empty(column: str, values: pa.Array | pa.ChunkedArray, source: st
         raise GraphValidationError(f"{source}: column {column!r} is empty in {empty} row(s)")
 
 
-def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str) -> np.ndarray:
+def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str) -> I64:
     values = string_column(id_values(endpoints, f"{source}: {column}"), "None")
     index = pc.index_in(values, value_set=ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
     missing = pc.is_null(index)
@@ -165,7 +165,7 @@ def _endpoint_indices(endpoints, ids: pa.ChunkedArray, source: str, column: str)
     return index.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def _fingerprint(nodes: pa.Table, neighbors: np.ndarray, codes: np.ndarray,
+def _fingerprint(nodes: pa.Table, neighbors: I32, codes: I16,
                  digest: hashlib.blake2b | None = None) -> str:
     if digest is None:
         digest = hashlib.blake2b(digest_size=16)
@@ -199,10 +199,12 @@ def node_text_digest(batches: Callable[[str], Iterator[pa.Array]]) -> hashlib.bl
     return digest
 
 
-def _chunk_offsets(chunk: pa.Array) -> np.ndarray:
+def _chunk_offsets(chunk: pa.Array) -> npt.NDArray[np.int32 | np.int64]:
     """A string chunk's offsets (int32 or, for ``large_string``, int64), without copying."""
-    kind = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
-    return np.frombuffer(chunk.buffers()[1], dtype=kind)[chunk.offset : chunk.offset + len(chunk) + 1]
+    buffer, rows = chunk.buffers()[1], slice(chunk.offset, chunk.offset + len(chunk) + 1)
+    if pa.types.is_large_string(chunk.type):
+        return np.frombuffer(buffer, dtype=np.int64)[rows]
+    return np.frombuffer(buffer, dtype=np.int32)[rows]
 
 
 def _string_buffers(column: pa.ChunkedArray) -> Iterator:

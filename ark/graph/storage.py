@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from ..arrays import Ints
 from ..storage.atomic import atomic_directory
 from ..storage.checksums import DamagedFileError, check_files, file_records
 from .errors import GraphValidationError
@@ -190,7 +191,7 @@ def verify_graph_directory(path: str | Path, rebuild_hint: str = REBUILD_HINT) -
     return len(records)
 
 
-def _load_array(file: Path, mmap: bool, rebuild_hint: str) -> np.ndarray:
+def _load_array(file: Path, mmap: bool, rebuild_hint: str) -> Ints:  # the arrays of ARRAYS: integers
     # np.asarray keeps the memory map but drops np.memmap's per-slice overhead (~8 us a lookup).
     try:
         return np.asarray(np.load(file, mmap_mode="r" if mmap else None))

@@ -13,14 +13,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
 
+from ..arrays import I32, Bools, Ints
 from ..text import did_you_mean
 from .info import GraphInfo
 from .keys import KeyTable, column_chunks
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 Direction = Literal["both", "out", "in"]
 DIRECTIONS: tuple[str, ...] = ("both", "out", "in")
@@ -40,9 +44,9 @@ class SchemaTriple:
 class Neighbors:
     """Neighbors of one node: parallel arrays, ordered by (relation, direction, neighbor)."""
 
-    nodes: np.ndarray
-    relations: np.ndarray
-    outgoing: np.ndarray
+    nodes: Ints
+    relations: Ints
+    outgoing: Bools
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -60,12 +64,12 @@ class KnowledgeGraph:
     def __init__(
         self,
         nodes: pa.Table,
-        node_type_codes: np.ndarray,
+        node_type_codes: Ints,
         node_types: list[str],
         relation_types: list[str],
-        indptr: np.ndarray,
-        neighbors: np.ndarray,
-        codes: np.ndarray,
+        indptr: Ints,
+        neighbors: Ints,
+        codes: Ints,
         schema: list[SchemaTriple],
         metadata: Mapping[str, object] | None = None,
         path: Path | None = None,
@@ -147,7 +151,7 @@ class KnowledgeGraph:
         return (_strings(self._name_column, nodes, self.name), [types[c] for c in codes],
                 _strings(self._texts, nodes, self.text))
 
-    def properties(self, i: int) -> dict[str, object]:
+    def properties(self, i: int) -> dict[str, JsonValue]:
         return json.loads(self._properties[i].as_py() or "{}")
 
     def node_type(self, i: int) -> str:
@@ -171,10 +175,10 @@ class KnowledgeGraph:
     def is_valid_index(self, i: int) -> bool:
         return 0 <= i < self.num_nodes
 
-    def nodes_of_type(self, node_type: str) -> np.ndarray:
+    def nodes_of_type(self, node_type: str) -> I32:
         return np.flatnonzero(self.type_mask(node_type)).astype(np.int32)
 
-    def type_mask(self, node_types: str | Sequence[str]) -> np.ndarray:
+    def type_mask(self, node_types: str | Sequence[str]) -> Bools:
         """Bool mask over nodes whose type is one of ``node_types`` (names resolved case-insensitively; an
         unknown name raises ``ValueError`` listing the valid ones)."""
         names = [node_types] if isinstance(node_types, str) else list(node_types)
@@ -231,7 +235,7 @@ class KnowledgeGraph:
         codes = self.code_array[start:end]
         return Neighbors(self.neighbor_array[start:end], codes >> 1, (codes & 1) == 0)
 
-    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def edges(self) -> tuple[I32, Ints, Ints]:
         """The stored directed edges as (source, target, relation code) arrays."""
         outgoing = (self.code_array & 1) == 0
         rows = np.repeat(np.arange(self.num_nodes, dtype=np.int32), np.diff(self.indptr))

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ark.arrays import F32, I64, Bools, Floats
 from ark.index.topk import EMPTY_IDS, EMPTY_SCORES, top_k
 from ark.storage.atomic import atomic_write_text
 
@@ -58,7 +59,7 @@ def default_nlist(num_docs: int) -> int:
     return max(1, 2 ** round(math.log2(max(math.sqrt(num_docs), 1))))
 
 
-def exact_top_k(embeddings: np.ndarray, queries: np.ndarray, k: int, block: int = 65_536) -> np.ndarray:
+def exact_top_k(embeddings: Floats, queries: F32, k: int, block: int = 65_536) -> I64:
     """Ids of the exact top-``k`` inner products per query, best first, scanning the embeddings in blocks (ties at
     the k-th score may be broken either way: this is the recall reference, not a ranking)."""
     best_ids = np.zeros((len(queries), 0), dtype=np.int64)
@@ -76,13 +77,13 @@ def exact_top_k(embeddings: np.ndarray, queries: np.ndarray, k: int, block: int 
     return best_ids
 
 
-def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
+def recall_at_k(found: I64, truth: I64) -> float:
     """Mean over queries of |found ∩ truth| / |truth| (rows of ids; -1 in ``found`` is a missing result)."""
     hits = [len(np.intersect1d(f[f >= 0], t)) / max(len(t), 1) for f, t in zip(found, truth, strict=True)]
     return float(np.mean(hits)) if hits else 1.0
 
 
-def calibration_queries(embeddings: np.ndarray, count: int, seed: int) -> np.ndarray:
+def calibration_queries(embeddings: Floats, count: int, seed: int) -> F32:
     """Queries between documents: the normalised sum of two random documents (harder than a document itself,
     whose nearest neighbour is trivially found)."""
     rng = np.random.default_rng(seed)
@@ -104,7 +105,7 @@ class IVFIndex:
         return int(self.index.nlist)
 
     @classmethod
-    def build(cls, embeddings: np.ndarray, nlist: int | None = None, target_recall: float = TARGET_RECALL,
+    def build(cls, embeddings: Floats, nlist: int | None = None, target_recall: float = TARGET_RECALL,
               k: int = CALIBRATION_K, queries: int = CALIBRATION_QUERIES, seed: int = 0) -> IVFIndex:
         """Train k-means (``nlist`` centroids, seeded), add every embedding, then double ``nprobe`` from 1 until
         recall@``k`` of :func:`calibration_queries` against exact search reaches ``target_recall``."""
@@ -133,8 +134,8 @@ class IVFIndex:
                 "calibration": {"queries": len(probe), "k": k, "target": target_recall, "recall": round(recall, 4)}}
         return cls(index, nprobe, meta)
 
-    def search(self, embeddings: np.ndarray, query: np.ndarray, k: int,
-               mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, embeddings: Floats, query: F32, k: int,
+               mask: Bools | None = None) -> tuple[I64, F32]:
         """Top-``k`` ids by inner product with ``query`` and their exact scores (descending, ties by lower id).
 
         ``mask`` restricts the result: a filter keeping at most :data:`EXACT_SUBSET` documents is searched

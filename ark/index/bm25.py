@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ark.arrays import sorted_unique
+from ark.arrays import F32, F64, I32, I64, U8, Bools, Ints, sorted_unique
 from ark.index import bm25_prune
 from ark.index.bm25_build import BuildDirectory, SortedRuns, build_budget, count_chunks, count_fielded_chunks
 from ark.index.exact import ExactNames
@@ -103,8 +103,8 @@ class BM25Index:
             else dict(zip(terms, range(len(terms)), strict=True)))
         n = len(postings.doc_lengths)
         self._avgdl = max(float(postings.doc_lengths.mean()) if n else 1.0, 1e-12)
-        self._idf_cache: np.ndarray | None = None
-        self._vocabulary_arrays: tuple[np.ndarray, ...] | None = None
+        self._idf_cache: F64 | None = None
+        self._vocabulary_arrays: tuple[U8, I64, I64] | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -188,7 +188,7 @@ class BM25Index:
         return len(self.postings.doc_lengths)
 
     @property
-    def doc_lengths(self) -> np.ndarray:
+    def doc_lengths(self) -> I32:
         return self.postings.doc_lengths
 
     @property
@@ -196,10 +196,10 @@ class BM25Index:
         return len(self.terms)
 
     @property
-    def _idf(self) -> np.ndarray:
+    def _idf(self) -> F64:
         """Every term's ``log(1 + (N - df + 0.5) / (df + 0.5))``, computed once over the whole vocabulary."""
         if self._idf_cache is None:
-            df = np.diff(np.asarray(self.postings.term_ptr))
+            df = np.diff(np.asarray(self.postings.term_ptr)).astype(np.int64, copy=False)
             self._idf_cache = np.log1p((self.num_docs - df + 0.5) / (df + 0.5))
         return self._idf_cache
 
@@ -229,7 +229,7 @@ class BM25Index:
             *self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
         return [(tid, count) for tid, count in rows.tolist()]
 
-    def _exactly_named(self, query: str) -> np.ndarray:
+    def _exactly_named(self, query: str) -> I64:
         """Documents one of whose names equals the whole query (empty without an exact-names table)."""
         return self.exact.lookup(query) if self.exact is not None else np.zeros(0, dtype=np.int64)
 
@@ -242,7 +242,7 @@ class BM25Index:
             total += count * float(np.log1p((n - df + 0.5) / (df + 0.5)))
         return np.float32(max(total, 1.0))
 
-    def _postings(self, tid: int, count: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    def _postings(self, tid: int, count: int = 1) -> tuple[I32, F32]:
         """Term ``tid``'s documents (ascending) and float32 weights, times ``count`` (its occurrences in the query)."""
         docs = self.postings.docs(tid)
         weights = bm25_weights(self._idf[tid], self.postings.tf(tid), self.postings.doc_lengths[docs], self.k1,
@@ -250,7 +250,7 @@ class BM25Index:
         return docs, weights if count == 1 else weights * np.float32(count)
 
     # ------------------------------------------------------------------ queries
-    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: str, k: int, mask: Bools | None = None) -> tuple[I64, F32]:
         """Top-``k`` documents by BM25, descending (ties by lower id); only documents scoring > 0.
 
         ``mask`` (bool, one per document) restricts the result to documents where it is True.
@@ -294,8 +294,8 @@ class BM25Index:
         """Whether queries go through the compiled kernels (a large index, numba installed)."""
         return self.num_docs >= PRUNE_MIN_DOCS and bm25_prune.available()
 
-    def _pruned_search(self, terms: list[tuple[int, int]], named: np.ndarray, k: int,
-                       mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _pruned_search(self, terms: list[tuple[int, int]], named: I64, k: int,
+                       mask: Bools | None) -> tuple[I64, F32]:
         """:meth:`search` by dynamic pruning, in one compiled call. The exactly named documents and every document
         of the query's rarest terms are scored first and seed the result (a seed is looked up in the other terms
         only while it can still reach the k-th best score); the walk passes over them, so it needs only the other
@@ -305,7 +305,7 @@ class BM25Index:
                                        np.asarray(named, dtype=np.int64), boost,
                                        max(SEED_POSTINGS, self.num_docs // SEED_FRACTION) if SEED_POSTINGS else 0)
 
-    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+    def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""
         cand = np.asarray(candidates)
         if cand.size == 0:
@@ -341,14 +341,14 @@ class BM25Index:
         out[order] = acc[np.cumsum(first) - 1]
         return out.reshape(cand.shape)
 
-    def _sorted_scores(self, terms: list[tuple[int, int]], named: np.ndarray, unique: np.ndarray) -> np.ndarray:
+    def _sorted_scores(self, terms: list[tuple[int, int]], named: I64, unique: I64) -> F32:
         """float32 scores of sorted distinct documents, the exactly ``named`` ones boosted."""
         acc = self._subset_scores(terms, unique)
         if len(named) and len(unique):
             acc[np.isin(unique, named)] += self._exact_boost(terms)
         return acc
 
-    def _subset_scores(self, terms: list[tuple[int, int]], unique: np.ndarray) -> np.ndarray:
+    def _subset_scores(self, terms: list[tuple[int, int]], unique: I64) -> F32:
         """float32 scores of sorted distinct candidates, term by term (binary search in decoded postings)."""
         if terms and self._prunes():  # compiled: a term's postings decoded only where a candidate may be
             return bm25_prune.subset_scores(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, unique)
@@ -373,7 +373,7 @@ class BM25Index:
             acc[where] += found if count == 1 else found * np.float32(count)
         return acc
 
-    def _score_dense(self, query: str, cand: np.ndarray) -> np.ndarray:
+    def _score_dense(self, query: str, cand: I64) -> F32:
         """:meth:`score` for a large candidate set (a hub's neighbours): each query term's postings are added into
         one score per document, then the candidates are read off. Linear in the postings and the candidates, with
         no sort; the float32 sums are added in the same order as the subset path, so the scores are identical."""

@@ -26,11 +26,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
+from ark.arrays import F32, F64, I32, I64, U64, Ints
 from ark.index._progress import progress_bar
 from ark.index.bm25_budget import BuildBudget, release_freed_memory, released
 from ark.index.bm25_chunks import (
@@ -51,6 +53,12 @@ PIPELINE_WORKERS = 2
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
+_N = TypeVar("_N", np.int32, np.int64, np.float32)  # the dtypes of a run's files
+Fields: TypeAlias = tuple[Sequence[float], Sequence[float]]  # BM25F: (weights, b), one each per field
+# A merge batch: whole terms ("terms", t0, t1, batch number), or a piece of one term's postings
+# ("piece", t, p0, p1, delta width, (run, first posting, count) slices)
+_MergeItem: TypeAlias = (tuple[Literal["terms"], int, int, int]
+                         | tuple[Literal["piece"], int, int, int, int, list[tuple["_Run", int, int]]])
 
 AUTO_BAR_DOCS = 200_000  # about 2 s of indexing: from here a terminal shows a bar even unasked
 
@@ -78,8 +86,7 @@ class _Vocabulary(dict):
         self[raw] = tid
         return tid
 
-    def ids_of(self, raws: Sequence[str], packed: np.ndarray | None = None,
-               first_seen: np.ndarray | None = None) -> np.ndarray:
+    def ids_of(self, raws: Sequence[str], packed: U64 | None = None, first_seen: I64 | None = None) -> I64:
         """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
         are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
         Unseen tokens get ids in the order of ``first_seen`` (each raw token's first occurrence in document
@@ -139,14 +146,15 @@ class _Run:
     docs: Path  # int32 document ids, term-major (raw)
     tf: Path  # float32 frequencies, one row per field (raw)
     size: int
-    cuts: np.ndarray | None = None  # the merge's: each batch's first term's index in ``terms`` (and the end)
+    cuts: I64 | None = None  # the merge's: each batch's first term's index in ``terms`` (and the end)
 
-    def read(self, path: Path, dtype: type, start: int, count: int, n_fields: int = 1) -> np.ndarray:
+    def read(self, path: Path, dtype: type[_N], start: int, count: int, n_fields: int = 1) -> npt.NDArray[_N]:
         """``count`` values from ``start`` of one of the run's raw files (``n_fields`` rows of ``size`` for tf):
         one read, no memory map (a merge reads each run once per batch: at 10M documents, 400 runs x 250)."""
         itemsize = np.dtype(dtype).itemsize
-        rows: list[np.ndarray] = [np.fromfile(path, dtype=dtype, count=count, offset=itemsize * (f * self.size + start))
-                for f in range(n_fields)]
+        rows: list[npt.NDArray[_N]] = [
+            np.fromfile(path, dtype=dtype, count=count, offset=itemsize * (f * self.size + start))
+            for f in range(n_fields)]
         return rows[0] if n_fields == 1 else np.stack(rows)
 
 
@@ -154,10 +162,10 @@ class _Run:
 class _Spilled:
     """One chunk written as a run (``run`` is None for a chunk without postings), with its statistics."""
 
-    per_term: np.ndarray  # postings per term id of the chunk
+    per_term: I64  # postings per term id of the chunk
     max_tf: float
-    field_lengths: np.ndarray  # (n_fields, n) int32
-    doc_lengths: np.ndarray
+    field_lengths: I32  # (n_fields, n)
+    doc_lengths: I32
     run: _Run | None
 
 
@@ -170,15 +178,15 @@ class SortedRuns:
         self.runs: list[_Run] = []
         self.df = np.zeros(0, dtype=np.int64)
         self.max_tf = 0.0
-        self.lengths: list[np.ndarray] = []  # per chunk: (n_fields, n) int32 field lengths
-        self.doc_lengths: list[np.ndarray] = []
+        self.lengths: list[I32] = []  # per chunk: (n_fields, n) field lengths
+        self.doc_lengths: list[I32] = []
         self.num_docs = 0
 
-    def add(self, counts: _ChunkCounts, field_lengths: np.ndarray) -> None:
+    def add(self, counts: _ChunkCounts, field_lengths: I32) -> None:
         """Spill one chunk (document-major counts; ``counts.tf`` one row per field) as the next run."""
         self.append(self.spill(counts, field_lengths, self.num_docs, len(self.runs)))
 
-    def spill(self, counts: _ChunkCounts, field_lengths: np.ndarray, first_doc: int, number: int) -> _Spilled:
+    def spill(self, counts: _ChunkCounts, field_lengths: I32, first_doc: int, number: int) -> _Spilled:
         """Write one chunk whose documents start at ``first_doc`` as run file set ``number``, touching nothing
         shared (worker threads spill chunks side by side); :meth:`append` then adds it, chunks in order."""
         import scipy.sparse as sp  # building only: loading and searching need numpy alone (start-up)
@@ -192,7 +200,7 @@ class SortedRuns:
         return self.spill_term_major(TermMajor(term_major.indptr, term_major.indices, tf[:, term_major.data],
                                                counts.lengths), field_lengths, first_doc, number)
 
-    def spill_term_major(self, counts: TermMajor, field_lengths: np.ndarray, first_doc: int,
+    def spill_term_major(self, counts: TermMajor, field_lengths: I32, first_doc: int,
                          number: int) -> _Spilled:
         """:meth:`spill` for counts already term-major."""
         n_terms = len(counts.ptr) - 1
@@ -229,7 +237,7 @@ class SortedRuns:
         if spilled.run is not None:
             self.runs.append(spilled.run)
 
-    def merge(self, out: Path, num_terms: int, batch_postings: int, fields: tuple | None = None,
+    def merge(self, out: Path, num_terms: int, batch_postings: int, fields: Fields | None = None,
               workers: int | None = None) -> Postings:
         """Merge the runs into postings files in ``out``; ``fields = (weights, b)`` for BM25F pseudo frequencies;
         ``workers`` threads gather and encode batches (default: the pipeline's)."""
@@ -238,7 +246,7 @@ class SortedRuns:
         norms = self._field_norms(fields) if fields is not None else None
         writer = PostingsWriter(out, tf_dtype(self.max_tf, fields is not None), doc_lengths)
 
-        def frequencies(docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
+        def frequencies(docs: I32, tf: F32) -> F32:
             if norms is None:
                 return tf[0]
             assert fields is not None  # norms are computed for fielded indexes only
@@ -247,7 +255,7 @@ class SortedRuns:
                 pseudo += fields[0][f] * tf[f].astype(np.float64) / norm[docs]
             return pseudo.astype(np.float32)
 
-        def encoded(item: tuple) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
+        def encoded(item: _MergeItem) -> EncodedPostings:  # in worker threads: reads runs, writes nothing
             if item[0] == "terms":
                 _, t0, t1, number = item
                 docs, tf = self._gather(t0, t1, df, number)
@@ -267,7 +275,7 @@ class SortedRuns:
         threading.Thread(target=shutil.rmtree, args=(self.directory, True), name="bm25-runs-cleanup").start()
         return writer.close()
 
-    def _merge_items(self, df: np.ndarray, num_terms: int, batch_postings: int) -> Iterator[tuple]:
+    def _merge_items(self, df: I64, num_terms: int, batch_postings: int) -> Iterator[_MergeItem]:
         """The merge's work: ``("terms", t0, t1, batch number)`` batches of whole terms, and a term with more
         postings than a batch (a frequent word: one in most documents has as many postings as the corpus documents)
         in pieces of whole blocks, ``("piece", t, p0, p1, width, slices)``: memory stays bounded by the batch, not
@@ -297,7 +305,7 @@ class SortedRuns:
                 slices.append((run, p0, p1 - p0))
         return slices
 
-    def _field_norms(self, fields: tuple) -> list[np.ndarray]:
+    def _field_norms(self, fields: Fields) -> list[F64]:
         weights, bs = fields
         per_field = np.concatenate(self.lengths, axis=1) if self.lengths else np.zeros((self.n_fields, 0), np.int32)
         norms = []
@@ -307,7 +315,7 @@ class SortedRuns:
             norms.append(1.0 - bs[f] + bs[f] * lengths / avg)
         return norms
 
-    def _gather(self, t0: int, t1: int, df: np.ndarray, number: int) -> tuple[np.ndarray, np.ndarray]:
+    def _gather(self, t0: int, t1: int, df: I64, number: int) -> tuple[I32, F32]:
         """Term-major postings of terms ``t0 .. t1 - 1`` (merge batch ``number``) from every run, each term's runs
         in order."""
         counts = df[t0:t1]
@@ -338,7 +346,7 @@ class SortedRuns:
         return docs, tf
 
 
-def _write_raw(array: np.ndarray, path: Path) -> None:
+def _write_raw(array: Ints | F32, path: Path) -> None:
     """``array.tofile(path)``; a full disk is an error naming ``path`` (numpy's says only "N requested and M
     written")."""
     with naming_full_disk(path):
@@ -346,7 +354,7 @@ def _write_raw(array: np.ndarray, path: Path) -> None:
 
 
 def _read_postings(slices: list[tuple[_Run, int, int]], p0: int, p1: int,
-                   n_fields: int) -> tuple[np.ndarray, np.ndarray]:
+                   n_fields: int) -> tuple[I32, F32]:
     """Postings ``p0 .. p1 - 1`` of one term whose postings lie in ``slices`` (see ``SortedRuns._term_slices``)."""
     docs = np.empty(p1 - p0, dtype=np.int32)
     tf = np.empty((n_fields, p1 - p0), dtype=np.float32)
@@ -371,7 +379,7 @@ def _delta_width(slices: list[tuple[_Run, int, int]], df: int, piece: int, n_fie
     return 1 if largest < 2**8 else 2 if largest < 2**16 else 4
 
 
-def _term_batches(df: np.ndarray, num_terms: int, batch_postings: int) -> Iterator[tuple[int, int]]:
+def _term_batches(df: I64, num_terms: int, batch_postings: int) -> Iterator[tuple[int, int]]:
     """Consecutive term ranges ``(t0, t1)`` of about ``batch_postings`` postings each (at least one term)."""
     ends = np.cumsum(df)
     t0 = 0
@@ -412,7 +420,7 @@ def build_budget(memory_budget: int | None, chunk_size: int | None) -> BuildBudg
     return BuildBudget.of(memory_budget, chunk_size, PIPELINE_WORKERS)
 
 
-def _first_seen(batch: SplitBatch, n_fields: int = 1) -> np.ndarray:
+def _first_seen(batch: SplitBatch, n_fields: int = 1) -> I64:
     """Each dictionary entry's first token in document order (document, then field, then position): the tokens of a
     text are contiguous and in order, but texts may not be (non-ASCII texts' tokens come after the others; a
     fielded chunk's virtual document ``f * n + i`` is field ``f`` of document ``i``)."""
@@ -429,7 +437,7 @@ def _first_seen(batch: SplitBatch, n_fields: int = 1) -> np.ndarray:
 
 
 def _looked_up(batches: Iterable[SplitBatch], vocab: _Vocabulary,
-               n_fields: int = 1) -> Iterator[tuple[SplitBatch, np.ndarray, int, int]]:
+               n_fields: int = 1) -> Iterator[tuple[SplitBatch, I64, int, int]]:
     """Each split chunk with its dictionary's term ids, the vocabulary's size then and the chunk's first (virtual)
     document: the one sequential step (term ids are numbered in order of first occurrence in the corpus), run in
     the calling thread."""
@@ -446,7 +454,7 @@ def count_chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, tokenizer: To
     its term -> id dict."""
     vocab = _Vocabulary(tokenizer)
 
-    def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
+    def spilled(item: tuple[SplitBatch, I64, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_doc = item
         counts = _term_major_counts(batch, term_ids, width)
         return runs.spill_term_major(counts, counts.lengths[None, :], first_doc, first_doc)
@@ -473,7 +481,7 @@ def count_fielded_chunks(docs: Iterable[Sequence[str]], n_fields: int, tokenizer
         for chunk in _chunks_of_records(docs, budget.chunk_docs, n_fields, budget.chunk_chars):
             yield [chunk[i][f] for f in range(n_fields) for i in range(len(chunk))]
 
-    def spilled(item: tuple[SplitBatch, np.ndarray, int, int]) -> _Spilled:  # in a worker thread
+    def spilled(item: tuple[SplitBatch, I64, int, int]) -> _Spilled:  # in a worker thread
         batch, term_ids, width, first_virtual = item
         n = batch.num_texts // n_fields
         counts, lengths = _fielded_counts(_chunk_term_counts(batch, term_ids, width), n, n_fields, width)

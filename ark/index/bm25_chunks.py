@@ -12,6 +12,7 @@ from types import ModuleType
 import numpy as np
 import pyarrow as pa
 
+from ark.arrays import F32, I32, I64, Ints
 from ark.index.optional_kernel import optional_kernel
 from ark.index.tokenizer import SplitBatch
 
@@ -50,7 +51,7 @@ def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int,
         yield chunk
 
 
-def _fitting(lengths: np.ndarray, budget: int) -> int:
+def _fitting(lengths: I64, budget: int) -> int:
     """How many of the first documents fit ``budget`` characters together (at least one)."""
     return max(int(np.searchsorted(np.cumsum(lengths), budget, side="right")), 1)
 
@@ -78,13 +79,13 @@ def _chunks_of_records(docs: Iterable[Sequence[str]], size: int, n_fields: int,
 class _ChunkCounts:
     """Distinct (document, term) pairs of one chunk in document-major order, with term frequencies."""
 
-    row_counts: np.ndarray  # distinct terms per document
-    terms: np.ndarray  # int32 term id per pair, ascending within a document
-    tf: np.ndarray  # float32 term frequency per pair
-    lengths: np.ndarray  # int32 document length in kept tokens
+    row_counts: Ints  # distinct terms per document
+    terms: I32  # term id per pair, ascending within a document
+    tf: F32  # term frequency per pair
+    lengths: I32  # document length in kept tokens
 
 
-def _chunk_term_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> _ChunkCounts:
+def _chunk_term_counts(batch: SplitBatch, term_ids: I64, width: int) -> _ChunkCounts:
     """Count one split chunk, given the term id of each raw token of its dictionary (``-1``: dropped) and an upper
     bound on the term ids: scipy sums the repeated (document, term) pairs.
 
@@ -102,7 +103,7 @@ def _chunk_term_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> _
     return _ChunkCounts(np.diff(counts.indptr), counts.indices.astype(np.int32, copy=False), counts.data, lengths)
 
 
-def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> tuple[_ChunkCounts, np.ndarray]:
+def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> tuple[_ChunkCounts, I32]:
     """One chunk's per-field counts (virtual document ``f * n + i`` = field ``f`` of document ``i``) as distinct
     (document, term) pairs, document-major, with each field's frequency (``(n_fields, pairs)`` float32)."""
     virtual = np.repeat(np.arange(n * n_fields, dtype=np.int64), counts.row_counts)
@@ -121,13 +122,13 @@ def _fielded_counts(counts: _ChunkCounts, n: int, n_fields: int, width: int) -> 
 class TermMajor:
     """Distinct (term, document) pairs of one chunk in term-major order, documents ascending within a term."""
 
-    ptr: np.ndarray  # each term id's first pair (one more than the term ids counted)
-    docs: np.ndarray  # document ids within the chunk
-    tf: np.ndarray  # (n_fields, pairs) float32 frequencies
-    lengths: np.ndarray  # int32 document length in kept tokens
+    ptr: I64  # each term id's first pair (one more than the term ids counted)
+    docs: Ints  # document ids within the chunk
+    tf: F32  # (n_fields, pairs) frequencies
+    lengths: I32  # document length in kept tokens
 
 
-def _term_major_counts(batch: SplitBatch, term_ids: np.ndarray, width: int) -> TermMajor:
+def _term_major_counts(batch: SplitBatch, term_ids: I64, width: int) -> TermMajor:
     """Count one split chunk straight into term-major order (plain BM25): the tokens, in document order, as a
     sparse row per document; scipy's CSR -> CSC counting sort (stable) puts each term's tokens in document order,
     so a document's repeats of a term are adjacent and their count is the gap between distinct neighbours. The

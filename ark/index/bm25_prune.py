@@ -38,12 +38,17 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
+
+from ark.arrays import F32, F64, I32, I64, U8, Bools, Ints
+from ark.index.postings import Tfs
+
+Lengths: TypeAlias = npt.NDArray[np.uint8 | np.uint16 | np.int32]  # document lengths, narrowed for the kernels
 
 BOUND_SLACK = 1e-5
 # Subset scoring streams the query's postings through the candidates (:mod:`ark.index._sparse_kernel`) up to this
@@ -62,9 +67,8 @@ def available() -> bool:
     return importlib.util.find_spec("numba") is not None
 
 
-def pruned_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float, k: int,
-                 mask: np.ndarray | None, named: np.ndarray, boost: np.float32,
-                 seed_postings: int) -> tuple[np.ndarray, np.ndarray]:
+def pruned_top_k(postings, terms: list[tuple[int, int]], idf: F64, k1: float, b: float, avgdl: float, k: int,
+                 mask: Bools | None, named: I64, boost: np.float32, seed_postings: int) -> tuple[I64, F32]:
     """Top-``k`` (ids, scores) over ``terms`` ((term id, occurrences) in query order), descending, ties by lower id,
     in one compiled call (a call's cost, cold, is most of a rare word's query): the ``named`` documents (``boost``
     added) and those of the rarest terms (up to ``seed_postings`` postings) scored first, then the walk over the
@@ -104,7 +108,7 @@ class CompiledFunction(Protocol):
     ``getattr`` because numba keeps it private, its ``_cache``)."""
 
     @property
-    def py_func(self) -> Callable[..., object]: ...
+    def py_func(self) -> object: ...  # a Python function, of whatever arguments
 
 
 def _fresh(module: ModuleType, entry: CompiledFunction) -> ModuleType:
@@ -126,6 +130,8 @@ def drop_stale_cache(dispatcher: CompiledFunction, callee_sources: list[Path]) -
     if cache is None or folder is None or not hasattr(cache, "flush"):
         return False
     func = dispatcher.py_func
+    if not callable(func):  # never for a numba dispatcher
+        return False
     stem, name = Path(inspect.getfile(func)).stem, getattr(func, "__name__", "")
     indexes = list(Path(folder).glob(f"{stem}.{name}-*.nbi"))
     newest = max((source.stat().st_mtime for source in callee_sources), default=0.0)
@@ -135,9 +141,8 @@ def drop_stale_cache(dispatcher: CompiledFunction, callee_sources: list[Path]) -
     return True
 
 
-def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
-                      k: int, mask: np.ndarray | None, named: np.ndarray,
-                      boost: np.float32) -> tuple[np.ndarray, np.ndarray]:
+def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: F64, k1: float, b: float, avgdl: float,
+                      k: int, mask: Bools | None, named: I64, boost: np.float32) -> tuple[I64, F32]:
     """Top-``k`` (ids, scores) of a long query, descending, ties by lower id: every posting of every term added
     into one score per document, term by term in query order (the exhaustive pass's float32 sums), compiled; the
     ``named`` documents get ``boost``. For many terms this beats the document-at-a-time walk, whose work per
@@ -157,8 +162,8 @@ def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: np.ndarray, k
     return docs[order], top[order]
 
 
-def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: float, b: float, avgdl: float,
-                  candidates: np.ndarray, distinct: bool = True) -> np.ndarray:
+def subset_scores(postings, terms: list[tuple[int, int]], idf: F64, k1: float, b: float, avgdl: float,
+                  candidates: Ints, distinct: bool = True) -> F32:
     """float32 scores of ``candidates`` over ``terms`` ((term id, occurrences) in query order), equal to the numpy
     path's. When the terms hold at most :data:`POSTINGS_PER_CANDIDATE` postings a candidate, the postings are
     streamed through the candidates (:mod:`ark.index._sparse_kernel`); otherwise each term's postings are decoded
@@ -180,7 +185,7 @@ def subset_scores(postings, terms: list[tuple[int, int]], idf: np.ndarray, k1: f
     return kernel.candidate_scores(*args, len(doc_lengths))  # type: ignore[call-arg]
 
 
-def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
+def _postings_arrays(postings) -> tuple[U8, Tfs, Lengths, I32]:
     """The kernels' postings arrays, made once per index (kept on it): plain arrays, and the document lengths in
     the narrowest unsigned type that holds them (:func:`narrow_lengths`)."""
     arrays = postings.__dict__.get("_kernel_arrays")
@@ -191,7 +196,7 @@ def _postings_arrays(postings) -> tuple[np.ndarray, ...]:
     return arrays
 
 
-def block_ratios(postings, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def block_ratios(postings, model: F64) -> tuple[F32, F32]:
     """Each block's and each term's largest ``tf / (tf + length norm)`` under ``model`` ((k1, b, avgdl)), float32
     rounded up (:func:`ark.index._prune_kernel.block_ratios`), made once per index and model and kept on it: a
     bound is then one multiplication, where it took a division per block (a frequent term's every block, for its
@@ -208,7 +213,7 @@ def block_ratios(postings, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cached[1]
 
 
-def narrow_lengths(doc_lengths: np.ndarray) -> np.ndarray:
+def narrow_lengths(doc_lengths: I32) -> Lengths:
     """``doc_lengths`` in the narrowest unsigned integer type that holds them (the same values, so the same
     scores): scoring reads one length per visited document, at random, and a byte a document (documents of under
     256 tokens) keeps 4x more of them in the caches than int32 (3M documents: 12 MB -> 3 MB; 14% off the median
@@ -223,7 +228,7 @@ def narrow_lengths(doc_lengths: np.ndarray) -> np.ndarray:
     return lengths
 
 
-def _term_rows(postings, tids: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+def _term_rows(postings, tids: I64, groups: I64 | None = None) -> I64:
     """The kernel's per-term rows (first document, first byte, width, first posting, df, first block, blocks, first
     group and groups of the finest skip list); with ``groups``, the term's groups of that skip list instead of its
     blocks. Compiled: numpy's nine gathers and a stack took ~25 us a query."""

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
+from ark.arrays import F32, I64, Bools, Floats, Ints, Keys
 from ark.index._progress import progress_bar
 from ark.index.embedding_usage import EMBEDDING_USAGE, TOKENIZER, count_local
 from ark.index.sorted_encoding import (
@@ -115,7 +116,7 @@ def embed_texts(
     encoder=None,
     batch_size: int | None = None,
     precision: str | None = None,
-) -> np.ndarray:
+) -> F32:
     """L2-normalised float32 embeddings of ``texts``, shape (len(texts), dim), row ``i`` = ``texts[i]``.
 
     With ``cache_dir`` the rows are written to ``cache_dir/embeddings.npy`` block by block and the count of
@@ -168,8 +169,8 @@ def embed_texts(
     return np.asarray(out)
 
 
-def _embed_sorted(texts: Sequence[str], model: str, encoder, out: np.ndarray, done: int, state: _Progress,
-                  state_path: Path | None, progress: bool, block: int, precision: str | None) -> np.ndarray:
+def _embed_sorted(texts: Sequence[str], model: str, encoder, out: F32, done: int, state: _Progress,
+                  state_path: Path | None, progress: bool, block: int, precision: str | None) -> F32:
     """:func:`embed_texts` for a sentence-transformers encoder: ``done`` counts rows in the plan's sorted order."""
     device = _encoder_device(encoder)
     chosen = resolve_precision(precision, device)
@@ -202,7 +203,7 @@ class DenseIndex:
     index lives: an approximate index built on first use is saved there too when it can be written.
     """
 
-    def __init__(self, embeddings: np.ndarray, model: str = DEFAULT_MODEL, encoder=None, ann: str = "auto",
+    def __init__(self, embeddings: Floats, model: str = DEFAULT_MODEL, encoder=None, ann: str = "auto",
                  directory: str | Path | None = None) -> None:
         if ann not in ANN_CHOICES:
             raise ValueError(f"unknown ann {ann!r}; choose one of {ANN_CHOICES}")
@@ -211,9 +212,9 @@ class DenseIndex:
         self.ann = ann
         self.directory = Path(directory) if directory is not None else None
         self._encoder = encoder
-        self._query_cache: dict[str, np.ndarray] = {}
+        self._query_cache: dict[str, F32] = {}
         self._approximate: IVFIndex | None = None
-        self.doc_keys: np.ndarray | None = None  # per document, its node id + text digest (ark.index.reuse)
+        self.doc_keys: Keys | None = None  # per document, its node id + text digest (ark.index.reuse)
 
     @classmethod
     def build(
@@ -234,7 +235,7 @@ class DenseIndex:
     def num_docs(self) -> int:
         return len(self.embeddings)
 
-    def embed_query(self, query: str) -> np.ndarray:
+    def embed_query(self, query: str) -> F32:
         """Normalised query embedding (memoised: agents repeat subqueries)."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
@@ -271,7 +272,7 @@ class DenseIndex:
             self._approximate = found
         return self._approximate
 
-    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: str, k: int, mask: Bools | None = None) -> tuple[I64, F32]:
         """Top-``k`` documents by cosine similarity, descending (ties by lower id); empty for a blank query."""
         if k <= 0 or not query.strip() or self.num_docs == 0:
             return EMPTY_IDS, EMPTY_SCORES
@@ -282,7 +283,7 @@ class DenseIndex:
         ids = np.arange(self.num_docs) if mask is None else np.flatnonzero(np.asarray(mask, dtype=bool))
         return top_k(ids, scores[ids], k)
 
-    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+    def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         """Cosine similarity of just ``candidates`` (same order); zeros for a blank query."""
         cand = np.asarray(candidates, dtype=np.int64)
         if cand.size == 0 or not query.strip():

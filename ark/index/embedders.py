@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
+from ark.arrays import F32, Floats, Keys
 from ark.errors import ArkError
 from ark.index.dense import DEFAULT_MODEL, DenseIndex, embed_texts, load_encoder
 from ark.index.embedding_usage import EMBEDDING_USAGE, ENDPOINT, count_local
@@ -62,12 +64,12 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> F32:
         """Shape ``(len(texts), dimension)``, float32, each row of unit length (or zero for a zero vector)."""
         ...
 
 
-def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+def normalise_rows(vectors: npt.ArrayLike) -> F32:
     """Rows scaled to unit L2 norm (zero rows stay zero), as float32."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
@@ -122,7 +124,7 @@ class SentenceTransformerEmbedder:
             raise ValueError(f"the sentence-transformers model {self.model!r} does not say its embedding dimension")
         return int(dimension)
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> F32:
         if len(texts) == 0:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if supports_sorted_encoding(self.encoder):  # one length sort, token-budget batches (counts its tokens)
@@ -171,10 +173,10 @@ class OpenAIEmbedder:
             self._dimension = int(self.embed(["dimension probe"]).shape[1])
         return self._dimension
 
-    def embed(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> F32:
         import openai
 
-        rows: list[np.ndarray] = []
+        rows: list[F32] = []
         for start in range(0, len(texts), max(1, batch_size)):
             batch = [t if t and t.strip() else " " for t in texts[start:start + batch_size]]
             extra = {"dimensions": self.dimensions} if self.dimensions else {}
@@ -239,11 +241,11 @@ class _EncoderAdapter:
     def get_embedding_dimension(self) -> int:
         return self.embedder.dimension
 
-    def encode(self, texts: Sequence[str], **_: object) -> np.ndarray:
+    def encode(self, texts: Sequence[str], **_: object) -> F32:
         return self.embedder.embed(texts, batch_size=self.batch_size)
 
 
-def embeddings_of(index: GraphTextIndex) -> np.ndarray:
+def embeddings_of(index: GraphTextIndex) -> Floats:
     """The node vectors (row ``i`` = node ``i``) of a dense :class:`GraphTextIndex` (``open_index(kind="dense")``,
     :func:`open_embedding_index`); a TypeError naming the index it wraps otherwise."""
     if not isinstance(index.index, DenseIndex):
@@ -256,7 +258,7 @@ def _is_packaged_default(embedder: Embedder) -> bool:
 
 
 def node_embeddings(graph: KnowledgeGraph, embedder: Embedder, progress: bool = True, batch_size: int = 64,
-                    block: int = 512) -> np.ndarray:
+                    block: int = 512) -> Floats:
     """Every node document's embedding, shape ``(graph.num_nodes, embedder.dimension)``, row ``i`` = node ``i``.
 
     Cached in ``<graph.path>/index/embed-<hash of the identity>/`` (for an updated graph, in its newest update's
@@ -278,18 +280,18 @@ def node_embeddings(graph: KnowledgeGraph, embedder: Embedder, progress: bool = 
     adapter = _EncoderAdapter(embedder, batch_size)
     name = f"embed-{settings_hash(settings)}"
     directory = None if graph_path is None or fingerprint is None else index_root(graph) / "index" / name
-    keys: list[np.ndarray] = []
+    keys: list[Keys] = []
 
-    def embed(texts: Sequence[str], work: Path | None) -> np.ndarray:
+    def embed(texts: Sequence[str], work: Path | None) -> F32:
         return embed_texts(texts, embedder.identity, cache_dir=work, progress=progress, block=block, encoder=adapter)
 
-    def build(cache_dir: Path | None) -> np.ndarray:
+    def build(cache_dir: Path | None) -> F32:
         vectors, doc_keys = embed_following_updates(graph, list(node_documents(graph)), name, settings, directory,
                                                     embed, cache_dir)
         keys.append(doc_keys)
         return np.ascontiguousarray(vectors)
 
-    def save(vectors: np.ndarray, folder: Path) -> None:
+    def save(vectors: F32, folder: Path) -> None:
         np.save(folder / "embeddings.npy", vectors)
         np.save(folder / KEYS_FILE, keys[-1])  # what a later version of the graph reuses rows by
 
@@ -299,7 +301,7 @@ def node_embeddings(graph: KnowledgeGraph, embedder: Embedder, progress: bool = 
                        load=_load_vectors, what="node embeddings")
 
 
-def _load_vectors(folder: Path) -> np.ndarray:
+def _load_vectors(folder: Path) -> F32:  # as saved
     return np.load(folder / "embeddings.npy", mmap_mode="r")
 
 
@@ -318,7 +320,7 @@ class CachedQueryEncoder(_EncoderAdapter):
 
         return request_key({"embedder": self.embedder.identity, "text": text})
 
-    def encode(self, texts: Sequence[str], **_: object) -> np.ndarray:
+    def encode(self, texts: Sequence[str], **_: object) -> F32:
         found = {i: self.cache.get(self.key(t)) for i, t in enumerate(texts)}
         missing = [i for i, entry in found.items() if entry is None]
         fresh = self.embedder.embed([texts[i] for i in missing]) if missing else None

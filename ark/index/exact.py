@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ark.arrays import I64, U64
+
 _WORDS = re.compile(r"\w+")
 _ARRAYS = ("exact_keys", "exact_indptr", "exact_nodes")
 
@@ -40,7 +42,7 @@ def _hash(key: str) -> int:
 class ExactNames:
     """Nodes by the exact key of each of their names (see the module doc)."""
 
-    def __init__(self, keys: np.ndarray, indptr: np.ndarray, nodes: np.ndarray) -> None:
+    def __init__(self, keys: U64, indptr: I64, nodes: I64) -> None:
         # plain views of memory-mapped arrays (np.memmap's indexing wrapper costs ~4 us of a lookup)
         self.keys = np.asarray(keys)
         self.indptr = np.asarray(indptr)
@@ -54,7 +56,7 @@ class ExactNames:
             builder.add(node, values)
         return builder.finish()
 
-    def lookup(self, query: str) -> np.ndarray:
+    def lookup(self, query: str) -> I64:
         """Ids of the nodes one of whose names has the query's exact key (ascending; empty when none)."""
         key = exact_key(query)
         if not key or len(self.keys) == 0:
@@ -96,7 +98,7 @@ class ExactNamesBuilder:
     def __init__(self) -> None:
         self._hashes: list[int] = []
         self._nodes: list[int] = []
-        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self._parts: list[tuple[U64, I64]] = []
 
     def add(self, node: int, values: Sequence[str]) -> None:
         """Node ``node``'s names (empty keys skipped)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack, runtime_checkable
 
 import numpy as np
 
+from ark.arrays import F32, I64, Bools, Ints
 from ark.index.postings import IndexFormatError
 from ark.storage.cache_folder import StaleCache, open_cached
 
@@ -62,9 +63,9 @@ class NodeIndex(Protocol):
     @property
     def num_docs(self) -> int: ...
 
-    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]: ...
+    def search(self, query: str, k: int, mask: Bools | None = None) -> tuple[I64, F32]: ...
 
-    def score(self, query: str, candidates: np.ndarray) -> np.ndarray: ...
+    def score(self, query: str, candidates: I64) -> F32: ...
 
 
 class SavedIndex(NodeIndex, Protocol):
@@ -78,7 +79,7 @@ class NodeSource(Protocol):
     nodes as a graph of their own (a version's changed nodes, :mod:`ark.index.versioned`)."""
 
     node_types: list[str]
-    node_type_codes: np.ndarray
+    node_type_codes: Ints
     metadata: dict[str, object]
 
     @property
@@ -92,7 +93,7 @@ class NodeSource(Protocol):
 
     def node_id(self, i: int) -> str: ...
 
-    def properties(self, i: int) -> dict[str, object]: ...
+    def properties(self, i: int) -> Mapping[str, object]: ...
 
 
 @runtime_checkable
@@ -102,7 +103,7 @@ class TextIndex(Protocol):
     def search(self, query: str, k: int, node_types: str | Sequence[str] | None = None) -> list[tuple[int, float]]:
         ...
 
-    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+    def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         ...
 
 
@@ -133,7 +134,7 @@ class GraphTextIndex:
 
         kernel_warm_up.start(self.index)
 
-    def type_mask(self, node_types: str | Sequence[str] | None) -> np.ndarray | None:
+    def type_mask(self, node_types: str | Sequence[str] | None) -> Bools | None:
         """Bool mask of nodes whose type is one of ``node_types`` (names resolved by the graph), or None."""
         return None if node_types is None else self.graph.type_mask(node_types)
 
@@ -142,7 +143,7 @@ class GraphTextIndex:
         ids, scores = self.index.search(query, k, mask=self.type_mask(node_types))
         return list(zip(np.asarray(ids).tolist(), np.asarray(scores).tolist(), strict=True))  # Python ints, floats
 
-    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+    def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         """Scores of just ``candidates`` (same order), with corpus-wide statistics."""
         return self.index.score(query, np.asarray(candidates))
 

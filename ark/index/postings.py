@@ -27,10 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TypeAlias, TypeVar
 
 import numpy as np
-from numpy.typing import DTypeLike
+import numpy.typing as npt
 
+from ark.arrays import F32, I32, I64, U8, Ints
 from ark.errors import ArkError
 from ark.index.optional_kernel import optional_kernel
 from ark.storage.cache_folder import rebuild_hint
@@ -41,18 +43,20 @@ BLOCK = 128
 SKIP = 16
 BLOB_FILES = {"doc_deltas": "doc_deltas.bin", "tfs": "tfs.bin", "block_last": "block_last.bin",
               "block_max_tf": "block_max_tf.bin", "block_min_dl": "block_min_dl.bin", "skip_last": "skip_last.bin"}
-OPTIONAL_BLOBS = ("skip_last",)  # indexes of format 2 written before the fine skip list open without it
 TERM_ARRAYS = ("term_first", "term_bytes", "term_widths", "term_ptr", "doc_lengths")
 BLOCK_DTYPES = {"block_last": np.int32, "block_max_tf": np.float32, "block_min_dl": np.int32, "skip_last": np.int32}
 _WIDTH_DTYPES = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+TfScalar: TypeAlias = np.uint8 | np.uint16 | np.uint32 | np.float32  # raw counts (BM25) or pseudo frequencies (BM25F)
+Tfs: TypeAlias = npt.NDArray[TfScalar]
+_S = TypeVar("_S", bound=np.uint8 | np.uint16 | np.uint32 | np.int32 | np.int64 | np.float32)  # the dtypes saved
 
 
 class IndexFormatError(ValueError, ArkError):
     """A saved index was written in another format version (a graph's cached index is then rebuilt)."""
 
 
-def bm25_weights(idf: float, tf: np.ndarray, doc_lengths: np.ndarray, k1: float, b: float,
-                 avgdl: float) -> np.ndarray:
+def bm25_weights(idf: float, tf: Tfs, doc_lengths: npt.NDArray[np.int32 | np.uint8 | np.uint16], k1: float,
+                 b: float, avgdl: float) -> F32:
     """float32 ``idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` (bm25s's "lucene" form), evaluated in float64 in
     this operation order (the pruning kernel repeats it, so both give the same bits). BM25F passes ``b = 0``."""
     tf = tf.astype(np.float64)
@@ -60,7 +64,7 @@ def bm25_weights(idf: float, tf: np.ndarray, doc_lengths: np.ndarray, k1: float,
     return (idf * tf / (tf + norm)).astype(np.float32)
 
 
-def tf_dtype(max_tf: float, fielded: bool) -> np.dtype:
+def tf_dtype(max_tf: float, fielded: bool) -> np.dtype[TfScalar]:
     """Narrowest storage for term frequencies: float32 pseudo frequencies, else the smallest unsigned integer."""
     if fielded:
         return np.dtype(np.float32)
@@ -70,7 +74,7 @@ def tf_dtype(max_tf: float, fielded: bool) -> np.dtype:
     raise ValueError(f"term frequency {max_tf} does not fit 32 bits")
 
 
-def _memmap(path: Path, dtype: np.dtype, mmap: bool) -> np.ndarray:
+def _memmap(path: Path, dtype: np.dtype[_S], mmap: bool) -> npt.NDArray[_S]:
     if not mmap or path.stat().st_size == 0:  # an empty file cannot be memory-mapped
         return np.fromfile(path, dtype=dtype)
     return np.memmap(path, dtype=dtype, mode="r")
@@ -80,28 +84,28 @@ def _memmap(path: Path, dtype: np.dtype, mmap: bool) -> np.ndarray:
 class Postings:
     """A term-major postings store (see the module doc); ``doc_lengths`` are the documents' lengths in tokens."""
 
-    doc_deltas: np.ndarray
-    tfs: np.ndarray
-    block_last: np.ndarray
-    block_max_tf: np.ndarray
-    block_min_dl: np.ndarray
-    term_first: np.ndarray
-    term_bytes: np.ndarray
-    term_widths: np.ndarray
-    term_ptr: np.ndarray
-    doc_lengths: np.ndarray
-    skip_last: np.ndarray | None = None
+    doc_deltas: U8
+    tfs: Tfs
+    block_last: I32
+    block_max_tf: F32
+    block_min_dl: I32
+    term_first: I32
+    term_bytes: I64
+    term_widths: U8
+    term_ptr: I64
+    doc_lengths: I32
+    skip_last: I32 | None = None
 
     def __post_init__(self) -> None:
         for name in (*BLOB_FILES, *TERM_ARRAYS):  # plain views of the maps: slicing a np.memmap costs ~15 us
             value = getattr(self, name)
             if isinstance(value, np.memmap):
                 setattr(self, name, np.asarray(value))
-        df = np.diff(np.asarray(self.term_ptr))
+        df = np.diff(np.asarray(self.term_ptr)).astype(np.int64, copy=False)
         self.block_ptr = _group_ptr(df, BLOCK)
         self.skip_ptr = _group_ptr(df, SKIP) if self.skip_last is not None else None
 
-    def skips(self) -> tuple[np.ndarray, np.ndarray, int]:
+    def skips(self) -> tuple[I32, I64, int]:
         """The finest skip list there is: (last document of each group, each term's first group, group size)."""
         if self.skip_last is None or self.skip_ptr is None:
             return self.block_last, self.block_ptr, BLOCK
@@ -114,7 +118,7 @@ class Postings:
     def df(self, term: int) -> int:
         return int(self.term_ptr[term + 1] - self.term_ptr[term])
 
-    def docs(self, term: int) -> np.ndarray:
+    def docs(self, term: int) -> I32:
         """Term ``term``'s document ids, ascending (int32)."""
         n = self.df(term)
         start, width = int(self.term_bytes[term]), int(self.term_widths[term])
@@ -123,10 +127,10 @@ class Postings:
         docs += self.term_first[term]
         return docs
 
-    def tf(self, term: int) -> np.ndarray:
+    def tf(self, term: int) -> Tfs:
         return self.tfs[int(self.term_ptr[term]): int(self.term_ptr[term + 1])]
 
-    def blocks(self, term: int) -> slice:
+    def blocks(self, term: int) -> slice[int, int, int | None]:
         return slice(int(self.block_ptr[term]), int(self.block_ptr[term + 1]))
 
     # ------------------------------------------------------------------ files
@@ -143,20 +147,30 @@ class Postings:
     def load(cls, directory: Path, meta: dict, mmap: bool = True) -> Postings:
         """The postings saved in ``directory``; :class:`~ark.storage.checksums.DamagedFileError` naming the file
         when one is missing or truncated (indexes written before checksums are checked this far)."""
-        dtypes: dict[str, DTypeLike] = {"doc_deltas": np.uint8, "tfs": np.dtype(meta["tf_dtype"]), **BLOCK_DTYPES}
-        blobs, arrays, path = {}, {}, directory
-        try:
-            for name, file in BLOB_FILES.items():
-                path = directory / file
-                if name in OPTIONAL_BLOBS and not path.exists():
-                    continue
-                blobs[name] = _memmap(path, np.dtype(dtypes[name]), mmap)
-            for name in TERM_ARRAYS:
-                path = directory / f"{name}.npy"
-                arrays[name] = _load_array(path, mmap)
+        path = directory
+
+        def blob(name: str, dtype: np.dtype[_S]) -> npt.NDArray[_S]:
+            nonlocal path
+            path = directory / BLOB_FILES[name]
+            return _memmap(path, dtype, mmap)
+
+        def array(name: str, dtype: type[_S]) -> npt.NDArray[_S]:
+            nonlocal path
+            path = directory / f"{name}.npy"
+            return _load_array(path, mmap, dtype)
+
+        try:  # read in the order of BLOB_FILES, then TERM_ARRAYS
+            blobs = (blob("doc_deltas", np.dtype(np.uint8)), blob("tfs", np.dtype(meta["tf_dtype"])),
+                     blob("block_last", np.dtype(np.int32)), blob("block_max_tf", np.dtype(np.float32)),
+                     blob("block_min_dl", np.dtype(np.int32)))
+            # indexes of format 2 written before the fine skip list open without it
+            skip_last = None if not (directory / BLOB_FILES["skip_last"]).exists() else \
+                blob("skip_last", np.dtype(np.int32))
+            terms = (array("term_first", np.int32), array("term_bytes", np.int64), array("term_widths", np.uint8),
+                     array("term_ptr", np.int64), array("doc_lengths", np.int32))
         except (OSError, ValueError, EOFError) as exc:  # missing or truncated ("mmap length is greater than file size")
             raise DamagedFileError(path, f"unreadable: {exc}", rebuild_hint(directory)) from exc
-        return cls(**blobs, **arrays)
+        return cls(*blobs, *terms, skip_last)
 
 
 @dataclass
@@ -164,30 +178,32 @@ class EncodedPostings:
     """A batch of terms' postings ready to append (:meth:`PostingsWriter.encode`): per term its postings count,
     first document, delta width and byte offset within the batch's ``doc_deltas``; each file's bytes."""
 
-    df: np.ndarray
-    first: np.ndarray
-    offsets: np.ndarray
-    widths: np.ndarray
-    blobs: dict[str, np.ndarray]  # contiguous arrays, written as they are in memory (little-endian here)
+    df: I64
+    first: I32
+    offsets: I64
+    widths: U8
+    blobs: dict[str, npt.NDArray[TfScalar | np.int32]]  # contiguous arrays, written as in memory (little-endian)
 
 
 class PostingsWriter:
     """Appends term-major batches of postings (consecutive term ids) to the files of a :class:`Postings`."""
 
-    def __init__(self, directory: Path, tf_type: np.dtype, doc_lengths: np.ndarray) -> None:
+    def __init__(self, directory: Path, tf_type: np.dtype[TfScalar], doc_lengths: I32) -> None:
         self.directory = directory
         self.tf_type = tf_type
         self.doc_lengths = doc_lengths
         self.files = {name: open(directory / file, "wb") for name, file in BLOB_FILES.items()}  # noqa: SIM115
-        self.term_parts: dict[str, list[np.ndarray]] = {name: [] for name in TERM_ARRAYS[:3]}
-        self.df_parts: list[np.ndarray] = []
+        self.first_parts: list[I32] = []  # per batch: term_first, term_bytes, term_widths, df
+        self.byte_parts: list[I64] = []
+        self.width_parts: list[U8] = []
+        self.df_parts: list[I64] = []
         self.bytes_written = 0
 
-    def add(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> None:
+    def add(self, df: I64, docs: Ints, tf: F32 | Tfs) -> None:
         """Postings of the next ``len(df)`` terms: ``df[i]`` of them each, ``docs`` ascending within a term."""
         self.write(self.encode(df, docs, tf))
 
-    def encode(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
+    def encode(self, df: I64, docs: Ints, tf: F32 | Tfs) -> EncodedPostings:
         """A batch of terms' postings (as :meth:`add` takes them) encoded, not yet written: touches no state, so
         worker threads encode batches side by side and :meth:`write` writes them in order. Compiled when numba is
         installed (:mod:`ark.index._encode_kernel`), else numpy: the same bytes."""
@@ -202,7 +218,7 @@ class PostingsWriter:
             return EncodedPostings(df, first, offsets, widths, blobs)
         return self._encode_numpy(df, docs, tf)
 
-    def _encode_numpy(self, df: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> EncodedPostings:
+    def _encode_numpy(self, df: I64, docs: Ints, tf: F32 | Tfs) -> EncodedPostings:
         starts = np.zeros(len(df), dtype=np.int64)
         np.cumsum(df[:-1], out=starts[1:])
         has = df > 0
@@ -230,7 +246,7 @@ class PostingsWriter:
                  **self._blocks(df, starts, docs, tf)}
         return EncodedPostings(df, first, offsets, widths, blobs)
 
-    def encode_piece(self, docs: np.ndarray, previous: int | None, tf: np.ndarray, width: int,
+    def encode_piece(self, docs: Ints, previous: int | None, tf: F32 | Tfs, width: int,
                      df: int | None) -> EncodedPostings:
         """Consecutive postings of one term too large for a batch, encoded as :meth:`encode` encodes the whole term:
         ``previous`` is the document before ``docs`` (None for the term's first piece, which gives its ``df``),
@@ -250,13 +266,13 @@ class PostingsWriter:
         for name, data in batch.blobs.items():
             with naming_full_disk(self.directory / BLOB_FILES[name]):
                 self.files[name].write(data.data.cast("B"))
-        self.term_parts["term_first"].append(batch.first)
-        self.term_parts["term_bytes"].append(batch.offsets + self.bytes_written)
-        self.term_parts["term_widths"].append(batch.widths)
+        self.first_parts.append(batch.first)
+        self.byte_parts.append(batch.offsets + self.bytes_written)
+        self.width_parts.append(batch.widths)
         self.df_parts.append(batch.df)
         self.bytes_written += len(batch.blobs["doc_deltas"])
 
-    def _blocks(self, df: np.ndarray, starts: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> dict[str, np.ndarray]:
+    def _blocks(self, df: I64, starts: I64, docs: Ints, tf: F32 | Tfs) -> dict[str, npt.NDArray[np.int32 | np.float32]]:
         block_start, block_end = _groups(df, starts, BLOCK)
         if not len(block_start):
             return {}
@@ -271,15 +287,19 @@ class PostingsWriter:
         for name, file in self.files.items():
             with naming_full_disk(self.directory / BLOB_FILES[name]):
                 file.close()  # flushes the last buffered bytes
-        parts = {name: np.concatenate(p) if p else np.zeros(0, dtype) for (name, p), dtype in
-                 zip(self.term_parts.items(), (np.int32, np.int64, np.uint8), strict=True)}
+        first = np.concatenate(self.first_parts) if self.first_parts else np.zeros(0, np.int32)
+        offsets = np.concatenate(self.byte_parts) if self.byte_parts else np.zeros(0, np.int64)
+        widths = np.concatenate(self.width_parts) if self.width_parts else np.zeros(0, np.uint8)
         df = np.concatenate(self.df_parts) if self.df_parts else np.zeros(0, np.int64)
         term_ptr = np.zeros(len(df) + 1, dtype=np.int64)
         np.cumsum(df, out=term_ptr[1:])
-        dtypes: dict[str, DTypeLike] = {"doc_deltas": np.uint8, "tfs": self.tf_type, **BLOCK_DTYPES}
-        blobs = {name: _memmap(self.directory / file, np.dtype(dtypes[name]), True)
-                 for name, file in BLOB_FILES.items()}
-        return Postings(**blobs, **parts, term_ptr=term_ptr, doc_lengths=self.doc_lengths)
+        def blob(name: str, dtype: np.dtype[_S]) -> npt.NDArray[_S]:
+            return _memmap(self.directory / BLOB_FILES[name], dtype, True)
+
+        return Postings(blob("doc_deltas", np.dtype(np.uint8)), blob("tfs", self.tf_type),
+                        blob("block_last", np.dtype(np.int32)), blob("block_max_tf", np.dtype(np.float32)),
+                        blob("block_min_dl", np.dtype(np.int32)), first, offsets, widths, term_ptr,
+                        self.doc_lengths, blob("skip_last", np.dtype(np.int32)))
 
 
 def _encode_kernel() -> ModuleType | None:
@@ -287,14 +307,14 @@ def _encode_kernel() -> ModuleType | None:
     return optional_kernel("_encode_kernel")
 
 
-def _group_ptr(df: np.ndarray, size: int) -> np.ndarray:
+def _group_ptr(df: I64, size: int) -> I64:
     """Each term's first group of ``size`` postings (and the total at the end), groups numbered across terms."""
     ptr = np.zeros(len(df) + 1, dtype=np.int64)
     np.cumsum((df + size - 1) // size, out=ptr[1:])
     return ptr
 
 
-def _groups(df: np.ndarray, starts: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _groups(df: I64, starts: I64, size: int) -> tuple[I64, I64]:
     """(start, end) postings of each term's groups of ``size`` (the last one shorter), terms in order."""
     per_term = (df + size - 1) // size
     term = np.repeat(np.arange(len(df)), per_term)
@@ -303,7 +323,8 @@ def _groups(df: np.ndarray, starts: np.ndarray, size: int) -> tuple[np.ndarray, 
     return start, np.minimum(start + size, starts[term] + df[term])
 
 
-def _load_array(path: Path, mmap: bool) -> np.ndarray:
+def _load_array(path: Path, mmap: bool, dtype: type[_S]) -> npt.NDArray[_S]:
+    """A saved term array, ``dtype`` the one :meth:`PostingsWriter.close` gives it (the file's header holds it)."""
     try:
         return np.load(path, mmap_mode="r" if mmap else None)
     except ValueError:  # an empty array cannot be memory-mapped

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..arrays import F32, I64, Floats, Keys
 from ..storage.cache_folder import read_manifest
 from ..storage.checksums import DamagedFileError, check_files
 
@@ -29,7 +30,7 @@ VECTORS_FILE = "embeddings.npy"
 KEY_BYTES = 16
 
 
-def document_keys(ids: Sequence[str], documents: Sequence[str]) -> np.ndarray:
+def document_keys(ids: Sequence[str], documents: Sequence[str]) -> Keys:
     """Per node, a digest of its id and document (dtype ``S16``): equal keys, equal text to embed."""
     keys = np.empty(len(ids), dtype=f"S{KEY_BYTES}")
     for i, (node_id, doc) in enumerate(zip(ids, documents, strict=True)):
@@ -51,7 +52,7 @@ def _version_folders(root: Path) -> list[tuple[int, Path]]:
 
 
 def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: Mapping[str, object], current: Path | None
-                   ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+                   ) -> Iterator[tuple[Keys, Floats]]:
     """(keys, vectors) of the saved matrices named ``cache_name`` with ``settings`` under the graph's versions,
     newest first, leaving out ``current`` (the folder being built); damaged or unkeyed ones are skipped."""
     if graph.path is None or graph.info.version_segments is None:
@@ -74,7 +75,7 @@ def earlier_caches(graph: KnowledgeGraph, cache_name: str, settings: Mapping[str
             yield keys, vectors
 
 
-def _base_keys(folder: Path, settings: Mapping[str, object]) -> np.ndarray | None:
+def _base_keys(folder: Path, settings: Mapping[str, object]) -> Keys | None:
     """Keys of a base's matrix saved without them, from that base's own documents (None for an update folder)."""
     if not (folder / "graph.json").is_file():
         return None
@@ -87,12 +88,12 @@ def _base_keys(folder: Path, settings: Mapping[str, object]) -> np.ndarray | Non
     return document_keys(base.nodes.column("id").to_pylist(), list(node_documents(base, fields)))
 
 
-def reuse_rows(keys: np.ndarray, earlier: Iterator[tuple[np.ndarray, np.ndarray]], dimension: int | None
-               ) -> tuple[np.ndarray | None, np.ndarray]:
+def reuse_rows(keys: Keys, earlier: Iterator[tuple[Keys, Floats]], dimension: int | None
+               ) -> tuple[F32 | None, I64]:
     """The rows of ``keys`` found in ``earlier`` matrices (None when none was found) and the positions still
     missing, ascending."""
     missing = np.arange(len(keys))
-    out: np.ndarray | None = None
+    out: F32 | None = None
     for old_keys, old_vectors in earlier:
         if missing.size == 0:
             break
@@ -115,8 +116,8 @@ def reuse_rows(keys: np.ndarray, earlier: Iterator[tuple[np.ndarray, np.ndarray]
 
 def embed_following_updates(graph: KnowledgeGraph, documents: Sequence[str], cache_name: str,
                             settings: Mapping[str, object],
-                            current: Path | None, embed: Callable[[Sequence[str], Path | None], np.ndarray],
-                            cache_dir: Path | None) -> tuple[np.ndarray, np.ndarray]:
+                            current: Path | None, embed: Callable[[Sequence[str], Path | None], Floats],
+                            cache_dir: Path | None) -> tuple[F32, Keys]:
     """(vectors, keys) of the graph's node ``documents``: rows of earlier versions reused, the others embedded by
     ``embed(texts, cache_dir)`` (resumable through ``cache_dir``)."""
     ids = graph.nodes.column("id").to_pylist()

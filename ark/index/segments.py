@@ -26,7 +26,7 @@ from typing import TypedDict
 import numpy as np
 import pyarrow as pa
 
-from ..arrays import sorted_unique
+from ..arrays import F32, F64, I32, I64, Bools, Ints, sorted_unique
 from .exact import ExactNames
 from .graph_index import Document
 from .postings import bm25_weights
@@ -42,16 +42,16 @@ class Segment:
 
     node_ids: list[str]
     terms: list[str]
-    term_ptr: np.ndarray  # int64, one more than terms
-    docs: np.ndarray  # int32 document per posting, ascending within a term
-    tf: np.ndarray  # float32 (fields, postings) raw frequencies
-    field_lengths: np.ndarray  # int32 (fields, documents)
+    term_ptr: I64  # one more than terms
+    docs: I32  # document per posting, ascending within a term
+    tf: F32  # (fields, postings) raw frequencies
+    field_lengths: I32  # (fields, documents)
     exact: ExactNames | None = None
 
     def __post_init__(self) -> None:
         self.term_ids = {term: i for i, term in enumerate(self.terms)}
 
-    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+    def postings(self, term: str) -> tuple[I32, F32]:
         tid = self.term_ids.get(term)
         if tid is None:
             return np.zeros(0, np.int32), np.zeros((self.tf.shape[0], 0), np.float32)
@@ -117,8 +117,7 @@ def build_segment(node_ids: Sequence[str], docs: Iterable[Document], tokenizer: 
                    np.stack(lengths), ExactNames.build(names) if fielded and exact else None)
 
 
-def _field_terms(texts: list[str], tokenizer: Tokenizer, vocabulary: dict[str, int]
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _field_terms(texts: list[str], tokenizer: Tokenizer, vocabulary: dict[str, int]) -> tuple[I64, I64]:
     """(term id, document) of every kept token of ``texts``, split as the BM25 build splits them."""
     if not texts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -136,7 +135,7 @@ class SegmentedBM25:
     """BM25 (or BM25F) over segments mapped onto one version's nodes (``doc_maps[s][j]``: the node of document
     ``j`` of segment ``s``, -1 when another segment holds it or the node is gone)."""
 
-    def __init__(self, segments: list[Segment], doc_maps: list[np.ndarray], num_docs: int, k1: float, b: float,
+    def __init__(self, segments: list[Segment], doc_maps: list[I64], num_docs: int, k1: float, b: float,
                  tokenizer: Tokenizer, fields: BM25FFields | None) -> None:
         self.segments, self.doc_maps = segments, doc_maps
         self.k1, self.b, self.tokenizer, self.fields = float(k1), float(b), tokenizer, fields
@@ -148,7 +147,7 @@ class SegmentedBM25:
             lengths[:, mapping[keep]] = segment.field_lengths[:, keep]
         self.doc_lengths = lengths.sum(axis=0).astype(np.int32) if fields else lengths[0]
         self._avgdl = max(float(self.doc_lengths.mean()) if num_docs else 1.0, 1e-12)
-        self._norms: list[np.ndarray] = []
+        self._norms: list[F64] = []
         for f in range(n_fields if fields else 0):
             assert fields is not None
             avg = max(float(lengths[f].mean()), 1e-12) if num_docs else 1.0
@@ -158,7 +157,7 @@ class SegmentedBM25:
     def num_docs(self) -> int:
         return self._num_docs
 
-    def _term_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+    def _term_postings(self, term: str) -> tuple[I64, F32]:
         """The version's documents holding ``term`` (unordered) and their raw frequencies (fields, postings)."""
         parts = []
         for segment, mapping in zip(self.segments, self.doc_maps, strict=True):
@@ -168,7 +167,7 @@ class SegmentedBM25:
             parts.append((nodes[keep], tf[:, keep]))
         return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts], axis=1)
 
-    def _query_terms(self, query: str) -> list[tuple[np.ndarray, np.ndarray, int, int]]:
+    def _query_terms(self, query: str) -> list[tuple[I64, F32, int, int]]:
         """(documents, frequencies, document frequency, occurrences) of the query's terms the version holds, in
         order of first occurrence."""
         if not isinstance(query, str):
@@ -183,7 +182,7 @@ class SegmentedBM25:
                 out.append((docs, tf, len(docs), count))
         return out
 
-    def _weights(self, docs: np.ndarray, tf: np.ndarray, df: int) -> np.ndarray:
+    def _weights(self, docs: I64, tf: F32, df: int) -> F32:
         idf = np.log1p((self.num_docs - np.asarray([df], np.int64) + 0.5) / (np.asarray([df], np.int64) + 0.5))[0]
         if not self.fields:
             return bm25_weights(idf, tf[0], self.doc_lengths[docs], self.k1, self.b, self._avgdl)
@@ -192,7 +191,7 @@ class SegmentedBM25:
             pseudo += self.fields["weights"][f] * tf[f].astype(np.float64) / norm[docs]
         return bm25_weights(idf, pseudo.astype(np.float32), self.doc_lengths[docs], self.k1, 0.0, self._avgdl)
 
-    def _named(self, query: str) -> np.ndarray:
+    def _named(self, query: str) -> I64:
         found = []
         for segment, mapping in zip(self.segments, self.doc_maps, strict=True):
             if segment.exact is not None:
@@ -200,7 +199,7 @@ class SegmentedBM25:
                 found.append(nodes[nodes >= 0])
         return np.sort(np.concatenate(found)) if found else np.zeros(0, np.int64)
 
-    def _scores(self, query: str) -> np.ndarray:
+    def _scores(self, query: str) -> F32:
         """float32 score of every document: terms added in query order, then the exact-name boost (as BM25Index)."""
         scores = np.zeros(self.num_docs, dtype=np.float32)
         terms = self._query_terms(query)
@@ -215,14 +214,14 @@ class SegmentedBM25:
             scores[named] += np.float32(max(total, 1.0))
         return scores
 
-    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: str, k: int, mask: Bools | None = None) -> tuple[I64, F32]:
         """Top-``k`` documents, descending, ties by lower id; only documents scoring > 0 (as BM25Index.search)."""
         scores = self._scores(query)
         if mask is not None:
             scores = scores * np.asarray(mask, dtype=bool)
         return top_k_dense(scores, k)
 
-    def score(self, query: str, candidates: np.ndarray | Sequence[int]) -> np.ndarray:
+    def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         cand = np.asarray(candidates)
         if cand.size == 0:
             return np.zeros(cand.shape, dtype=np.float32)
@@ -243,14 +242,14 @@ class SegmentedBM25:
         return f"SegmentedBM25(num_docs={self.num_docs}, segments={len(self.segments)})"
 
 
-def doc_maps(segments: list[Segment], ids: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
+def doc_maps(segments: list[Segment], ids: pa.Array | pa.ChunkedArray) -> list[I64]:
     """Each segment's documents on the version whose node ids are ``ids``: the newest segment holding a node wins.
     Raises ``ValueError`` when a node is in no segment (an index that does not cover the version)."""
     import pyarrow.compute as pc
 
     value_set = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
     claimed = np.zeros(len(value_set), dtype=bool)
-    maps: list[np.ndarray] = [np.zeros(0, np.int64)] * len(segments)
+    maps: list[I64] = [np.zeros(0, np.int64)] * len(segments)
     for s in range(len(segments) - 1, -1, -1):
         found = pc.fill_null(pc.index_in(pa.array(segments[s].node_ids, pa.string()), value_set=value_set), -1)
         mapping = np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ark.arrays import F32, I64
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -64,7 +66,7 @@ def supports_sorted_encoding(encoder: object) -> bool:
     return isinstance(encoder, torch.nn.Module) and callable(getattr(encoder, "preprocess", None))
 
 
-def token_lengths(encoder: SentenceTransformer, texts: Sequence[str]) -> np.ndarray:
+def token_lengths(encoder: SentenceTransformer, texts: Sequence[str]) -> I64:
     """Each text's token count as the model runs it (special tokens included, cut at its maximum length)."""
     lengths = np.zeros(len(texts), dtype=np.int64)
     for start in range(0, len(texts), _LENGTH_CHUNK):
@@ -78,8 +80,8 @@ def token_lengths(encoder: SentenceTransformer, texts: Sequence[str]) -> np.ndar
 class EncodePlan:
     """The texts in encoding order (longest first; ties in input order) and the batches over that order."""
 
-    order: np.ndarray  # sorted position -> text index
-    lengths: np.ndarray  # token count per text, input order
+    order: I64  # sorted position -> text index
+    lengths: I64  # token count per text, input order
     bounds: tuple[tuple[int, int], ...]  # [start, end) over sorted positions
 
     @property
@@ -87,7 +89,7 @@ class EncodePlan:
         return int(sum((end - start) * self.lengths[self.order[start]] for start, end in self.bounds))
 
 
-def plan_batches(lengths: np.ndarray, budget: int) -> EncodePlan:
+def plan_batches(lengths: I64, budget: int) -> EncodePlan:
     """One sort of all texts by length, cut into batches whose padded size (count x longest) fits ``budget``."""
     if budget < 1:
         raise ValueError(f"token budget must be positive, got {budget}")
@@ -132,7 +134,7 @@ def encoding_threads() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-def encode_batch(encoder: SentenceTransformer, texts: list[str], precision: str) -> np.ndarray:
+def encode_batch(encoder: SentenceTransformer, texts: list[str], precision: str) -> F32:
     """L2-normalised float32 sentence embeddings of one batch (padded to its longest text)."""
     import torch
     from sentence_transformers.util import batch_to_device

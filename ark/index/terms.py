@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ark.arrays import I64, U8
 from ark.storage.atomic import atomic_write_bytes
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
@@ -26,7 +27,7 @@ OFFSETS_FILE = "term_offsets.npy"
 ORDER_FILE = "term_order.npy"
 
 
-def table_arrays(terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def table_arrays(terms: Sequence[str]) -> tuple[I64, I64]:
     """``(offsets, order)`` of ``"\\n".join(terms)`` encoded as UTF-8: term ``i`` is the bytes
     ``offsets[i]:offsets[i + 1] - 1``, and ``order`` lists the ids by their term's bytes, ascending."""
     encoded = [term.encode("utf-8") for term in terms]
@@ -47,7 +48,7 @@ def save_table(directory: Path, terms: Sequence[str]) -> None:
 class TermTable(Sequence[str]):
     """Term ids of a saved vocabulary: ``get(term)`` as a ``{term: id}`` dict answers it, and the terms by id."""
 
-    def __init__(self, blob: bytes | mmap.mmap, offsets: np.ndarray, order: np.ndarray) -> None:
+    def __init__(self, blob: bytes | mmap.mmap, offsets: I64, order: I64) -> None:
         self._blob = blob
         self._offsets = offsets
         self._order = order
@@ -88,7 +89,7 @@ class TermTable(Sequence[str]):
         return iter(bytes(self._blob[: max(int(self._offsets[-1]) - 1, 0)]).decode("utf-8").split("\n")
                     if len(self) else [])
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def arrays(self) -> tuple[U8, I64, I64]:
         """(the file's bytes as uint8, the offsets, the order): what a compiled lookup searches (no copies)."""
         blob = np.frombuffer(self._blob, dtype=np.uint8) if len(self._blob) else np.zeros(0, np.uint8)
         return blob, np.asarray(self._offsets), np.asarray(self._order)

@@ -25,6 +25,7 @@ from typing import overload
 import numpy as np
 import pyarrow as pa
 
+from ark.arrays import I32, U64, Bools
 from ark.index.optional_kernel import optional_kernel
 from ark.text import ENGLISH_STOPWORDS
 
@@ -44,12 +45,12 @@ class SplitBatch:
     """
 
     num_texts: int
-    doc_ids: np.ndarray
-    codes: np.ndarray
+    doc_ids: I32
+    codes: I32
     dictionary: Sequence[str]
     # ``dictionary[:len(packed)]`` packed into one little-endian uint64 each (ASCII tokens of at most 8 bytes): a
     # vocabulary can look them up in numpy instead of hashing strings.
-    packed: np.ndarray | None = None
+    packed: U64 | None = None
 
 
 def _ascii_table(lower: bool) -> bytes:
@@ -85,7 +86,7 @@ class TokenDictionary(Sequence[str]):
     read: a vocabulary that has seen a token looks it up by its integer, so most are never made strings), then the
     others as strings."""
 
-    def __init__(self, keys: np.ndarray, rest: list[str]) -> None:
+    def __init__(self, keys: U64, rest: list[str]) -> None:
         self.keys = keys
         self.rest = rest
 
@@ -95,8 +96,8 @@ class TokenDictionary(Sequence[str]):
     @overload
     def __getitem__(self, index: int) -> str: ...
     @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
+    def __getitem__(self, index: slice[int | None, int | None, int | None]) -> list[str]: ...
+    def __getitem__(self, index: int | slice[int | None, int | None, int | None]) -> str | list[str]:
         n = len(self.keys)
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
@@ -114,8 +115,7 @@ class TokenDictionary(Sequence[str]):
 _LOW_BYTES = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
-def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tuple[np.ndarray, TokenDictionary,
-                                                                                  np.ndarray]:
+def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tuple[I32, TokenDictionary, U64]:
     """Dictionary-encode tokens: codes per token (ASCII tokens first, then the others), the distinct tokens and the
     packed integers of the first of them (:attr:`SplitBatch.packed`).
 
@@ -142,8 +142,8 @@ def _encode_tokens(ascii_tokens: pa.Array, other_tokens: pa.Array | None) -> tup
     return _dictionary(short, packed, rest, other_tokens)
 
 
-def _dictionary(short: np.ndarray, packed: np.ndarray, rest: pa.Array,
-                other_tokens: pa.Array | None) -> tuple[np.ndarray, TokenDictionary, np.ndarray]:
+def _dictionary(short: Bools, packed: U64, rest: pa.Array,
+                other_tokens: pa.Array | None) -> tuple[I32, TokenDictionary, U64]:
     """:func:`_encode_tokens` from the ASCII tokens split into short ones (``short``: their packed integers, in
     token order) and the others (``rest``, strings in token order)."""
     import pyarrow.compute as pc
@@ -167,7 +167,7 @@ def _dictionary(short: np.ndarray, packed: np.ndarray, rest: pa.Array,
     return codes, TokenDictionary(keys, encoded.dictionary.to_pylist()), keys
 
 
-def _split_compiled(arr: pa.Array, lower: bool) -> tuple[np.ndarray, np.ndarray, TokenDictionary, np.ndarray] | None:
+def _split_compiled(arr: pa.Array, lower: bool) -> tuple[I32, I32, TokenDictionary, U64] | None:
     """(doc ids, codes, dictionary, packed) of an all-ASCII string array split by the compiled loop, or None
     without numba (:mod:`ark.index._split_kernel`)."""
     _split_kernel = optional_kernel("_split_kernel")
@@ -210,7 +210,7 @@ def _ascii_joined(texts: Sequence[str]) -> pa.Array | None:
                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def _token_doc_ids(lists: pa.ListArray, ids: np.ndarray) -> np.ndarray:
+def _token_doc_ids(lists: pa.ListArray, ids: I32) -> I32:
     """For each token of ``lists`` (flattened), the id of its text (``ids[i]`` for list ``i``)."""
     offsets = lists.offsets.to_numpy(zero_copy_only=False)
     return np.repeat(ids, np.diff(offsets))

@@ -11,11 +11,11 @@ from pydantic import BeforeValidator, ValidationInfo
 from ark.graph.ids import index_value, ref_value
 
 
-def _index(value: object, info: ValidationInfo) -> object:  # pydantic reads digits as an int after this
+def _index(value: object, info: ValidationInfo[object]) -> object:  # pydantic reads digits as an int after this
     return index_value(value, info.field_name or "node index")
 
 
-def _ref(value: object, info: ValidationInfo) -> object:
+def _ref(value: object, info: ValidationInfo[object]) -> object:
     return ref_value(value, info.field_name or "node")
 
 

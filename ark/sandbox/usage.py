@@ -18,12 +18,50 @@ import os
 import subprocess
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
-Counts = dict[str, Any]
 COUNT_KEYS = ("workers_started", "resets_in_place", "workers_ended", "workers_killed")
 COUNTED_BY = "kernel: the worker's process tree in /proc as it ends"
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+
+UsageJSON = dict[str, object]  # the counts and ``counted_by`` as a run's config.json and summary.json hold them
+
+
+@dataclass(frozen=True)
+class SandboxCounts:
+    """Sandbox workers started, reset in place, ended and killed, and the CPU seconds of the ended ones' trees."""
+
+    workers_started: int
+    resets_in_place: int
+    workers_ended: int
+    workers_killed: int
+    worker_cpu_s: float
+
+    def events(self) -> bool:
+        """Whether a worker started, was reset, ended or was killed."""
+        return any((self.workers_started, self.resets_in_place, self.workers_ended, self.workers_killed))
+
+    def to_json(self) -> UsageJSON:
+        """The record as written to a run's files: the counts, the CPU seconds and how they were counted."""
+        return {"workers_started": self.workers_started, "resets_in_place": self.resets_in_place,
+                "workers_ended": self.workers_ended, "workers_killed": self.workers_killed,
+                "worker_cpu_s": self.worker_cpu_s, "counted_by": COUNTED_BY}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> SandboxCounts:
+        """The counts of :meth:`to_json`'s form (a key missing counts 0)."""
+        def number(key: str) -> int | float | str:
+            value = data.get(key, 0)
+            if not isinstance(value, int | float | str):
+                raise TypeError(f"sandbox usage {key!r} is not a number: {value!r}")
+            return value
+
+        started, resets, ended, killed = (int(number(key)) for key in COUNT_KEYS)
+        return cls(started, resets, ended, killed, float(number("worker_cpu_s")))
+
+
+NO_USAGE = SandboxCounts(0, 0, 0, 0, 0.0)
 
 
 class SandboxUsage:
@@ -31,40 +69,41 @@ class SandboxUsage:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._counts: Counts = {**dict.fromkeys(COUNT_KEYS, 0), "worker_cpu_s": 0.0}
+        self._counts = NO_USAGE
 
     def add(self, key: str, count: int = 1, cpu_s: float = 0.0) -> None:
         """Count ``count`` events ``key`` (one of :data:`COUNT_KEYS`) and ``cpu_s`` CPU seconds of ended workers."""
         if key not in COUNT_KEYS:
             raise ValueError(f"unknown sandbox count {key!r}; valid: {', '.join(COUNT_KEYS)}")
         with self._lock:
-            self._counts[key] += int(count)
-            self._counts["worker_cpu_s"] += max(float(cpu_s), 0.0)
+            counts = self._counts
+            self._counts = replace(counts, **{key: getattr(counts, key) + int(count)},
+                                   worker_cpu_s=counts.worker_cpu_s + max(float(cpu_s), 0.0))
 
-    def snapshot(self) -> Counts:
-        """The counts now (a copy)."""
+    def snapshot(self) -> SandboxCounts:
+        """The counts now."""
         with self._lock:
-            return dict(self._counts)
+            return self._counts
 
-    def since(self, before: Counts) -> Counts:
-        """What happened after ``before`` (a :meth:`snapshot`); empty when no worker started, reset or ended."""
-        now = self.snapshot()
-        out: Counts = {key: now[key] - int(before.get(key, 0)) for key in COUNT_KEYS}
-        if not any(out.values()):
-            return {}
-        out["worker_cpu_s"] = round(now["worker_cpu_s"] - float(before.get("worker_cpu_s", 0.0)), 3)
-        out["counted_by"] = COUNTED_BY
-        return out
+    def since(self, before: SandboxCounts | None = None) -> SandboxCounts | None:
+        """What happened after ``before`` (a :meth:`snapshot`; None: since the process started), its CPU seconds
+        rounded to the millisecond; None when no worker started, reset or ended."""
+        now, before = self.snapshot(), before or NO_USAGE
+        out = SandboxCounts(now.workers_started - before.workers_started, now.resets_in_place - before.resets_in_place,
+                            now.workers_ended - before.workers_ended, now.workers_killed - before.workers_killed,
+                            round(now.worker_cpu_s - before.worker_cpu_s, 3))
+        return out if out.events() else None
 
 
-def add_usage(first: Counts, second: Counts) -> Counts:
-    """The sum of two :meth:`SandboxUsage.since` counts (a resumed run's earlier attempts and this one)."""
+def add_usage(first: Mapping[str, object], second: Mapping[str, object]) -> UsageJSON:
+    """The sum of two recorded usages (:meth:`SandboxCounts.to_json`: a resumed run's earlier attempts and this
+    one), in the same form; one of them when the other is empty."""
     if not first or not second:
         return dict(first or second)
-    out: Counts = {key: int(first.get(key, 0)) + int(second.get(key, 0)) for key in COUNT_KEYS}
-    out["worker_cpu_s"] = round(float(first.get("worker_cpu_s", 0.0)) + float(second.get("worker_cpu_s", 0.0)), 3)
-    out["counted_by"] = COUNTED_BY
-    return out
+    a, b = SandboxCounts.from_json(first), SandboxCounts.from_json(second)
+    return SandboxCounts(a.workers_started + b.workers_started, a.resets_in_place + b.resets_in_place,
+                         a.workers_ended + b.workers_ended, a.workers_killed + b.workers_killed,
+                         round(a.worker_cpu_s + b.worker_cpu_s, 3)).to_json()
 
 
 SANDBOX_USAGE = SandboxUsage()

@@ -138,8 +138,9 @@ def test_the_run_counts_its_workers_and_their_cpu_time_by_the_kernel(engine):
     pid = sandbox.worker_pid
     pool.close()
     usage = SANDBOX_USAGE.since(before)
-    assert usage["workers_started"] == 1 and usage["resets_in_place"] == 2 and usage["workers_ended"] == 1
-    assert usage["workers_killed"] == 0 and 0.8 <= usage["worker_cpu_s"] < 30
+    assert usage is not None
+    assert usage.workers_started == 1 and usage.resets_in_place == 2 and usage.workers_ended == 1
+    assert usage.workers_killed == 0 and 0.8 <= usage.worker_cpu_s < 30
     assert pid is not None and _gone(pid)  # waited for: no process or zombie left once the run has closed
 
 
@@ -149,7 +150,8 @@ def test_a_worker_killed_at_its_time_limit_still_counts_its_cpu_time(engine):
         result = sandbox.run("sum(range(10 ** 12))")  # one C call: the worker's own alarm cannot stop it
         assert result.error_kind == "timeout" and not sandbox.running  # killed by the parent past its deadline
     usage = SANDBOX_USAGE.since(before)
-    assert usage["workers_killed"] == 1 and usage["workers_started"] == 1 and usage["worker_cpu_s"] >= 0.3
+    assert usage is not None
+    assert usage.workers_killed == 1 and usage.workers_started == 1 and usage.worker_cpu_s >= 0.3
 
 
 def test_a_servers_open_pools_are_ended_when_it_stops(engine):
@@ -166,4 +168,5 @@ def test_a_servers_open_pools_are_ended_when_it_stops(engine):
     assert close_all_pools() >= 1
     assert pid is not None and _gone(pid) and not sandbox.running
     usage = SANDBOX_USAGE.since(before)
-    assert usage["workers_ended"] == 1 and usage["worker_cpu_s"] > 0
+    assert usage is not None
+    assert usage.workers_ended == 1 and usage.worker_cpu_s > 0

@@ -65,7 +65,7 @@ class ToolConfig(MethodOptions):
         """A config for one of :data:`ABLATIONS` (``full`` is the default toolset)."""
         if name not in ABLATION_SWITCHES:
             raise ValueError(f"unknown ablation {name!r}; valid: {', '.join(ABLATIONS)}")
-        return cls(**{**ABLATION_SWITCHES[name], **overrides})
+        return cls.model_validate({**ABLATION_SWITCHES[name], **overrides})
 
 
 class ArkOptions(MethodOptions):

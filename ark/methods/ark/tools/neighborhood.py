@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from ark.arrays import sorted_unique
+from ark.arrays import F64, I64, Bools, Ints, sorted_unique
 from ark.graph import KnowledgeGraph
 from ark.index.topk import top_k
 from ark.text import ENGLISH_STOPWORDS, words
@@ -25,13 +25,13 @@ class RankedNeighborhood:
     """The ranked unique neighbors (best first; only the first ``limit`` when ranked with one), how many unique
     neighbors there are in all and how many matched the query."""
 
-    nodes: np.ndarray
+    nodes: Ints
     total: int
     matching: int | None
-    relation_nodes: np.ndarray  # the filtered edge arrays, kept to describe the shown neighbors' relations
-    relation_codes: np.ndarray
-    relation_outgoing: np.ndarray
-    runs: np.ndarray | None = None  # run starts when each run of equal (relation, direction) has sorted neighbors
+    relation_nodes: Ints  # the filtered edge arrays, kept to describe the shown neighbors' relations
+    relation_codes: Ints
+    relation_outgoing: Bools
+    runs: I64 | None = None  # run starts when each run of equal (relation, direction) has sorted neighbors
     _described: dict[int, tuple[list[int], list[int]]] = field(default_factory=dict, repr=False)
 
     def relations_of(self, node: int) -> tuple[list[int], list[int]]:
@@ -66,7 +66,7 @@ class RankedNeighborhood:
 
 
 def filtered_neighborhood(graph: KnowledgeGraph, node: int, relations: list[str] | None,
-                          type_codes: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                          type_codes: list[int] | None) -> tuple[Ints, Ints, Bools]:
     """Edge arrays (neighbor, relation code, outgoing) around ``node`` whose relation is one of ``relations`` and
     whose neighbor's type code is one of ``type_codes`` (None: no filter)."""
     one = relations[0] if relations is not None and len(relations) == 1 else None
@@ -83,7 +83,7 @@ def filtered_neighborhood(graph: KnowledgeGraph, node: int, relations: list[str]
     return nodes, codes, outgoing
 
 
-def rank_neighborhood(graph: KnowledgeGraph, index, nodes: np.ndarray, codes: np.ndarray, outgoing: np.ndarray,
+def rank_neighborhood(graph: KnowledgeGraph, index, nodes: Ints, codes: Ints, outgoing: Bools,
                       query: str | None, ranking: str, limit: int | None = None) -> RankedNeighborhood:
     """Rank the unique neighbors: BM25 of ``query`` (default) or the reference keyword rule; no query keeps
     row order, i.e. by relation, then direction (outgoing first), then node index. Ties keep that order too.
@@ -109,7 +109,7 @@ def rank_neighborhood(graph: KnowledgeGraph, index, nodes: np.ndarray, codes: np
     return RankedNeighborhood(unique, total, matching, nodes, codes, outgoing, runs)
 
 
-def _stable_top(scores: np.ndarray, limit: int) -> np.ndarray:
+def _stable_top(scores: F64, limit: int) -> I64:
     """Positions of the first ``limit`` of ``np.argsort(-scores, kind="stable")`` without sorting everything: the
     matching (positive) scores by top-k, ties by position, then the others in their stable order."""
     positive = np.flatnonzero(scores > 0)
@@ -121,8 +121,7 @@ def _stable_top(scores: np.ndarray, limit: int) -> np.ndarray:
     return np.concatenate([top_k(positive, scores[positive], len(positive))[0], rest[: limit - len(positive)]])
 
 
-def _unique_in_row_order(nodes: np.ndarray, codes: np.ndarray,
-                         outgoing: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def _unique_in_row_order(nodes: Ints, codes: Ints, outgoing: Bools) -> tuple[Ints, I64 | None]:
     """The distinct neighbors in order of first occurrence, and the run starts when every run of equal (relation,
     direction) lists its neighbors in ascending order (as a CSR row does; None otherwise).
 
@@ -134,7 +133,7 @@ def _unique_in_row_order(nodes: np.ndarray, codes: np.ndarray,
     if n == 0:
         return nodes, None
     change = (codes[1:] != codes[:-1]) | (outgoing[1:] != outgoing[:-1])
-    runs: np.ndarray | None = np.concatenate([[0], np.flatnonzero(change) + 1])
+    runs: I64 | None = np.concatenate([[0], np.flatnonzero(change) + 1])
     if not bool(np.all((nodes[1:] > nodes[:-1]) | change)):
         runs = None
     if runs is None or n < SMALL_NEIGHBORHOOD:
@@ -156,7 +155,7 @@ def query_words(query: str) -> list[str]:
     return words(query, ENGLISH_STOPWORDS)
 
 
-def _keyword_scores(graph: KnowledgeGraph, candidates: np.ndarray, query: str) -> np.ndarray:
+def _keyword_scores(graph: KnowledgeGraph, candidates: Ints, query: str) -> F64:
     """The reference code's rule: the whole query in the name scores highest; otherwise the number of
     distinct non-stopword query words found in the node's text; 0 drops the neighbor."""
     import pyarrow.compute as pc  # here, not at the top: only this rule needs it, and it costs ~0.1 s to import
