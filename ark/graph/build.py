@@ -26,7 +26,7 @@ def build_graph(nodes: NodeTable, edges: EdgeTable, metadata: Mapping[str, objec
     table = nodes.to_arrow()
     if table.num_rows == 0:
         raise GraphValidationError(f"{nodes.source}: the graph has no nodes")
-    _check_unique_ids(table.column("id"), nodes.source)
+    check_unique_ids(table.column("id"), nodes.source)
     _check_non_empty("type", table.column("type"), nodes.source)
 
     node_types, type_codes = _encode(table.column("type"))
@@ -136,7 +136,8 @@ def _encode(column: pa.Array | pa.ChunkedArray) -> tuple[list[str], I16]:
     return names, encoded.indices.to_numpy(zero_copy_only=False).astype(np.int16)
 
 
-def _check_unique_ids(ids: pa.ChunkedArray, source: str) -> None:
+def check_unique_ids(ids: pa.ChunkedArray | pa.Array, source: str) -> None:
+    """Refuse repeated and empty node ids, naming them."""
     counts = pc.value_counts(ids)
     repeated = pc.filter(counts, pc.greater(counts.field("counts"), 1))
     if len(repeated):

@@ -62,10 +62,11 @@ class EdgeSpill:
             self._handle.close()
             self._handle = None
 
-    def chunks(self) -> Iterator[npt.NDArray[np.int32]]:
-        """The spilled edges again, :data:`SPILL_CHUNK` at a time, as an ``(k, 3)`` int32 array each."""
+    def chunks(self, size: int | None = None) -> Iterator[npt.NDArray[np.int32]]:
+        """The spilled edges again, ``size`` (default :data:`SPILL_CHUNK`) at a time, as an ``(k, 3)`` int32 array
+        each."""
         self.close()
-        size = SPILL_CHUNK
+        size = SPILL_CHUNK if size is None else size
         with self.path.open("rb") as handle:
             while True:
                 block = np.fromfile(handle, dtype=np.int32, count=3 * size)
@@ -75,19 +76,22 @@ class EdgeSpill:
 
 
 def write_spilled_csr(spill: EdgeSpill, directory: Path, node_type_codes: Ints, num_types: int,
-                      num_relations: int, digest: hashlib.blake2b) -> tuple[int, npt.NDArray[np.int64]]:
+                      num_relations: int, digest: hashlib.blake2b, spill_chunk: int | None = None,
+                      bucket_entries: int | None = None) -> tuple[int, npt.NDArray[np.int64]]:
     """Write ``indptr.npy``, ``neighbors.npy`` and ``codes.npy`` into ``directory`` from ``spill`` (then deleted);
     feed the fingerprint ``digest`` the neighbors and codes. Returns (number of distinct edges, schema counts by
-    ``(source type * relations + relation) * types + target type``)."""
+    ``(source type * relations + relation) * types + target type``). ``spill_chunk`` edges are read back and
+    ``bucket_entries`` entries sorted at a time (default :data:`SPILL_CHUNK`, :data:`BUCKET_ENTRIES`); the files do
+    not depend on them."""
     n = spill.num_nodes
     num_codes = 2 * max(num_relations, 1)
     if n * num_codes * n >= 2**63:
         raise ValueError(f"{n:,} nodes and {num_relations:,} relations do not fit the int64 keys of the CSR pack")
-    starts = _bucket_starts(spill.entries, BUCKET_ENTRIES)
+    starts = _bucket_starts(spill.entries, BUCKET_ENTRIES if bucket_entries is None else bucket_entries)
     scratch = directory / ".buckets"
     scratch.mkdir()
     try:
-        _scatter(spill, scratch, starts, num_codes)
+        _scatter(spill, scratch, starts, num_codes, SPILL_CHUNK if spill_chunk is None else spill_chunk)
         spill.path.unlink()
         row_counts = np.zeros(n, dtype=np.int64)
         types, relations = num_types, max(num_relations, 1)
@@ -129,13 +133,13 @@ def _bucket_starts(entries: npt.NDArray[np.int64], bucket_entries: int) -> npt.N
     return np.unique(np.concatenate(([0], cuts, [len(entries)]))).astype(np.int64)
 
 
-def _scatter(spill: EdgeSpill, scratch: Path, starts: npt.NDArray[np.int64], num_codes: int) -> None:
+def _scatter(spill: EdgeSpill, scratch: Path, starts: npt.NDArray[np.int64], num_codes: int, chunk: int) -> None:
     """Append each spilled edge's two CSR keys (outgoing in the source's row, incoming in the target's) to the
     bucket file of its row."""
     n = spill.num_nodes
     handles: dict[int, BinaryIO] = {}
     try:
-        for block in spill.chunks():
+        for block in spill.chunks(chunk):
             src, dst, rel = (block[:, k].astype(np.int64) for k in range(3))
             rows = np.concatenate((src, dst))
             keys = np.concatenate(((src * num_codes + 2 * rel) * n + dst, (dst * num_codes + 2 * rel + 1) * n + src))

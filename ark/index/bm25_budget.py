@@ -14,13 +14,14 @@ written do not depend on the budget (term ids follow the first occurrence of eac
 
 from __future__ import annotations
 
-import ctypes
-import functools
-import os
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
+
+from ark.storage.memory import DEFAULT_MEMORY_BUDGET, MEMORY_VARIABLE, default_memory_budget, release_freed_memory
+
+__all__ = ["DEFAULT_MEMORY_BUDGET", "MEMORY_VARIABLE", "BuildBudget", "default_memory_budget", "release_freed_memory",
+           "released"]
 
 BYTES_PER_CHUNK_CHAR = 16  # split + lookup + count of a chunk, per character of its text (measured at its peak)
 BYTES_PER_MERGE_POSTING = 32  # a merge batch's run slices, gathered arrays and encoded bytes, per posting
@@ -29,8 +30,6 @@ MIN_PIPELINED_CHARS = 2_000_000  # ~5,000 documents of 400 characters
 MIN_CHUNK_CHARS = 4_096
 MIN_MERGE_POSTINGS = 1 << 16
 MERGE_POSTINGS_PER_CHUNK_DOC = 64  # and at most this many postings per document of a chunk (25,000 docs: 1.6M)
-DEFAULT_MEMORY_BUDGET = 256 * 2**20
-MEMORY_VARIABLE = "ARK_BUILD_MEMORY_MB"  # the default budget, in MiB, where the caller gives none
 DEFAULT_CHUNK_DOCS = 25_000
 
 _T = TypeVar("_T")
@@ -66,34 +65,6 @@ class BuildBudget:
         return cls(budget, docs, max(chars, MIN_CHUNK_CHARS), workers, merge)
 
 
-def default_memory_budget(environ: Mapping[str, str] | None = None) -> int:
-    """A build's budget when none is given: ``$ARK_BUILD_MEMORY_MB`` MiB (e.g. for the graph indexes ``ark`` builds
-    itself), else :data:`DEFAULT_MEMORY_BUDGET`. The files do not depend on it, so caches stay valid."""
-    value = (os.environ if environ is None else environ).get(MEMORY_VARIABLE, "").strip()
-    if not value:
-        return DEFAULT_MEMORY_BUDGET
-    try:
-        megabytes = float(value)
-    except ValueError:
-        megabytes = float("nan")
-    if not megabytes >= 1:
-        raise ValueError(f"{MEMORY_VARIABLE} must be a number of MiB, at least 1; got {value!r}")
-    return int(megabytes * 2**20)
-
-
-def release_freed_memory() -> None:
-    """Hand the memory freed by a finished chunk or batch back to the system: Arrow's pool (mimalloc or jemalloc)
-    and glibc's ``malloc_trim`` otherwise keep it for reuse, and a build that frees and reallocates a chunk's
-    arrays every chunk would peak at the live memory plus what the allocators hold (~35 MB a chunk of 10,000
-    documents, measured). A few milliseconds a call; a no-op where glibc is absent."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
 def released(work: Callable[[_T], _R], workers: int) -> Callable[[_T], _R]:
     """``work`` followed by :func:`release_freed_memory` in the thread that ran it when it runs in one of
     ``workers`` threads (Arrow's pool keeps a heap per thread: a worker's temporaries are handed back by the
@@ -107,14 +78,3 @@ def released(work: Callable[[_T], _R], workers: int) -> Callable[[_T], _R]:
         finally:
             release_freed_memory()
     return run
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None (another C library, another system)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None

@@ -31,15 +31,15 @@ import numpy as np
 import pyarrow as pa
 
 from ark.graph import GraphValidationError, normalize_name
-from ark.graph.build import node_text_digest, schema_from_counts
-from ark.graph.spilled import EdgeSpill, write_spilled_csr
-from ark.graph.storage import check_graph_target, check_source_outside_target, write_graph_meta
+from ark.graph.spilled import EdgeSpill
+from ark.graph.storage import check_graph_target, check_source_outside_target
 from ark.storage.atomic import atomic_directory
 
 from . import id_index
 from .grbench import NODE_KEY_SUFFIX, _edge_types, _graph_file, _node_name, dropped_example, report_dropped
 from .id_index import IdIndex
 from .tabular import node_text
+from .tabular_stream import write_streamed_graph
 
 DEFAULT_CHUNK_SIZE = 20_000
 EDGE_CHUNK = 1 << 18  # neighbor ids resolved at a time (their strings and the arrays: ~30 MB)
@@ -94,27 +94,10 @@ def stream_import_grbench(path: str | Path, out: str | Path, name: str | None = 
         relation_types, edges = _read_edges(file, index, node_types, spill, say)
         del index
         say(f"packing {spill.count:,} edges into CSR arrays")
-        _write_graph(tmp, type_codes, node_types, spill, relation_types,
+        write_streamed_graph(tmp, type_codes, node_types, spill, relation_types,
                      {"name": name or file.parent.name, "source": f"GRBench graph {file.resolve()}",
                       **report_dropped(file, edges.dropped, edges.example)})
     return out
-
-
-def _write_graph(folder: Path, type_codes: np.ndarray, node_types: list[str], spill: EdgeSpill,
-                 relation_types: list[str], metadata: dict[str, Any]) -> None:
-    """Everything of the graph directory but ``nodes.arrow`` (written already), ``graph.json`` last."""
-    def column_batches(column: str) -> Iterator[pa.Array]:
-        with pa.OSFile(str(folder / "nodes.arrow")) as source:  # read, not memory-mapped: one batch at a time
-            reader = pa.ipc.open_file(source)
-            for i in range(reader.num_record_batches):
-                yield reader.get_batch(i).column(column)
-
-    digest = node_text_digest(column_batches)
-    num_edges, counts = write_spilled_csr(spill, folder, type_codes, len(node_types), len(relation_types), digest)
-    np.save(folder / "node_type_codes.npy", type_codes)
-    metadata.update(fingerprint=digest.hexdigest())
-    write_graph_meta(folder, len(type_codes), num_edges, node_types, relation_types,
-                     schema_from_counts(counts, node_types, relation_types), metadata)
 
 
 def iter_grbench_nodes(handle: BinaryIO, where: str) -> Iterator[tuple[str, str, dict[str, Any]]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,63 @@ def read_columns(path: Path) -> tuple[Columns, bool]:
     return {name: _parquet_column(path, name, table.column(name)) for name in table.column_names}, True
 
 
+class TableBatches:
+    """A table file read a run of rows at a time, for an import in bounded memory: Parquet by record batches of
+    its row groups, Arrow by its record batches (sliced); CSV, TSV and JSONL are read whole (:func:`read_columns`)
+    and handed out in slices (an Arrow file memory-mapped). ``columns`` names the columns."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        fmt = table_format(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"table file not found: {path}")
+        self.whole: Columns | None = None
+        self.typed = True
+        if fmt == "parquet":
+            # pages streamed through a 1 MiB buffer, not a whole row group's column chunks fetched ahead
+            self._parquet: pq.ParquetFile | None = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
+            self.columns = list(self._parquet.schema_arrow.names)
+            self.num_rows = self._parquet.metadata.num_rows
+        else:
+            self._parquet = None
+            self.whole, self.typed = read_columns(path)  # an Arrow file memory-mapped, the others decoded
+            self.columns = list(self.whole)
+            self.num_rows = len(next(iter(self.whole.values()))) if self.whole else 0
+
+    def type_cells(self, names: list[str]) -> None:
+        """Type the text cells of these columns of a CSV/TSV file (:func:`typed_cells`: a column's type depends on
+        all its cells, so the file is read whole); a no-op for the typed formats."""
+        if not self.typed and self.whole is not None:
+            for name in names:
+                self.whole[name] = typed_cells(self.whole[name])
+
+    def batches(self, batch_bytes: int, max_rows: int) -> Iterator[tuple[int, Columns]]:
+        """(first row, columns) of runs of at most ``max_rows`` rows and about ``batch_bytes`` bytes of Arrow
+        data (as the row groups' sizes or the columns' buffers say), in order."""
+        start = 0
+        if self._parquet is not None:
+            meta = self._parquet.metadata
+            for group in range(meta.num_row_groups):
+                info = meta.row_group(group)
+                rows = _rows_for(batch_bytes, info.total_byte_size, info.num_rows, max_rows)
+                for batch in self._parquet.iter_batches(batch_size=rows, row_groups=[group], use_threads=False):
+                    yield start, {name: _parquet_column(self.path, name, pa.chunked_array([batch.column(name)]),
+                                                        start) for name in batch.schema.names}
+                    start += batch.num_rows
+            return
+        assert self.whole is not None  # every other format is read whole
+        size = sum(c.nbytes if isinstance(c, pa.ChunkedArray) else 64 * len(c) for c in self.whole.values())
+        rows = _rows_for(batch_bytes, size, self.num_rows, max_rows)
+        for start in range(0, self.num_rows, rows):
+            yield start, {name: column[start : start + rows] for name, column in self.whole.items()}
+
+
+def _rows_for(batch_bytes: int, total_bytes: int, total_rows: int, max_rows: int) -> int:
+    """Rows a batch of about ``batch_bytes`` bytes holds where ``total_rows`` rows take ``total_bytes``."""
+    per_row = max(total_bytes, 1) / max(total_rows, 1)
+    return int(max(1, min(max_rows, batch_bytes // per_row)))
+
+
 def _read_arrow(path: Path) -> pa.Table:
     """An Arrow IPC file (Feather 2) or stream."""
     try:
@@ -96,7 +154,7 @@ def check_utf8(path: Path, chunk_bytes: int = 1 << 20) -> None:
             offset += len(chunk)
 
 
-def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> pa.ChunkedArray:
+def _parquet_column(path: Path, name: str, column: pa.ChunkedArray, first_row: int = 0) -> pa.ChunkedArray:
     """A Parquet column as read; a binary column is cast to UTF-8 text, or refused naming the first bad row."""
     kind = column.type
     if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind)):
@@ -105,7 +163,7 @@ def _parquet_column(path: Path, name: str, column: pa.ChunkedArray) -> pa.Chunke
         return column.cast(pa.string())  # Arrow validates the UTF-8 as it casts
     except pa.ArrowInvalid:
         pass
-    for row, value in enumerate(column.to_pylist()):  # only on failure: find the row to name it
+    for row, value in enumerate(column.to_pylist(), start=first_row):  # only on failure: find the row to name it
         try:
             value is None or value.decode("utf-8")
         except UnicodeDecodeError:

@@ -158,7 +158,7 @@ def find_column(columns: Columns | Sequence[str], aliases: Sequence[str]) -> str
     return None
 
 
-def key_columns(path: Path, columns: Columns, given: dict[str, str | None], aliases: dict[str, tuple[str, ...]],
+def key_columns(path: Path, columns: Columns | Sequence[str], given: dict[str, str | None], aliases: dict[str, tuple[str, ...]],
                 optional: tuple[str, ...] = (), flags: bool = True) -> dict[str, str]:
     """Each role's column (the one given, else the first alias found); an error names what is missing, what the
     file holds and the flag that chooses a column (``flags``), else the names a column may have."""
@@ -192,16 +192,30 @@ def key_columns(path: Path, columns: Columns, given: dict[str, str | None], alia
 
 def checked_key(path: Path, columns: Columns, column: str) -> pa.ChunkedArray | pa.Array:
     """A key column as text, stripped; an error names the rows where it is blank."""
+    blank: list[int] = []
+    stripped = stripped_key(path, columns, column, 0, blank)
+    raise_blank(path, column, blank)
+    return stripped
+
+
+def stripped_key(path: Path, columns: Columns, column: str, first_row: int,
+                 blank: list[int]) -> pa.ChunkedArray | pa.Array:
+    """A key column (of rows from ``first_row`` on) as text, stripped; its blank rows are added to ``blank``."""
     values = id_values(columns[column], f"{path}: column {column!r}")  # text or integers (ark.graph.ids)
     if not isinstance(values, pa.ChunkedArray | pa.Array):  # JSONL: ids such as 7 become "7", as in every format
         values = pa.chunked_array([string_column(values, None)])
     stripped = _stripped(values)
-    blank = pc.fill_null(pc.or_kleene(pc.is_null(stripped), pc.equal(pc.utf8_length(stripped), 0)), True)
-    if pc.any(blank).as_py():
-        rows = np.flatnonzero(blank.to_numpy(zero_copy_only=False))
+    empty = pc.fill_null(pc.or_kleene(pc.is_null(stripped), pc.equal(pc.utf8_length(stripped), 0)), True)
+    if pc.any(empty).as_py():
+        blank.extend((first_row + np.flatnonzero(empty.to_numpy(zero_copy_only=False))).tolist())
+    return stripped
+
+
+def raise_blank(path: Path, column: str, rows: list[int]) -> None:
+    """The error for the ``rows`` where key ``column`` is blank, if any."""
+    if rows:
         shown = ", ".join(str(r) for r in rows[:5])
         raise GraphValidationError(f"{path}: column {column!r} is empty in {len(rows)} row(s): {shown}")
-    return stripped
 
 
 def read_nodes(path: Path, choice: ColumnChoice = ColumnChoice(), batch: int = 65_536,
@@ -218,7 +232,7 @@ def read_nodes(path: Path, choice: ColumnChoice = ColumnChoice(), batch: int = 6
         for column in extra:
             columns[column] = typed_cells(columns[column])
     if choice.text is not None:
-        _check_text_columns(path, choice.text, extra, columns.get("properties") is not None)
+        check_text_columns(path, choice.text, extra, columns.get("properties") is not None)
     texts, stored, by_type = _documents(path, names, types, columns, extra, choice.text, batch, progress)
     for report in by_type.values():
         report.name = keys.get("name", keys["id"])
@@ -226,7 +240,7 @@ def read_nodes(path: Path, choice: ColumnChoice = ColumnChoice(), batch: int = 6
     return NodeRead(table, list(by_type.values()))
 
 
-def _check_text_columns(path: Path, wanted: Sequence[str], extra: list[str], has_properties: bool) -> None:
+def check_text_columns(path: Path, wanted: Sequence[str], extra: list[str], has_properties: bool) -> None:
     if has_properties:
         return  # a key of the properties column may be named: nothing to check against before reading rows
     for column in wanted:
@@ -254,40 +268,56 @@ def _batches(path: Path, names: Any, types: Any, columns: Columns, extra: list[s
              text_keys: Sequence[str] | None, batch: int, advance: Callable[[int], None],
              ) -> tuple[pa.ChunkedArray, pa.ChunkedArray, dict[str, TypeColumns]]:
     n = len(names)
-    properties = columns.get("properties")
-    raw_kept = not extra and isinstance(properties, pa.ChunkedArray) and pa.types.is_string(properties.type)
     texts: list[pa.Array] = []
-    stored: list[Any] = []
+    stored: list[pa.Array] = []
     bad: list[str] = []
     by_type: dict[str, TypeColumns] = {}
     for start in range(0, n, batch):
         end = min(start + batch, n)
-        values = {c: _slice(columns[c], start, end) for c in extra}
-        parsed = (_parse_properties(_slice(properties, start, end), start, bad) if properties is not None
-                  else [{}] * (end - start))
-        rows = []
-        for i, (name, node_type) in enumerate(zip(_slice(names, start, end), _slice(types, start, end), strict=True)):
-            own = {c: v[i] for c, v in values.items() if v[i] is not None and v[i] != ""}
-            fields = {**own, **{k: v for k, v in parsed[i].items() if k not in own}}
-            report = by_type.get(node_type) or by_type.setdefault(node_type, TypeColumns(node_type))
-            report.nodes += 1
-            rows.append(document(name, fields, text_keys, used=_marker(report)))
-            kept = {k: v for k, v in fields.items() if k != "text"}
-            report.properties.update(dict.fromkeys(kept))
-            if not raw_kept:
-                stored.append(json.dumps(kept, ensure_ascii=False, default=str))
-        texts.append(pa.array(rows, pa.string()))
-        if raw_kept:  # JSON-object strings are stored as they are (they parse to the same dicts); blanks: "{}"
-            assert isinstance(properties, pa.ChunkedArray)  # raw_kept says so
-            column = properties[start:end]
-            stored.extend(pc.if_else(pc.fill_null(pc.equal(column, ""), True), "{}", column).chunks)
+        part = {c: columns[c][start:end] for c in [*extra, "properties"] if c in columns}
+        text, kept = batch_documents(part, names[start:end], types[start:end], extra, text_keys, start, bad, by_type)
+        texts.append(text)
+        stored.extend(kept.chunks if isinstance(kept, pa.ChunkedArray) else [kept])
         advance(end - start)
+    raise_bad_properties(path, bad)
+    return pa.chunked_array(texts, pa.string()), pa.chunked_array(stored, pa.string()), by_type
+
+
+def batch_documents(columns: Columns, names: Any, types: Any, extra: list[str], text_keys: Sequence[str] | None,
+                    first_row: int, bad: list[str], by_type: dict[str, TypeColumns],
+                    ) -> tuple[pa.Array, pa.Array | pa.ChunkedArray]:
+    """The documents and stored properties (JSON-object strings) of a run of rows from ``first_row`` on (``columns``
+    holds those rows of the ``extra`` and ``properties`` columns); each type's columns noted in ``by_type``,
+    malformed properties in ``bad``."""
+    properties = columns.get("properties")
+    raw_kept = not extra and isinstance(properties, pa.ChunkedArray | pa.Array) and pa.types.is_string(properties.type)
+    values = {c: _slice(columns[c], 0, len(names)) for c in extra}
+    parsed = (_parse_properties(_slice(properties, 0, len(names)), first_row, bad) if properties is not None
+              else [{}] * len(names))
+    rows, stored = [], []
+    for i, (name, node_type) in enumerate(zip(_slice(names, 0, len(names)), _slice(types, 0, len(names)),
+                                              strict=True)):
+        own = {c: v[i] for c, v in values.items() if v[i] is not None and v[i] != ""}
+        fields = {**own, **{k: v for k, v in parsed[i].items() if k not in own}}
+        report = by_type.get(node_type) or by_type.setdefault(node_type, TypeColumns(node_type))
+        report.nodes += 1
+        rows.append(document(name, fields, text_keys, used=_marker(report)))
+        kept = {k: v for k, v in fields.items() if k != "text"}
+        report.properties.update(dict.fromkeys(kept))
+        if not raw_kept:
+            stored.append(json.dumps(kept, ensure_ascii=False, default=str))
+    if raw_kept:  # JSON-object strings are stored as they are (they parse to the same dicts); blanks: "{}"
+        assert properties is not None  # raw_kept says so
+        return pa.array(rows, pa.string()), pc.if_else(pc.fill_null(pc.equal(properties, ""), True), "{}", properties)
+    return pa.array(rows, pa.string()), pa.array(stored, pa.string())
+
+
+def raise_bad_properties(path: Path, bad: list[str]) -> None:
+    """The error for the rows whose ``properties`` are not JSON objects, if any."""
     if bad:
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         raise GraphValidationError(f"{path}: column 'properties' must hold JSON objects; malformed in {len(bad)} "
                                    f"row(s): {', '.join(bad[:5])}{more}")
-    out = pa.chunked_array(stored, pa.string()) if raw_kept else pa.chunked_array([pa.array(stored, pa.string())])
-    return pa.chunked_array(texts, pa.string()), out, by_type
 
 
 def _slice(values: Any, start: int, end: int) -> list[Any]:

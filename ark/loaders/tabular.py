@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph, save_graph
+from ark.graph import EdgeTable, GraphValidationError, KnowledgeGraph, NodeTable, build_graph
 from ark.graph.storage import check_source_outside_target
 from ark.progress import progress_bar
 
@@ -40,25 +40,31 @@ def load_tabular(path: str | Path, name: str | None = None, relations: Sequence[
     format's files first; ``report`` hears, per node type, which columns became the name, the text and properties.
     On a terminal the node rows are read under a bar, then the edges and the graph under a bar of steps.
     """
-    return _load(Path(path), name, relations, columns, fmt, report)[0]
+    return _load(Path(path), name, relations, columns, fmt, report)
 
 
 def import_tabular(path: str | Path, out: str | Path, name: str | None = None,
                    columns: ColumnChoice = ColumnChoice(), fmt: str | None = None,
-                   report: Callable[[TypeColumns], None] | None = None) -> Path:
+                   report: Callable[[TypeColumns], None] | None = None, memory_budget: int | None = None) -> Path:
     """Load the folder at ``path`` and save the graph to ``out`` (the saving a step of the bar of steps); nothing
-    is written if loading fails."""
+    is written if loading fails. The tables are read a run of rows at a time and the graph written as it is made
+    (:mod:`.tabular_stream`), the runs sized by ``memory_budget`` bytes (default ``$ARK_BUILD_MEMORY_MB``); the
+    graph is the one :func:`load_tabular` builds."""
+    from .tabular_stream import stream_import  # it imports find_table from here
+
     check_source_outside_target(path, out)
-    saved = _load(Path(path), name, None, columns, fmt, report, out=Path(out))[1]
-    assert saved is not None  # _load saves when given out
-    return saved
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"graph folder not found: {folder}")
+    called, metadata = _metadata(folder, name, columns)
+    return stream_import(folder, fmt, Path(out), metadata, called, columns, report, memory_budget)
 
 
 def _load(folder: Path, name: str | None, relations: Sequence[str] | None, columns: ColumnChoice, fmt: str | None,
-          report: Callable[[TypeColumns], None] | None, out: Path | None = None) -> tuple[KnowledgeGraph, Path | None]:
+          report: Callable[[TypeColumns], None] | None) -> KnowledgeGraph:
     if not folder.is_dir():
         raise FileNotFoundError(f"graph folder not found: {folder}")
-    info = _graph_info(folder)
+    called, metadata = _metadata(folder, name, columns)
     nodes_file = find_table(folder, "nodes", fmt)
     read = read_nodes(nodes_file, columns)
     for entry in read.by_type:
@@ -66,6 +72,22 @@ def _load(folder: Path, name: str | None, relations: Sequence[str] | None, colum
             report(entry)
     node_table = NodeTable.from_arrow(read.table, source=str(nodes_file))
     del read
+    with progress_bar(f"Building graph {called!r} (edges, graph)", 2) as bar:
+        edges_file = find_table(folder, "edges", fmt)
+        edges = read_edges(edges_file)
+        edge_table = EdgeTable(sources=edges["from"], targets=edges["to"], relations=edges["type"],
+                               source=str(edges_file),
+                               allowed_relations=list(relations) if relations is not None else None)
+        del edges
+        bar.advance(1)
+        graph = build_graph(node_table, edge_table, metadata=metadata)
+        bar.advance(1)
+    return graph
+
+
+def _metadata(folder: Path, name: str | None, columns: ColumnChoice) -> tuple[str, dict[str, Any]]:
+    """The graph's name and metadata: ``name``, else ``graph.json``'s name or id, else the folder's name."""
+    info = _graph_info(folder)
     called = name or info.get("name") or info.get("id") or folder.name
     metadata: dict[str, Any] = {
         "name": called,
@@ -76,21 +98,7 @@ def _load(folder: Path, name: str | None, relations: Sequence[str] | None, colum
             metadata.setdefault(key, info[key])
     if columns.to_metadata():
         metadata.update(columns=columns.to_metadata())
-    steps = "edges, graph, files" if out is not None else "edges, graph"
-    with progress_bar(f"Building graph {called!r} ({steps})", 3 if out is not None else 2) as bar:
-        edges_file = find_table(folder, "edges", fmt)
-        edges = read_edges(edges_file)
-        edge_table = EdgeTable(sources=edges["from"], targets=edges["to"], relations=edges["type"],
-                               source=str(edges_file),
-                               allowed_relations=list(relations) if relations is not None else None)
-        del edges
-        bar.advance(1)
-        graph = build_graph(node_table, edge_table, metadata=metadata)
-        bar.advance(1)
-        saved = save_graph(graph, out) if out is not None else None
-        if out is not None:
-            bar.advance(1)
-    return graph, saved
+    return called, metadata
 
 
 def node_text(name: str, properties: dict[str, Any]) -> str:
