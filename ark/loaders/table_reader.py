@@ -158,8 +158,9 @@ def find_column(columns: Columns | Sequence[str], aliases: Sequence[str]) -> str
     return None
 
 
-def key_columns(path: Path, columns: Columns | Sequence[str], given: dict[str, str | None], aliases: dict[str, tuple[str, ...]],
-                optional: tuple[str, ...] = (), flags: bool = True) -> dict[str, str]:
+def key_columns(path: Path, columns: Columns | Sequence[str], given: dict[str, str | None],
+                aliases: dict[str, tuple[str, ...]], optional: tuple[str, ...] = (), flags: bool = True,
+                ) -> dict[str, str]:
     """Each role's column (the one given, else the first alias found); an error names what is missing, what the
     file holds and the flag that chooses a column (``flags``), else the names a column may have."""
     found: dict[str, str] = {}
