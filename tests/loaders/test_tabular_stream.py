@@ -124,3 +124,18 @@ def test_a_broken_table_is_refused_with_the_whole_table_builds_error_and_leaves_
         import_tabular(tmp_path / "src", tmp_path / "out", columns=columns, memory_budget=TINY_BUDGET)
     assert str(streamed.value) == str(whole.value)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("edges", ["integer ids", "no edges"])
+def test_integer_ids_and_an_empty_edge_table_import_to_the_whole_table_builds_files(tmp_path: Path,
+                                                                                    edges: str) -> None:
+    (tmp_path / "src").mkdir()
+    pq.write_table(pa.table({"id": pa.array(range(100), pa.int64()), "type": ["t"] * 100,
+                             "name": [f"n{i}" for i in range(100)], "x": [i * 1.5 for i in range(100)]}),
+                   tmp_path / "src" / "nodes.parquet")
+    ends = (range(99), range(1, 100)) if edges == "integer ids" else ([], [])
+    pq.write_table(pa.table({"source": pa.array(ends[0], pa.int32()), "target": pa.array(ends[1], pa.int32()),
+                             "relation": pa.array(["r"] * len(ends[0]), pa.string())}),
+                   tmp_path / "src" / "edges.parquet")
+    streamed = import_tabular(tmp_path / "src", tmp_path / "streamed", memory_budget=TINY_BUDGET)
+    assert files(streamed) == files(save_graph(load_tabular(tmp_path / "src"), tmp_path / "whole"))
