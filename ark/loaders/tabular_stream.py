@@ -231,10 +231,10 @@ def _spill_edges(path: Path, nodes_file: Path, nodes_source: str, spill: EdgeSpi
         del columns
         if any(blank.values()):
             continue  # an error once the pass is over: nothing more to resolve
-        rows = {role: _endpoints(values[role], ids, str(path), role, start, unknown[role]) for role in ("from", "to")}
+        src, dst = _endpoints(values["from"], values["to"], ids, str(path), start, unknown)
         if not any(unknown.values()):
-            spill.append(rows["from"], rows["to"], _codes(string_column(values["type"], "None"), relations))
-        del values, rows
+            spill.append(src, dst, _codes(string_column(values["type"], "None"), relations))
+        del values, src, dst
         release_freed_memory()
     for role, column in keys.items():
         raise_blank(path, column, blank[role])
@@ -267,16 +267,23 @@ def column_chunks(nodes_file: Path, column: str) -> Iterator[pa.Array]:
         del chunk
 
 
-def _endpoints(values: pa.Array | pa.ChunkedArray, ids: pa.Array, source: str, role: str, start: int,
-               unknown: list[str]) -> np.ndarray:
-    """The node row of each endpoint; those that are no node's id noted in ``unknown`` as ``row R: ID``."""
-    text = string_column(id_values(values, f"{source}: {role}"), "None")
-    index = pc.index_in(text, value_set=ids)
-    missing = pc.is_null(index)
-    if pc.any(missing).as_py():
-        rows = np.flatnonzero(missing.to_numpy(zero_copy_only=False)) + start
-        unknown += [f"row {r}: {u}" for r, u in zip(rows.tolist(), pc.filter(text, missing).to_pylist(), strict=True)]
-    return pc.fill_null(index, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+def _endpoints(sources: pa.Array | pa.ChunkedArray, targets: pa.Array | pa.ChunkedArray, ids: pa.Array, where: str,
+               start: int, unknown: dict[str, list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The node rows of a run's sources and targets (one lookup: it hashes the ids again each call); endpoints that
+    are no node's id noted in ``unknown[role]`` as ``row R: ID``."""
+    text = [string_column(id_values(values, f"{where}: {role}"), "None")
+            for values, role in ((sources, "from"), (targets, "to"))]
+    both = pa.chunked_array([c for t in text for c in (t.chunks if isinstance(t, pa.ChunkedArray) else [t])],
+                            pa.string())
+    index = pc.index_in(both, value_set=ids)
+    rows = pc.fill_null(index, -1).to_numpy().astype(np.int64)
+    if index.null_count:
+        for k, (values, role) in enumerate(((text[0], "from"), (text[1], "to"))):
+            part = rows[k * len(text[0]) : k * len(text[0]) + len(values)]
+            missing = np.flatnonzero(part < 0)
+            found = values.take(pa.array(missing)).to_pylist() if len(missing) else []
+            unknown[role] += [f"row {r + start}: {u}" for r, u in zip(missing.tolist(), found, strict=True)]
+    return rows[: len(text[0])], rows[len(text[0]) :]
 
 
 def write_streamed_graph(folder: Path, type_codes: np.ndarray, node_types: list[str], spill: EdgeSpill,
