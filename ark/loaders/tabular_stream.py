@@ -83,6 +83,8 @@ class ImportBudget:
 
     @classmethod
     def of(cls, memory_budget: int | None = None) -> ImportBudget:
+        """The runs within ``memory_budget`` bytes (default ``$ARK_BUILD_MEMORY_MB``), each capped where a bigger
+        run is no faster, so the default budget's import stays well inside it."""
         budget = default_memory_budget() if memory_budget is None else memory_budget
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 2**20:
             raise ValueError(f"memory_budget must be a number of bytes of at least 1 MiB (2**20), got {budget!r}")
