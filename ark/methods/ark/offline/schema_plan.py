@@ -89,9 +89,12 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
         return []  # named, not described: its name is the most of what the question says
     named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors if anchor.index != first.index))
     unnamed = content - named
-    beyond = unnamed - own  # what the question says beyond names: a description says it too, a relation does not
-    if beyond and len(said & beyond) < share * len(beyond):
-        return []  # "broader terms than X with 'distinct'": X's words are said, the question's own are not
+    # The words naming a relation or a step along the hierarchy ("subclasses of", "broader terms than"): a node's
+    # text that says the question's other words but none of these is where the relation starts, not its answer.
+    asked = " ".join([ev.analysis.hierarchy_phrase, *(n.word for n in ev.analysis.schema_relations)])
+    along = (ctx.tokens(asked) & content) - own
+    if along and not along & said:
+        return []
     if len(unnamed) < len(content) / 2 and not (said == content and unnamed):
         # The question is mostly names of other nodes (a patient's findings, conditions to intersect): it names,
         # not describes, unless the node's text says every word of it and some that name nothing.
