@@ -258,8 +258,8 @@ def edge_tables(graph: KnowledgeGraph, schema: CypherSchema, edges: tuple[np.nda
     for spec in schema.rels:
         r = graph.relation_types.index(spec.relation)
         for pair in spec.pairs:
-            s = graph.node_types.index(schema.node_table(pair.source).node_type)
-            t = graph.node_types.index(schema.node_table(pair.target).node_type)
+            s = graph.node_types.index(schema.node_type_of(pair.source))
+            t = graph.node_types.index(schema.node_type_of(pair.target))
             keep = (rel == r) & (src_types == s) & (dst_types == t)
             tables[(spec.label, pair.source, pair.target)] = pa.table({
                 "from": ids.take(pa.array(src[keep], pa.int64())),

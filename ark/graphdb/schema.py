@@ -135,6 +135,13 @@ class CypherSchema:
     def node_table(self, label: str) -> NodeTableSpec | None:
         return next((spec for spec in self.nodes if spec.label == label), None)
 
+    def node_type_of(self, label: str) -> str:
+        """The node type a node table holds; ``KeyError`` names the valid labels."""
+        spec = self.node_table(label)
+        if spec is None:
+            raise KeyError(f"unknown node label {label!r}; valid: {', '.join(s.label for s in self.nodes)}")
+        return spec.node_type
+
     def rel_table(self, label: str) -> RelTableSpec | None:
         return next((spec for spec in self.rels if spec.label == label), None)
 
