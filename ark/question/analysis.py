@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..graph import KnowledgeGraph, normalize_name
-from ..text import NAME_STOPWORDS, words
+from ..text import ENGLISH_STOPWORDS, NAME_STOPWORDS, words
 from .schema_words import EXCLUDES_NAMED, NamedRelation, SchemaWords, agent_type, split_keeps
 from .vocabulary import graph_vocabulary, phrase_pattern, plural_forms, relation_vocabulary, type_vocabulary
 
@@ -108,7 +108,8 @@ class QuestionReader:
         said = type_vocabulary(vocabulary, graph.node_types, type_descriptions)
         self.type_words = {t: _type_words(t) | said[t] for t in graph.node_types}
         self.relation_words = {
-            r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
+            r: {w for w in re.split(r"[_\s/-]+", r.lower())
+                if w and w not in _GENERIC_RELATION_WORDS and w not in ENGLISH_STOPWORDS}
             for r in graph.relation_types
         }
         # User words naming what a relation links to ("symptoms" -> has_phenotype): hints, matched as phrases.
