@@ -214,7 +214,7 @@ class QuestionReader:
         if interrogative:
             after = sorted((pos, t) for pos, t in found if pos >= interrogative.start())
             if after:
-                return [after[0][1]]
+                return [_head(lower, after, self.type_words)]
         return [min(found)[1]]
 
     def _unsupported(self, question: str, analysis: QuestionAnalysis) -> str | None:
@@ -258,6 +258,15 @@ class QuestionReader:
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _head(lower: str, found: list[tuple[int, str]], type_words: dict[str, set[str]]) -> str:
+    """The first type named, or the type named right after it when the two words make one noun phrase ("what
+    *protein family*": its head, the last word, says the type)."""
+    pos, first = found[0]
+    follows = re.match(r"[\w-]+ ([\w-]+)\b", lower[pos:])
+    word = follows.group(1) if follows else ""
+    return next((t for t, forms in type_words.items() if word in forms and t != first), first)
 
 
 def named_phrase(question: str, quoted: list[str]) -> str | None:

@@ -102,3 +102,26 @@ def test_an_agent_noun_no_type_names_is_read_by_its_meaning(films):
         pytest.skip("the packaged MiniLM is not installed")
     result = films.retrieve("Which actors appear in La La Land?")  # no type is called "actor": starring is meant
     assert names(result) == ["Emma Stone"]
+
+
+@pytest.fixture(scope="module")
+def families(tmp_path_factory):
+    nodes = [("g1", "gene", "GNA12", ""), ("g2", "gene", "GNA13", ""), ("g3", "gene", "ITGB6", ""),
+             ("g4", "gene", "ITGB1", ""), ("f1", "family", "G_12_alpha", ""), ("f2", "family", "ITGB", ""),
+             ("f3", "family", "Integrins", ""), ("c1", "complex", "G_12", ""), ("c2", "complex", "Signalling_unit", "")]
+    edges = [("g1", "f1", "member_of"), ("g2", "f1", "member_of"), ("g3", "f2", "member_of"), ("g4", "f2", "member_of"),
+             ("f2", "f3", "member_of"), ("f1", "c1", "part_of"), ("g1", "c2", "part_of")]
+    return ARK(load_tabular(_write(tmp_path_factory.mktemp("families") / "graph", nodes, edges)))
+
+
+def test_the_type_of_a_named_node_is_a_stop_on_the_way(families):
+    # "the family of GNA12": GNA12's family, then the complexes containing it; not GNA12's own complex
+    result = families.retrieve("Which complexes contain the family of GNA12?")
+    assert names(result, 1) == ["G_12"]
+
+
+def test_two_type_words_in_one_noun_phrase_ask_for_the_head(families):
+    # "what protein family": a family is asked for ("protein" names genes in the shipped vocabulary)
+    result = families.retrieve("What protein family is ITGB6 a member of?")
+    assert names(result, 1) == ["ITGB"]
+    assert all(node.type == "family" for node in result.ranked)

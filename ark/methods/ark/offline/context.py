@@ -15,6 +15,7 @@ from .listings import listing_of
 from .spans import word_at
 
 SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
+_OF_ANCHOR = re.compile(r"\s+of\s+(?:the\s+)?")  # "the family *of* X": X's family
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
 
 
@@ -141,7 +142,12 @@ class PolicyContext:
         for pos, node_type in mentions:
             if pos <= target_at:
                 continue
-            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
+            # "the gene RHAG" labels the anchor; "the *family of* GNA12" is GNA12's family: a stop on the way.
+            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 and not _OF_ANCHOR.fullmatch(
+                lower[pos + len(word_at(lower, pos)):start]) for start in anchor_starts if start >= 0)
+            if not labels_anchor and any(_OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
+                                         for start in anchor_starts if start > pos):
+                return node_type
             # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
             # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
             opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(word_at(lower, pos)))

@@ -40,17 +40,20 @@ def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] 
     types (towards the wanted type when it says one), the one a question word means (an agent noun: "actors" →
     starring) or its frame means (the question without the anchors' names: "Which packages does ... require?" →
     depends_on), by the packaged MiniLM where installed (see meaning). None when the question names a relation,
-    a name, a hierarchy, or has no anchor; or when no relation is clearly meant."""
+    a name, a hierarchy, or has not exactly one anchor, or when no sentence naming it asks; or when no relation is
+    clearly meant."""
     a = ev.analysis
     anchors = [*ev.positive_anchors(), *extra]
-    if a.relation_hints or a.schema_relations or a.named_phrase or a.hierarchy or not anchors:
+    if a.relation_hints or a.schema_relations or a.named_phrase or a.hierarchy or len(anchors) != 1:
+        return None  # a relation is asked about one named node; several (a profile, conditions) mean none
+    frame = _asking_sentence(a.question, "" if extra else anchors[0].name)  # a described node: by its quote
+    if frame is None:
         return None
     types = {anchor.type for anchor in anchors}
     triples = [(s, r, t) for s, r, t in ctx.schema if s in types or t in types]
     target = ev.target
     towards = [(s, r, t) for s, r, t in triples if target in (s, t) and ({s, t} & types)]
     triples = towards or triples
-    frame = a.question
     for phrase in a.quoted:
         frame = frame.replace(phrase, " ")
     for anchor in sorted(anchors, key=lambda x: -len(x.name)):
@@ -60,6 +63,18 @@ def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] 
     if a.unsupported:  # the words asking for what no type names ("Which *actors* ..."): a relation only by them
         return meant_relation(a.unsupported.split(), relations)
     return meant_relation(said, relations) or meant_by_frame(" ".join(frame.split()), triples)
+
+
+def _asking_sentence(question: str, name: str) -> str | None:
+    """The sentence of the question that names ``name`` when it asks (the whole question when it is one
+    sentence, else a sentence ending in a question mark); None otherwise ("A patient presents with X. Which
+    disease ...?": the statement names X and asks nothing)."""
+    sentences = [s for s in re.split(r"(?<=[.?!])\s+", question.strip()) if s]
+    lower = name.lower()
+    for sentence in sentences:
+        if lower in sentence.lower() and (len(sentences) == 1 or sentence.rstrip().endswith("?")):
+            return sentence
+    return None
 
 
 def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
