@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..graph import KnowledgeGraph, normalize_name
-from ..text import NAME_STOPWORDS, words
+from ..text import ENGLISH_STOPWORDS, NAME_STOPWORDS, words
 from .schema_words import EXCLUDES_NAMED, NamedRelation, SchemaWords, agent_type, split_keeps
 from .vocabulary import graph_vocabulary, phrase_pattern, plural_forms, relation_vocabulary, type_vocabulary
 
@@ -108,7 +108,8 @@ class QuestionReader:
         said = type_vocabulary(vocabulary, graph.node_types, type_descriptions)
         self.type_words = {t: _type_words(t) | said[t] for t in graph.node_types}
         self.relation_words = {
-            r: {w for w in re.split(r"[_\s/-]+", r.lower()) if w and w not in _GENERIC_RELATION_WORDS}
+            r: {w for w in re.split(r"[_\s/-]+", r.lower())
+                if w and w not in _GENERIC_RELATION_WORDS and w not in ENGLISH_STOPWORDS}
             for r in graph.relation_types
         }
         # User words naming what a relation links to ("symptoms" -> has_phenotype): hints, matched as phrases.
@@ -213,7 +214,7 @@ class QuestionReader:
         if interrogative:
             after = sorted((pos, t) for pos, t in found if pos >= interrogative.start())
             if after:
-                return [after[0][1]]
+                return [_head(lower, after, self.type_words)]
         return [min(found)[1]]
 
     def _unsupported(self, question: str, analysis: QuestionAnalysis) -> str | None:
@@ -257,6 +258,15 @@ class QuestionReader:
                 negated = negated_zone or bool(_NEGATION.match(chunk))
                 mentions.append(Mention(chunk, tokens, negated))
         return mentions
+
+
+def _head(lower: str, found: list[tuple[int, str]], type_words: dict[str, set[str]]) -> str:
+    """The first type named, or the type named right after it when the two words make one noun phrase ("what
+    *protein family*": its head, the last word, says the type)."""
+    pos, first = found[0]
+    follows = re.match(r"[\w-]+ ([\w-]+)\b", lower[pos:])
+    word = follows.group(1) if follows else ""
+    return next((t for t, forms in type_words.items() if word in forms and t != first), first)
 
 
 def named_phrase(question: str, quoted: list[str]) -> str | None:

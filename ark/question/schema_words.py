@@ -106,7 +106,9 @@ class SchemaWords:
         """The relations the question's words name, in the question's order (one entry per relation)."""
         out: list[NamedRelation] = []
         for word in question_words:
-            if len(word) < 3 or word in _GENERIC:
+            # A stopword names no relation, even one whose name holds it ("Under which licence ...": not
+            # classified_under), nor is it an agent noun ("under", "after").
+            if len(word) < 3 or word in _GENERIC or word.lower() in ENGLISH_STOPWORDS:
                 continue
             mine = stems(word)
             for relation, theirs in self.stems.items():

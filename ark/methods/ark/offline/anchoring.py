@@ -13,7 +13,8 @@ from ....question import Mention, excludes_outside, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from .context import PolicyContext
 from .evidence import Anchor, Condition, Evidence, SeenNode
-from .schema_plan import asks_for_named, described_answer, relation_target
+from .quoted import asks_beyond, described_by, described_phrases, labels_only
+from .schema_plan import asks_for_named, described_answer, meant_relation_of, relation_target
 from .sharing import sharing_route
 from .spans import find_run, find_runs, listed_names, longest_common_run, surface
 from .wording import named_by_stems, said_with_content, unread_mentions
@@ -32,6 +33,16 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
     target = ev.target
     listings = [ctx.nodes(data) for _call, data in results]
     inside_a_name = inside_names_stated_in_full(ev, listings)
+    long_quoted = set(described_phrases(a))
+    quoted_hits: dict[str, list[SeenNode]] = {}
+    # The words naming the relation asked for frame the question ("Who composed the *music* for X?": music_by)
+    # for a node bearing them as its whole name whose type the relation never links (a genre "Music"); a node
+    # the relation may lead to stays named by them (an "Onset" phenotype for has_onset).
+    ends = {r: {s for s, rr, t in ctx.schema if rr == r} | {t for s, rr, t in ctx.schema if rr == r}
+            for r in {n.relation for n in a.schema_relations}}
+
+    def relation_said(node_type: str) -> frozenset[str]:
+        return ctx.frame_only | {n.word.lower() for n in a.schema_relations if node_type not in ends[n.relation]}
     for position, ((call, _data), nodes) in enumerate(zip(results, listings, strict=True)):
         query = arguments_of(call).get("query")
         clause = (clauses.get(query) if isinstance(query, str) and position >= len(mentions) and query != a.question
@@ -43,7 +54,8 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
                 # ("Deafness, aminoglycoside-induced"; "... neuropathy with spastic paraplegia"): the whole
                 # name anchors it, the piece names nothing of its own.
                 continue
-            convincing_nodes = [n for n in convincing(ctx, mention, nodes, target, family_first=clause is not None)
+            convincing_nodes = [n for n in convincing(ctx, mention, nodes, target, family_first=clause is not None,
+                                                      frame=relation_said)
                                 if not inside_a_name(name_tokens(n.name))]
             for node in convincing_nodes:
                 if node.type == target and not mention.negated and not ctx.related_to_named(ev, target):
@@ -56,6 +68,8 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
                 ev.pending.append((mention, nodes))
         elif query == a.question:
             ev.broad = nodes
+        elif query in long_quoted:
+            quoted_hits.setdefault(query, nodes)
     anchor_whole_question(ctx, ev, listings, target)
     if a.named_phrase:
         ev.named = named_by(ctx, a.named_phrase, listings, target)
@@ -65,7 +79,13 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         anchor_family_or_description(ctx, ev, mention, nodes, target)
         if len(ev.conditions) > before:
             read.add(mention.text)
+    described = described_by(ctx, ev, quoted_hits)
+    ev.meant = meant_relation_of(ctx, ev, [described[1]] if described else [])
+    if described:
+        anchor_described(ctx, ev, *described)
+    ev.retarget = labels_only(ev)
     ev.inferred_target = relation_target(ctx, ev)
+    ev.retarget = ev.retarget and ev.inferred_target is not None
     ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors())
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
@@ -78,18 +98,31 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         ev.named = [anchor.index for anchor in ev.positive_anchors() if name_tokens(anchor.name) == asked]
 
 
+def anchor_described(ctx: PolicyContext, ev: Evidence, phrase: str, node: Anchor) -> None:
+    """Anchor the node a quoted description names when the question asks beyond it (a relation, another type):
+    a ``described`` condition, the phrase no condition on the answers' text."""
+    if not asks_beyond(ev, node):
+        return  # "Which package is described as "..."": the node itself is asked for (the broad search has it)
+    add_anchor(ev, SeenNode(node.index, node.name, node.type), False, None)
+    ev.conditions[ev.condition_of[node.index]].kind = "described"
+    ev.quoted_used.append(phrase)
+
+
 def convincing(ctx: PolicyContext, mention: Mention, nodes: list[SeenNode], target: str | None,
-               family_first: bool = False) -> list[SeenNode]:
+               family_first: bool = False, frame: Callable[[str], frozenset[str]] | None = None
+               ) -> list[SeenNode]:
     """Results that the mention names: those whose whole name lies within the mention, longest names first
     (several when equally named, e.g. one entity from two sources; on a tie of length, not of the wanted type,
     as mentions usually name other entities). Failing that, for a short mention, the first result whose text
     holds every word of the mention and whose name shares one of them."""
     tokens = ctx.tokens
     words = set(mention.tokens)
-    # A node named only by words of the question's frame ("person", "paper" where a type or a tag is called so)
-    # is named by the mention only when the mention says nothing else.
+    # A node named only by words of the question's frame ("person", "paper" where a type or a tag is called so;
+    # ``frame`` gives those and the words naming the relation asked, per node type) is named by the mention only
+    # when the mention says nothing else.
+    framing = frame or (lambda _type: ctx.frame_only)
     named = [n for n in nodes if tokens(n.name) and tokens(n.name) <= words
-             and (not tokens(n.name) <= ctx.frame_only or tokens(n.name) == words)]
+             and (not tokens(n.name) <= framing(n.type) or tokens(n.name) == words)]
     if named:
         best = max(len(tokens(n.name)) for n in named)
         longest = [n for n in named if len(tokens(n.name)) == best]
@@ -273,7 +306,7 @@ def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:
     """Parts of the question that anchored nothing although they state something: reported as not understood
     rather than dropped. A question asking what a name stands for is framed around that name alone."""
     a = ev.analysis
-    if a.named_phrase or a.unsupported:
+    if a.named_phrase or ev.unsupported:
         return  # a name asked about frames the rest; an unsupported request is reported as such
     names = [anchor.name for anchor in ev.anchors] + list(ev.scores.names.values()) + list(a.quoted)
     # A word the anchors' own text says (a finding given by its definition: "... such as pronating") is used.

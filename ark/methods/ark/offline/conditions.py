@@ -99,8 +99,9 @@ def attribute_conditions(ctx: PolicyContext, ev: Evidence) -> set[int]:
 
 def says_quoted(ctx: PolicyContext, ev: Evidence, ranked: list[int]) -> dict[int, bool]:
     """Which nodes' text says every quoted phrase of the question (a textual condition)."""
-    if not ev.analysis.quoted:
+    quoted = [q for q in ev.analysis.quoted if q not in ev.quoted_used]  # a description of an anchor aside
+    if not quoted:
         return {}
-    phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in ev.analysis.quoted]
+    phrases = [re.compile(rf"\b{re.escape(q.lower())}", re.IGNORECASE) for q in quoted]
     text = ctx.graph.text
     return {i: all(p.search(text(i)) for p in phrases) for i in ranked if ctx.graph.is_valid_index(i)}

@@ -15,6 +15,7 @@ from .listings import listing_of
 from .spans import word_at
 
 SEEN_RESULTS_KEPT = 512  # tool results whose nodes are kept for the next replays (a few questions' worth)
+_OF_ANCHOR = re.compile(r"\s+of\s+(?:the\s+)?")  # "the family *of* X": X's family
 _RELATIVE_CLAUSE = re.compile(r"\s+(?:that|which|whose|who|where)\b")
 
 
@@ -99,8 +100,8 @@ class PolicyContext:
             return True  # "which *other* films ...": the named film is where the question starts
         # A relation the question names that leads from the wanted type to another one ("which actors *acted*
         # with Cillian Murphy": acted_in links persons to films): the named node of that type is a start.
-        if any(target in (s, t) and s != t for n in ev.analysis.schema_relations
-               for s, r, t in self.schema if r == n.relation):
+        named = [n.relation for n in ev.analysis.schema_relations] + ([ev.meant] if ev.meant else [])
+        if any(target in (s, t) and s != t for relation in named for s, r, t in self.schema if r == relation):
             return True
         mentions = ev.analysis.type_mentions
         first = next((pos for pos, t in mentions if t == target), None)
@@ -122,7 +123,7 @@ class PolicyContext:
             return target, False
         middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
         # The type in between that a relation the question names leads to, else one the question names.
-        hinted = set(ev.analysis.relation_hints)
+        hinted = set(ev.relation_hints)
         named = {t for _, t in ev.analysis.type_mentions}
         middles.sort(key=lambda t: (not hinted & self.relations_between.get((anchor_type, t), set()), t not in named))
         return (middles[0] if middles else target), False
@@ -141,7 +142,12 @@ class PolicyContext:
         for pos, node_type in mentions:
             if pos <= target_at:
                 continue
-            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 for start in anchor_starts if start >= 0)
+            # "the gene RHAG" labels the anchor; "the *family of* GNA12" is GNA12's family: a stop on the way.
+            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 and not _OF_ANCHOR.fullmatch(
+                lower[pos + len(word_at(lower, pos)):start]) for start in anchor_starts if start >= 0)
+            if not labels_anchor and any(_OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
+                                         for start in anchor_starts if start > pos):
+                return node_type
             # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
             # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
             opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(word_at(lower, pos)))
@@ -158,7 +164,8 @@ class PolicyContext:
         return None if any(said <= self.tokens(anchor.name) for anchor in anchors) else a.hierarchy
 
     def relation_hint(self, anchor_type: str, other: str | None, a: QuestionAnalysis,
-                      exclude: tuple[str, str] | None = None, anchors: Sequence[Anchor] = ()) -> str | None:
+                      exclude: tuple[str, str] | None = None, anchors: Sequence[Anchor] = (),
+                      meant: str | None = None) -> str | None:
         """The relation to filter a neighbourhood by: a taxonomy relation when the question looks along the
         hierarchy, else the one relation between the two types the question names (when there are several)."""
         if other is None:
@@ -170,5 +177,5 @@ class PolicyContext:
             taxonomy = [r for r in between if normalize_name(r) in TAXONOMY_RELATIONS]
             if len(taxonomy) == 1:
                 return taxonomy[0]
-        hinted = [r for r in a.relation_hints if r in between]
+        hinted = [r for r in dict.fromkeys([*a.relation_hints, *([meant] if meant else [])]) if r in between]
         return hinted[0] if len(hinted) == 1 and len(between) > 1 else None

@@ -97,6 +97,13 @@ class Evidence:
     # The wanted type read from the relation the question names and the anchors' type ("Who *directed* Parasite?":
     # the other end of ``directed`` from a film), when the question names no type.
     inferred_target: str | None = None
+    # The relation the question means by the meaning of its words or frame when no stem names one ("Which packages
+    # does X *require*?": depends_on), read against the relations at the anchors' types (see schema_plan).
+    meant: str | None = None
+    # "Who maintains the package described as "...""? the quoted description names a node the question goes from
+    # (anchored as ``described``): that phrase is no condition on the answers' own text (see anchoring.described_by).
+    quoted_used: list[str] = field(default_factory=list)
+    retarget: bool = False  # the type named only labels the described anchor: the relation's far end is wanted
     described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
     asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
     shared: SharedRoute | None = None  # "which *other* X share a Y with Z": Z → its Ys → the other Xs (sharing)
@@ -116,7 +123,21 @@ class Evidence:
         """The wanted node type, if the question says one (or its relation and anchors imply one)."""
         if self.shared is not None:
             return self.shared.wanted
-        return self.analysis.target_types[0] if self.analysis.target_types else self.inferred_target
+        if self.retarget or not self.analysis.target_types:
+            return self.inferred_target
+        return self.analysis.target_types[0]
+
+    @property
+    def relation_hints(self) -> list[str]:
+        """The relations the question names by their words, then the one it means (``meant``)."""
+        hints = self.analysis.relation_hints
+        return hints if self.meant is None or self.meant in hints else [*hints, self.meant]
+
+    @property
+    def unsupported(self) -> str | None:
+        """What the question asks for that the schema has no type or relation for (see QuestionAnalysis), unless
+        the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...")."""
+        return None if self.meant is not None else self.analysis.unsupported
 
     def positive_anchors(self) -> list[Anchor]:
         """The anchors the answers should be linked to (not the findings said to be absent)."""

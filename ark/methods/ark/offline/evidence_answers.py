@@ -21,7 +21,7 @@ def answers(ctx: PolicyContext, ev: Evidence) -> list[RankedAnswer]:
         # The question describes a node: the search of the whole description found it, before anything reached.
         ranked = ev.described + [i for i in ranked if i not in ev.described]
         return tie_groups(ranked[: ctx.max_answers], {})
-    if ev.analysis.unsupported or not ev.scores.score and not ev.named:
+    if ev.unsupported or not ev.scores.score and not ev.named:
         return tie_groups(ranked[: ctx.max_answers], {})  # nothing weighed: no evidence to compare
     keys = evidence_keys_of(ctx, ev, ranked)
     ranked = order_by_evidence(ranked, keys.__getitem__)[: ctx.max_answers]

@@ -35,6 +35,7 @@ from .context import PolicyContext
 from .evidence import Evidence, SeenNode
 from .evidence_answers import answers
 from .evidence_rank import explain
+from .quoted import described_phrases
 from .ranking import conjunction_ranking, ranked_candidates
 from .reasons import confidence, reason
 
@@ -99,6 +100,8 @@ class AnchorPhase(Phase):
         if a.named_phrase and a.named_phrase not in searched:
             # "What is the term for X?": the node named X is wanted; search its name on its own.
             calls.append((SEARCH_IN_GRAPH, {"query": a.named_phrase, "size": 20}))
+        # A long quoted phrase may describe the node the question goes from ("the package described as "..."").
+        calls += [(SEARCH_IN_GRAPH, {"query": q, "size": 5}) for q in described_phrases(a) if q not in searched]
         if a.question.strip():
             calls.append((SEARCH_IN_GRAPH, {"query": a.question, "size": 30}))
         return Plan(calls, "Search the graph for each entity the question mentions, and for the question as a whole.")
@@ -114,7 +117,7 @@ class ExpandPhase(Phase):
 
     def plan(self, ev: Evidence, tool_names: Set[str]) -> Plan:
         ctx, a = self.ctx, ev.analysis
-        if SEARCH_IN_NEIGHBORHOOD not in tool_names or a.unsupported:
+        if SEARCH_IN_NEIGHBORHOOD not in tool_names or ev.unsupported:
             return NOTHING
         calls: list[ToolCall] = []
         query = expansion_query(ev)
@@ -132,9 +135,9 @@ class ExpandPhase(Phase):
             if via_middle and hop_type:
                 # A relation the question names belongs to the hop it fits; the last hop when it fits both.
                 relation = ctx.relation_hint(anchor.type, hop_type, a, exclude=(hop_type, str(ev.target)),
-                                             anchors=ev.anchors)
+                                             anchors=ev.anchors, meant=ev.meant)
             else:
-                relation = ctx.relation_hint(anchor.type, hop_type, a, anchors=ev.anchors)
+                relation = ctx.relation_hint(anchor.type, hop_type, a, anchors=ev.anchors, meant=ev.meant)
                 if relation and conjunction and relation_of_another_condition(ctx, ev, anchor.index, relation):
                     # With several conditions a relation the question names belongs to the condition that
                     # says it ("autosomal recessive *inheritance*"), not to every anchor; one that no
@@ -220,7 +223,7 @@ class SecondHopPhase(Phase):
 
     def plan(self, ev: Evidence, tool_names: Set[str]) -> Plan:
         a = ev.analysis
-        if a.unsupported or not ev.scores.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
+        if ev.unsupported or not ev.scores.intermediates or SEARCH_IN_NEIGHBORHOOD not in tool_names:
             return NOTHING
         best = sorted(ev.scores.intermediates, key=lambda i: -ev.scores.intermediates[i])[:8]
         calls: list[ToolCall] = []
@@ -229,7 +232,7 @@ class SecondHopPhase(Phase):
             if ev.target:
                 args["node_types"] = [ev.target]
                 middle_type = ev.scores.intermediate_types.get(index)
-                relation = (self.ctx.relation_hint(middle_type, ev.target, a, anchors=ev.anchors)
+                relation = (self.ctx.relation_hint(middle_type, ev.target, a, anchors=ev.anchors, meant=ev.meant)
                             if middle_type else None)
                 if ev.shared is not None:
                     relation = ev.shared.relation
@@ -255,7 +258,7 @@ class VerifyPhase(Phase):
     name = "verify"
 
     def plan(self, ev: Evidence, tool_names: Set[str]) -> Plan:
-        if ev.analysis.unsupported:
+        if ev.unsupported:
             return NOTHING
         if conjunctive(self.ctx, ev):
             return Plan(self._condition_checks(ev, tool_names),

@@ -29,7 +29,7 @@ def ranked_candidates(ev: Evidence) -> list[int]:
 def ranking(ctx: PolicyContext, ev: Evidence) -> list[int]:
     """The candidates in the order the gathered scores give them, of the wanted type."""
     target = ev.target
-    if ev.analysis.unsupported:
+    if ev.unsupported:
         # Nothing in the schema answers the question: offer only what it names, marked as such.
         return [a.index for a in ev.positive_anchors()][: ctx.max_answers]
     if conjunctive(ctx, ev):
@@ -71,7 +71,9 @@ def single_condition_ranking(ctx: PolicyContext, ev: Evidence, target: str | Non
         ranked = sorted(ranked, key=key)
     # "Which *other* films ...": the named film is no answer, whatever the text search says.
     # So is a named node of the wanted type the question goes from ("actors who acted with X", X an actor).
-    starts = ev.analysis.excludes_named or (not ctx.self_linked(target) and ctx.related_to_named(ev, target))
+    # And in a question naming a relation, the named node is where it starts ("Which packages does X depend on?").
+    starts = (ev.analysis.excludes_named or bool(ev.analysis.schema_relations or ev.meant or ev.quoted_used)
+              or (not ctx.self_linked(target) and ctx.related_to_named(ev, target)))
     excluded = ev.anchor_indices() if starts else set()
     broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked and n.index not in excluded]
     ranked = ranked + broad_hits[:3]

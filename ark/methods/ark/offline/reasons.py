@@ -18,8 +18,8 @@ def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
         return "The node the question names, and asks for."
     if index in ev.named:
         return f"Bears the name the question asks about, '{a.named_phrase or a.question}' (its name or a synonym)."
-    if a.unsupported:
-        return f"Named in the question; the graph has no relation for '{a.unsupported}'."
+    if ev.unsupported:
+        return f"Named in the question; the graph has no relation for '{ev.unsupported}'."
     if index in ev.described:
         return "Its text says most of what the question describes."
     positive = positive_conditions(ctx, ev)
@@ -50,8 +50,8 @@ def confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     level, why = evidence_confidence(ctx, ev)
     ranked = answers(ctx, ev)
     first = ranked[0].index if ranked else None
-    unsaid = (list(ev.analysis.quoted) if first is not None and not says_quoted(ctx, ev, [first]).get(first)
-              else [])
+    quoted = [q for q in ev.analysis.quoted if q not in ev.quoted_used]  # a described anchor's phrase aside
+    unsaid = quoted if first is not None and not says_quoted(ctx, ev, [first]).get(first) else []
     level, why = doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
                          profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
     undecided = undecided_relation(ctx, ev) if level == "high" and not ev.named else None
@@ -71,9 +71,9 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     if ev.described:
         return "medium", (f"The question describes {g.name(ev.described[0])}: its text says most of the "
                           "question's words.")
-    if a.unsupported:
+    if ev.unsupported:
         relations = ", ".join(g.relation_types)
-        return "low", (f"The graph has no node type or relation for '{a.unsupported}' (it holds "
+        return "low", (f"The graph has no node type or relation for '{ev.unsupported}' (it holds "
                        f"{', '.join(g.node_types)}, linked by {relations}).")
     positive = positive_conditions(ctx, ev)
     target = ev.target

@@ -6,10 +6,12 @@ the named node itself ("Look up X."), and whether the relation between the ancho
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .conditions import positive_conditions
 from .context import PolicyContext
-from .evidence import Evidence
+from .evidence import Anchor, Evidence
+from .meaning import meant_by_frame, meant_relation
 
 # Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
 _ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
@@ -21,9 +23,9 @@ def relation_target(ctx: PolicyContext, ev: Evidence) -> str | None:
     """With no type named, the type at the other end of the first relation the question names from an anchor's
     type (one end only; a relation linking the type to itself leads back to it)."""
     a = ev.analysis
-    if a.target_types:
+    if a.target_types and not ev.retarget:
         return None
-    relations = dict.fromkeys([n.relation for n in a.schema_relations] + list(a.relation_hints))
+    relations = dict.fromkeys([n.relation for n in a.schema_relations] + ev.relation_hints)
     for relation in relations:
         for anchor in ev.positive_anchors():
             ends = ({t for s, r, t in ctx.schema if r == relation and s == anchor.type}
@@ -33,11 +35,53 @@ def relation_target(ctx: PolicyContext, ev: Evidence) -> str | None:
     return None
 
 
+def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] = ()) -> str | None:
+    """The relation the question means when no word of it names one by stem: among the relations at the anchors'
+    types (towards the wanted type when it says one), the one a question word means (an agent noun: "actors" →
+    starring) or its frame means (the question without the anchors' names: "Which packages does ... require?" →
+    depends_on), by the packaged MiniLM where installed (see meaning). None when the question names a relation,
+    a name, a hierarchy, or has not exactly one anchor, or when no sentence naming it asks; or when no relation is
+    clearly meant."""
+    a = ev.analysis
+    anchors = [*ev.positive_anchors(), *extra]
+    if a.relation_hints or a.schema_relations or a.named_phrase or a.hierarchy or len(anchors) != 1:
+        return None  # a relation is asked about one named node; several (a profile, conditions) mean none
+    frame = _asking_sentence(a.question, "" if extra else anchors[0].name)  # a described node: by its quote
+    if frame is None:
+        return None
+    types = {anchor.type for anchor in anchors}
+    triples = [(s, r, t) for s, r, t in ctx.schema if s in types or t in types]
+    target = ev.target
+    towards = [(s, r, t) for s, r, t in triples if target in (s, t) and ({s, t} & types)]
+    triples = towards or triples
+    for phrase in a.quoted:
+        frame = frame.replace(phrase, " ")
+    for anchor in sorted(anchors, key=lambda x: -len(x.name)):
+        frame = re.sub(re.escape(anchor.name), " ", frame, flags=re.IGNORECASE)
+    said = [w for w in re.findall(r"[A-Za-z]+", frame) if w.lower() not in ctx.reader.all_type_words]
+    relations = sorted({r for _, r, _ in triples})
+    if a.unsupported:  # the words asking for what no type names ("Which *actors* ..."): a relation only by them
+        return meant_relation(a.unsupported.split(), relations)
+    return meant_relation(said, relations) or meant_by_frame(" ".join(frame.split()), triples)
+
+
+def _asking_sentence(question: str, name: str) -> str | None:
+    """The sentence of the question that names ``name`` when it asks (the whole question when it is one
+    sentence, else a sentence ending in a question mark); None otherwise ("A patient presents with X. Which
+    disease ...?": the statement names X and asks nothing)."""
+    sentences = [s for s in re.split(r"(?<=[.?!])\s+", question.strip()) if s]
+    lower = name.lower()
+    for sentence in sentences:
+        if lower in sentence.lower() and (len(sentences) == 1 or sentence.rstrip().endswith("?")):
+            return sentence
+    return None
+
+
 def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
     """The named nodes, when the question asks for them ("I need the record for X.", "Look up X."): no type, no
     relation, no hierarchy and no link asked for, the name asked about aside. Nothing otherwise."""
     a = ev.analysis
-    if (ev.target is not None or a.relation_hints or a.named_phrase or a.unsupported or a.hierarchy
+    if (ev.target is not None or ev.relation_hints or a.named_phrase or ev.unsupported or a.hierarchy
             or _ASKS_NEIGHBOURS.search(a.question)):
         return []
     out: list[int] = []
@@ -71,6 +115,8 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     search's answer, whatever words of the description name other nodes ("... a *drama* where soldiers ...") or
     the node itself ("*Pexpect* allows easy control of ...")."""
     target = ev.target
+    if ev.quoted_used:
+        return []  # the quoted description names the node the question goes from, not the answer
     content = {w for w in ctx.tokens(ev.analysis.question) if w not in ctx.ignorable and len(w) > 1
                and not w.isdigit()}
     if len(content) < least or not ev.broad:

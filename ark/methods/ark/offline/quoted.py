@@ -1,0 +1,52 @@
+"""A quoted description that names the node a question goes from ("Who maintains the package described as
+"World timezone definitions"?"): the long quoted phrases searched on their own, the node their search finds when
+its text says most of the phrase, and whether the type the question names only labels that node ("Under what
+license is *the package* described as "..." released?": the licence is asked for). Pure reads."""
+
+from __future__ import annotations
+
+from ....question import QuestionAnalysis, name_tokens
+from .context import PolicyContext
+from .evidence import Anchor, Evidence, SeenNode
+
+DESCRIPTION_WORDS = 4  # a quoted phrase of this many words or more may describe a node (a term is shorter)
+SAYS = 0.7  # share of the phrase's words the node's text must say
+LABEL_SPAN = 30  # characters between a type word and the quoted phrase it labels ("the package described as")
+
+
+def described_phrases(a: QuestionAnalysis) -> list[str]:
+    """The quoted phrases long enough to describe a node (searched on their own by the anchor phase)."""
+    return [q for q in a.quoted if len(name_tokens(q)) >= DESCRIPTION_WORDS]
+
+
+def described_by(ctx: PolicyContext, ev: Evidence, hits: dict[str, list[SeenNode]]) -> tuple[str, Anchor] | None:
+    """The first long quoted phrase whose search's first hit says most of it, with that node as an anchor; None
+    when no phrase describes a node, or the node is already an anchor."""
+    for phrase in described_phrases(ev.analysis):
+        nodes = hits.get(phrase) or []
+        if not nodes or not ctx.graph.is_valid_index(nodes[0].index) or nodes[0].index in ev.anchor_indices():
+            continue
+        words = set(name_tokens(phrase))
+        if len(words & ctx.tokens(ctx.graph.text(nodes[0].index))) >= SAYS * len(words):
+            return phrase, Anchor(nodes[0].index, nodes[0].name, nodes[0].type)
+    return None
+
+
+def asks_beyond(ev: Evidence, node: Anchor) -> bool:
+    """Whether the question asks for something linked to the described node rather than for the node: it names
+    or means a relation, or asks for a type other than the node's."""
+    a = ev.analysis
+    if a.relation_hints or a.schema_relations or ev.meant:
+        return True
+    return bool(a.target_types) and a.target_types[0] != node.type
+
+
+def labels_only(ev: Evidence) -> bool:
+    """Whether every word naming the wanted type labels a quoted description just after it ("the *package*
+    described as "...""): the type is the described node's, and the answers' type is read from the relation."""
+    a = ev.analysis
+    if not a.target_types or not ev.quoted_used:
+        return False
+    starts = [a.question.find(q) for q in ev.quoted_used]
+    positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
+    return bool(positions) and all(any(0 < start - pos <= LABEL_SPAN for start in starts) for pos in positions)
