@@ -447,16 +447,27 @@ def candidate_scores(blob, tfs, doc_lengths, skip_last, terms, step, idf, count,
 
 
 @jit
-def accumulate(blob, tfs, doc_lengths, terms, idf, count, model, scores):
+def doc_norms(doc_lengths, model):
+    """Every document's :func:`length_norm` (the same operations, so the same bits), for :func:`accumulate`."""
+    norms = np.empty(len(doc_lengths))
+    for d in range(len(doc_lengths)):
+        norms[d] = length_norm(doc_lengths[d], model)
+    return norms
+
+
+@jit
+def accumulate(blob, tfs, norms, terms, idf, count, scores):
     """Add every posting's weight of each term, in query order, into ``scores`` (one float32 per document): the
-    exhaustive pass, term at a time, compiled (a long query's postings are streamed once, nothing per document)."""
+    exhaustive pass, term at a time, compiled (a long query's postings are streamed once, nothing per document).
+    ``norms`` are the documents' length normalisations (:func:`doc_norms`): read, not made, per posting, and a
+    term of one-byte deltas decoded without the byte loop (together ~45% off an HPO passage of common words)."""
     for t in range(len(terms)):
-        start, width, p0 = terms[t, START], terms[t, WIDTH], terms[t, P0]
+        start, width, p0, it, c = terms[t, START], terms[t, WIDTH], terms[t, P0], idf[t], count[t]
         d = terms[t, FIRST]
         for p in range(terms[t, DF]):
             if p:
-                d += delta(blob, start, width, p)
-            scores[d] = np.float32(scores[d] + weight(tfs, p0 + p, doc_lengths[d], idf[t], count[t], model))
+                d += np.int64(blob[start + p]) if width == 1 else delta(blob, start, width, p)
+            scores[d] = np.float32(scores[d] + weight_at(tfs, p0 + p, norms[d], it, c))
 
 
 @jit

@@ -8,7 +8,8 @@ ranking 20 neighbours never touches the rest of the corpus. Global top-k on a la
 :data:`PRUNE_MIN_DOCS` documents, with numba installed) uses exact dynamic pruning (:mod:`ark.index.bm25_prune`);
 otherwise, and as its oracle, every matching posting is added into one score per document. A long query (at least
 :data:`LONG_QUERY_TERMS` distinct terms) on a large index is that exhaustive pass compiled, term at a time: walking
-many terms document at a time costs more than streaming their postings once.
+many terms document at a time costs more than streaming their postings once; so is a query of only frequent terms on
+an index of up to :data:`ACCUMULATE_MAX_DOCS` documents.
 
 Field-aware scoring (:meth:`BM25Index.build_fielded`) is BM25F (Robertson, Zaragoza and Taylor, 2004): each
 document has several fields (e.g. its names and its description); a term's pseudo frequency is the weighted sum
@@ -70,6 +71,11 @@ SEED_FRACTION = 256
 # documents (CPU ms, median of 12 queries, loaded machine) walk / add: 16 words 8.8 / 20.2, 24 words 20.9 / 23.6,
 # 50 words 69 / 42, 200 words 488 / 85 (the numpy pass: 180-310).
 LONG_QUERY_TERMS = 30
+# ... and so does a query none of whose terms is rare enough to seed the pruned search (each holds more than its
+# seed budget of postings) on an index of up to this many documents, where one score per document is cheap: the
+# walk then visits most documents of its frequent terms anyway (HPO, a passage of seven words of 5k-14k
+# documents each: 1.0-1.2 ms walked, 0.35-0.45 ms added; 3 December 2026, issue 50).
+ACCUMULATE_MAX_DOCS = 262_144
 
 
 class BM25Index:
@@ -235,11 +241,9 @@ class BM25Index:
 
     def _exact_boost(self, terms: list[tuple[int, int]]) -> np.float32:
         """``sum of count * idf`` over the query terms (at least 1): no document's BM25 score can reach it."""
-        n = self.num_docs
-        total = 0.0
-        for tid, count in terms:
-            df = self.postings.df(tid)
-            total += count * float(np.log1p((n - df + 0.5) / (df + 0.5)))
+        idf, total = self._idf, 0.0
+        for tid, count in terms:  # each term's idf as _idf holds it: the same log1p, not made again per query
+            total += count * float(idf[tid])
         return np.float32(max(total, 1.0))
 
     def _postings(self, tid: int, count: int = 1) -> tuple[I32, F32]:
@@ -265,7 +269,7 @@ class BM25Index:
         named = self._exactly_named(query)
         if k <= 0 or (not terms and not len(named)):
             return EMPTY_IDS, EMPTY_SCORES
-        if terms and self._prunes() and len(terms) >= LONG_QUERY_TERMS:
+        if terms and self._prunes() and (len(terms) >= LONG_QUERY_TERMS or self._all_common(terms)):
             return bm25_prune.accumulated_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k,
                                                 mask, np.asarray(named, dtype=np.int64), self._exact_boost(terms))
         if terms and self._prunes():
@@ -294,6 +298,19 @@ class BM25Index:
         """Whether queries go through the compiled kernels (a large index, numba installed)."""
         return self.num_docs >= PRUNE_MIN_DOCS and bm25_prune.available()
 
+    def _seed_budget(self) -> int:
+        """How many postings of the query's rarest terms seed the pruned search (0: none)."""
+        return max(SEED_POSTINGS, self.num_docs // SEED_FRACTION) if SEED_POSTINGS else 0
+
+    def _all_common(self, terms: list[tuple[int, int]]) -> bool:
+        """Whether no term of the query would seed the pruned search on this (small) index: it is then cheaper to
+        add every posting (see :data:`ACCUMULATE_MAX_DOCS`)."""
+        budget = self._seed_budget()
+        if not budget or self.num_docs > ACCUMULATE_MAX_DOCS:
+            return False
+        ptr = self.postings.term_ptr
+        return all(int(ptr[tid + 1] - ptr[tid]) > budget for tid, _ in terms)
+
     def _pruned_search(self, terms: list[tuple[int, int]], named: I64, k: int,
                        mask: Bools | None) -> tuple[I64, F32]:
         """:meth:`search` by dynamic pruning, in one compiled call. The exactly named documents and every document
@@ -302,8 +319,7 @@ class BM25Index:
         terms (a document it visits holds no rare term), and starts with a high k-th best score."""
         boost = self._exact_boost(terms) if len(named) else np.float32(0)
         return bm25_prune.pruned_top_k(self.postings, terms, self._idf, self.k1, self.b, self._avgdl, k, mask,
-                                       np.asarray(named, dtype=np.int64), boost,
-                                       max(SEED_POSTINGS, self.num_docs // SEED_FRACTION) if SEED_POSTINGS else 0)
+                                       np.asarray(named, dtype=np.int64), boost, self._seed_budget())
 
     def score(self, query: str, candidates: Ints | Sequence[int]) -> F32:
         """BM25 scores of just ``candidates`` (same order; 0 where nothing matches), with the global IDF."""

@@ -146,15 +146,17 @@ def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: F64, k1: floa
     """Top-``k`` (ids, scores) of a long query, descending, ties by lower id: every posting of every term added
     into one score per document, term by term in query order (the exhaustive pass's float32 sums), compiled; the
     ``named`` documents get ``boost``. For many terms this beats the document-at-a-time walk, whose work per
-    visited document grows with the number of terms while the union of their postings covers most documents."""
+    visited document grows with the number of terms while the union of their postings covers most documents; so it
+    does for a query of only frequent terms on a small index (:data:`ark.index.bm25.ACCUMULATE_MAX_DOCS`)."""
     from ark.index import _prune_kernel as kernel
 
     tids = np.array([t for t, _ in terms], dtype=np.int64)
-    blob, tfs, doc_lengths = _postings_arrays(postings)[:3]
-    scores = np.zeros(len(doc_lengths), dtype=np.float32)
+    blob, tfs = _postings_arrays(postings)[:2]
+    norms = doc_norms(postings, np.array([k1, b, avgdl], dtype=np.float64))
+    scores = np.zeros(len(norms), dtype=np.float32)
     kernel.accumulate(  # type: ignore[call-arg]
-        blob, tfs, doc_lengths, _term_rows(postings, tids), idf[tids].astype(np.float64),
-        np.array([c for _, c in terms], dtype=np.float64), np.array([k1, b, avgdl], dtype=np.float64), scores)
+        blob, tfs, norms, _term_rows(postings, tids), idf[tids].astype(np.float64),
+        np.array([c for _, c in terms], dtype=np.float64), scores)
     if len(named):
         scores[named] += boost
     top, docs = kernel.dense_top_k(scores, int(k), np.zeros(0, dtype=np.bool_) if mask is None else mask)
@@ -210,6 +212,20 @@ def block_ratios(postings, model: F64) -> tuple[F32, F32]:
             np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl), np.asarray(postings.block_ptr),
             np.asarray(model, dtype=np.float64))
         cached = postings.__dict__["_block_ratios"] = (key, ratios)
+    return cached[1]
+
+
+def doc_norms(postings, model: F64) -> F64:
+    """Every document's length normalisation under ``model`` ((k1, b, avgdl)), float64, made once per index and
+    model and kept on it (8 bytes a document): the accumulated pass reads one a posting instead of computing it
+    (a division) from the document's length."""
+    key = tuple(float(x) for x in model)
+    cached = postings.__dict__.get("_doc_norms")
+    if cached is None or cached[0] != key:
+        from ark.index import _prune_kernel as kernel
+
+        norms = kernel.doc_norms(np.asarray(postings.doc_lengths), np.asarray(model, dtype=np.float64))  # type: ignore[call-arg]
+        cached = postings.__dict__["_doc_norms"] = (key, norms)
     return cached[1]
 
 

@@ -35,6 +35,7 @@ def search_path(request, monkeypatch):
     monkeypatch.setattr(bm25_prune, name, lambda *a, **kw: calls.append(1) or real(*a, **kw))
     monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
     monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 150 if request.param == "pruned-seeded" else 0)
+    monkeypatch.setattr(bm25_module, "ACCUMULATE_MAX_DOCS", 0)  # the pruned paths on every query, frequent terms too
     if request.param == "accumulated":
         monkeypatch.setattr(bm25_module, "LONG_QUERY_TERMS", 1)
     yield request.param
@@ -263,6 +264,35 @@ def test_a_larger_index_seeds_with_a_share_of_its_documents(monkeypatch):
     assert _assert_search_is_exhaustive(BM25Index.build(docs, chunk_size=900), queries,
                                         [None, rng.random(len(docs)) < 0.5], ks=(1, 5, 20)) > 0
     assert set(budgets) == {250}
+
+
+def test_a_query_of_only_frequent_words_on_a_small_index_adds_every_posting_exactly(monkeypatch):
+    """On a small index a query none of whose words could seed the pruned search (each in more documents than the
+    seed budget) is added term at a time (its walk would visit most documents anyway), with the exhaustive
+    ranking; a query with a rarer word is still pruned."""
+    import ark.index.bm25 as bm25_module
+    from ark.index import bm25_prune
+
+    if not bm25_prune.available():
+        pytest.skip("numba is not installed")
+    taken = []
+    for name in ("accumulated_top_k", "pruned_top_k"):
+        real = getattr(bm25_prune, name)
+        monkeypatch.setattr(bm25_prune, name, lambda *a, _n=name, _f=real: taken.append(_n) or _f(*a))
+    monkeypatch.setattr(bm25_module, "PRUNE_MIN_DOCS", 0)
+    monkeypatch.setattr(bm25_module, "SEED_POSTINGS", 200)
+    index = BM25Index.build(_rare_and_frequent_corpus(19, 4000), chunk_size=900)
+    rng = np.random.default_rng(20)
+    masks = [None, rng.random(index.num_docs) < 0.5]
+    assert _assert_search_is_exhaustive(index, ["often b3x b4x", "b1x often often b2x"], masks) > 0
+    assert set(taken) == {"accumulated_top_k"}
+    taken.clear()
+    assert _assert_search_is_exhaustive(index, ["often seldom b3x"], masks) > 0
+    assert set(taken) == {"pruned_top_k"}
+    monkeypatch.setattr(bm25_module, "ACCUMULATE_MAX_DOCS", index.num_docs - 1)  # a larger index: pruned
+    taken.clear()
+    index.search("often b3x b4x", 5)
+    assert taken == ["pruned_top_k"]
 
 
 def test_a_late_strong_document_of_the_last_essential_term_still_enters(search_path):
