@@ -26,7 +26,8 @@ _lock = threading.Lock()
 
 def warm_up(index: BM25Index) -> None:
     """Run each compiled path of ``index`` (a :class:`~ark.index.bm25.BM25Index`) once on its first terms: the
-    vocabulary lookup, the pruned top-k, the long-query pass and both subset scorers. A no-op on a small index."""
+    vocabulary lookup, the pruned top-k, the long-query pass and both subset scorers; and the search of a tool
+    call's snippets (:mod:`ark.index._snippet_kernel`). A no-op on a small index."""
     from . import bm25, bm25_prune
 
     postings = index.postings
@@ -43,6 +44,9 @@ def warm_up(index: BM25Index) -> None:
     for terms in (first, many):  # few postings a candidate: streamed; many: through the skip lists
         for distinct in (True, False):
             bm25_prune.subset_scores(postings, terms, index._idf, index.k1, index.b, index._avgdl, few, distinct)
+    from . import _snippet_kernel  # a tool call's snippets over this index's hits
+
+    _snippet_kernel.warm_up()
 
 
 def start(index: object) -> threading.Thread | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 import pytest
 
@@ -47,9 +48,30 @@ def test_snippets_equal_the_definition_on_random_texts(monkeypatch, long_from):
         assert snippet(text, terms, width) == defined_snippet(text, terms, width), (text, terms, width)
 
 
-def test_snippets_of_a_tool_calls_hits_found_together_equal_each_found_alone():
+@pytest.fixture(params=["python", "compiled"])
+def snippet_search(request, monkeypatch):
+    """``locate_all`` searched in Python, then by the compiled search a large index's warm-up loads (numba)."""
+    if request.param == "python":
+        kernel = sys.modules.get("ark.index._snippet_kernel")
+        if kernel is not None:
+            monkeypatch.setattr(kernel, "ready", False)
+        yield request.param
+        return
+    pytest.importorskip("numba")
+    from ark.index import _snippet_kernel
+
+    _snippet_kernel.warm_up()
+    calls = []
+    real = _snippet_kernel.first_matches
+    monkeypatch.setattr(_snippet_kernel, "first_matches", lambda *a: calls.append(1) or real(*a))
+    yield request.param
+    assert calls, "the compiled search was never taken"
+
+
+def test_snippets_of_a_tool_calls_hits_found_together_equal_each_found_alone(snippet_search):
     """``locate_all`` (a call's matches, found once and shown at each detail level) shows, at every width, the
-    snippet the definition gives for each text alone, whatever the texts beside it (empty, non-ASCII, long)."""
+    snippet the definition gives for each text alone, whatever the texts beside it (empty, non-ASCII, long), found
+    in Python or by the compiled search (which leaves the texts it cannot answer to Python)."""
     rng = random.Random(11)
     ascii_pieces = [piece for piece in PIECES if piece.isascii()]  # most batches: all ASCII, found together
     words = ["a", "b", "Ab", "seiz", "ure", "Seizures", "_a", "b-a", "1", "(K)", "x.y"]
