@@ -251,6 +251,8 @@ class Tokenizer:
     as ``"english"``.
     """
 
+    _last_surface: tuple[str, tuple[str, ...]] | None = None  # the last text surface_tokens split, and its tokens
+
     def __init__(
         self,
         stopwords: str | Iterable[str] | None = "english",
@@ -332,10 +334,15 @@ class Tokenizer:
         """Lowercased tokens of ``text`` after stopword removal, before stemming (for highlighting)."""
         if not text:
             return []
+        last = self._last_surface
+        if last is not None and last[0] == text:  # a tool call's search and its highlighting read one query
+            return list(last[1])
         # One short text: Python's re is ~100x faster than an Arrow kernel call's fixed cost, and it is the very
         # pattern bm25s uses, so both paths give the same tokens (tests check it).
         lowered = text.lower() if self.lower else text
-        return [tok for tok in _WORD_RE.findall(lowered) if self.term_of(tok) is not None]
+        tokens = [tok for tok in _WORD_RE.findall(lowered) if self.term_of(tok) is not None]
+        self._last_surface = (text, tuple(tokens))
+        return tokens
 
     def tokenize(self, text: str) -> list[str]:
         """Index terms of ``text`` in order, duplicates kept."""
