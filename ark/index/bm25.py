@@ -71,6 +71,9 @@ SEED_FRACTION = 256
 # documents (CPU ms, median of 12 queries, loaded machine) walk / add: 16 words 8.8 / 20.2, 24 words 20.9 / 23.6,
 # 50 words 69 / 42, 200 words 488 / 85 (the numpy pass: 180-310).
 LONG_QUERY_TERMS = 30
+# A saved vocabulary of up to this many terms is looked up through a hash table (4 MB at most), larger ones by
+# binary search (see BM25Index._compiled_query_terms).
+HASHED_VOCABULARY_TERMS = 1 << 19
 # ... and so does a query none of whose terms is rare enough to seed the pruned search (each holds more than its
 # seed budget of postings) on an index of up to this many documents, where one score per document is cheap: the
 # walk then visits most documents of its frequent terms anyway (HPO, a passage of seven words of 5k-14k
@@ -224,15 +227,23 @@ class BM25Index:
 
     def _compiled_query_terms(self, query: str) -> list[tuple[int, int]]:
         """:meth:`_query_terms` on a large saved index: every term looked up in one compiled call (a Python binary
-        search over the saved vocabulary takes ~20 us a term, most of a rare word's query)."""
-        from ark.index import _lookup_kernel
+        search over the saved vocabulary takes ~20 us a term, most of a rare word's query). A vocabulary of up to
+        :data:`HASHED_VOCABULARY_TERMS` terms is looked up through a hash table made once (4-8 bytes a term): one
+        probe a term where the binary search took ~17 steps of three dependent reads, cold in a tool call."""
+        from ark.index import _lookup_kernel as kernel
 
         if self._vocabulary_arrays is None:
-            self._vocabulary_arrays = self._term_ids.arrays()  # type: ignore[union-attr]
+            blob, offsets, order = self._term_ids.arrays()  # type: ignore[union-attr]
+            if len(order) <= HASHED_VOCABULARY_TERMS:
+                table = kernel.hash_table(blob, offsets, len(order))  # type: ignore[call-arg]
+                self._vocabulary_arrays = (blob, offsets, table, np.ones(1, np.bool_))
+            else:
+                self._vocabulary_arrays = (blob, offsets, order, np.zeros(1, np.bool_))
         # A lone surrogate passes as bytes no saved term (valid UTF-8) holds: not found, as TermTable.get says.
-        keys = "\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass")
-        rows = _lookup_kernel.query_rows(  # type: ignore[call-arg]  # numba's Dispatcher has no signature
-            *self._vocabulary_arrays, np.frombuffer(keys, dtype=np.uint8))
+        keys = np.frombuffer("\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass"), np.uint8)
+        blob, offsets, found_by, hashed = self._vocabulary_arrays
+        lookup = kernel.hashed_rows if hashed[0] else kernel.query_rows
+        rows = lookup(blob, offsets, found_by, keys)  # type: ignore[call-arg]  # numba's stubs: no signature
         return [(tid, count) for tid, count in rows.tolist()]
 
     def _exactly_named(self, query: str) -> I64:

@@ -62,8 +62,9 @@ def test_an_empty_vocabulary_saves_and_loads(tmp_path):
 
 
 def test_the_compiled_lookup_finds_and_counts_as_the_dict(tmp_path):
-    """A large saved index looks a query's terms up in one compiled call: ids, counts and first-occurrence order
-    as the dict of its terms gives them, unknown terms (a lone surrogate, a prefix, a longer word) skipped."""
+    """A large saved index looks a query's terms up in one compiled call, by binary search or through a hash
+    table: ids, counts and first-occurrence order as the dict of its terms gives them, unknown terms (a lone
+    surrogate, a prefix, a longer word) skipped."""
     pytest.importorskip("numba")
     from ark.index import _lookup_kernel
 
@@ -72,6 +73,9 @@ def test_the_compiled_lookup_finds_and_counts_as_the_dict(tmp_path):
     table = TermTable.load(tmp_path, len(TERMS))
     assert table is not None
     oracle = {term: i for i, term in enumerate(TERMS)}
+    blob, offsets, order = table.arrays()
+    hashed = _lookup_kernel.hash_table(blob, offsets, len(order))  # the hashed lookup of a smaller vocabulary
+    assert len(hashed) >= 2 * len(TERMS) and sorted(hashed[hashed > 0] - 1) == list(range(len(TERMS)))
     rng = np.random.default_rng(0)
     probes = [*TERMS, "seizure", "seizu", "zz", "東", "E", "\udcff", "abc" * 39, "abc" * 41]
     for _ in range(200):
@@ -82,6 +86,7 @@ def test_the_compiled_lookup_finds_and_counts_as_the_dict(tmp_path):
                 expected[oracle[term]] = expected.get(oracle[term], 0) + 1
         keys = np.frombuffer("\n".join(query).encode("utf-8", "surrogatepass"), dtype=np.uint8)
         assert _lookup_kernel.query_rows(*table.arrays(), keys).tolist() == [list(p) for p in expected.items()]
+        assert _lookup_kernel.hashed_rows(blob, offsets, hashed, keys).tolist() == [list(p) for p in expected.items()]
 
 
 def test_a_large_saved_index_finds_the_query_terms_as_the_python_lookup(tmp_path, monkeypatch):
