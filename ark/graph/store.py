@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pyarrow as pa
 
-from ..arrays import I32, Bools, Ints
+from ..arrays import I32, I64, Bools, Ints
 from ..text import did_you_mean
 from .info import GraphInfo
 from .keys import KeyTable, column_chunks
@@ -260,7 +260,7 @@ def _unchunked(column: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     return column.chunk(0) if column.num_chunks == 1 else column
 
 
-StringViews = tuple[np.ndarray, memoryview]  # a string column's offsets (its slice offset applied) and bytes
+StringViews = tuple[I32 | I64, memoryview]  # a string column's offsets (its slice offset applied) and bytes
 
 
 def _string_views(column: pa.Array | pa.ChunkedArray) -> StringViews | None:
@@ -269,8 +269,11 @@ def _string_views(column: pa.Array | pa.ChunkedArray) -> StringViews | None:
     if not isinstance(column, pa.StringArray | pa.LargeStringArray) or column.null_count:
         return None
     _, offsets_buffer, data_buffer = column.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32 if isinstance(column, pa.StringArray) else np.int64)
-    return offsets[column.offset: column.offset + len(column) + 1], memoryview(data_buffer or b"")
+    rows = slice(column.offset, column.offset + len(column) + 1)
+    data = memoryview(data_buffer or b"")
+    if isinstance(column, pa.StringArray):
+        return np.frombuffer(offsets_buffer, dtype=np.int32)[rows], data
+    return np.frombuffer(offsets_buffer, dtype=np.int64)[rows], data
 
 
 def _strings(views: StringViews | None, nodes: list[int], read: Callable[[int], str]) -> list[str]:

@@ -113,7 +113,7 @@ class BM25Index:
         n = len(postings.doc_lengths)
         self._avgdl = max(float(postings.doc_lengths.mean()) if n else 1.0, 1e-12)
         self._idf_cache: F64 | None = None
-        self._vocabulary_arrays: tuple[U8, I64, I64] | None = None
+        self._vocabulary_arrays: tuple[U8, I64, Ints, bool] | None = None  # the last: hashed
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -236,13 +236,13 @@ class BM25Index:
             blob, offsets, order = self._term_ids.arrays()  # type: ignore[union-attr]
             if len(order) <= HASHED_VOCABULARY_TERMS:
                 table = kernel.hash_table(blob, offsets, len(order))  # type: ignore[call-arg]
-                self._vocabulary_arrays = (blob, offsets, table, np.ones(1, np.bool_))
+                self._vocabulary_arrays = (blob, offsets, table, True)
             else:
-                self._vocabulary_arrays = (blob, offsets, order, np.zeros(1, np.bool_))
+                self._vocabulary_arrays = (blob, offsets, order, False)
         # A lone surrogate passes as bytes no saved term (valid UTF-8) holds: not found, as TermTable.get says.
         keys = np.frombuffer("\n".join(self.tokenizer.tokenize(query)).encode("utf-8", "surrogatepass"), np.uint8)
         blob, offsets, found_by, hashed = self._vocabulary_arrays
-        lookup = kernel.hashed_rows if hashed[0] else kernel.query_rows
+        lookup = kernel.hashed_rows if hashed else kernel.query_rows
         rows = lookup(blob, offsets, found_by, keys)  # type: ignore[call-arg]  # numba's stubs: no signature
         return [(tid, count) for tid, count in rows.tolist()]
 

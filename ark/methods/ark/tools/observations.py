@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel
 
+from ark.arrays import I64, U8
 from ark.text import clean_inline, did_you_mean
 
 
@@ -80,7 +81,7 @@ class Snippets:
         # A term with another term as its prefix matches nowhere that one does not: only the shortest are searched.
         distinct = sorted({term.lower() for term in self.terms}, key=len)
         self.lowered = tuple(t for i, t in enumerate(distinct) if not any(t.startswith(u) for u in distinct[:i]))
-        self._term_arrays: tuple[np.ndarray, np.ndarray] | None = None  # the lowered terms as the kernel takes them
+        self._term_arrays: tuple[U8, I64] | None = None  # the lowered terms as the kernel takes them
 
     def __call__(self, text: str, width: int) -> str | None:
         return self.show(self.locate(text), width)
