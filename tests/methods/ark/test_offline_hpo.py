@@ -96,3 +96,17 @@ def test_a_relation_from_a_named_node_answers_its_neighbours(hpo, question, answ
     _graph, ark, _truth = hpo
     first = ark.retrieve(question).ranked[0]
     assert first.node_id in ({answer} if isinstance(answer, str) else answer)
+
+
+@pytest.mark.parametrize("question", [
+    "Which phenotypes are clinical features of Fg syndrome 4?",
+    "List the phenotypes that are clinical features of Microcephaly 4, primary, autosomal recessive.",
+])
+def test_the_wanted_type_said_again_before_of_asks_for_the_named_nodes_features(hpo, question):
+    """"phenotypes that are clinical *features of* X": the wanted type said again names the answers (X's
+    phenotypes), not a stop on the way as "the *family of* X" is."""
+    graph, ark, truth = hpo
+    disease = next(i for i in graph.nodes_of_type("disease").tolist()
+                   if graph.name(i).lower() in question.lower() and len(graph.name(i)) > 10)
+    top = ark.retrieve(question).ranked[:3]
+    assert top and all(n.index in truth.linked(disease, "has_phenotype", "phenotype") for n in top)

@@ -145,8 +145,10 @@ class PolicyContext:
             # "the gene RHAG" labels the anchor; "the *family of* GNA12" is GNA12's family: a stop on the way.
             labels_anchor = any(0 <= start - pos <= len(node_type) + 12 and not _OF_ANCHOR.fullmatch(
                 lower[pos + len(word_at(lower, pos)):start]) for start in anchor_starts if start >= 0)
-            if not labels_anchor and any(_OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
-                                         for start in anchor_starts if start > pos):
+            # The wanted type again ("phenotypes that are clinical *features of* X") names the answers, no stop.
+            if not labels_anchor and node_type != a.target_types[0] and any(
+                    _OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
+                    for start in anchor_starts if start > pos):
                 return node_type
             # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
             # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
