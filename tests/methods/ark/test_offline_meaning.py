@@ -125,3 +125,10 @@ def test_two_type_words_in_one_noun_phrase_ask_for_the_head(families):
     result = families.retrieve("What protein family is ITGB6 a member of?")
     assert names(result, 1) == ["ITGB"]
     assert all(node.type == "family" for node in result.ranked)
+
+
+def test_the_wanted_type_of_a_named_node_is_a_stop_only_when_the_question_steps_on(families):
+    # "which *broader* family is the family of ITGB6 in?": ITGB6's family, then the family above it
+    assert names(families.retrieve("Which broader family is the family of ITGB6 in?"), 1) == ["Integrins"]
+    # "families that are the families of ITGB6": the wanted type said again names the answers themselves
+    assert names(families.retrieve("Which families are the families of ITGB6?"), 1) == ["ITGB"]

@@ -145,8 +145,10 @@ class PolicyContext:
             # "the gene RHAG" labels the anchor; "the *family of* GNA12" is GNA12's family: a stop on the way.
             labels_anchor = any(0 <= start - pos <= len(node_type) + 12 and not _OF_ANCHOR.fullmatch(
                 lower[pos + len(word_at(lower, pos)):start]) for start in anchor_starts if start >= 0)
-            # The wanted type again ("phenotypes that are clinical *features of* X") names the answers, no stop.
-            if not labels_anchor and node_type != a.target_types[0] and any(
+            # The wanted type again names the answers ("phenotypes that are clinical *features of* X"), unless the
+            # question steps on from it ("which *broader* family is the *family of* X in?").
+            again = node_type == a.target_types[0] and not a.hierarchy
+            if not labels_anchor and not again and any(
                     _OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
                     for start in anchor_starts if start > pos):
                 return node_type
