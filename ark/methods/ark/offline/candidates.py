@@ -10,6 +10,7 @@ from ....graph import normalize_name
 from ....question import TAXONOMY_RELATIONS
 from .conditions import is_negated, positive_conditions
 from .context import PolicyContext
+from .direction import along_direction
 from .evidence import Evidence, SeenNode
 
 
@@ -51,7 +52,7 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
             ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
             ev.scores.intermediate_types[node.index] = node.type
         return
-    nodes = along_hierarchy(ctx, ev, nodes)
+    nodes = along_direction(ev, along_hierarchy(ctx, ev, nodes))
     for node in nodes:
         if target is not None and node.type != target:
             specificity = math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
