@@ -17,6 +17,8 @@ from .evidence import Evidence, SeenNode
 # a passive ("Which packages are required *by* X?").
 _AUXILIARY = re.compile(r"\b(?:do|does|did)\b", re.IGNORECASE)
 _SUBJECT_JUST_AFTER = re.compile(r"\b(?:by|is|are|was|were)\s+(?:the\s+)?$", re.IGNORECASE)
+# The words labelling a described node stand for it ("What is *the family described as* "..." a member of?").
+_LABEL = re.compile(r"(?:\b(?:the|a|an)\s+)?(?:[\w-]+\s+){0,3}?described\s+as\s*:?\s*[\"“‘']?\s*$", re.IGNORECASE)
 _PASSIVE_NAME = re.compile(r"(?:^|[_\s-])by$", re.IGNORECASE)  # "cited_by": the target cites the source
 
 
@@ -46,7 +48,7 @@ def relation_direction(ctx: PolicyContext, ev: Evidence) -> tuple[str, str] | No
     start = next((s for s in starts if s >= 0), -1)
     if start < 0:
         return None
-    before = a.question[:start]
+    before = _LABEL.sub("", a.question[:start]) if ev.quoted_used else a.question[:start]
     subject = bool(_AUXILIARY.search(before) or _SUBJECT_JUST_AFTER.search(before))
     source = subject != bool(_PASSIVE_NAME.search(relation))
     return relation, "out" if source else "in"

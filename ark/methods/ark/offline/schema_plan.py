@@ -12,6 +12,7 @@ from .conditions import positive_conditions
 from .context import PolicyContext
 from .evidence import Anchor, Evidence
 from .meaning import meant_by_frame, meant_relation
+from .quoted import described_phrases
 
 # Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
 _ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
@@ -136,17 +137,21 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     if ev.quoted_used:
         return []  # the quoted description names the node the question goes from, not the answer
     # A bare statement asks for no type: its type words describe too ("*Data* *format* for a ... alignment.").
-    ignorable = ctx.ignorable - ctx.reader.all_type_words if not _ASKS.search(ev.analysis.question) else ctx.ignorable
+    statement = not _ASKS.search(ev.analysis.question)
+    ignorable = ctx.ignorable - ctx.reader.all_type_words if statement else ctx.ignorable
     content = {w for w in ctx.tokens(ev.analysis.question) if w not in ignorable and len(w) > 1
                and not w.isdigit()}
     if len(content) < least or not ev.broad:
         return []
     # Of the first hits of the wanted type (of any type when the search found none of it: a "who" inside a plot),
-    # and the very first when the question names its type too ("*Data* *format* for ..."), the one whose text says
-    # the most of the question, the first of those.
+    # and the very first when a bare statement names its type too ("*Data* *format* for ..."), the one whose text
+    # says the most of the question, the first of those.
     hits = [n for n in ev.broad if ctx.graph.is_valid_index(n.index)]
-    among = [n for n in hits if target is None or n.type == target][:DESCRIBED_AMONG] or hits[:1]
-    if hits and hits[0].index != among[0].index and hits[0].type in {t for _, t in ev.analysis.type_mentions}:
+    # (A question naming a relation or a step may describe the node it goes from: its first hit alone, then.)
+    wide = statement or not (ev.relation_hints or ev.analysis.hierarchy or described_phrases(ev.analysis))
+    among = [n for n in hits if target is None or n.type == target][: DESCRIBED_AMONG if wide else 1] or hits[:1]
+    if statement and hits and hits[0].index != among[0].index and hits[0].type in {
+            t for _, t in ev.analysis.type_mentions}:
         among.insert(0, hits[0])
     if not among:
         return []
