@@ -59,3 +59,13 @@ def test_two_conditions_along_the_hierarchy_are_no_two_steps(packages):
 def test_a_relation_word_inside_the_name_looked_up_asks_for_no_relation(packages, question, answer):
     # "License" names licensed_under, but inside the licence's name: the licence is asked for, not its packages
     assert names(packages.retrieve(question), 1) == [answer]
+
+
+def test_the_relation_asked_selects_the_people(packages):
+    assert names(packages.retrieve("Who maintains requests?")) == ["Nate Prewitt"]  # not its author
+
+
+def test_a_relation_the_named_node_lacks_is_said_and_not_high(packages):
+    result = packages.retrieve("Who maintains idna?")  # idna has an author and no maintainer
+    assert result.confidence == "low"
+    assert "no person by maintained_by" in result.confidence_reason
