@@ -171,7 +171,7 @@ class QuestionReader:
             analysis.target_types, analysis.target_from_relation = [agent], True
         for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
             found = pattern.search(question) if pattern else None
-            if found:
+            if pattern and found:
                 analysis.hierarchy, analysis.hierarchy_phrase = direction, found.group(0)
                 analysis.hierarchy_steps = self._steps(question, pattern, found)
                 break
