@@ -24,6 +24,13 @@ _WITH_OR_WITHOUT = re.compile(r"\bwith\s+or\s+without\b", re.IGNORECASE)
 _QUOTED = re.compile(r"\"([^\"]{3,80})\"|“([^”]{3,80})”|‘([^’]{3,80}?)’(?!\w)|(?<!\w)'((?:[^']|'(?=\w)){3,80}?)'(?!\w)")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
 _OF_THE = re.compile(r"\s+(?:of\s+)?(?:the\s+)?", re.IGNORECASE)  # "subclasses *of the* subclasses"
+
+
+def _stem(phrase: str) -> str:
+    """A hierarchy phrase without its plural ending, to tell the same phrase said twice."""
+    return re.sub(r"(?:es|s)\b", "", phrase.lower())
+
+
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
 # "what is the best treatment for ...", "which drugs are used ...": the words naming what is asked for.
 _ASKED = re.compile(r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?((?:[\w-]+\s+){0,4}?[\w-]+?)"
@@ -185,7 +192,8 @@ class QuestionReader:
         """Two when the hierarchy phrase says two steps ("*grand*parent", "*two levels* below") or is said twice
         in a row ("the subclasses *of the* subclasses of X"; not "kinds of A and kinds of B"), else one."""
         said = list(pattern.finditer(question))
-        twice = any(_OF_THE.fullmatch(question, a.end(), b.start()) for a, b in itertools.pairwise(said))
+        twice = any(_OF_THE.fullmatch(question, a.end(), b.start()) and _stem(a.group(0)) == _stem(b.group(0))
+                    for a, b in itertools.pairwise(said))  # the same phrase ("more specific forms of": two)
         levels = self._two_levels.finditer(question) if self._two_levels else iter(())
         return 2 if twice or any(m.start() < found.end() and found.start() < m.end() for m in levels) else 1
 

@@ -164,7 +164,7 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     own = ctx.tokens(first.name) & content
     beside_name = ctx.tokens(re.sub(re.escape(first.name), " ", ctx.graph.text(first.index), flags=re.IGNORECASE))
     if (own and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question) and len(own) >= share * len(content)
-            and not content <= beside_name):  # its description alone saying every word: described, too
+            and not (statement and content <= beside_name)):  # a statement its description says: described
         return []  # named, not described: its name is the most of what the question says
     named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors if anchor.index != first.index))
     unnamed = content - named
