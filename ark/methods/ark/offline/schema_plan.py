@@ -136,23 +136,22 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     target = ev.target
     if ev.quoted_used:
         return []  # the quoted description names the node the question goes from, not the answer
-    # A bare statement asks for no type: its type words describe too ("*Data* *format* for a ... alignment.").
+    # A bare statement asks for nothing: its type and relation words describe too ("*Data* *format* for a ...
+    # alignment.", "a milkshake *made* with malt powder").
     statement = not _ASKS.search(ev.analysis.question)
-    ignorable = ctx.ignorable - ctx.reader.all_type_words if statement else ctx.ignorable
+    ignorable = ctx.frame_only - ctx.reader.all_type_words if statement else ctx.ignorable
     content = {w for w in ctx.tokens(ev.analysis.question) if w not in ignorable and len(w) > 1
                and not w.isdigit()}
-    if len(content) < least or not ev.broad:
+    if len(content) < (least - 1 if statement else least) or not ev.broad:  # a statement of three may describe
         return []
-    # Of the first hits of the wanted type (of any type when the search found none of it: a "who" inside a plot),
-    # and the very first when a bare statement names its type too ("*Data* *format* for ..."), the one whose text
-    # says the most of the question, the first of those.
+    # Of the first hits of the wanted type (of any type when the search found none of it, a "who" inside a plot,
+    # or when a bare statement names no type it asks for), the one whose text says the most of the question, the
+    # first of those.
     hits = [n for n in ev.broad if ctx.graph.is_valid_index(n.index)]
     # (A question naming a relation or a step may describe the node it goes from: its first hit alone, then.)
     wide = statement or not (ev.relation_hints or ev.analysis.hierarchy or described_phrases(ev.analysis))
-    among = [n for n in hits if target is None or n.type == target][: DESCRIBED_AMONG if wide else 1] or hits[:1]
-    if statement and hits and hits[0].index != among[0].index and hits[0].type in {
-            t for _, t in ev.analysis.type_mentions}:
-        among.insert(0, hits[0])
+    typed = [n for n in hits if target is None or n.type == target or statement]
+    among = typed[: DESCRIBED_AMONG if wide else 1] or hits[:1]
     if not among:
         return []
     first = max(among, key=lambda n: (len(content & ctx.tokens(ctx.graph.text(n.index))), -among.index(n)))
