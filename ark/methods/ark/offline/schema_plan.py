@@ -12,7 +12,6 @@ from .conditions import positive_conditions
 from .context import PolicyContext
 from .evidence import Anchor, Evidence
 from .meaning import meant_by_frame, meant_relation
-from .quoted import described_phrases
 
 # Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
 _ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
@@ -148,8 +147,9 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     # or when a bare statement names no type it asks for), the one whose text says the most of the question, the
     # first of those.
     hits = [n for n in ev.broad if ctx.graph.is_valid_index(n.index)]
-    # (A question naming a relation or a step may describe the node it goes from: its first hit alone, then.)
-    wide = statement or not (ev.relation_hints or ev.analysis.hierarchy or described_phrases(ev.analysis))
+    # (A question naming a relation or a step may describe the node it goes from, one quoting words may ask them of
+    # the answers' text: its first hit alone, then.)
+    wide = statement or not (ev.relation_hints or ev.analysis.hierarchy or ev.analysis.quoted)
     typed = [n for n in hits if target is None or n.type == target or statement]
     among = typed[: DESCRIBED_AMONG if wide else 1] or hits[:1]
     if not among:
