@@ -69,3 +69,9 @@ def test_a_relation_the_named_node_lacks_is_said_and_not_high(packages):
     result = packages.retrieve("Who maintains idna?")  # idna has an author and no maintainer
     assert result.confidence == "low"
     assert "no person by maintained_by" in result.confidence_reason
+
+
+def test_a_described_node_s_label_stands_for_it_as_the_subject(packages):
+    result = packages.retrieve('Which packages does the package described as "A utility library for mocking out the '
+                               'requests Python library" require?')
+    assert set(names(result, 2)) == {"requests", "urllib3"}  # what responses needs, not what needs it

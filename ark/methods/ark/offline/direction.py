@@ -18,7 +18,7 @@ from .evidence import Evidence, SeenNode
 _AUXILIARY = re.compile(r"\b(?:do|does|did)\b", re.IGNORECASE)
 _SUBJECT_JUST_AFTER = re.compile(r"\b(?:by|is|are|was|were)\s+(?:the\s+)?$", re.IGNORECASE)
 # The words labelling a described node stand for it ("What is *the family described as* "..." a member of?").
-_LABEL = re.compile(r"(?:\b(?:the|a|an)\s+)?(?:[\w-]+\s+){0,3}?described\s+as\s*:?\s*[\"“‘']?\s*$", re.IGNORECASE)
+_LABEL = re.compile(r"\b(?:the|a|an)\s+(?:[\w-]+\s+){0,3}?described\s+as\s*:?\s*[\"“‘']?\s*$", re.IGNORECASE)
 _PASSIVE_NAME = re.compile(r"(?:^|[_\s-])by$", re.IGNORECASE)  # "cited_by": the target cites the source
 
 

@@ -113,8 +113,9 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
 def _emptied_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
     """The relation the question says outside its names ("Who *maintains* pydantic?") when filtering the anchors'
     neighbourhoods by it left none and the policy read them unfiltered: the answers are not what was asked."""
-    if not ev.expansions.filtered_out or len(ev.expansions.filtered_out) < len(ev.positive_anchors()):
-        return None
+    direct = [call for call in ev.expansions.filtered_out if call.get("node_index") not in ev.expansions.via_middle]
+    if not direct or len(direct) < len(ev.positive_anchors()) or ev.scores.intermediates:
+        return None  # a stop on the way (its relation may be the next hop's), or some anchor had what was asked
     said = said_beside_names(ctx, ev)
-    emptied = [r for call in ev.expansions.filtered_out for r in call.get("edge_types") or [] if r in said]
+    emptied = [r for call in direct for r in call.get("edge_types") or [] if r in said]
     return str(emptied[0]) if emptied else None
