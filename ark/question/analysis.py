@@ -7,6 +7,7 @@ linguistic cues (interrogatives, negation, list punctuation) are generic English
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -22,6 +23,14 @@ _WITH_OR_WITHOUT = re.compile(r"\bwith\s+or\s+without\b", re.IGNORECASE)
 # A quoted phrase ends at the mark that opened it; an apostrophe before a letter ("Witch's chin") stays inside it.
 _QUOTED = re.compile(r"\"([^\"]{3,80})\"|“([^”]{3,80})”|‘([^’]{3,80}?)’(?!\w)|(?<!\w)'((?:[^']|'(?=\w)){3,80}?)'(?!\w)")
 _NEGATION = re.compile(r"\b(?:absent|absence|no|not|without|lacks?|lacking|excluded?|negative for)\b", re.I)
+_OF_THE = re.compile(r"\s+(?:of\s+)?(?:the\s+)?", re.IGNORECASE)  # "subclasses *of the* subclasses"
+
+
+def _stem(phrase: str) -> str:
+    """A hierarchy phrase without its plural ending, to tell the same phrase said twice."""
+    return re.sub(r"(?:es|s)\b", "", phrase.lower())
+
+
 _INTERROGATIVE = re.compile(r"\b(?:which|what|list|find|name|identify|give)\b", re.IGNORECASE)
 # "what is the best treatment for ...", "which drugs are used ...": the words naming what is asked for.
 _ASKED = re.compile(r"\b(?:which|what)\s+(?:(?:is|are|was|were)\s+)?((?:[\w-]+\s+){0,4}?[\w-]+?)"
@@ -81,6 +90,7 @@ class QuestionAnalysis:
     type_mentions: list[tuple[int, str]] = field(default_factory=list)  # (character position, node type)
     hierarchy: str | None = None  # "broader" | "narrower" when the question looks along an is-a relation
     hierarchy_phrase: str = ""  # the words that said so ("kinds of")
+    hierarchy_steps: int = 1  # 2: "the grandparent of X", "two levels below X", "the subclasses of the subclasses"
     unsupported: str | None = None  # what the question asks for when the schema has no type or relation for it
     clauses: list[Mention] = field(default_factory=list)  # parts of long mentions cut at connectives ("with", ...)
     named_phrase: str | None = None  # the name or synonym of the wanted node when the question asks what it is called
@@ -129,6 +139,7 @@ class QuestionReader:
         self._schema = [(t.source_type, t.relation, t.target_type) for t in graph.schema]
         self._narrower = phrase_pattern(vocabulary.narrower)
         self._broader = phrase_pattern(vocabulary.broader)
+        self._two_levels = phrase_pattern(vocabulary.two_levels)
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
@@ -167,14 +178,24 @@ class QuestionReader:
             analysis.target_types, analysis.target_from_relation = [agent], True
         for direction, pattern in (("broader", self._broader), ("narrower", self._narrower)):
             found = pattern.search(question) if pattern else None
-            if found:
+            if pattern and found:
                 analysis.hierarchy, analysis.hierarchy_phrase = direction, found.group(0)
+                analysis.hierarchy_steps = self._steps(question, pattern, found)
                 break
         if analysis.hierarchy and not analysis.target_types and len(self.hierarchy_types) == 1:
             # "the subtypes of N": the kinds of a node are nodes of its own type, the one the hierarchy orders.
             analysis.target_types = list(self.hierarchy_types)
         analysis.unsupported = None if analysis.named_phrase else self._unsupported(question, analysis)
         return analysis
+
+    def _steps(self, question: str, pattern: re.Pattern[str], found: re.Match[str]) -> int:
+        """Two when the hierarchy phrase says two steps ("*grand*parent", "*two levels* below") or is said twice
+        in a row ("the subclasses *of the* subclasses of X"; not "kinds of A and kinds of B"), else one."""
+        said = list(pattern.finditer(question))
+        twice = any(_OF_THE.fullmatch(question, a.end(), b.start()) and _stem(a.group(0)) == _stem(b.group(0))
+                    for a, b in itertools.pairwise(said))  # the same phrase ("more specific forms of": two)
+        levels = self._two_levels.finditer(question) if self._two_levels else iter(())
+        return 2 if twice or any(m.start() < found.end() and found.start() < m.end() for m in levels) else 1
 
     def _agent_target(self, lower: str, analysis: QuestionAnalysis) -> str | None:
         """The type an agent noun of a relation asks for ("Which *actors* acted in films ...", "the *director* of

@@ -46,10 +46,12 @@ class Vocabulary:
     broader: list[str] = field(default_factory=list)
     hierarchy_relations: set[str] = field(default_factory=set)
     frame: set[str] = field(default_factory=set)
+    two_levels: list[str] = field(default_factory=list)  # a step of two along the hierarchy ("grandparent")
 
     def extend(self, other: Vocabulary) -> Vocabulary:
         return Vocabulary(self.types + other.types, self.narrower + other.narrower, self.broader + other.broader,
-                          self.hierarchy_relations | other.hierarchy_relations, self.frame | other.frame)
+                          self.hierarchy_relations | other.hierarchy_relations, self.frame | other.frame,
+                          self.two_levels + other.two_levels)
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -76,10 +78,10 @@ def parse_vocabulary(data: dict[str, Any], source: str = VOCABULARY_FILE) -> Voc
         schema = _strings(entry.get("schema", words), f"{source}: [[type]] entry {n + 1} 'schema'")
         types.append(TypeEntry(tuple(words), tuple(schema)))
     hierarchy = data.get("hierarchy", {})
-    bad = sorted(set(hierarchy) - {"narrower", "broader", "relations"})
+    bad = sorted(set(hierarchy) - {"narrower", "broader", "relations", "two_levels"})
     if bad:
         raise VocabularyError(f"{source}: unknown key(s) {', '.join(bad)} in [hierarchy]; valid: broader, narrower, "
-                              "relations")
+                              "relations, two_levels")
     frame = data.get("frame", {})
     if set(frame) - {"words"}:
         raise VocabularyError(f"{source}: [frame] takes only 'words', got {', '.join(sorted(frame))}")
@@ -90,6 +92,7 @@ def parse_vocabulary(data: dict[str, Any], source: str = VOCABULARY_FILE) -> Voc
         hierarchy_relations={normalize_name(r) for r in _strings(hierarchy.get("relations", []),
                                                                   f"{source}: [hierarchy] relations")},
         frame=set(_strings(frame.get("words", []), f"{source}: [frame] words")),
+        two_levels=_strings(hierarchy.get("two_levels", []), f"{source}: [hierarchy] two_levels"),
     )
 
 

@@ -119,3 +119,16 @@ def test_a_name_given_in_passing_is_not_what_is_asked(reader, question):
 def test_a_quoted_phrase_ends_at_the_mark_that_opened_it(reader, question, quoted):
     """An apostrophe is no closing quote: "Witch's chin" is one phrase, and two possessives quote nothing."""
     assert reader.read(question).quoted == quoted
+
+
+@pytest.mark.parametrize(("question", "direction", "steps"), [
+    ("What is the grandparent of Nystagmus?", "broader", 2),
+    ("Which phenotypes are two levels below Nystagmus?", "narrower", 2),
+    ("What are the subtypes of the subtypes of Nystagmus?", "narrower", 2),
+    ("What is the parent of Nystagmus?", "broader", 1),
+    ("Which phenotypes are more specific forms of Nystagmus?", "narrower", 1),  # two phrases, one step
+    ("Which phenotypes are kinds of Nystagmus and kinds of Ataxia?", "narrower", 1),  # two conditions
+])
+def test_two_steps_along_the_hierarchy_are_read(reader, question, direction, steps):
+    analysis = reader.read(question)
+    assert (analysis.hierarchy, analysis.hierarchy_steps) == (direction, steps)

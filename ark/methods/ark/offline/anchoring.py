@@ -12,6 +12,7 @@ from ....llm.messages import ToolCall
 from ....question import Mention, excludes_outside, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from .context import PolicyContext
+from .direction import relation_direction
 from .evidence import Anchor, Condition, Evidence, SeenNode
 from .quoted import asks_beyond, described_by, described_phrases, labels_only
 from .schema_plan import asks_for_named, described_answer, meant_relation_of, relation_target
@@ -87,6 +88,7 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
     ev.inferred_target = relation_target(ctx, ev)
     ev.retarget = ev.retarget and ev.inferred_target is not None
     ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors())
+    ev.direction = relation_direction(ctx, ev)
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
     if not ev.named and not ev.described:  # a description names words of other nodes, and asks for none

@@ -10,11 +10,13 @@ from ....graph import normalize_name
 from ....question import TAXONOMY_RELATIONS
 from .conditions import is_negated, positive_conditions
 from .context import PolicyContext
+from .direction import along_direction
 from .evidence import Evidence, SeenNode
 
 
-def along_hierarchy(ctx: PolicyContext, ev: Evidence, nodes: list[SeenNode]) -> list[SeenNode]:
-    """When the question looks up or down an is-a relation, keep the neighbors on that side of the centre."""
+def along_hierarchy(ctx: PolicyContext, ev: Evidence, nodes: list[SeenNode], strict: bool = False) -> list[SeenNode]:
+    """When the question looks up or down an is-a relation, keep the neighbors on that side of the centre (all of
+    them when none is on it, unless ``strict``: a step of a two-level walk)."""
     direction = ctx.hierarchy(ev.analysis, ev.anchors)
     if not direction:
         return nodes
@@ -26,7 +28,13 @@ def along_hierarchy(ctx: PolicyContext, ev: Evidence, nodes: list[SeenNode]) -> 
         kept = [n for n in nodes if taxonomic(n.out_relations)]
     else:
         kept = [n for n in nodes if taxonomic(n.in_relations)]
-    return kept or nodes
+    return kept if kept or strict else nodes
+
+
+def two_levels(ctx: PolicyContext, ev: Evidence) -> bool:
+    """Whether the question asks two steps along the hierarchy ("the grandparent class of X", "two levels below
+    X"): the anchor's neighbours on that side are stops on the way, their own neighbours on it the answers."""
+    return ev.analysis.hierarchy_steps == 2 and ctx.hierarchy(ev.analysis, ev.anchors) is not None
 
 
 def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: list[SeenNode], total: int,
@@ -39,7 +47,12 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
             ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
             ev.scores.intermediate_types[node.index] = node.type
         return
-    nodes = along_hierarchy(ctx, ev, nodes)
+    if two_levels(ctx, ev):
+        for node in along_hierarchy(ctx, ev, nodes, strict=True):
+            ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
+            ev.scores.intermediate_types[node.index] = node.type
+        return
+    nodes = along_direction(ev, along_hierarchy(ctx, ev, nodes))
     for node in nodes:
         if target is not None and node.type != target:
             specificity = math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))

@@ -106,6 +106,7 @@ class Evidence:
     retarget: bool = False  # the type named only labels the described anchor: the relation's far end is wanted
     described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
     asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
+    direction: tuple[str, str] | None = None  # (relation, "out"/"in"): the asked side of a self-linked relation
     shared: SharedRoute | None = None  # "which *other* X share a Y with Z": Z → its Ys → the other Xs (sharing)
     broad: list[SeenNode] = field(default_factory=list)
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node

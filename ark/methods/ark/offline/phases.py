@@ -22,6 +22,7 @@ from .candidates import (
     absorb_expansion,
     absorb_verification,
     along_hierarchy,
+    two_levels,
 )
 from .conditions import (
     MAX_CONJUNCTION,
@@ -246,7 +247,7 @@ class SecondHopPhase(Phase):
         for _args, center, nodes, total in self._listings(results):
             if route is not None:  # linked to the shared node as the anchor is; the anchor itself left out
                 nodes = [n for n in nodes if route.sharing(n) and n.index not in anchors]
-            kept = along_hierarchy(self.ctx, ev, nodes)
+            kept = along_hierarchy(self.ctx, ev, nodes, strict=two_levels(self.ctx, ev))
             weight = ev.scores.intermediates.get(center, 1.0) if isinstance(center, int) else 1.0
             absorb_candidates(self.ctx, ev, center, kept, total, weight=weight)
 

@@ -34,9 +34,15 @@ def described_by(ctx: PolicyContext, ev: Evidence, hits: dict[str, list[SeenNode
 
 def asks_beyond(ev: Evidence, node: Anchor) -> bool:
     """Whether the question asks for something linked to the described node rather than for the node: it names
-    or means a relation, or asks for a type other than the node's."""
+    or means a relation, looks along the hierarchy from it (words outside the quote: "the *kinds of* the data
+    described as "..."") or asks for a type other than the node's."""
     a = ev.analysis
     if a.relation_hints or a.schema_relations or ev.meant:
+        return True
+    unquoted = a.question.lower()
+    for phrase in a.quoted:
+        unquoted = unquoted.replace(phrase.lower(), " ")
+    if a.hierarchy and a.hierarchy_phrase.lower() in unquoted:
         return True
     return bool(a.target_types) and a.target_types[0] != node.type
 

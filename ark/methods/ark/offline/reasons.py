@@ -8,7 +8,7 @@ from .context import PolicyContext
 from .evidence import Evidence
 from .evidence_answers import answers
 from .evidence_rank import doubted, top_tie
-from .schema_plan import undecided_relation
+from .schema_plan import said_beside_names, undecided_relation
 
 
 def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
@@ -84,6 +84,10 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     if not positive:
         return "low", "No entity of the question was found by name; the answers are the closest text matches."
     labels = [ev.conditions[k].label for k in positive]
+    emptied = _emptied_relation(ctx, ev)
+    if emptied:
+        return "low", (f"The graph links {' and '.join(labels)[:120]} to no {target or 'node'} by {emptied}; the "
+                       "answers are linked to it by other relations.")
     if len(positive) > MAX_CONJUNCTION:
         return "medium", (f"Ranked by how strongly the {len(positive)} stated findings point at each answer; "
                           "no answer is expected to have them all.")
@@ -104,3 +108,14 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
         line = "; ".join(notes)
         return "medium", line[:1].upper() + line[1:] + "."
     return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
+
+
+def _emptied_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
+    """The relation the question says outside its names ("Who *maintains* pydantic?") when filtering the anchors'
+    neighbourhoods by it left none and the policy read them unfiltered: the answers are not what was asked."""
+    direct = [call for call in ev.expansions.filtered_out if call.get("node_index") not in ev.expansions.via_middle]
+    if not direct or len(direct) < len(ev.positive_anchors()) or ev.scores.intermediates:
+        return None  # a stop on the way (its relation may be the next hop's), or some anchor had what was asked
+    said = said_beside_names(ctx, ev)
+    emptied = [r for call in direct for r in call.get("edge_types") or [] if r in said]
+    return str(emptied[0]) if emptied else None

@@ -16,6 +16,9 @@ from .meaning import meant_by_frame, meant_relation
 # Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
 _ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
                               r"relations?|relationships?)\b", re.IGNORECASE)
+DESCRIBED_AMONG = 3  # the first hits of the wanted type a description question may describe
+_ASKS = re.compile(r"\?|^\W*(?:which|what|who|whom|whose|where|when|how|list|find|name|give|show|look|tell|i\b)",
+                   re.IGNORECASE)  # a question or a request, not a bare statement
 DOMINANT = 10  # the principal relation between two types decides alone when it links this many times the next
 
 
@@ -26,13 +29,28 @@ def relation_target(ctx: PolicyContext, ev: Evidence) -> str | None:
     if a.target_types and not ev.retarget:
         return None
     relations = dict.fromkeys([n.relation for n in a.schema_relations] + ev.relation_hints)
-    for relation in relations:
+    said = said_beside_names(ctx, ev)
+    for relation in (r for r in relations if r in said):
         for anchor in ev.positive_anchors():
             ends = ({t for s, r, t in ctx.schema if r == relation and s == anchor.type}
                     | {s for s, r, t in ctx.schema if r == relation and t == anchor.type})
             if len(ends) == 1:
                 return ends.pop()
     return None
+
+
+def said_beside_names(ctx: PolicyContext, ev: Evidence) -> list[str]:
+    """The relations the question names or means outside the names of its anchors: a word of a node's name asks
+    for no relation ("Look up Mozilla Public *License* 2.0": the licence itself, not what is licensed under it)."""
+    if not ev.relation_hints:
+        return []
+    rest = ev.analysis.question
+    for anchor in sorted(ev.anchors, key=lambda x: -len(x.name)):
+        rest = re.sub(re.escape(anchor.name), " ", rest, flags=re.IGNORECASE)
+    if rest == ev.analysis.question:
+        return ev.relation_hints
+    named = set(ctx.analysis(rest).relation_hints)
+    return [r for r in ev.relation_hints if r in named or r == ev.meant]
 
 
 def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] = ()) -> str | None:
@@ -81,7 +99,7 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
     """The named nodes, when the question asks for them ("I need the record for X.", "Look up X."): no type, no
     relation, no hierarchy and no link asked for, the name asked about aside. Nothing otherwise."""
     a = ev.analysis
-    if (ev.target is not None or ev.relation_hints or a.named_phrase or ev.unsupported or a.hierarchy
+    if (ev.target is not None or said_beside_names(ctx, ev) or a.named_phrase or ev.unsupported or a.hierarchy
             or _ASKS_NEIGHBOURS.search(a.question)):
         return []
     out: list[int] = []
@@ -117,21 +135,35 @@ def described_answer(ctx: PolicyContext, ev: Evidence, share: float = 0.7, least
     target = ev.target
     if ev.quoted_used:
         return []  # the quoted description names the node the question goes from, not the answer
-    content = {w for w in ctx.tokens(ev.analysis.question) if w not in ctx.ignorable and len(w) > 1
+    # A bare statement asks for nothing: its type and relation words describe too ("*Data* *format* for a ...
+    # alignment.", "a milkshake *made* with malt powder").
+    statement = not _ASKS.search(ev.analysis.question)
+    ignorable = ctx.frame_only - ctx.reader.all_type_words if statement else ctx.ignorable
+    content = {w for w in ctx.tokens(ev.analysis.question) if w not in ignorable and len(w) > 1
                and not w.isdigit()}
-    if len(content) < least or not ev.broad:
+    if len(content) < (least - 1 if statement else least) or not ev.broad:  # a statement of three may describe
         return []
-    # The first of the wanted type; of any type when the search found none of it (a "who" inside a plot).
-    first = next((n for n in ev.broad if target is None or n.type == target), ev.broad[0])
-    if not ctx.graph.is_valid_index(first.index):
+    # Of the first hits of the wanted type (of any type when the search found none of it, a "who" inside a plot,
+    # or when a bare statement names no type it asks for), the one whose text says the most of the question, the
+    # first of those.
+    hits = [n for n in ev.broad if ctx.graph.is_valid_index(n.index)]
+    # (A question naming a relation or a step may describe the node it goes from, one quoting words may ask them of
+    # the answers' text: its first hit alone, then.)
+    wide = statement or not (ev.relation_hints or ev.analysis.hierarchy or ev.analysis.quoted)
+    typed = [n for n in hits if target is None or n.type == target or statement]
+    among = typed[: DESCRIBED_AMONG if wide else 1] or hits[:1]
+    if not among:
         return []
+    first = max(among, key=lambda n: (len(content & ctx.tokens(ctx.graph.text(n.index))), -among.index(n)))
     said = content & ctx.tokens(ctx.graph.text(first.index))
     if len(said) < share * len(content):
         return []
     if first.index in ev.anchor_indices() and first.type != target and said != content:
         return []  # an entity the question names, not the type it asks for: the question asks about it
     own = ctx.tokens(first.name) & content
-    if own and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question) and len(own) >= share * len(content):
+    beside_name = ctx.tokens(re.sub(re.escape(first.name), " ", ctx.graph.text(first.index), flags=re.IGNORECASE))
+    if (own and ctx.tokens(first.name) <= ctx.tokens(ev.analysis.question) and len(own) >= share * len(content)
+            and not (statement and content <= beside_name)):  # a statement its description says: described
         return []  # named, not described: its name is the most of what the question says
     named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.anchors if anchor.index != first.index))
     unnamed = content - named
