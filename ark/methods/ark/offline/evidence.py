@@ -7,7 +7,6 @@ Evidence is rebuilt from the conversation at every step; only the phases' ``abso
 from __future__ import annotations
 
 import re
-
 from collections import defaultdict
 from dataclasses import dataclass, field
 
