@@ -45,8 +45,10 @@ def rows_of(report: dict, table: str) -> dict[str, list[str]]:
 
 def test_offline_the_solver_runs_and_the_model_rows_are_marked(cli, quiz, tmp_path):
     out = tmp_path / "report"
+    config = tmp_path / "rows.toml"  # the node retriever over BM25: embedding HPO's names with MiniLM takes ~80 s
+    config.write_text('[graphscout]\nretriever.index = "bm25"\n')
     result = cli("experiment", "paper-table", "hpo", "--paper", "graphscout", "--queries", quiz, "--out", out,
-                 "--runs", tmp_path / "runs", "--no-progress")
+                 "--runs", tmp_path / "runs", "--no-progress", "--config", config)
     assert result.exit_code == 0, result.output
     report = json.loads((out / "results.json").read_text())
     columns = report["tables"]["table1"]["columns"]

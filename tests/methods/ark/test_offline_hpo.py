@@ -71,6 +71,18 @@ def test_a_treatment_question_says_the_graph_has_no_such_relation(hpo):
     assert {n.name for n in result.ranked} == {"Marfan syndrome"}
 
 
+@pytest.mark.parametrize("question", ["What is Marfan syndrome linked to?", "What is Marfan syndrome associated with?"])
+def test_a_question_about_a_named_node_is_no_request_for_an_unknown_type(hpo, question):
+    """"What is X linked to?" asks about X (its words after "what is" name X), not for a thing the graph lacks."""
+    graph, ark, _truth = hpo
+    result = ark.retrieve(question)
+    assert "no node type or relation" not in result.confidence_reason
+    marfan = {graph.index_of("OMIM:154700"), graph.index_of("ORPHA:558")}
+    firsts = [graph.index_of(n.node_id) for n in result.ranked[:5]]
+    assert firsts and not marfan & set(firsts)
+    assert all(marfan & set(graph.neighbors(index).nodes.tolist()) for index in firsts)
+
+
 @pytest.mark.parametrize(("question", "answer"), [
     ('What is the clinical term for "Abnormal mouth"?', "HP:0000153"),
     ("Find the phenotype that laypeople call abnormal blood calcium levels.", "HP:0004363"),

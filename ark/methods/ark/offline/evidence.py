@@ -6,6 +6,7 @@ Evidence is rebuilt from the conversation at every step; only the phases' ``abso
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -138,7 +139,12 @@ class Evidence:
     def unsupported(self) -> str | None:
         """What the question asks for that the schema has no type or relation for (see QuestionAnalysis), unless
         the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...")."""
-        return None if self.meant is not None else self.analysis.unsupported
+        asked = self.analysis.unsupported
+        if self.meant is not None or asked is None:
+            return None
+        # The words "asking" name a found node ("What is *Marfan syndrome* linked to?"): it is asked about.
+        named = {w for anchor in self.anchors for w in re.findall(r"[\w-]+", anchor.name.lower())}
+        return None if named.issuperset(asked.split()) else asked
 
     def positive_anchors(self) -> list[Anchor]:
         """The anchors the answers should be linked to (not the findings said to be absent)."""
