@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ....graph import normalize_name
 from ....llm.messages import ToolCall
-from ....question import Mention, excludes_outside, identifiers, name_tokens
+from ....question import Mention, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from .context import PolicyContext
 from .evidence import Anchor, Condition, Evidence, SeenNode
@@ -86,7 +86,7 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
     ev.retarget = labels_only(ev)
     ev.inferred_target = relation_target(ctx, ev)
     ev.retarget = ev.retarget and ev.inferred_target is not None
-    ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors())
+    ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors(), ev.excludes_named)
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
     if not ev.named and not ev.described:  # a description names words of other nodes, and asks for none
@@ -229,8 +229,6 @@ def add_anchor(ev: Evidence, node: SeenNode, negated: bool, condition: Condition
     if node.index in ev.condition_of:
         return
     ev.anchors.append(Anchor(node.index, node.name, node.type, negated))
-    if ev.analysis.excludes_named and not excludes_outside(ev.analysis.question, [a.name for a in ev.anchors]):
-        ev.analysis.excludes_named = False  # the "other" is inside a name the question says, not its frame
     if condition is None:
         key = normalize_name(node.name)
         position = next((k for k, c in enumerate(ev.conditions) if c.kind == "named" and c.negated == negated

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ....question import Mention, QuestionAnalysis
+from ....question import Mention, QuestionAnalysis, excludes_outside
 from .sharing import SharedRoute
 
 
@@ -126,6 +126,13 @@ class Evidence:
         if self.retarget or not self.analysis.target_types:
             return self.inferred_target
         return self.analysis.target_types[0]
+
+    @property
+    def excludes_named(self) -> bool:
+        """Whether the question excludes the node it names ("which *other* films ..."): a word saying so that
+        lies outside every anchor's name ("... with *other* ocular anomalies" may be part of a node's name)."""
+        a = self.analysis
+        return a.excludes_named and excludes_outside(a.question, [anchor.name for anchor in self.anchors])
 
     @property
     def relation_hints(self) -> list[str]:

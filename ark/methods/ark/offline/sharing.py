@@ -42,11 +42,12 @@ class SharedRoute:
                                                               else node.out_relations)
 
 
-def sharing_route(schema: Sequence[SchemaTriple], a: QuestionAnalysis, anchors: list[Anchor]) -> SharedRoute | None:
+def sharing_route(schema: Sequence[SchemaTriple], a: QuestionAnalysis, anchors: list[Anchor],
+                  excludes_named: bool) -> SharedRoute | None:
     """The route when the question excludes a node it names (the last one it names: "... the same X *as Z*") and
     asks for nodes of that node's type (or names no type, or names only the type of what is shared); None
     otherwise. Among the routes the question's words allow, the one with the most edges."""
-    if not a.excludes_named or not anchors:
+    if not excludes_named or not anchors:
         return None
     lower = a.question.lower()
     anchor = max(anchors, key=lambda x: lower.rfind(x.name.lower()))
