@@ -79,6 +79,7 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         anchor_family_or_description(ctx, ev, mention, nodes, target)
         if len(ev.conditions) > before:
             read.add(mention.text)
+    ev.asks_about_anchor = asks_about(ctx, ev)
     described = described_by(ctx, ev, quoted_hits)
     ev.meant = meant_relation_of(ctx, ev, [described[1]] if described else [])
     if described:
@@ -199,7 +200,12 @@ def anchor_whole_question(ctx: PolicyContext, ev: Evidence, listings: list[list[
                           target: str | None) -> None:
     """Names that occur word for word in the question (even across the commas a mention split cut) anchor too,
     unless a longer anchored name already covers them."""
-    question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
+    said = ev.analysis.question_without_negations or ev.analysis.question
+    pieces = [said]
+    for phrase in described_phrases(ev.analysis):  # a name inside a quoted description names no anchor
+        pieces = [part for piece in pieces for part in piece.split(phrase)]
+    question = tuple(w for n, piece in enumerate(pieces) for w in ((*name_tokens(piece), "") if n < len(pieces) - 1
+                                                                   else name_tokens(piece)))
     spans: list[tuple[int, int, SeenNode]] = []
     seen: set[int] = set()
     symbols = {w.lower() for w in identifiers(ev.analysis.question)}
@@ -298,6 +304,16 @@ def add_description(ctx: PolicyContext, ev: Evidence, mention: Mention, nodes: l
     ev.conditions.append(condition)
     add_anchor(ev, first, mention.negated, condition)
     return True
+
+
+def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:
+    """Whether the words read as asking for what the schema has no type or relation for are only words of the
+    anchors' names and of the frame ("What is cranberry sauce *made* of?"): the question asks about the anchor."""
+    asked = ev.analysis.unsupported
+    if not asked or not ev.positive_anchors():
+        return False
+    named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.positive_anchors()))
+    return all(w in named or w in ctx.frame_only for w in name_tokens(asked))
 
 
 def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:

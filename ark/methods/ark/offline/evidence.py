@@ -106,6 +106,9 @@ class Evidence:
     retarget: bool = False  # the type named only labels the described anchor: the relation's far end is wanted
     described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
     asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
+    # The words read as asking for what the schema lacks are an anchor's name and frame words ("What is X *made*
+    # of?"): the question asks about the anchor, its neighbours answer (see anchoring.asks_about).
+    asks_about_anchor: bool = False
     shared: SharedRoute | None = None  # "which *other* X share a Y with Z": Z → its Ys → the other Xs (sharing)
     broad: list[SeenNode] = field(default_factory=list)
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
@@ -143,8 +146,9 @@ class Evidence:
     @property
     def unsupported(self) -> str | None:
         """What the question asks for that the schema has no type or relation for (see QuestionAnalysis), unless
-        the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...")."""
-        return None if self.meant is not None else self.analysis.unsupported
+        the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...") or are only
+        an anchor's name and frame words (``asks_about_anchor``: "What is X *made* of?")."""
+        return None if self.meant is not None or self.asks_about_anchor else self.analysis.unsupported
 
     def positive_anchors(self) -> list[Anchor]:
         """The anchors the answers should be linked to (not the findings said to be absent)."""

@@ -55,6 +55,9 @@ def confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     level, why = doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
                          profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
     undecided = undecided_relation(ctx, ev) if level == "high" and not ev.named else None
+    if level == "high" and ev.shared is not None and ev.shared.guessed:
+        undecided = (f"No word of the question names what is shared; {ev.shared.relation} links the most "
+                     f"{ev.shared.wanted} nodes.")
     return ("medium", f"{why.rstrip('.')}. {undecided}") if undecided else (level, why)
 
 
@@ -103,4 +106,8 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
                 notes.append(f"'{c.label}' was found by its description")
         line = "; ".join(notes)
         return "medium", line[:1].upper() + line[1:] + "."
+    listed = any(centre >= 0 for centre in ev.scores.hits.get(ranked[0], ()))  # by a neighbourhood, not a search
+    if not listed and not satisfied(ctx, ev, ranked[0]) & set(positive):
+        return "low", ("No answer linked to " + " and ".join(labels)[:200] + " was found; the answers are the "
+                       "closest text matches.")
     return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
