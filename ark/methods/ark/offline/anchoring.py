@@ -86,7 +86,9 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         anchor_described(ctx, ev, *described)
     ev.retarget = labels_only(ev)
     ev.inferred_target = relation_target(ctx, ev)
-    ev.retarget = ev.retarget and ev.inferred_target is not None
+    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?"): it names
+    # the anchor, not the answers.
+    ev.retarget = (ev.retarget and ev.inferred_target is not None) or typed_in_names(ev)
     ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors(), ev.excludes_named)
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
@@ -306,6 +308,18 @@ def add_description(ctx: PolicyContext, ev: Evidence, mention: Mention, nodes: l
     return True
 
 
+def typed_in_names(ev: Evidence) -> bool:
+    """Whether every word naming the wanted type lies inside the name of an anchor the question states."""
+    a = ev.analysis
+    if not a.target_types or not ev.anchors:
+        return False
+    lower = a.question.lower()
+    spans = [(at, at + len(anchor.name)) for anchor in ev.anchors for at in [lower.find(anchor.name.lower())]
+             if at >= 0]
+    positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
+    return bool(positions) and all(any(s <= pos < e for s, e in spans) for pos in positions)
+
+
 def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:
     """Whether the words read as asking for what the schema has no type or relation for are only words of the
     anchors' names and of the frame ("What is cranberry sauce *made* of?"): the question asks about the anchor."""
@@ -313,7 +327,9 @@ def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:
     if not asked or not ev.positive_anchors():
         return False
     named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.positive_anchors()))
-    return all(w in named or w in ctx.frame_only for w in name_tokens(asked))
+    words = name_tokens(asked)
+    # "What is *cranberry sauce made* of?": the words asked begin with an anchor's name, its subject.
+    return bool(words) and (words[0] in named or all(w in named or w in ctx.frame_only for w in words))
 
 
 def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:
