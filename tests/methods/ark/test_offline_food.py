@@ -12,16 +12,15 @@ import pytest
 from ark.loaders.tabular import load_tabular
 from ark.methods.ark.api import ARK
 
-FOODS = Path(__file__).parents[2] / "fixtures" / "food_schema"
-
 
 @pytest.fixture(scope="module")
 def foods():
-    return ARK(load_tabular(FOODS))
+    return ARK(load_tabular(Path(__file__).parents[2] / "fixtures" / "food_schema"))
 
 
 def names(result, n: int = 5) -> list[str]:
-    return [node.name for node in result.ranked[:n]]
+    """The names of the first ``n`` answers, best first."""
+    return [ranked.name for ranked in result.ranked[:n]]
 
 
 @pytest.mark.parametrize("question", ["Where does largemouth bass come from?", "What is largemouth bass made of?"])
