@@ -65,3 +65,10 @@ def test_high_needs_an_answer_linked_to_the_anchor(foods, question):
     result = foods.retrieve(question)
     assert result.confidence == "low"
     assert "No answer linked to" in result.confidence_reason
+
+
+@pytest.mark.parametrize("question", ["What categories do the foods of largemouth fall into?",
+                                      "What else belongs to the same category as dika nut?"])
+def test_no_high_when_what_is_asked_for_or_linked_is_not_read(foods, question):
+    # "categories" names no type or relation here; the named node of a "what else" question is linked to nothing.
+    assert foods.retrieve(question).confidence != "high"

@@ -31,7 +31,7 @@ def described_by(ctx: PolicyContext, ev: Evidence, hits: dict[str, list[SeenNode
         # A node the phrase names ("... seed of *wild mango*") is what the description speaks of, not described.
         said = name_tokens(phrase)
         unnamed = [n for n in saying if not name_tokens(n.name) or find_run(said, name_tokens(n.name)) < 0]
-        node = (unnamed or saying or [None])[0]
+        node = next(iter(unnamed or saying), None)
         if node is not None and node.index not in ev.anchor_indices():
             return phrase, Anchor(node.index, node.name, node.type)
     return None
