@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ....question.schema_words import EXCLUDES_NAMED
 from ....text import ENGLISH_STOPWORDS
 from .conditions import MAX_CONJUNCTION, conjunctive, positive_conditions, satisfied, says_quoted
 from .context import PolicyContext
@@ -77,10 +78,14 @@ def unread_asked(ctx: PolicyContext, ev: Evidence) -> str | None:
     if found is None:
         return None
     word = found.group(1).lower()
+    a = ev.analysis
     named = set().union(set(), *(ctx.tokens(anchor.name) for anchor in ev.anchors))
-    if word in ctx.ignorable or word in ENGLISH_STOPWORDS or word in named or word in ctx.reader.all_type_words:
+    read = ctx.ignorable | named | ctx.tokens(a.hierarchy_phrase or "") | {n.word.lower() for n in a.schema_relations}
+    if word in read or word in ENGLISH_STOPWORDS or EXCLUDES_NAMED.fullmatch(word):
         return None
-    return word
+    # A word of a type or relation by its stem ("subclasses" ~ subclass_of, "directors" ~ directed_by) is read.
+    stems = ctx.reader.all_type_words.union(*ctx.reader.relation_words.values())
+    return None if any(len(w) >= 5 and w[:5] == word[:5] for w in stems) else word
 
 
 def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
