@@ -97,7 +97,9 @@ class QuestionAnalysis:
     # Relations of the schema a question word names by its stem ("director", "directed" -> directed), in order.
     schema_relations: list[NamedRelation] = field(default_factory=list)
     target_from_relation: bool = False  # the wanted type was read from an agent noun of a relation ("actors")
-    excludes_named: bool = False  # "which *other* films ...": the node the question names is not an answer
+    # "which *other* films ...": a word saying the node the question names is not an answer (the offline policy's
+    # Evidence.excludes_named drops one inside an anchor's name)
+    excludes_named: bool = False
 
 
 def _type_words(node_type: str) -> set[str]:

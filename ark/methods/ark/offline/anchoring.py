@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ....graph import normalize_name
 from ....llm.messages import ToolCall
-from ....question import Mention, excludes_outside, identifiers, name_tokens
+from ....question import Mention, identifiers, name_tokens
 from ....runtime.tools import arguments_of
 from .context import PolicyContext
 from .direction import relation_direction
@@ -80,14 +80,17 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
         anchor_family_or_description(ctx, ev, mention, nodes, target)
         if len(ev.conditions) > before:
             read.add(mention.text)
+    ev.asks_about_anchor = asks_about(ctx, ev)
     described = described_by(ctx, ev, quoted_hits)
     ev.meant = meant_relation_of(ctx, ev, [described[1]] if described else [])
     if described:
         anchor_described(ctx, ev, *described)
     ev.retarget = labels_only(ev)
     ev.inferred_target = relation_target(ctx, ev)
-    ev.retarget = ev.retarget and ev.inferred_target is not None
-    ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors())
+    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?"): it names
+    # the anchor, not the answers.
+    ev.retarget = (ev.retarget and ev.inferred_target is not None) or typed_in_names(ev)
+    ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors(), ev.excludes_named)
     ev.direction = relation_direction(ctx, ev)
     ev.described = described_answer(ctx, ev)
     note_unread(ctx, ev, read)
@@ -201,7 +204,12 @@ def anchor_whole_question(ctx: PolicyContext, ev: Evidence, listings: list[list[
                           target: str | None) -> None:
     """Names that occur word for word in the question (even across the commas a mention split cut) anchor too,
     unless a longer anchored name already covers them."""
-    question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
+    said = ev.analysis.question_without_negations or ev.analysis.question
+    pieces = [said]
+    for phrase in described_phrases(ev.analysis):  # a name inside a quoted description names no anchor
+        pieces = [part for piece in pieces for part in piece.split(phrase)]
+    question = tuple(w for n, piece in enumerate(pieces) for w in ((*name_tokens(piece), "") if n < len(pieces) - 1
+                                                                   else name_tokens(piece)))
     spans: list[tuple[int, int, SeenNode]] = []
     seen: set[int] = set()
     symbols = {w.lower() for w in identifiers(ev.analysis.question)}
@@ -231,8 +239,6 @@ def add_anchor(ev: Evidence, node: SeenNode, negated: bool, condition: Condition
     if node.index in ev.condition_of:
         return
     ev.anchors.append(Anchor(node.index, node.name, node.type, negated))
-    if ev.analysis.excludes_named and not excludes_outside(ev.analysis.question, [a.name for a in ev.anchors]):
-        ev.analysis.excludes_named = False  # the "other" is inside a name the question says, not its frame
     if condition is None:
         key = normalize_name(node.name)
         position = next((k for k, c in enumerate(ev.conditions) if c.kind == "named" and c.negated == negated
@@ -302,6 +308,30 @@ def add_description(ctx: PolicyContext, ev: Evidence, mention: Mention, nodes: l
     ev.conditions.append(condition)
     add_anchor(ev, first, mention.negated, condition)
     return True
+
+
+def typed_in_names(ev: Evidence) -> bool:
+    """Whether every word naming the wanted type lies inside the name of an anchor the question states."""
+    a = ev.analysis
+    if not a.target_types or not ev.anchors:
+        return False
+    lower = a.question.lower()
+    spans = [(at, at + len(anchor.name)) for anchor in ev.anchors for at in [lower.find(anchor.name.lower())]
+             if at >= 0]
+    positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
+    return bool(positions) and all(any(s <= pos < e for s, e in spans) for pos in positions)
+
+
+def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:
+    """Whether the words read as asking for what the schema has no type or relation for are only words of the
+    anchors' names and of the frame ("What is cranberry sauce *made* of?"): the question asks about the anchor."""
+    asked = ev.analysis.unsupported
+    if not asked or not ev.positive_anchors():
+        return False
+    named = set().union(*(ctx.tokens(anchor.name) for anchor in ev.positive_anchors()))
+    words = name_tokens(asked)
+    # "What is *cranberry sauce made* of?": the words asked begin with an anchor's name, its subject.
+    return bool(words) and (words[0] in named or all(w in named or w in ctx.frame_only for w in words))
 
 
 def note_unread(ctx: PolicyContext, ev: Evidence, read: set[str]) -> None:

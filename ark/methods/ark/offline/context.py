@@ -96,7 +96,7 @@ class PolicyContext:
     def related_to_named(self, ev: Evidence, target: str | None) -> bool:
         """Whether a named node of the wanted type is a starting point rather than an answer: when such nodes can
         relate to each other (an is-a hierarchy), or when the question names another type to go through."""
-        if self.self_linked(target) or ev.analysis.excludes_named:
+        if self.self_linked(target) or ev.excludes_named:
             return True  # "which *other* films ...": the named film is where the question starts
         # A relation the question names that leads from the wanted type to another one ("which actors *acted*
         # with Cillian Murphy": acted_in links persons to films): the named node of that type is a start.
@@ -142,19 +142,20 @@ class PolicyContext:
         for pos, node_type in mentions:
             if pos <= target_at:
                 continue
-            # "the gene RHAG" labels the anchor; "the *family of* GNA12" is GNA12's family: a stop on the way.
-            labels_anchor = any(0 <= start - pos <= len(node_type) + 12 and not _OF_ANCHOR.fullmatch(
-                lower[pos + len(word_at(lower, pos)):start]) for start in anchor_starts if start >= 0)
+            end = pos + len(word_at(lower, pos))
+            # Each anchor after the word, and whether only "of (the)" lies between them: "the *family of* GNA12"
+            # is GNA12's family, a stop on the way; "the gene RHAG" labels the anchor.
+            gaps = [(start, _OF_ANCHOR.fullmatch(lower[end:start]) is not None) for start in anchor_starts
+                    if start >= 0]
+            labels_anchor = any(start - pos <= len(node_type) + 12 and not of for start, of in gaps if start >= pos)
             # The wanted type again names the answers ("phenotypes that are clinical *features of* X"), unless the
             # question steps on from it ("which *broader* family is the *family of* X in?").
             again = node_type == a.target_types[0] and not a.hierarchy
-            if not labels_anchor and not again and any(
-                    _OF_ANCHOR.fullmatch(lower[pos + len(word_at(lower, pos)):start])
-                    for start in anchor_starts if start > pos):
+            if not labels_anchor and not again and any(of for start, of in gaps if start > pos):
                 return node_type
             # An intermediate opens a relative clause ("... diseases that have ..."); a bare repeat of a type
             # ("... and are phenotypes annotated to X") is a conjunct about the answers themselves.
-            opens_clause = _RELATIVE_CLAUSE.match(lower, pos + len(word_at(lower, pos)))
+            opens_clause = _RELATIVE_CLAUSE.match(lower, end)
             if not labels_anchor and opens_clause:
                 return node_type
         return None

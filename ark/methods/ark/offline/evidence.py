@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ....question import Mention, QuestionAnalysis
+from ....question import Mention, QuestionAnalysis, excludes_outside
 from .sharing import SharedRoute
 
 
@@ -108,6 +108,9 @@ class Evidence:
     described: list[int] = field(default_factory=list)  # the whole question's first hit, when it describes it
     asks_named: bool = False  # the named nodes are asked for themselves ("Look up X."): ``named`` holds them
     direction: tuple[str, str] | None = None  # (relation, "out"/"in"): the asked side of a self-linked relation
+    # The words read as asking for what the schema lacks are an anchor's name and frame words ("What is X *made*
+    # of?"): the question asks about the anchor, its neighbours answer (see anchoring.asks_about).
+    asks_about_anchor: bool = False
     shared: SharedRoute | None = None  # "which *other* X share a Y with Z": Z → its Ys → the other Xs (sharing)
     broad: list[SeenNode] = field(default_factory=list)
     pending: list[tuple[Mention, list[SeenNode]]] = field(default_factory=list)  # mentions with no named node
@@ -130,6 +133,13 @@ class Evidence:
         return self.analysis.target_types[0]
 
     @property
+    def excludes_named(self) -> bool:
+        """Whether the question excludes the node it names ("which *other* films ..."): a word saying so that
+        lies outside every anchor's name ("... with *other* ocular anomalies" may be part of a node's name)."""
+        a = self.analysis
+        return a.excludes_named and excludes_outside(a.question, [anchor.name for anchor in self.anchors])
+
+    @property
     def relation_hints(self) -> list[str]:
         """The relations the question names by their words, then the one it means (``meant``)."""
         hints = self.analysis.relation_hints
@@ -138,9 +148,10 @@ class Evidence:
     @property
     def unsupported(self) -> str | None:
         """What the question asks for that the schema has no type or relation for (see QuestionAnalysis), unless
-        the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...")."""
+        the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...") or are only
+        an anchor's name and frame words (``asks_about_anchor``: "What is X *made* of?")."""
         asked = self.analysis.unsupported
-        if self.meant is not None or asked is None:
+        if self.meant is not None or self.asks_about_anchor or asked is None:
             return None
         # The words "asking" name a found node ("What is *Marfan syndrome* linked to?"): it is asked about.
         named = {w for anchor in self.anchors for w in re.findall(r"[\w-]+", anchor.name.lower())}

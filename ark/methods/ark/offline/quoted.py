@@ -8,6 +8,7 @@ from __future__ import annotations
 from ....question import QuestionAnalysis, name_tokens
 from .context import PolicyContext
 from .evidence import Anchor, Evidence, SeenNode
+from .spans import find_run
 
 DESCRIPTION_WORDS = 4  # a quoted phrase of this many words or more may describe a node (a term is shorter)
 SAYS = 0.7  # share of the phrase's words the node's text must say
@@ -20,15 +21,19 @@ def described_phrases(a: QuestionAnalysis) -> list[str]:
 
 
 def described_by(ctx: PolicyContext, ev: Evidence, hits: dict[str, list[SeenNode]]) -> tuple[str, Anchor] | None:
-    """The first long quoted phrase whose search's first hit says most of it, with that node as an anchor; None
-    when no phrase describes a node, or the node is already an anchor."""
+    """The first long quoted phrase whose search's first hit that says most of it (a hit before it may bear a
+    word of the phrase as its name: "... seed of *wild mango*"), with that node as an anchor; None when no phrase
+    describes a node, or the node is already an anchor."""
     for phrase in described_phrases(ev.analysis):
-        nodes = hits.get(phrase) or []
-        if not nodes or not ctx.graph.is_valid_index(nodes[0].index) or nodes[0].index in ev.anchor_indices():
-            continue
         words = set(name_tokens(phrase))
-        if len(words & ctx.tokens(ctx.graph.text(nodes[0].index))) >= SAYS * len(words):
-            return phrase, Anchor(nodes[0].index, nodes[0].name, nodes[0].type)
+        saying = [n for n in hits.get(phrase) or [] if ctx.graph.is_valid_index(n.index)
+                  and len(words & ctx.tokens(ctx.graph.text(n.index))) >= SAYS * len(words)]
+        # A node the phrase names ("... seed of *wild mango*") is what the description speaks of, not described.
+        said = name_tokens(phrase)
+        unnamed = [n for n in saying if not name_tokens(n.name) or find_run(said, name_tokens(n.name)) < 0]
+        node = next(iter(unnamed or saying), None)
+        if node is not None and node.index not in ev.anchor_indices():
+            return phrase, Anchor(node.index, node.name, node.type)
     return None
 
 

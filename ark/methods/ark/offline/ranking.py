@@ -72,7 +72,7 @@ def single_condition_ranking(ctx: PolicyContext, ev: Evidence, target: str | Non
     # "Which *other* films ...": the named film is no answer, whatever the text search says.
     # So is a named node of the wanted type the question goes from ("actors who acted with X", X an actor).
     # And in a question naming a relation, the named node is where it starts ("Which packages does X depend on?").
-    starts = (ev.analysis.excludes_named or bool(ev.analysis.schema_relations or ev.meant or ev.quoted_used)
+    starts = (ev.excludes_named or bool(ev.analysis.schema_relations or ev.meant or ev.quoted_used)
               or (not ctx.self_linked(target) and ctx.related_to_named(ev, target)))
     excluded = ev.anchor_indices() if starts else set()
     broad_hits = [n.index for n in ev.broad if n.type == target and n.index not in ranked and n.index not in excluded]

@@ -3,12 +3,18 @@ from what the tools returned. Pure reads of the evidence."""
 
 from __future__ import annotations
 
+import re
+
+from ....question.schema_words import EXCLUDES_NAMED
+from ....text import ENGLISH_STOPWORDS
 from .conditions import MAX_CONJUNCTION, conjunctive, positive_conditions, satisfied, says_quoted
 from .context import PolicyContext
 from .evidence import Evidence
 from .evidence_answers import answers
 from .evidence_rank import doubted, top_tie
 from .schema_plan import said_beside_names, undecided_relation
+
+_ASKING_WORD = re.compile(r"^\s*(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)  # "What *categories* ...?"
 
 
 def reason(ctx: PolicyContext, ev: Evidence, index: int) -> str:
@@ -55,7 +61,31 @@ def confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     level, why = doubted(level, why, tied=top_tie(ranked), unread=ev.unread, unsaid=unsaid,
                          profile=len(positive_conditions(ctx, ev)) > MAX_CONJUNCTION)
     undecided = undecided_relation(ctx, ev) if level == "high" and not ev.named else None
+    if level == "high" and ev.shared is not None and ev.shared.guessed:
+        undecided = (f"No word of the question names what is shared; {ev.shared.relation} links the most "
+                     f"{ev.shared.wanted} nodes.")
+    asked = unread_asked(ctx, ev) if level == "high" and not undecided and not ev.named else None
+    if asked:
+        undecided = f"The question asks for '{asked}', which names no type or relation of the graph."
     return ("medium", f"{why.rstrip('.')}. {undecided}") if undecided else (level, why)
+
+
+def unread_asked(ctx: PolicyContext, ev: Evidence) -> str | None:
+    """The word a question asks for right after its interrogative ("What *categories* do the foods of X fall
+    into?") when it is no type, relation, frame or stop word and no word of an anchor's name: what the answers must
+    be was not read from it."""
+    found = _ASKING_WORD.search(ev.analysis.question)
+    if found is None:
+        return None
+    word = found.group(1).lower()
+    a = ev.analysis
+    named = set().union(set(), *(ctx.tokens(anchor.name) for anchor in ev.anchors))
+    read = ctx.ignorable | named | ctx.tokens(a.hierarchy_phrase or "") | {n.word.lower() for n in a.schema_relations}
+    if word in read or word in ENGLISH_STOPWORDS or EXCLUDES_NAMED.fullmatch(word):
+        return None
+    # A word of a type or relation by its stem ("subclasses" ~ subclass_of, "directors" ~ directed_by) is read.
+    stems = ctx.reader.all_type_words.union(*ctx.reader.relation_words.values())
+    return None if any(len(w) >= 5 and w[:5] == word[:5] for w in stems) else word
 
 
 def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
@@ -107,6 +137,12 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
                 notes.append(f"'{c.label}' was found by its description")
         line = "; ".join(notes)
         return "medium", line[:1].upper() + line[1:] + "."
+    listed = any(centre >= 0 for centre in ev.scores.hits.get(ranked[0], ()))  # by a neighbourhood, not a search
+    # The named node itself, when the question excludes it, is linked to nothing asked ("What else ... as X?").
+    itself = ev.excludes_named and ranked[0] in ev.anchor_indices()
+    if itself or not listed and not satisfied(ctx, ev, ranked[0]) & set(positive):
+        return "low", ("No answer linked to " + " and ".join(labels)[:200] + " was found; the answers are the "
+                       "closest text matches.")
     return "high", "Answers are linked to " + " and ".join(labels)[:200] + "."
 
 

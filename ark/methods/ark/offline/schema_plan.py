@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ....text import ENGLISH_STOPWORDS
 from .conditions import positive_conditions
 from .context import PolicyContext
 from .evidence import Anchor, Evidence
@@ -78,8 +79,8 @@ def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] 
         frame = re.sub(re.escape(anchor.name), " ", frame, flags=re.IGNORECASE)
     said = [w for w in re.findall(r"[A-Za-z]+", frame) if w.lower() not in ctx.reader.all_type_words]
     relations = sorted({r for _, r, _ in triples})
-    if a.unsupported:  # the words asking for what no type names ("Which *actors* ..."): a relation only by them
-        return meant_relation(a.unsupported.split(), relations)
+    if ev.unsupported:  # the words asking for what no type names ("Which *actors* ..."): a relation only by them
+        return meant_relation(ev.unsupported.split(), relations)
     return meant_relation(said, relations) or meant_by_frame(" ".join(frame.split()), triples)
 
 
@@ -100,7 +101,7 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
     relation, no hierarchy and no link asked for, the name asked about aside. Nothing otherwise."""
     a = ev.analysis
     if (ev.target is not None or said_beside_names(ctx, ev) or a.named_phrase or ev.unsupported or a.hierarchy
-            or _ASKS_NEIGHBOURS.search(a.question)):
+            or ev.excludes_named or _ASKS_NEIGHBOURS.search(a.question) or _says_more(ctx, ev)):
         return []
     out: list[int] = []
     for k in positive_conditions(ctx, ev):
@@ -108,6 +109,22 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
         if condition.kind == "named":
             out += [m for m in condition.members if m not in out]
     return out
+
+
+def _says_more(ctx: PolicyContext, ev: Evidence) -> bool:
+    """Whether the question says a word beyond its anchors' names and its frame ("Where does X *come* from?",
+    "What does X *produce*?"): it asks about the named node, not for it."""
+    question = ev.analysis.question
+    named = set().union(set(), *(ctx.tokens(anchor.name) for anchor in ev.anchors))
+    if any(w not in named and w not in ctx.ignorable and w not in ENGLISH_STOPWORDS and not w.isdigit()
+           for w in ctx.tokens(question)):
+        return True
+    # A lookup ends with the name ("Tell me about X."); words after it say what is asked of it ("What is X made of?")
+    lower = question.lower()
+    ends = [lower.find(anchor.name.lower()) + len(anchor.name) for anchor in ev.anchors
+            if anchor.name.lower() in lower]
+    return bool(ends) and any(w not in ENGLISH_STOPWORDS and not w.isdigit() and w not in named
+                              for w in ctx.tokens(question[max(ends):]))
 
 
 def undecided_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
