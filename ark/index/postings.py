@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from ark.arrays import F32, I32, I64, U8, Ints
 from ark.errors import ArkError
-from ark.index.optional_kernel import optional_kernel
+from ark.index.optional_kernel import build_kernel
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
 from ark.storage.full_disk import naming_full_disk
@@ -304,7 +304,7 @@ class PostingsWriter:
 
 def _encode_kernel() -> ModuleType | None:
     """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
-    return optional_kernel("_encode_kernel")
+    return build_kernel("_encode_kernel")
 
 
 def _group_ptr(df: I64, size: int) -> I64:
