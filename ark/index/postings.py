@@ -235,13 +235,9 @@ class PostingsWriter:
         sizes = df * widths  # unpadded: numpy reads unaligned views, the kernel reads bytes
         offsets = np.zeros(len(df), dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
-        blob = np.zeros(int(sizes.sum()), dtype=np.uint8)
-        term_of = np.repeat(np.arange(len(df)), df)
-        position = offsets[term_of] + (np.arange(len(docs)) - starts[term_of]) * widths[term_of]
-        term_width = widths[term_of]
-        for byte in range(4):
-            sel = term_width > byte
-            blob[position[sel] + byte] = (deltas[sel] >> (8 * byte)) & 0xFF
+        # Each posting's first ``width`` little-endian bytes, postings in order: one masked read of the (n, 4) bytes.
+        kept = np.arange(4, dtype=np.uint8) < np.repeat(widths, df)[:, None]
+        blob = deltas.astype("<u4").view(np.uint8).reshape(-1, 4)[kept]
         blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
                  **self._blocks(df, starts, docs, tf)}
         return EncodedPostings(df, first, offsets, widths, blobs)
