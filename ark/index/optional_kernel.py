@@ -7,9 +7,9 @@ One lock around the first import, and the answer kept, close that window.
 
 A build's kernels (:func:`build_kernel`) are used only where numba is already imported: importing it and loading
 the cached machine code of a build's three kernels costs ~150 MB of resident memory (the interpreter with numpy,
-Arrow and scipy is ~80 MB), about half the floor of a 1M-document build, to save ~20% of its CPU time; a process
-that has searched an index has paid for numba already. ``$ARK_BUILD_NUMBA`` (``1``: always, ``0``: never) sets it.
-The files written are the same either way.
+Arrow and scipy is ~80 MB), about half the floor of a 1M-document build, to save ~18% of its CPU time (a serial
+build at 1M); a process that has searched an index has paid for numba already. ``$ARK_BUILD_NUMBA`` (``1``:
+always, ``0``: never) sets it. The files written are the same either way.
 """
 
 from __future__ import annotations
