@@ -16,7 +16,6 @@ stored as float32, as format 1 computed it).
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 import threading
@@ -32,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ark.arrays import F32, F64, I32, I64, U64, Ints
+from ark.arrays import F32, F64, I32, I64, Ints
 from ark.index._progress import progress_bar
 from ark.index.bm25_budget import BuildBudget, release_freed_memory, released
 from ark.index.bm25_chunks import (
@@ -43,6 +42,7 @@ from ark.index.bm25_chunks import (
     _chunks_of_records,
     _fielded_counts,
     _term_major_counts,
+    _Vocabulary,
 )
 from ark.index.postings import BLOCK, EncodedPostings, Postings, PostingsWriter, _encode_kernel, tf_dtype
 from ark.index.tokenizer import SplitBatch, Tokenizer
@@ -61,59 +61,6 @@ _MergeItem: TypeAlias = (tuple[Literal["terms"], int, int, int]
                          | tuple[Literal["piece"], int, int, int, int, list[tuple["_Run", int, int]]])
 
 AUTO_BAR_DOCS = 200_000  # about 2 s of indexing: from here a terminal shows a bar even unasked
-
-
-class _Vocabulary(dict):
-    """Raw token -> term id (-1 for dropped tokens); filled lazily so each distinct token is analysed once."""
-
-    def __init__(self, tokenizer: Tokenizer) -> None:
-        super().__init__()
-        self.tokenizer = tokenizer
-        self.terms: list[str] = []
-        self.term_ids: dict[str, int] = {}
-        self.packed_keys = np.zeros(0, dtype="<u8")  # packed raw tokens seen (SplitBatch.packed), ascending
-        self.packed_ids = np.zeros(0, dtype=np.int64)  # their term ids
-
-    def __missing__(self, raw: str) -> int:
-        term = self.tokenizer.term_of(raw)
-        if term is None:
-            tid = -1
-        else:
-            tid = self.term_ids.get(term, -1)
-            if tid < 0:
-                tid = self.term_ids[term] = len(self.terms)
-                self.terms.append(term)
-        self[raw] = tid
-        return tid
-
-    def ids_of(self, raws: Sequence[str], packed: U64 | None = None, first_seen: I64 | None = None) -> I64:
-        """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
-        are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
-        Unseen tokens get ids in the order of ``first_seen`` (each raw token's first occurrence in document
-        order, :func:`_first_seen`), else in ``raws`` order: a term's id is then the rank of its first occurrence
-        in the corpus, whatever the chunks (so the files do not depend on the memory budget)."""
-        ids = np.full(len(raws), -2, dtype=np.int64)
-        packed = np.zeros(0, dtype="<u8") if packed is None else packed
-        n_packed = len(packed)
-        if n_packed and len(self.packed_keys):
-            at = np.minimum(np.searchsorted(self.packed_keys, packed), len(self.packed_keys) - 1)
-            known = self.packed_keys[at] == packed
-            ids[:n_packed][known] = self.packed_ids[at[known]]
-        # dict.get through map runs in C (~0.1 us a token); subscripting this subclass costs ~10x more.
-        ids[n_packed:] = np.fromiter(map(self.get, raws[n_packed:], itertools.repeat(-2)), np.int64,
-                                     len(raws) - n_packed)
-        unseen = np.flatnonzero(ids == -2)
-        if first_seen is not None and len(unseen) > 1:
-            unseen = unseen[np.argsort(first_seen[unseen], kind="stable")]
-        for pos in unseen.tolist():
-            ids[pos] = self[raws[pos]]
-        if len(new := np.sort(unseen[unseen < n_packed])):
-            keys = packed[new]
-            order = np.argsort(keys)
-            at = np.searchsorted(self.packed_keys, keys[order])
-            self.packed_keys = np.insert(self.packed_keys, at, keys[order])
-            self.packed_ids = np.insert(self.packed_ids, at, ids[new][order])
-        return ids
 
 
 def _in_order(work: Callable[[_T], _R], items: Iterable[_T], workers: int | None = None) -> Iterator[_R]:

@@ -1,6 +1,6 @@
-"""A BM25 build's chunks: documents read in chunks bounded by their count and their text, and each split chunk
-counted into (document, term) or (term, document) pairs with term frequencies (:mod:`ark.index.bm25_build` spills
-them as sorted runs and merges them)."""
+"""A BM25 build's chunks: documents read in chunks bounded by their count and their text, their raw tokens looked
+up in the vocabulary, and each split chunk counted into (document, term) or (term, document) pairs with term
+frequencies (:mod:`ark.index.bm25_build` spills them as sorted runs and merges them)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,77 @@ from types import ModuleType
 import numpy as np
 import pyarrow as pa
 
-from ark.arrays import F32, I32, I64, Ints
-from ark.index.optional_kernel import optional_kernel
-from ark.index.tokenizer import SplitBatch
+from ark.arrays import F32, I32, I64, U64, Ints
+from ark.index.optional_kernel import build_kernel
+from ark.index.tokenizer import SplitBatch, Tokenizer
 
 # A chunk also stops at this many characters per document of its size: splitting and counting hold about 150 bytes
 # a token, so chunks are bounded by their text, not their number of documents (MAG's node documents, ~680 characters
 # each, took 1.25 GB in 25,000-document chunks; the Zipf benchmark's, ~375 characters, stay whole).
 CHUNK_BYTES_PER_DOC = 400
+
+
+class _Vocabulary(dict):
+    """Raw token -> term id (-1 for dropped tokens) of the raw tokens looked up as strings; filled lazily so each
+    distinct token is analysed once. The short ASCII ones looked up by their packed integers are kept in
+    :attr:`packed_keys` alone, and without a stemmer a kept raw token is its own term: :attr:`term_ids` (term -> id)
+    answers it, and this dict holds only the dropped ones (a dict of the vocabulary's size less: ~50 bytes a term)."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        super().__init__()
+        self.tokenizer = tokenizer
+        self.terms: list[str] = []
+        self.term_ids: dict[str, int] = {}
+        self.packed_keys = np.zeros(0, dtype="<u8")  # packed raw tokens seen (SplitBatch.packed), ascending
+        self.packed_ids = np.zeros(0, dtype=np.int64)  # their term ids
+        self.identity = type(tokenizer).term_of is Tokenizer.term_of and tokenizer.stemmer_language is None
+
+    def __missing__(self, raw: str) -> int:
+        tid = self._term_id(raw)
+        if tid < 0 or not self.identity:
+            self[raw] = tid
+        return tid
+
+    def _term_id(self, raw: str) -> int:
+        """The term id of an unseen raw token (its term numbered next if new), -1 if it is dropped."""
+        term = self.tokenizer.term_of(raw)
+        if term is None:
+            return -1
+        tid = self.term_ids.get(term, -1)
+        if tid < 0:
+            tid = self.term_ids[term] = len(self.terms)
+            self.terms.append(term)
+        return tid
+
+    def ids_of(self, raws: Sequence[str], packed: U64 | None = None, first_seen: I64 | None = None) -> I64:
+        """Term ids (-1 if dropped) of distinct raw tokens, analysing only unseen tokens; ``raws[:len(packed)]``
+        are looked up by their packed integers (a sorted numpy table: no string hashing), the others in the dict.
+        Unseen tokens get ids in the order of ``first_seen`` (each raw token's first occurrence in document
+        order, :func:`_first_seen`), else in ``raws`` order: a term's id is then the rank of its first occurrence
+        in the corpus, whatever the chunks (so the files do not depend on the memory budget)."""
+        ids = np.full(len(raws), -2, dtype=np.int64)
+        packed = np.zeros(0, dtype="<u8") if packed is None else packed
+        n_packed = len(packed)
+        if n_packed and len(self.packed_keys):
+            at = np.minimum(np.searchsorted(self.packed_keys, packed), len(self.packed_keys) - 1)
+            known = self.packed_keys[at] == packed
+            ids[:n_packed][known] = self.packed_ids[at[known]]
+        # dict.get through map runs in C (~0.1 us a token); subscripting this subclass costs ~10x more.
+        known = self.term_ids.get if self.identity else self.get  # identity: a miss may be a dropped token
+        ids[n_packed:] = np.fromiter(map(known, raws[n_packed:], itertools.repeat(-2)), np.int64,
+                                     len(raws) - n_packed)
+        unseen = np.flatnonzero(ids == -2)
+        if first_seen is not None and len(unseen) > 1:
+            unseen = unseen[np.argsort(first_seen[unseen], kind="stable")]
+        for pos in unseen.tolist():
+            ids[pos] = self._term_id(raws[pos]) if pos < n_packed else self[raws[pos]]
+        if len(new := np.sort(unseen[unseen < n_packed])):
+            keys = packed[new]
+            order = np.argsort(keys)
+            at = np.searchsorted(self.packed_keys, keys[order])
+            self.packed_keys = np.insert(self.packed_keys, at, keys[order])
+            self.packed_ids = np.insert(self.packed_ids, at, ids[new][order])
+        return ids
 
 
 def _chunks(docs: Iterable[str] | pa.Array | pa.ChunkedArray, size: int,
@@ -164,4 +227,4 @@ def _term_major_counts(batch: SplitBatch, term_ids: I64, width: int) -> TermMajo
 
 def _count_kernel() -> ModuleType | None:
     """The compiled counting sort (:mod:`ark.index._count_kernel`), or None without numba."""
-    return optional_kernel("_count_kernel")
+    return build_kernel("_count_kernel")

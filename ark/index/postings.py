@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from ark.arrays import F32, I32, I64, U8, Ints
 from ark.errors import ArkError
-from ark.index.optional_kernel import optional_kernel
+from ark.index.optional_kernel import build_kernel
 from ark.storage.cache_folder import rebuild_hint
 from ark.storage.checksums import DamagedFileError
 from ark.storage.full_disk import naming_full_disk
@@ -235,13 +235,9 @@ class PostingsWriter:
         sizes = df * widths  # unpadded: numpy reads unaligned views, the kernel reads bytes
         offsets = np.zeros(len(df), dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
-        blob = np.zeros(int(sizes.sum()), dtype=np.uint8)
-        term_of = np.repeat(np.arange(len(df)), df)
-        position = offsets[term_of] + (np.arange(len(docs)) - starts[term_of]) * widths[term_of]
-        term_width = widths[term_of]
-        for byte in range(4):
-            sel = term_width > byte
-            blob[position[sel] + byte] = (deltas[sel] >> (8 * byte)) & 0xFF
+        # Each posting's first ``width`` little-endian bytes, postings in order: one masked read of the (n, 4) bytes.
+        kept = np.arange(4, dtype=np.uint8) < np.repeat(widths, df)[:, None]
+        blob = deltas.astype("<u4").view(np.uint8).reshape(-1, 4)[kept]
         blobs = {"doc_deltas": blob, "tfs": np.ascontiguousarray(tf, dtype=self.tf_type),
                  **self._blocks(df, starts, docs, tf)}
         return EncodedPostings(df, first, offsets, widths, blobs)
@@ -304,7 +300,7 @@ class PostingsWriter:
 
 def _encode_kernel() -> ModuleType | None:
     """The compiled encoder, or None without numba (imported on the first build, never when an index is opened)."""
-    return optional_kernel("_encode_kernel")
+    return build_kernel("_encode_kernel")
 
 
 def _group_ptr(df: I64, size: int) -> I64:

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ark.arrays import I32, U64, Bools
-from ark.index.optional_kernel import optional_kernel
+from ark.index.optional_kernel import build_kernel
 from ark.text import ENGLISH_STOPWORDS
 
 _NON_WORD = r"[^\p{L}\p{N}_]+"
@@ -170,7 +170,7 @@ def _dictionary(short: Bools, packed: U64, rest: pa.Array,
 def _split_compiled(arr: pa.Array, lower: bool) -> tuple[I32, I32, TokenDictionary, U64] | None:
     """(doc ids, codes, dictionary, packed) of an all-ASCII string array split by the compiled loop, or None
     without numba (:mod:`ark.index._split_kernel`)."""
-    _split_kernel = optional_kernel("_split_kernel")
+    _split_kernel = build_kernel("_split_kernel")
     if _split_kernel is None:
         return None
     _, offsets_buf, data = arr.buffers()[:3]

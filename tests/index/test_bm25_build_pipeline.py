@@ -117,6 +117,7 @@ def test_the_compiled_loops_write_the_files_of_the_numpy_and_arrow_paths(monkeyp
     """With numba the build splits ASCII chunks, gathers and encodes merge batches in compiled loops: the files
     are those of the Arrow and numpy paths a build without numba takes (plain and fielded, pieces included)."""
     pytest.importorskip("numba")
+    monkeypatch.setenv("ARK_BUILD_NUMBA", "1")  # the kernels, whatever this process imported before
     import ark.index.postings as postings_module
     import ark.index.tokenizer as tokenizer_module
 

@@ -1,15 +1,21 @@
 """The optional compiled kernels asked for from many threads at once (a pipelined build) without numba: every
-thread gets None, and so the Arrow and numpy paths, never a half-imported kernel module."""
+thread gets None, and so the Arrow and numpy paths, never a half-imported kernel module; and a build loads numba
+only where the process has it already (or is told to)."""
 
 from __future__ import annotations
 
 import importlib.abc
+import os
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+
+import pytest
 
 from ark.index import optional_kernel as optional_kernel_module
-from ark.index.optional_kernel import optional_kernel
+from ark.index.optional_kernel import BUILD_NUMBA_VARIABLE, build_kernel, build_kernels_enabled, optional_kernel
 
 
 class _NoNumba(importlib.abc.MetaPathFinder):
@@ -46,3 +52,43 @@ def test_threads_asking_at_once_without_numba_all_get_none(monkeypatch):
     assert answers == [None] * 8
     assert finder.attempts == 1  # imported once; later askers read the answer kept
     assert optional_kernel("_split_kernel") is None and finder.attempts == 1
+
+
+_BUILD = """
+import hashlib, pathlib, sys, tempfile
+from ark.index import BM25Index
+docs = [f"doc {i} alpha beta{i % 7} longerwordnumber{i % 3} the of" for i in range(300)]
+out = pathlib.Path(tempfile.mkdtemp()) / "index"
+BM25Index.build(docs, chunk_size=40).save(out)
+digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sorted(out.iterdir()))).hexdigest()
+print("numba" in sys.modules, digest)
+"""
+
+
+@pytest.mark.parametrize("setting", ["", "1"])
+def test_a_build_alone_does_not_load_numba_unless_asked_and_writes_the_same_files(setting, tmp_path):
+    """numba and a build's kernels are ~150 MB of resident memory: a process that has not imported numba builds
+    without it (unless ``ARK_BUILD_NUMBA=1``), into the same files."""
+    if setting:
+        pytest.importorskip("numba")
+    env = {**os.environ, BUILD_NUMBA_VARIABLE: setting, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", _BUILD], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    loaded, digest = done.stdout.split()
+    assert loaded == ("True" if setting else "False")
+    if setting:  # the same files as the build without numba
+        plain = subprocess.run([sys.executable, "-c", _BUILD], env={**env, BUILD_NUMBA_VARIABLE: ""},
+                               capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+        assert plain.stdout.split() == ["False", digest]
+
+
+def test_a_process_with_numba_imported_builds_with_the_kernels(monkeypatch):
+    monkeypatch.delenv(BUILD_NUMBA_VARIABLE, raising=False)
+    monkeypatch.setitem(sys.modules, "numba", sys.modules.get("numba", object()))
+    assert build_kernels_enabled()
+    monkeypatch.setenv(BUILD_NUMBA_VARIABLE, "0")
+    assert not build_kernels_enabled() and build_kernel("_split_kernel") is None
+    monkeypatch.setenv(BUILD_NUMBA_VARIABLE, "yes")
+    with pytest.raises(ValueError, match="ARK_BUILD_NUMBA must be 1 or 0"):
+        build_kernels_enabled()
