@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .optional_kernel import optional_kernel
+
 if TYPE_CHECKING:
     from .bm25 import BM25Index
 
@@ -44,9 +46,8 @@ def warm_up(index: BM25Index) -> None:
     for terms in (first, many):  # few postings a candidate: streamed; many: through the skip lists
         for distinct in (True, False):
             bm25_prune.subset_scores(postings, terms, index._idf, index.k1, index.b, index._avgdl, few, distinct)
-    from . import _snippet_kernel  # a tool call's snippets over this index's hits
-
-    _snippet_kernel.warm_up()
+    # A tool call's snippets over this index's hits: the compiled search, handed to tool calls once loaded.
+    optional_kernel("_snippet_kernel", lambda kernel: kernel.warm_up())
 
 
 def start(index: object) -> threading.Thread | None:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +44,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ark.arrays import I64, U8
+from ark.index.optional_kernel import loaded_kernel
 from ark.text import clean_inline, did_you_mean
 
 
@@ -62,7 +62,7 @@ def snippet(text: str, terms: list[str], width: int) -> str | None:
 _WORD = re.compile(r"\w+")
 _WORD_TAIL = re.compile(r"\w*")
 LONG_TEXT_CHARS = 2048  # from this length on, only the windows around the match are collapsed
-_KERNEL = "ark.index._snippet_kernel"  # used once a large index's kernel warm-up has loaded it, never imported here
+_KERNEL = "_snippet_kernel"  # used once a large index's kernel warm-up has loaded it, never imported here
 Located = tuple[str, int, int, bool]  # the text searched, the match's start and end, whether that text is collapsed
 
 
@@ -102,9 +102,8 @@ class Snippets:
         words (:mod:`ark.index._snippet_kernel`: the texts it leaves are searched here). (Joining the texts,
         lowering them once and searching each term across all of them in Python measured slower, 80 against 65 us
         a call on HPO: the per-text ``find`` bounded by the best match so far does less.)"""
-        kernel = sys.modules.get(_KERNEL)  # read with getattr: a module still being imported is already there
-        usable = kernel is not None and getattr(kernel, "ready", False)
-        if kernel is None or not usable or not self.ascii or not self.lowered or len(texts) < 2:
+        kernel = loaded_kernel(_KERNEL)
+        if kernel is None or not self.ascii or not self.lowered or len(texts) < 2:
             return [self.locate(text) for text in texts]
         if self._term_arrays is None:
             self._term_arrays = (np.frombuffer("".join(self.lowered).encode(), dtype=np.uint8),
