@@ -36,6 +36,7 @@ def warm_up(index: BM25Index) -> None:
     if not index._prunes() or postings.num_terms == 0:
         return
     index._query_terms("warm up")
+    index._exactly_named("warm up")  # its table's buckets made
     first = [(0, 1)]
     no_docs = np.zeros(0, dtype=np.int64)
     index._pruned_search(first, no_docs, 1, None)
