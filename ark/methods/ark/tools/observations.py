@@ -53,6 +53,12 @@ def node_label(index: int, name: str, node_type: str, name_limit: int) -> str:
     return f"[{index}] {clean_inline(name, name_limit) or '(no name)'} ({node_type})"
 
 
+def node_labels(indices: list[int], names: list[str], node_types: list[str], name_limit: int) -> list[str]:
+    """:func:`node_label` of each node (a tool call's hits), in one loop."""
+    return [f"[{index}] {clean_inline(name, name_limit) or '(no name)'} ({node_type})"
+            for index, name, node_type in zip(indices, names, node_types, strict=True)]
+
+
 def snippet(text: str, terms: list[str], width: int) -> str | None:
     """``...before **term** after...`` around the first occurrence of any term (word-prefix, case-insensitive) in
     the text with its whitespace collapsed (``" ".join(text.split())``); see :class:`Snippets`."""
@@ -123,17 +129,28 @@ class Snippets:
     @staticmethod
     def show(located: Located | None, width: int) -> str | None:
         """The snippet ``width`` characters wide at ``located`` (from :meth:`locate`)."""
-        if located is None:
-            return None
-        text, at, end, whole = located
-        word = text[at:end][: max(width // 2, 10)]
-        side = max((width - len(word)) // 2, 0)
-        if whole:
-            start, stop = max(at - side, 0), min(end + side, len(text))
-            before, cut_before, after, cut_after = text[start:at], start > 0, text[end:stop], stop < len(text)
-        else:
-            (before, cut_before), (after, cut_after) = _flat_tail(text, at, side), _flat_head(text, end, side)
-        return ("..." if cut_before else "") + f"{before}**{word}**{after}" + ("..." if cut_after else "")
+        return Snippets.show_all([located], width)[0]
+
+    @staticmethod
+    def show_all(located: list[Located | None], width: int) -> list[str | None]:
+        """:meth:`show` of each of ``located`` (a tool call's hits), in one loop."""
+        shown: list[str | None] = []
+        word_chars = max(width // 2, 10)
+        for where in located:
+            if where is None:
+                shown.append(None)
+                continue
+            text, at, end, whole = where
+            word = text[at:end][:word_chars]
+            side = max((width - len(word)) // 2, 0)
+            if whole:
+                start, stop = max(at - side, 0), min(end + side, len(text))
+                before, cut_before, after, cut_after = text[start:at], start > 0, text[end:stop], stop < len(text)
+            else:
+                (before, cut_before), (after, cut_after) = _flat_tail(text, at, side), _flat_head(text, end, side)
+            shown.append(("..." if cut_before else "") + before + "**" + word + "**" + after
+                         + ("..." if cut_after else ""))
+        return shown
 
     def _first_match(self, text: str) -> tuple[int, int] | None:
         """Start and end of the first word-prefix match of any term in ``text``, or None."""
@@ -245,17 +262,17 @@ def detail_levels(snippet_chars: int, name_chars: int) -> tuple[Detail, ...]:
     return tuple(levels)
 
 
-def fit_observation(header: list[str], render: Callable[[Detail], list[list[str]]], footer: list[str], limit: int,
+def fit_observation(header: list[str], render: Callable[[Detail], list[str]], footer: list[str], limit: int,
                     snippet_chars: int, name_chars: int) -> tuple[str, Detail]:
     """The observation text at the most detailed level that fits ``limit`` characters, and that level.
 
-    ``render(detail)`` returns the entries' lines at a detail level. Every entry is always shown: when even the
-    least detailed level is longer than ``limit`` (a cap set below what the list needs), the text is longer than
-    the cap rather than missing results.
+    ``render(detail)`` returns the entries' lines (each entry's in turn) at a detail level. Every entry is always
+    shown: when even the least detailed level is longer than ``limit`` (a cap set below what the list needs), the
+    text is longer than the cap rather than missing results.
     """
     levels = detail_levels(snippet_chars, name_chars)
     for level in levels:
-        text = "\n".join([*header, *(line for entry in render(level) for line in entry), *footer])
+        text = "\n".join(header + render(level) + footer)
         if len(text) <= limit:
             break
     return text, level
