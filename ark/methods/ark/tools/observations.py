@@ -82,11 +82,16 @@ class Snippets:
 
     def __init__(self, terms: list[str]) -> None:
         self.terms = tuple(terms)
-        self.ascii = all(_ascii_word(term) for term in self.terms)
-        self.word_terms = self.ascii or all(_ascii_word(term) or _WORD.fullmatch(term) for term in self.terms)
+        ascii_words = [_ascii_word(term) for term in self.terms]
+        self.ascii = all(ascii_words)
+        self.word_terms = self.ascii or all(word or _WORD.fullmatch(term) for term, word in
+                                            zip(self.terms, ascii_words, strict=True))
         # A term with another term as its prefix matches nowhere that one does not: only the shortest are searched.
-        distinct = sorted({term.lower() for term in self.terms}, key=len)
-        self.lowered = tuple(t for i, t in enumerate(distinct) if not any(t.startswith(u) for u in distinct[:i]))
+        kept: list[str] = []
+        for term in sorted({term.lower() for term in self.terms}, key=len):
+            if not term.startswith(tuple(kept)):
+                kept.append(term)
+        self.lowered = tuple(kept)
         self._term_arrays: tuple[U8, I64] | None = None  # the lowered terms as the kernel takes them
 
     def __call__(self, text: str, width: int) -> str | None:
