@@ -91,13 +91,9 @@ def first_word(data, start, stop, terms, term_lengths):
     return -1
 
 
-ready = False  # set by warm_up(): the compiled code is loaded and a tool call may use it
-
-
 def warm_up() -> None:
-    """Load the compiled search (from numba's disk cache, or compile it) by one small call; then mark it
-    :data:`ready`."""
-    global ready
+    """Load the compiled search (from numba's disk cache, or compile it) by one small call (the preparation with
+    which :func:`ark.index.kernel_warm_up.warm_up` asks :func:`ark.index.optional_kernel.optional_kernel` for this
+    module: tool calls get it from :func:`~ark.index.optional_kernel.loaded_kernel` only after that)."""
     first_matches(np.frombuffer(b"Ab c\nd", dtype=np.uint8), np.array([6], dtype=np.int64),
                   np.frombuffer(b"c", dtype=np.uint8), np.array([1], dtype=np.int64), 2048)
-    ready = True

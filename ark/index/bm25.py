@@ -42,6 +42,7 @@ from ark.arrays import F32, F64, I32, I64, U8, Bools, Ints, sorted_unique
 from ark.index import bm25_prune
 from ark.index.bm25_build import BuildDirectory, SortedRuns, build_budget, count_chunks, count_fielded_chunks
 from ark.index.exact import ExactNames
+from ark.index.optional_kernel import required_kernel
 from ark.index.postings import BLOB_FILES, TERM_ARRAYS, IndexFormatError, Postings, bm25_weights
 from ark.index.terms import TERMS_FILE, TermTable, save_table
 from ark.index.tokenizer import Tokenizer
@@ -230,8 +231,7 @@ class BM25Index:
         search over the saved vocabulary takes ~20 us a term, most of a rare word's query). A vocabulary of up to
         :data:`HASHED_VOCABULARY_TERMS` terms is looked up through a hash table made once (4-8 bytes a term): one
         probe a term where the binary search took ~17 steps of three dependent reads, cold in a tool call."""
-        from ark.index import _lookup_kernel as kernel
-
+        kernel = required_kernel("_lookup_kernel")
         if self._vocabulary_arrays is None:
             blob, offsets, order = self._term_ids.arrays()  # type: ignore[union-attr]
             if len(order) <= HASHED_VOCABULARY_TERMS:

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ark.arrays import F32, F64, I32, I64, U8, Bools, Ints
+from ark.index.optional_kernel import required_kernel
 from ark.index.postings import Tfs
 
 Lengths: TypeAlias = npt.NDArray[np.uint8 | np.uint16 | np.int32]  # document lengths, narrowed for the kernels
@@ -86,21 +87,20 @@ def pruned_top_k(postings, terms: list[tuple[int, int]], idf: F64, k1: float, b:
     return docs, scores
 
 
-@functools.cache
 def _seed_kernel() -> ModuleType:
     """:mod:`ark.index._seed_kernel`, the compiled code on disk of :func:`top_k <ark.index._seed_kernel.top_k>`
     dropped first if the kernels it calls changed after it was compiled (:func:`_fresh`)."""
-    from ark.index import _seed_kernel as kernel
-
-    return _fresh(kernel, kernel.top_k)
+    return required_kernel("_seed_kernel", lambda kernel: _fresh(kernel.top_k))
 
 
-@functools.cache
 def _sparse_kernel() -> ModuleType:
     """:mod:`ark.index._sparse_kernel`, checked as :func:`_seed_kernel` is."""
-    from ark.index import _sparse_kernel as kernel
+    return required_kernel("_sparse_kernel", lambda kernel: _fresh(kernel.posting_scores))
 
-    return _fresh(kernel, kernel.posting_scores)
+
+def _prune_kernel() -> ModuleType:
+    """:mod:`ark.index._prune_kernel`, the kernels the others call."""
+    return required_kernel("_prune_kernel")
 
 
 class CompiledFunction(Protocol):
@@ -111,14 +111,12 @@ class CompiledFunction(Protocol):
     def py_func(self) -> object: ...  # a Python function, of whatever arguments
 
 
-def _fresh(module: ModuleType, entry: CompiledFunction) -> ModuleType:
-    """``module``, the on-disk code of its compiled ``entry`` flushed if :mod:`ark.index._prune_kernel` changed after
-    it was compiled: numba keys a cached function by its own file alone, so after an edit or a ``git pull`` that
-    changes only the kernels it calls, ``entry`` would go on running machine code built from their old source."""
-    from ark.index import _prune_kernel
-
-    drop_stale_cache(entry, [Path(_prune_kernel.__file__)])
-    return module
+def _fresh(entry: CompiledFunction) -> bool:
+    """The on-disk code of the compiled ``entry`` flushed if :mod:`ark.index._prune_kernel` changed after it was
+    compiled (whether it was): numba keys a cached function by its own file alone, so after an edit or a ``git
+    pull`` that changes only the kernels it calls, ``entry`` would go on running machine code built from their old
+    source."""
+    return drop_stale_cache(entry, [Path(str(_prune_kernel().__file__))])
 
 
 def drop_stale_cache(dispatcher: CompiledFunction, callee_sources: list[Path]) -> bool:
@@ -148,8 +146,7 @@ def accumulated_top_k(postings, terms: list[tuple[int, int]], idf: F64, k1: floa
     ``named`` documents get ``boost``. For many terms this beats the document-at-a-time walk, whose work per
     visited document grows with the number of terms while the union of their postings covers most documents; so it
     does for a query of only frequent terms on a small index (:data:`ark.index.bm25.ACCUMULATE_MAX_DOCS`)."""
-    from ark.index import _prune_kernel as kernel
-
+    kernel = _prune_kernel()
     tids = np.array([t for t, _ in terms], dtype=np.int64)
     blob, tfs = _postings_arrays(postings)[:2]
     norms = doc_norms(postings, np.array([k1, b, avgdl], dtype=np.float64))
@@ -171,8 +168,7 @@ def subset_scores(postings, terms: list[tuple[int, int]], idf: F64, k1: float, b
     streamed through the candidates (:mod:`ark.index._sparse_kernel`); otherwise each term's postings are decoded
     only in the skip groups holding a candidate. The candidates are sorted and distinct unless ``distinct=False``
     (then any order, repeats allowed: sorted in the kernel)."""
-    from ark.index import _prune_kernel as kernel
-
+    kernel = _prune_kernel()
     tids = np.array([t for t, _ in terms], dtype=np.int64)
     blob, tfs, doc_lengths = _postings_arrays(postings)[:3]
     skip_last, skip_ptr, step = postings.skips()
@@ -206,8 +202,7 @@ def block_ratios(postings, model: F64) -> tuple[F32, F32]:
     key = tuple(model.tolist())  # floats, made in C (a generator of float() took ~2 us a query)
     cached = postings.__dict__.get("_block_ratios")
     if cached is None or cached[0] != key:
-        from ark.index import _prune_kernel as kernel
-
+        kernel = _prune_kernel()
         ratios = kernel.block_ratios(  # type: ignore[call-arg]
             np.asarray(postings.block_max_tf), np.asarray(postings.block_min_dl), np.asarray(postings.block_ptr),
             np.asarray(model, dtype=np.float64))
@@ -222,8 +217,7 @@ def doc_norms(postings, model: F64) -> F64:
     key = tuple(model.tolist())  # floats, made in C (a generator of float() took ~2 us a query)
     cached = postings.__dict__.get("_doc_norms")
     if cached is None or cached[0] != key:
-        from ark.index import _prune_kernel as kernel
-
+        kernel = _prune_kernel()
         norms = kernel.doc_norms(np.asarray(postings.doc_lengths), np.asarray(model, dtype=np.float64))  # type: ignore[call-arg]
         cached = postings.__dict__["_doc_norms"] = (key, norms)
     return cached[1]
@@ -248,8 +242,7 @@ def _term_rows(postings, tids: I64, groups: I64 | None = None) -> I64:
     """The kernel's per-term rows (first document, first byte, width, first posting, df, first block, blocks, first
     group and groups of the finest skip list); with ``groups``, the term's groups of that skip list instead of its
     blocks. Compiled: numpy's nine gathers and a stack took ~25 us a query."""
-    from ark.index import _prune_kernel as kernel
-
+    kernel = _prune_kernel()
     skips = postings.skips()[1]
     return kernel.term_rows(  # type: ignore[call-arg]
         tids, np.asarray(postings.term_first), np.asarray(postings.term_bytes), np.asarray(postings.term_widths),

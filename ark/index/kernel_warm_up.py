@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .optional_kernel import optional_kernel
+
 if TYPE_CHECKING:
     from .bm25 import BM25Index
 
@@ -34,6 +36,7 @@ def warm_up(index: BM25Index) -> None:
     if not index._prunes() or postings.num_terms == 0:
         return
     index._query_terms("warm up")
+    index._exactly_named("warm up")  # its table's buckets made
     first = [(0, 1)]
     no_docs = np.zeros(0, dtype=np.int64)
     index._pruned_search(first, no_docs, 1, None)
@@ -44,9 +47,8 @@ def warm_up(index: BM25Index) -> None:
     for terms in (first, many):  # few postings a candidate: streamed; many: through the skip lists
         for distinct in (True, False):
             bm25_prune.subset_scores(postings, terms, index._idf, index.k1, index.b, index._avgdl, few, distinct)
-    from . import _snippet_kernel  # a tool call's snippets over this index's hits
-
-    _snippet_kernel.warm_up()
+    # A tool call's snippets over this index's hits: the compiled search, handed to tool calls once loaded.
+    optional_kernel("_snippet_kernel", lambda kernel: kernel.warm_up())
 
 
 def start(index: object) -> threading.Thread | None:

@@ -10,6 +10,7 @@ import pytest
 
 from ark.graph import EdgeTable, NodeTable, build_graph, load_graph, save_graph
 from ark.index import BM25Index, Tokenizer, open_index
+from ark.index import exact as exact_module
 from ark.index.exact import ExactNames, ExactNamesBuilder, _hash, exact_key
 from ark.index.graph_index import node_names, resolve_name_keys
 
@@ -165,6 +166,23 @@ def test_exact_names_collected_in_chunks_equal_the_dict_of_sets(monkeypatch):
     assert got == expected
     empty = ExactNames.build([[], [""]])
     assert len(empty) == 0 and empty.indptr.tolist() == [0] and empty.lookup("x").tolist() == []
+
+
+@pytest.mark.parametrize("keys_a_bucket", [1, 4, 64, 10**6])  # from many empty buckets to one bucket of all keys
+def test_exact_lookup_through_the_buckets_equals_the_dict_of_sets(monkeypatch, keys_a_bucket):
+    """Every name's key finds its nodes and no other query finds any, whatever the buckets' sizes (the table's
+    top-bit buckets: some empty, some of many keys)."""
+    monkeypatch.setattr(exact_module, "KEYS_A_BUCKET", keys_a_bucket)
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(60)]
+    names = [[" ".join(rng.choice(words, int(rng.integers(1, 3)))) for _ in range(int(rng.integers(0, 3)))]
+             for _ in range(2000)]
+    table, expected = ExactNames.build(names), _exact_names_reference(names)
+    for values in names[:400]:
+        for value in values:
+            assert table.lookup(value.upper()).tolist() == expected[_hash(exact_key(value))]
+    for absent in ["w1 w2 w3", "nothing", "w61", "-"]:
+        assert table.lookup(absent).tolist() == expected.get(_hash(exact_key(absent)), [])
 
 
 def test_node_names_are_read_in_batches_without_keeping_the_name_column(monkeypatch):

@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from ark.index import optional_kernel as optional_kernel_module
-from ark.index.optional_kernel import BUILD_NUMBA_VARIABLE, build_kernel, build_kernels_enabled, optional_kernel
+from ark.index.optional_kernel import (
+    BUILD_NUMBA_VARIABLE,
+    build_kernel,
+    build_kernels_enabled,
+    loaded_kernel,
+    optional_kernel,
+    required_kernel,
+)
 
 
 class _NoNumba(importlib.abc.MetaPathFinder):
@@ -92,3 +99,47 @@ def test_a_process_with_numba_imported_builds_with_the_kernels(monkeypatch):
     monkeypatch.setenv(BUILD_NUMBA_VARIABLE, "yes")
     with pytest.raises(ValueError, match="ARK_BUILD_NUMBA must be 1 or 0"):
         build_kernels_enabled()
+
+
+def test_a_kernel_is_prepared_once_and_handed_out_only_prepared(monkeypatch):
+    """Threads asking at once for a kernel with a slow preparation (its machine code loaded) all get the module,
+    each only after the one preparation has finished; :func:`loaded_kernel` (a tool call's read, which never
+    imports) says None until then."""
+    monkeypatch.setattr(optional_kernel_module, "_LOADED", {})
+    prepared, seen_during = [], []
+
+    def prepare(module) -> None:
+        seen_during.append(loaded_kernel("exact"))
+        time.sleep(0.05)
+        prepared.append(module)
+
+    assert loaded_kernel("exact") is None
+    start, answers = threading.Barrier(8), []
+
+    def ask() -> None:
+        start.wait()
+        module = optional_kernel("exact", prepare)
+        answers.append((module, len(prepared)))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    import ark.index.exact as module
+
+    assert answers == [(module, 1)] * 8 and prepared == [module] and seen_during == [None]
+    assert loaded_kernel("exact") is module
+
+
+def test_a_required_kernel_without_numba_is_an_import_error_and_none_is_loaded(monkeypatch):
+    """The large index's kernels (asked for only where numba was found) fail loudly, not as None; a tool call's
+    optional snippet search stays on the Python path."""
+    monkeypatch.setattr(optional_kernel_module, "_LOADED", {})
+    monkeypatch.setattr(sys, "meta_path", [_NoNumba(), *sys.meta_path])
+    for name in [m for m in sys.modules if m.split(".")[0] == "numba" or m.startswith("ark.index._")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(ImportError, match="needs numba"):
+        required_kernel("_seed_kernel")
+    assert optional_kernel("_snippet_kernel", lambda kernel: kernel.warm_up()) is None
+    assert loaded_kernel("_snippet_kernel") is None

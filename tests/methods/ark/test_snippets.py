@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 
 import pytest
 
+from ark.index import optional_kernel as optional_kernel_module
 from ark.methods.ark.tools import observations
 from ark.methods.ark.tools.observations import Snippets, snippet
 
@@ -51,16 +51,12 @@ def test_snippets_equal_the_definition_on_random_texts(monkeypatch, long_from):
 @pytest.fixture(params=["python", "compiled"])
 def snippet_search(request, monkeypatch):
     """``locate_all`` searched in Python, then by the compiled search a large index's warm-up loads (numba)."""
-    if request.param == "python":
-        kernel = sys.modules.get("ark.index._snippet_kernel")
-        if kernel is not None:
-            monkeypatch.setattr(kernel, "ready", False)
+    if request.param == "python":  # as before the warm-up has loaded it (or without numba)
+        monkeypatch.delitem(optional_kernel_module._LOADED, "_snippet_kernel", raising=False)
         yield request.param
         return
     pytest.importorskip("numba")
-    from ark.index import _snippet_kernel
-
-    _snippet_kernel.warm_up()
+    _snippet_kernel = optional_kernel_module.optional_kernel("_snippet_kernel", lambda kernel: kernel.warm_up())
     calls = []
     real = _snippet_kernel.first_matches
     monkeypatch.setattr(_snippet_kernel, "first_matches", lambda *a: calls.append(1) or real(*a))

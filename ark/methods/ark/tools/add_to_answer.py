@@ -109,14 +109,13 @@ def run(box: Toolbox, args: AddToAnswerArgs) -> ToolResult:
             added.append(node)
     header = ["Added the following nodes to the answer:"] if added else []
 
-    def render(detail: Detail) -> list[list[str]]:
-        entries = []
+    def render(detail: Detail) -> list[str]:
+        lines = []
         for node in added:
-            lines = [f"- {box.label(node, detail.name_chars)}"]
+            lines.append(f"- {box.label(node, detail.name_chars)}")
             if box.reasoning[node] and detail.snippet_chars:
                 lines.append(f"  Reasoning: {clean_inline(box.reasoning[node], detail.snippet_chars)}")
-            entries.append(lines)
-        return entries
+        return lines
 
     footer = []
     if repeated:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,12 +44,19 @@ import numpy as np
 from pydantic import BaseModel
 
 from ark.arrays import I64, U8
+from ark.index.optional_kernel import loaded_kernel
 from ark.text import clean_inline, did_you_mean
 
 
 def node_label(index: int, name: str, node_type: str, name_limit: int) -> str:
     """``[index] name (type)``; brackets in names are kept, line breaks are not."""
     return f"[{index}] {clean_inline(name, name_limit) or '(no name)'} ({node_type})"
+
+
+def node_labels(indices: list[int], names: list[str], node_types: list[str], name_limit: int) -> list[str]:
+    """:func:`node_label` of each node (a tool call's hits), in one loop."""
+    return [f"[{index}] {clean_inline(name, name_limit) or '(no name)'} ({node_type})"
+            for index, name, node_type in zip(indices, names, node_types, strict=True)]
 
 
 def snippet(text: str, terms: list[str], width: int) -> str | None:
@@ -62,7 +68,7 @@ def snippet(text: str, terms: list[str], width: int) -> str | None:
 _WORD = re.compile(r"\w+")
 _WORD_TAIL = re.compile(r"\w*")
 LONG_TEXT_CHARS = 2048  # from this length on, only the windows around the match are collapsed
-_KERNEL = "ark.index._snippet_kernel"  # used once a large index's kernel warm-up has loaded it, never imported here
+_KERNEL = "_snippet_kernel"  # used once a large index's kernel warm-up has loaded it, never imported here
 Located = tuple[str, int, int, bool]  # the text searched, the match's start and end, whether that text is collapsed
 
 
@@ -76,11 +82,16 @@ class Snippets:
 
     def __init__(self, terms: list[str]) -> None:
         self.terms = tuple(terms)
-        self.ascii = all(_ascii_word(term) for term in self.terms)
-        self.word_terms = self.ascii or all(_ascii_word(term) or _WORD.fullmatch(term) for term in self.terms)
+        ascii_words = [_ascii_word(term) for term in self.terms]
+        self.ascii = all(ascii_words)
+        self.word_terms = self.ascii or all(word or _WORD.fullmatch(term) for term, word in
+                                            zip(self.terms, ascii_words, strict=True))
         # A term with another term as its prefix matches nowhere that one does not: only the shortest are searched.
-        distinct = sorted({term.lower() for term in self.terms}, key=len)
-        self.lowered = tuple(t for i, t in enumerate(distinct) if not any(t.startswith(u) for u in distinct[:i]))
+        kept: list[str] = []
+        for term in sorted({term.lower() for term in self.terms}, key=len):
+            if not term.startswith(tuple(kept)):
+                kept.append(term)
+        self.lowered = tuple(kept)
         self._term_arrays: tuple[U8, I64] | None = None  # the lowered terms as the kernel takes them
 
     def __call__(self, text: str, width: int) -> str | None:
@@ -102,9 +113,8 @@ class Snippets:
         words (:mod:`ark.index._snippet_kernel`: the texts it leaves are searched here). (Joining the texts,
         lowering them once and searching each term across all of them in Python measured slower, 80 against 65 us
         a call on HPO: the per-text ``find`` bounded by the best match so far does less.)"""
-        kernel = sys.modules.get(_KERNEL)  # read with getattr: a module still being imported is already there
-        usable = kernel is not None and getattr(kernel, "ready", False)
-        if kernel is None or not usable or not self.ascii or not self.lowered or len(texts) < 2:
+        kernel = loaded_kernel(_KERNEL)
+        if kernel is None or not self.ascii or not self.lowered or len(texts) < 2:
             return [self.locate(text) for text in texts]
         if self._term_arrays is None:
             self._term_arrays = (np.frombuffer("".join(self.lowered).encode(), dtype=np.uint8),
@@ -124,17 +134,28 @@ class Snippets:
     @staticmethod
     def show(located: Located | None, width: int) -> str | None:
         """The snippet ``width`` characters wide at ``located`` (from :meth:`locate`)."""
-        if located is None:
-            return None
-        text, at, end, whole = located
-        word = text[at:end][: max(width // 2, 10)]
-        side = max((width - len(word)) // 2, 0)
-        if whole:
-            start, stop = max(at - side, 0), min(end + side, len(text))
-            before, cut_before, after, cut_after = text[start:at], start > 0, text[end:stop], stop < len(text)
-        else:
-            (before, cut_before), (after, cut_after) = _flat_tail(text, at, side), _flat_head(text, end, side)
-        return ("..." if cut_before else "") + f"{before}**{word}**{after}" + ("..." if cut_after else "")
+        return Snippets.show_all([located], width)[0]
+
+    @staticmethod
+    def show_all(located: list[Located | None], width: int) -> list[str | None]:
+        """:meth:`show` of each of ``located`` (a tool call's hits), in one loop."""
+        shown: list[str | None] = []
+        word_chars = max(width // 2, 10)
+        for where in located:
+            if where is None:
+                shown.append(None)
+                continue
+            text, at, end, whole = where
+            word = text[at:end][:word_chars]
+            side = max((width - len(word)) // 2, 0)
+            if whole:
+                start, stop = max(at - side, 0), min(end + side, len(text))
+                before, cut_before, after, cut_after = text[start:at], start > 0, text[end:stop], stop < len(text)
+            else:
+                (before, cut_before), (after, cut_after) = _flat_tail(text, at, side), _flat_head(text, end, side)
+            shown.append(("..." if cut_before else "") + before + "**" + word + "**" + after
+                         + ("..." if cut_after else ""))
+        return shown
 
     def _first_match(self, text: str) -> tuple[int, int] | None:
         """Start and end of the first word-prefix match of any term in ``text``, or None."""
@@ -246,17 +267,17 @@ def detail_levels(snippet_chars: int, name_chars: int) -> tuple[Detail, ...]:
     return tuple(levels)
 
 
-def fit_observation(header: list[str], render: Callable[[Detail], list[list[str]]], footer: list[str], limit: int,
+def fit_observation(header: list[str], render: Callable[[Detail], list[str]], footer: list[str], limit: int,
                     snippet_chars: int, name_chars: int) -> tuple[str, Detail]:
     """The observation text at the most detailed level that fits ``limit`` characters, and that level.
 
-    ``render(detail)`` returns the entries' lines at a detail level. Every entry is always shown: when even the
-    least detailed level is longer than ``limit`` (a cap set below what the list needs), the text is longer than
-    the cap rather than missing results.
+    ``render(detail)`` returns the entries' lines (each entry's in turn) at a detail level. Every entry is always
+    shown: when even the least detailed level is longer than ``limit`` (a cap set below what the list needs), the
+    text is longer than the cap rather than missing results.
     """
     levels = detail_levels(snippet_chars, name_chars)
     for level in levels:
-        text = "\n".join([*header, *(line for entry in render(level) for line in entry), *footer])
+        text = "\n".join(header + render(level) + footer)
         if len(text) <= limit:
             break
     return text, level

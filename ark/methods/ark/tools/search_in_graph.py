@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ark.runtime.tools import INVALID_ARGUMENTS, ToolResult, ToolSpec
 
 from ..options import ToolConfig
-from .observations import Detail, Shortened, Snippets, count_of, fit_observation, node_label
+from .observations import Detail, Shortened, Snippets, count_of, fit_observation, node_labels
 
 if TYPE_CHECKING:
     from .toolbox import Toolbox
@@ -91,15 +91,22 @@ def run(box: Toolbox, args: SearchInGraphArgs) -> ToolResult:
     scores = [f" - Score: {score:.3f}" for _, score in hits]
     located = Snippets(box.highlight_terms(query)).locate_all(texts)  # found once, shown at each detail level
 
-    def render(detail: Detail) -> list[list[str]]:
-        entries = []
-        for node, name, node_type, where, score in zip(nodes, names, types, located, scores, strict=True):
-            lines = [node_label(node, name, node_type, detail.name_chars) + score]
-            context = Snippets.show(where, detail.snippet_chars) if detail.snippet_chars else None
-            if context:
-                lines.append(f"    Context: {context}")
-            entries.append(lines)
-        return entries
+    labels: dict[int, list[str]] = {}  # by name width: the levels tried share them
+
+    def render(detail: Detail) -> list[str]:
+        shown = labels.get(detail.name_chars)
+        if shown is None:
+            shown = labels[detail.name_chars] = [
+                label + score for label, score in zip(node_labels(nodes, names, types, detail.name_chars), scores,
+                                                      strict=True)]
+        if not detail.snippet_chars:
+            return shown
+        lines = []
+        for label, context in zip(shown, Snippets.show_all(located, detail.snippet_chars), strict=True):
+            lines.append(label)
+            if context is not None:
+                lines.append("    Context: " + context)
+        return lines
 
     footer = ["", f"(size capped at {cfg.max_global_size})"] if wanted > cfg.max_global_size else []
     text, detail = fit_observation(header, render, footer, cfg.max_observation_chars, cfg.snippet_chars,

@@ -183,19 +183,18 @@ def run(box: Toolbox, args: SearchInNeighborhoodArgs) -> ToolResult:
         out_codes, in_codes = ranked.relations_of(neighbor)
         relations.append(([g.relation_types[c] for c in out_codes], [g.relation_types[c] for c in in_codes]))
 
-    def render(detail: Detail) -> list[list[str]]:
-        entries = []
+    def render(detail: Detail) -> list[str]:
+        lines = []
         for rank, (neighbor, (out_names, in_names)) in enumerate(zip(shown, relations, strict=True),
                                                                 start=offset + 1):
             before = f"-{','.join(out_names)}-> " if out_names else ""
             after = f" <-{','.join(in_names)}-" if in_names else ""
-            lines = [f"{rank}. {before}{box.label(neighbor, detail.name_chars)}{after}"]
+            lines.append(f"{rank}. {before}{box.label(neighbor, detail.name_chars)}{after}")
             if query and detail.snippet_chars:
                 context = snippets(g.text(neighbor), detail.snippet_chars)
                 if context:
                     lines.append(f"    Context: {context}")
-            entries.append(lines)
-        return entries
+        return lines
 
     footer = []
     if ranked.total > len(shown):
