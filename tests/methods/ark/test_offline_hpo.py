@@ -71,6 +71,18 @@ def test_a_treatment_question_says_the_graph_has_no_such_relation(hpo):
     assert {n.name for n in result.ranked} == {"Marfan syndrome"}
 
 
+@pytest.mark.parametrize(("question", "gene"), [
+    ("Which genes are associated with Cataract, autosomal recessive congenital 5?", "NCBIGene:55750"),
+    ("What genes are linked to Developmental and epileptic encephalopathy 102?", "NCBIGene:10991"),
+])
+def test_a_name_with_commas_or_and_is_not_also_read_in_pieces(hpo, question, gene):
+    """The question states the disease's name whole: its piece after the frame ("... associated with *Cataract*")
+    names no other disease, whose genes would tie with the right one."""
+    _graph, ark, _truth = hpo
+    result = ark.retrieve(question)
+    assert result.ranked[0].node_id == gene and result.confidence == "high"
+
+
 @pytest.mark.parametrize("question", ["What is Marfan syndrome linked to?", "What is Marfan syndrome associated with?"])
 def test_a_question_about_a_named_node_is_no_request_for_an_unknown_type(hpo, question):
     """"What is X linked to?" asks about X (its words after "what is" name X), not for a thing the graph lacks."""

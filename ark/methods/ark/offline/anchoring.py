@@ -11,6 +11,7 @@ from ....graph import normalize_name
 from ....llm.messages import ToolCall
 from ....question import Mention, identifiers, name_tokens
 from ....runtime.tools import arguments_of
+from ....text import ENGLISH_STOPWORDS
 from .context import PolicyContext
 from .direction import relation_direction
 from .evidence import Anchor, Condition, Evidence, SeenNode
@@ -50,7 +51,7 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
                   else None)
         if position < len(mentions) or clause is not None:
             mention = mentions[position] if clause is None else clause
-            if inside_a_name(tuple(mention.tokens)):
+            if inside_a_name(tuple(mention.tokens)) or inside_a_name(_unframed(ctx, mention.tokens)):
                 # A piece of a name the question states in full, cut off at a comma or a connective
                 # ("Deafness, aminoglycoside-induced"; "... neuropathy with spastic paraplegia"): the whole
                 # name anchors it, the piece names nothing of its own.
@@ -181,6 +182,15 @@ def named_by(ctx: PolicyContext, phrase: str, listings: list[list[SeenNode]], ta
                                                    for name in listed_names(ctx.graph.text(node.index))):
             out.append(node.index)
     return out
+
+
+def _unframed(ctx: PolicyContext, tokens: list[str]) -> tuple[str, ...]:
+    """A mention's words after the words framing the question that lead it ("which genes are associated with
+    *cataract*"): the piece that may lie inside a longer name the question states; () when nothing is left."""
+    start = 0
+    while start < len(tokens) and (tokens[start] in ctx.ignorable or tokens[start] in ENGLISH_STOPWORDS):
+        start += 1
+    return tuple(tokens[start:]) if 0 < start < len(tokens) else ()
 
 
 def inside_names_stated_in_full(ev: Evidence, listings: list[list[SeenNode]]) -> Callable[[tuple[str, ...]], bool]:
