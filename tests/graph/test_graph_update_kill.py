@@ -104,6 +104,7 @@ def _check_whole_version(folder: Path) -> int | None:
     return manifest.current
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL") or not hasattr(os, "fork"), reason="needs kill -9 and fork")
 def test_kill_9_during_updates_and_compaction_leaves_a_whole_version(tmp_path: Path) -> None:
     folder = save_clinical_graph(tmp_path / "clinical")

@@ -115,6 +115,7 @@ def test_a_failed_import_keeps_the_earlier_graph(tmp_path):
     assert load_graph(out).num_nodes == 5
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_peak_memory_grows_far_less_than_the_file(tmp_path):
     """~20 MB vs ~200 MB graph.json, each imported in its own subprocess (minutes: marked slow). The file is mostly

@@ -22,6 +22,7 @@ STUDENT_RECIPE = {"lora": False, "learning_rate": 1e-2, "epochs": 200, "batch_si
                   "cpu_threads": 1, "progress": False, "early_stopping_patience": None}
 
 
+@pytest.mark.heavy
 def test_student_reproduces_the_teachers_tool_calls(clinical_graph, teacher_retrievals, teacher_dataset,
                                                     tiny_base, tmp_path):
     from ark.llm.local_backend import LocalChatClient
