@@ -6,7 +6,6 @@ Evidence is rebuilt from the conversation at every step; only the phases' ``abso
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -150,12 +149,7 @@ class Evidence:
         """What the question asks for that the schema has no type or relation for (see QuestionAnalysis), unless
         the words asking for it mean a relation at the anchors' types (``meant``: "Which *actors* ...") or are only
         an anchor's name and frame words (``asks_about_anchor``: "What is X *made* of?")."""
-        asked = self.analysis.unsupported
-        if self.meant is not None or self.asks_about_anchor or asked is None:
-            return None
-        # The words "asking" name a found node ("What is *Marfan syndrome* linked to?"): it is asked about.
-        named = {w for anchor in self.anchors for w in re.findall(r"[\w-]+", anchor.name.lower())}
-        return None if named.issuperset(asked.split()) else asked
+        return None if self.meant is not None or self.asks_about_anchor else self.analysis.unsupported
 
     def positive_anchors(self) -> list[Anchor]:
         """The anchors the answers should be linked to (not the findings said to be absent)."""
