@@ -41,3 +41,30 @@ def sorted_unique(values: npt.NDArray[_S]) -> npt.NDArray[_S]:
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+def rounded(values: list[float], ndigits: int) -> list[float]:
+    """``[round(v, ndigits) for v in values]``, the same floats, most of them without ``round``'s decimal conversion
+    (a tool call's 20 scores: ~4 against ~7 us; Python's ``round`` is the test oracle).
+
+    ``round`` is correctly rounded: the double nearest to ``N / 10**ndigits``, ``N`` the integer nearest to the
+    exact ``v * 10**ndigits``. Where the computed ``y = v * 10**ndigits`` lies within 0.499 of an integer ``n``
+    and ``|y| < 2**40`` (its rounding error under 2**-13), ``n`` is that ``N`` and the division ``n / 10**ndigits``,
+    of two exact doubles, gives the nearest double: the same value. A value near a half, huge, not finite, or
+    rounding to zero (whose sign ``round`` keeps) goes through ``round``."""
+    if not 0 <= ndigits <= 15:
+        return [round(v, ndigits) for v in values]
+    scale = float(10**ndigits)
+    out = []
+    for v in values:
+        y = v * scale
+        if -_EXACT_SCALED < y < _EXACT_SCALED:  # False for a NaN
+            n = round(y)
+            if n and -0.499 <= y - n <= 0.499:
+                out.append(n / scale)
+                continue
+        out.append(round(v, ndigits))
+    return out
+
+
+_EXACT_SCALED = 2.0**40

@@ -23,3 +23,19 @@ def test_sorted_unique_leaves_numpy_ma_unimported():
     code = ("import sys, numpy as np\nfrom ark.arrays import sorted_unique\nsorted_unique(np.array([2, 1, 2]))\n"
             "print('numpy.ma' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_rounded_matches_round():
+    from ark.arrays import rounded
+
+    rng = np.random.default_rng(1)
+    halves = (np.arange(-2000, 2000) + 0.5) / 1e6  # near the ties, where the fast path must not be taken
+    values = np.concatenate([rng.random(20000) * 40, rng.random(5000).astype(np.float32) * 30, -rng.random(2000),
+                             rng.random(2000) * 1e-7 - 5e-8, halves, np.nextafter(halves, 0), np.nextafter(halves, 1),
+                             [0.0, -0.0, 1e12, 2.5e-7, np.inf, -np.inf, np.nan]]).tolist()
+    for ndigits in (0, 3, 6, 15, 16, -1):
+        for start in range(0, len(values), 20):  # a tool call's 20 scores at a time
+            chunk = values[start:start + 20]
+            got, expected = rounded(chunk, ndigits), [round(v, ndigits) for v in chunk]
+            assert [repr(v) for v in got] == [repr(v) for v in expected], (ndigits, chunk)
+    assert rounded([], 6) == []

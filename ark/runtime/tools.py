@@ -68,6 +68,9 @@ KEPT_REFUSED_ARGUMENT_CHARS = 2_000  # what a trajectory keeps of arguments refu
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# json.dumps(value, sort_keys=True, default=str), its encoder made once (json.dumps makes one per call: ~2 us of a
+# tool call's repeat check)
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 JSONSchema = dict[str, object]  # a JSON schema (or a tool schema of the OpenAI protocol) as JSON
@@ -321,8 +324,7 @@ class ToolSet(Generic[TelemetryT]):
         arguments in any key order (unreadable arguments compared as the text sent)."""
         if not self.per_trajectory:
             return
-        key = name + "\x00" + (arguments if isinstance(arguments, str) else
-                                json.dumps(arguments, sort_keys=True, default=str))
+        key = name + "\x00" + (arguments if isinstance(arguments, str) else _CANONICAL_JSON.encode(arguments))
         if key in self._seen_calls:
             self.telemetry.repeated_calls += 1
         self._seen_calls.add(key)
@@ -409,7 +411,10 @@ def parse_arguments(arguments: str | dict | None,
         return {}, None
     if isinstance(arguments, dict):
         return arguments, None
-    depth = json_depth(arguments)
+    # nesting needs an opening bracket a level: text with no more of them than max_depth (a tool call's arguments)
+    # cannot nest deeper, and is not scanned (~3 us a call)
+    openings = arguments.count("{") + arguments.count("[")
+    depth = json_depth(arguments) if openings > max_depth else 0
     if depth > max_depth:
         return None, f"nested {depth:,} levels deep; at most {max_depth} levels of arrays and objects are read"
     try:
