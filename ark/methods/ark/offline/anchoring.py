@@ -86,11 +86,12 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
     ev.meant = meant_relation_of(ctx, ev, [described[1]] if described else [])
     if described:
         anchor_described(ctx, ev, *described)
-    ev.retarget = labels_only(ev) or predicates_an_anchor(ev)
+    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?", "How is
+    # Huntington *disease* inherited?"): it names the anchor, not the answers, whose type the relation then gives.
+    in_names = typed_in_names(ev)
+    ev.retarget = labels_only(ev) or predicates_an_anchor(ev) or in_names
     ev.inferred_target = relation_target(ctx, ev)
-    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?"): it names
-    # the anchor, not the answers.
-    ev.retarget = (ev.retarget and ev.inferred_target is not None) or typed_in_names(ev)
+    ev.retarget = (ev.retarget and ev.inferred_target is not None) or in_names
     ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors(), ev.excludes_named)
     ev.direction = relation_direction(ctx, ev)
     ev.described = described_answer(ctx, ev)
