@@ -86,11 +86,12 @@ def absorb_searches(ctx: PolicyContext, ev: Evidence, results: list[tuple[ToolCa
     ev.meant = meant_relation_of(ctx, ev, [described[1]] if described else [])
     if described:
         anchor_described(ctx, ev, *described)
-    ev.retarget = labels_only(ev)
+    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?", "How is
+    # Huntington *disease* inherited?"): it names the anchor, not the answers, whose type the relation then gives.
+    in_names = typed_in_names(ev)
+    ev.retarget = labels_only(ev) or predicates_an_anchor(ev) or in_names
     ev.inferred_target = relation_target(ctx, ev)
-    # The type is said only inside an anchor's name ("Which species belong to *genus* Chrysanthemum?"): it names
-    # the anchor, not the answers.
-    ev.retarget = (ev.retarget and ev.inferred_target is not None) or typed_in_names(ev)
+    ev.retarget = (ev.retarget and ev.inferred_target is not None) or in_names
     ev.shared = sharing_route(ctx.graph.schema, a, ev.positive_anchors(), ev.excludes_named)
     ev.direction = relation_direction(ctx, ev)
     ev.described = described_answer(ctx, ev)
@@ -330,6 +331,41 @@ def typed_in_names(ev: Evidence) -> bool:
              if at >= 0]
     positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
     return bool(positions) and all(any(s <= pos < e for s, e in spans) for pos in positions)
+
+
+PREDICATE_OPENERS = frozenset({"a", "an", "as"})  # "X is *an* official T", "X *as* a T": what X is
+PREDICATE_SPAN = 4  # words at most between an anchor's name and the type word saying what it is
+
+
+def predicates_an_anchor(ev: Evidence) -> bool:
+    """Whether every word naming the wanted type says what an anchor of that type is, just after its name
+    ("Where is *German an official language*?", "Where is *Romansh spoken as an official language*?"): the type
+    is the anchor's, and the answers' type is read from the relation."""
+    a = ev.analysis
+    if not a.target_types:
+        return False
+    lower = a.question.lower()
+    ends = [at + len(anchor.name) for anchor in ev.positive_anchors() if anchor.type == a.target_types[0]
+            for at in find_all(lower, anchor.name.lower())]
+
+    def says_what_it_is(pos: int) -> bool:
+        for end in ends:
+            between = lower[end:pos].split()
+            if 0 < len(between) <= PREDICATE_SPAN and PREDICATE_OPENERS.intersection(between):
+                return True
+        return False
+
+    positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
+    return bool(positions) and all(says_what_it_is(pos) for pos in positions)
+
+
+def find_all(text: str, part: str) -> list[int]:
+    """Every position of ``part`` in ``text``."""
+    found, at = [], text.find(part)
+    while part and at >= 0:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
 
 
 def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:

@@ -101,7 +101,8 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
     relation, no hierarchy and no link asked for, the name asked about aside. Nothing otherwise."""
     a = ev.analysis
     if (ev.target is not None or said_beside_names(ctx, ev) or a.named_phrase or ev.unsupported or a.hierarchy
-            or ev.excludes_named or _ASKS_NEIGHBOURS.search(a.question) or _says_more(ctx, ev)):
+            or ev.excludes_named or _ASKS_NEIGHBOURS.search(a.question) or _says_more(ctx, ev)
+            or _one_said_of_another(ev)):
         return []
     out: list[int] = []
     for k in positive_conditions(ctx, ev):
@@ -109,6 +110,18 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
         if condition.kind == "named":
             out += [m for m in condition.members if m not in out]
     return out
+
+
+_OF = re.compile(r"\s+of(?:\s+(?:the|a|an))?\s+")  # "X of Y", "X of the Y"
+
+
+def _one_said_of_another(ev: Evidence) -> bool:
+    """Whether two anchors' names are joined by "of" ("What is the *mode of inheritance of Marfan syndrome*?"): the
+    first is asked of the second, so the question asks for what links them, not for both named nodes."""
+    lower = ev.analysis.question.lower()
+    spans = [(at, at + len(anchor.name)) for anchor in ev.positive_anchors()
+             for at in [lower.find(anchor.name.lower())] if at >= 0]
+    return any(_OF.fullmatch(lower, end, start) for _, end in spans for start, _ in spans)
 
 
 def _says_more(ctx: PolicyContext, ev: Evidence) -> bool:
