@@ -78,6 +78,7 @@ class Mention:
     text: str
     tokens: list[str]
     negated: bool = False
+    cued: bool = False  # negated by its own first word ("*absent* speech"), not by its sentence ("Absent: X, Y")
 
 
 @dataclass
@@ -291,8 +292,8 @@ class QuestionReader:
                 tokens = _content_tokens(chunk)
                 if not tokens:
                     continue
-                negated = negated_zone or bool(_NEGATION.match(chunk))
-                mentions.append(Mention(chunk, tokens, negated))
+                cued = bool(_NEGATION.match(chunk)) and not negated_zone
+                mentions.append(Mention(chunk, tokens, negated_zone or cued, cued))
         return mentions
 
 

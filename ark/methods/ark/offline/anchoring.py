@@ -215,7 +215,7 @@ def stated_in_names(ev: Evidence, listings: list[list[SeenNode]]) -> str:
     whose negation word and all lie inside a name the searches found and the question states word for word ("...
     hypotonia, seizures, and *absent* language": a word of a name stated whole is part of the name, no negation)."""
     a = ev.analysis
-    cued = [m for m in a.mentions if m.negated and len(name_tokens(m.text)) > len(m.tokens)]  # the cue in it
+    cued = [m for m in a.mentions if m.cued]  # the negation word in it, none outside ("Absent: ..., absent X")
     question = name_tokens(a.question)
     stated = [words for words in {name_tokens(n.name) for listing in listings for n in listing}
               if len(words) >= 2 and find_run(question, words) >= 0] if cued else []
