@@ -50,6 +50,7 @@ _CALLED_BY = re.compile(r"\b(?:what|which|that|whom?)\s+(?:[\w-]+\s+){0,3}?call(
 _CALLED = re.compile(r"\b(?:what|which)\s+(?:is|are)\s+(.+?)\s+(?:called|named)\s*[?.!]*$", re.IGNORECASE)
 _NAME_WORDS = frozenset({"term", "terms", "name", "names", "word", "words", "label", "labels", "synonym", "synonyms",
                          "designation", "clinical", "medical", "technical", "proper", "correct"})
+_CALL_WORDS = frozenset({"call", "calls", "called", "named"})  # the words of the patterns above asking a name
 _ASIDE_LIST = re.compile(r"\(([^()]*,[^()]*)\)")
 _CONNECTIVE = re.compile(r"\s+(?:with(?!\s+or\s+without\b)|that|which|who|whose|where|shows?|showing|has|have|"
                          r"having|presents? with|(?:is |are )?(?:linked|associated|related) (?:to|with)|caused by|"
@@ -77,6 +78,7 @@ class Mention:
     text: str
     tokens: list[str]
     negated: bool = False
+    cued: bool = False  # negated by its own first word ("*absent* speech"), not by its sentence ("Absent: X, Y")
 
 
 @dataclass
@@ -142,6 +144,18 @@ class QuestionReader:
         self._narrower = phrase_pattern(vocabulary.narrower)
         self._broader = phrase_pattern(vocabulary.broader)
         self._two_levels = phrase_pattern(vocabulary.two_levels)
+
+    def reads_nothing_in(self, name: str) -> bool:
+        """Whether no word of ``name`` plays a part in reading a question but as a mention: none is a type word, a
+        relation's by its stem or the vocabulary, or a word framing the question (an interrogative, "called"). A
+        question with such a name cut out names the same relations."""
+        said = set(words(name)) | set(name_tokens(name))
+        if said & (self.all_type_words | QUESTION_WORDS | _NAME_WORDS | _CALL_WORDS):
+            return False
+        relation = {w for said_words in self.relation_vocabulary.values() for phrase in said_words
+                    for w in phrase.split()}
+        return not (_shares_stem(relation.union(*self.relation_words.values()), said)
+                    or self.schema_words.named(words(name)))
 
     def read(self, question: str) -> QuestionAnalysis:
         analysis = QuestionAnalysis(question=question)
@@ -278,8 +292,8 @@ class QuestionReader:
                 tokens = _content_tokens(chunk)
                 if not tokens:
                     continue
-                negated = negated_zone or bool(_NEGATION.match(chunk))
-                mentions.append(Mention(chunk, tokens, negated))
+                cued = bool(_NEGATION.match(chunk)) and not negated_zone
+                mentions.append(Mention(chunk, tokens, negated_zone or cued, cued))
         return mentions
 
 

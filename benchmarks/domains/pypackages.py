@@ -11,7 +11,11 @@ environment gives another graph, and its questions are generated from it.
 from __future__ import annotations
 
 import importlib.metadata as metadata
+import os
 import re
+import site
+import sys
+import sysconfig
 from collections import defaultdict
 from email.utils import getaddresses
 
@@ -107,10 +111,21 @@ def _requirements(dist: metadata.Distribution) -> list[str]:
     return names
 
 
+def environment_paths() -> list[str]:
+    """The folders this environment installs distributions into (its site-packages, the user's when enabled), in
+    ``sys.path`` order: not the rest of ``sys.path``, where the working directory or ``PYTHONPATH`` put a checkout
+    whose own metadata (``ark_kg.egg-info``) was never installed."""
+    sites = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()}
+    if site.ENABLE_USER_SITE:
+        sites.add(site.getusersitepackages())
+    real = {os.path.realpath(p) for p in sites if p}
+    return [p for p in dict.fromkeys(sys.path) if p and os.path.realpath(p) in real]
+
+
 def build(limit: int | None = None) -> DomainData:
     """The installed distributions (sorted by name; the first ``limit`` of them when given) as a graph."""
     dists: dict[str, metadata.Distribution] = {}
-    for dist in metadata.distributions():
+    for dist in metadata.distributions(path=environment_paths()):
         name = _get(dist.metadata, "Name")
         if name and _key(name) not in dists:
             dists[_key(name)] = dist

@@ -4,6 +4,7 @@ imported graph holds; the generator is seeded; the benchmark's table says what i
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import importlib.util
 from pathlib import Path
 
@@ -62,6 +63,20 @@ def test_imported_package_graph_answers_are_exact(tmp_path: Path) -> None:
         if question["kind"] in ("lookup", "relation"):
             anchor = data.nodes[[n.id for n in data.nodes].index(question["anchors"][0])]
             assert anchor.name in question["question"]
+
+
+def test_the_package_graph_is_the_environment_s_not_the_working_directory_s(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkout run from holds its own metadata (``ark_kg.egg-info``) on sys.path; it was never installed.
+    info = tmp_path / "aaa_checkout_only.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: aaa-checkout-only\nVersion: 0.1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "aaa-checkout-only" in {d.metadata["Name"] for d in metadata.distributions()}  # on sys.path
+    ids = {node.id for node in pypackages.build().nodes}
+    assert "package:aaa-checkout-only" not in ids
+    assert "package:pytest" in ids  # what the environment installed stays
 
 
 def test_the_questions_are_seeded() -> None:

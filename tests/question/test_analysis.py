@@ -75,6 +75,16 @@ def test_with_or_without_belongs_to_a_name_and_negates_nothing(reader):
     assert reader.read("Which diseases present with nystagmus and without thin skin?").mentions[-1].negated
 
 
+def test_a_mention_says_whether_its_own_first_word_negates_it(reader):
+    """"absent speech" is negated by its own word (which may be part of a name), "absent thumb" in "Absent: ..." by
+    its sentence as well (see the offline policy's anchoring.stated_in_names)."""
+    analysis = reader.read("A patient presents with ataxia, absent speech. Absent: seizures, absent thumb.")
+    said = {m.text: (m.negated, m.cued) for m in analysis.mentions}
+    assert said["absent speech"] == (True, True)
+    assert said["absent thumb"] == (True, False) and said["seizures"] == (True, False)
+    assert not any(negated for negated, _ in (said[t] for t in said if "ataxia" in t))
+
+
 @pytest.mark.parametrize(("question", "phrase"), [
     ('What is the clinical term for "Spider fingers"?', "Spider fingers"),
     ("Which medical term do clinicians use for dislocated lens?", "dislocated lens"),

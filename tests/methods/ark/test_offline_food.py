@@ -5,22 +5,9 @@ the graph links to the question's entities."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from ark.loaders.tabular import load_tabular
-from ark.methods.ark.api import ARK
-
-
-@pytest.fixture(scope="module")
-def foods():
-    return ARK(load_tabular(Path(__file__).parents[2] / "fixtures" / "food_schema"))
-
-
-def names(result, n: int = 5) -> list[str]:
-    """The names of the first ``n`` answers, best first."""
-    return [ranked.name for ranked in result.ranked[:n]]
+from tests.methods.ark.conftest import names
 
 
 @pytest.mark.parametrize("question", ["Where does largemouth bass come from?", "What is largemouth bass made of?"])

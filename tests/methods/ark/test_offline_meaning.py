@@ -12,6 +12,7 @@ import pytest
 
 from ark.loaders.tabular import load_tabular
 from ark.methods.ark.api import ARK
+from tests.methods.ark.conftest import names
 
 PACKAGES = [("fastapi", "Web framework for building APIs"), ("starlette", "The little ASGI framework"),
             ("pydantic", "Data validation using type hints"), ("anyio", "High level compatibility layer"),
@@ -58,10 +59,6 @@ def films(tmp_path_factory):
     edges = [("f1", "p1", "directed_by"), ("f1", "p2", "starring"), ("f1", "p3", "music_by"), ("f1", "g2", "has_genre"),
              ("f2", "p4", "directed_by"), ("f2", "p5", "starring"), ("f2", "p6", "music_by"), ("f2", "g1", "has_genre")]
     return ARK(load_tabular(_write(tmp_path_factory.mktemp("films") / "graph", nodes, edges)))
-
-
-def names(result, n: int = 5) -> list[str]:
-    return [node.name for node in result.ranked[:n]]
 
 
 def test_a_stopword_names_no_relation_and_the_type_after_which_is_asked_for(packages):

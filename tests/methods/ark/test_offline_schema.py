@@ -4,23 +4,9 @@ word names, the type it leads to, the named node when it is asked for, two hops 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from ark.loaders.tabular import load_tabular
-from ark.methods.ark.api import ARK
-
-FILMS = Path(__file__).parents[2] / "fixtures" / "film_schema"
-
-
-@pytest.fixture(scope="module")
-def films():
-    return ARK(load_tabular(FILMS))
-
-
-def names(result, n: int = 5) -> list[str]:
-    return [node.name for node in result.ranked[:n]]
+from tests.methods.ark.conftest import names
 
 
 @pytest.mark.parametrize(("question", "answer"), [

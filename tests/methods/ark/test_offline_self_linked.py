@@ -5,23 +5,9 @@ below X" walk two steps along the hierarchy; a word of a node's name asks for no
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from ark.loaders.tabular import load_tabular
-from ark.methods.ark.api import ARK
-
-PACKAGES = Path(__file__).parents[2] / "fixtures" / "package_schema"
-
-
-@pytest.fixture(scope="module")
-def packages():
-    return ARK(load_tabular(PACKAGES))
-
-
-def names(result, n: int = 5) -> list[str]:
-    return [node.name for node in result.ranked[:n]]
+from tests.methods.ark.conftest import names
 
 
 def test_the_subject_of_a_self_linked_relation_gets_its_targets(packages):
@@ -32,6 +18,17 @@ def test_the_subject_of_a_self_linked_relation_gets_its_targets(packages):
 @pytest.mark.parametrize("question", ["What depends on requests?", "Which packages depend on requests?"])
 def test_the_object_of_a_self_linked_relation_gets_its_sources(packages, question):
     assert set(names(packages.retrieve(question), 2)) == {"responses", "docker"}  # not what requests needs
+
+
+@pytest.mark.parametrize(("question", "other_side"), [
+    ("What does urllib3 depend on?", {"requests", "responses", "docker", "botocore"}),  # it depends on nothing
+    ("What depends on botocore?", {"urllib3"}),  # nothing depends on it
+])
+def test_an_empty_asked_side_is_said_not_answered_by_the_other_side(packages, question, other_side):
+    result = packages.retrieve(question)
+    assert not other_side & set(names(result, 10))  # they answer the converse question
+    assert result.confidence == "low"
+    assert "to no package by depends_on on the side asked" in result.confidence_reason
 
 
 def test_the_agent_of_a_passive_is_the_relation_s_source(packages):

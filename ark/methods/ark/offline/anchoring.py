@@ -197,7 +197,7 @@ def _unframed(ctx: PolicyContext, tokens: list[str]) -> tuple[str, ...]:
 def inside_names_stated_in_full(ev: Evidence, listings: list[list[SeenNode]]) -> Callable[[tuple[str, ...]], bool]:
     """A test of a run of words: does the question say it only inside longer names that it states word for word
     and that the searches found ("Nystagmus" in "Nystagmus 2, congenital")?"""
-    question = name_tokens(ev.analysis.question_without_negations or ev.analysis.question)
+    question = name_tokens(stated_in_names(ev, listings))
     spans = []
     for words in {name_tokens(n.name) for listing in listings for n in listing}:
         if len(words) >= 2:
@@ -211,12 +211,27 @@ def inside_names_stated_in_full(ev: Evidence, listings: list[list[SeenNode]]) ->
     return inside
 
 
+def stated_in_names(ev: Evidence, listings: list[list[SeenNode]]) -> str:
+    """The question as read for the names it states whole: without the findings it says are absent, save those
+    whose negation word and all lie inside a name the searches found and the question states word for word ("...
+    hypotonia, seizures, and *absent* language": a word of a name stated whole is part of the name, no negation)."""
+    a = ev.analysis
+    cued = [m for m in a.mentions if m.cued]  # the negation word in it, none outside ("Absent: ..., absent X")
+    question = name_tokens(a.question)
+    stated = [words for words in {name_tokens(n.name) for listing in listings for n in listing}
+              if len(words) >= 2 and find_run(question, words) >= 0] if cued else []
+    kept = a.question
+    for mention in (m for m in a.mentions if m.negated):
+        if not (mention in cued and any(find_run(words, name_tokens(mention.text)) >= 0 for words in stated)):
+            kept = kept.replace(mention.text, " ")
+    return " ".join(kept.split()) or a.question
+
+
 def anchor_whole_question(ctx: PolicyContext, ev: Evidence, listings: list[list[SeenNode]],
                           target: str | None) -> None:
     """Names that occur word for word in the question (even across the commas a mention split cut) anchor too,
     unless a longer anchored name already covers them."""
-    said = ev.analysis.question_without_negations or ev.analysis.question
-    pieces = [said]
+    pieces = [stated_in_names(ev, listings)]
     for phrase in described_phrases(ev.analysis):  # a name inside a quoted description names no anchor
         pieces = [part for piece in pieces for part in piece.split(phrase)]
     question = tuple(w for n, piece in enumerate(pieces) for w in ((*name_tokens(piece), "") if n < len(pieces) - 1

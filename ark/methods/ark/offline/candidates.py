@@ -43,21 +43,13 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
     target = ev.target
     if center in ev.expansions.via_middle:
         route = ev.shared
-        for node in (n for n in nodes if route is None or route.shared(n)):
-            ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
-            ev.scores.intermediate_types[node.index] = node.type
+        _stops(ctx, ev, [n for n in nodes if route is None or route.shared(n)], total)
         return
     if two_levels(ctx, ev):
-        for node in along_hierarchy(ctx, ev, nodes, strict=True):
-            ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
-            ev.scores.intermediate_types[node.index] = node.type
+        _stops(ctx, ev, along_hierarchy(ctx, ev, nodes, strict=True), total)
         return
-    nodes = along_direction(ev, along_hierarchy(ctx, ev, nodes))
-    for node in nodes:
-        if target is not None and node.type != target:
-            specificity = math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
-            ev.scores.intermediates[node.index] += specificity
-            ev.scores.intermediate_types[node.index] = node.type
+    nodes = along_direction(ev, center, along_hierarchy(ctx, ev, nodes))
+    _stops(ctx, ev, [n for n in nodes if target is not None and n.type != target], total)
     matching = [n for n in nodes if target is None or n.type == target]
     if isinstance(center, int) and center in ev.condition_of:
         condition = ev.condition_of[center]
@@ -65,6 +57,14 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
             ev.satisfied[node.index].add(condition)
             ev.anchor_relations[center].update(node.out_relations + node.in_relations)
     absorb_candidates(ctx, ev, center, matching, total, weight=1.0, offset=offset)
+
+
+def _stops(ctx: PolicyContext, ev: Evidence, nodes: list[SeenNode], total: int) -> None:
+    """Score the listed nodes as stops on the way to the answers: the rarer their type among a neighbourhood of
+    ``total``, the more a stop says (an IDF, as for candidates)."""
+    for node in nodes:
+        ev.scores.intermediates[node.index] += math.log1p(ctx.type_sizes.get(node.type, 1) / max(total, 1))
+        ev.scores.intermediate_types[node.index] = node.type
 
 
 def absorb_candidates(ctx: PolicyContext, ev: Evidence, center: object, nodes: list[SeenNode], total: int,

@@ -11,6 +11,7 @@ from ....graph import normalize_name
 from ....question import TAXONOMY_RELATIONS
 from .context import PolicyContext
 from .evidence import Evidence, SeenNode
+from .spans import name_spans
 
 # The named node stands as the subject of the question's verb: after a "do" auxiliary ("What *does* X depend on?",
 # "Which packages *does* X require?"), just after an inverted copula ("What *is* X a kind of?"), or as the agent of
@@ -42,10 +43,8 @@ def relation_direction(ctx: PolicyContext, ev: Evidence) -> tuple[str, str] | No
     if relation is None:
         return None
     a = ev.analysis
-    lower = a.question.lower()
-    anchor = ev.positive_anchors()[0]
-    starts = [lower.find(p.lower()) for p in [*ev.quoted_used, anchor.name]]
-    start = next((s for s in starts if s >= 0), -1)
+    said = (name_spans(a.question, [phrase]) for phrase in [*ev.quoted_used, ev.positive_anchors()[0].name])
+    start = next((spans[0][0] for spans in said if spans), -1)  # the described node by its quote, if quoted
     if start < 0:
         return None
     before = _LABEL.sub("", a.question[:start]) if ev.quoted_used else a.question[:start]
@@ -54,10 +53,22 @@ def relation_direction(ctx: PolicyContext, ev: Evidence) -> tuple[str, str] | No
     return relation, "out" if source else "in"
 
 
-def along_direction(ev: Evidence, nodes: list[SeenNode]) -> list[SeenNode]:
-    """The listed neighbours on the asked side of the centre (all of them when none is)."""
+def along_direction(ev: Evidence, center: object, nodes: list[SeenNode]) -> list[SeenNode]:
+    """The listed neighbours on the asked side of the centre, counted in ``ev.expansions.asked_side``: none when
+    none is (the other side answers another question: "What does X depend on?" is not "What depends on X?")."""
     if ev.direction is None:
         return nodes
     relation, side = ev.direction
     kept = [n for n in nodes if relation in (n.out_relations if side == "out" else n.in_relations)]
-    return kept or nodes
+    if isinstance(center, int):
+        ev.expansions.asked_side[center] += len(kept)
+    return kept
+
+
+def asked_side_empty(ev: Evidence) -> str | None:
+    """The self-linked relation asked along (``Evidence.direction``) when it links every anchor explored to
+    nothing on the asked side ("What does X depend on?" of a package that depends on nothing), else None."""
+    seen = ev.expansions.asked_side
+    if ev.direction is None or not seen or any(seen.values()):
+        return None
+    return ev.direction[0]

@@ -73,12 +73,14 @@ class CandidateScores:
 class Expansions:
     """The expand and page phases' bookkeeping: anchors explored towards a named intermediate type, each anchor's
     count of neighbours of the wanted type, the listings to page on (arguments, page size), and the expansions a
-    relation filter left empty (asked again without it)."""
+    relation filter left empty (asked again without it), and how many neighbours each anchor showed on the asked
+    side of a relation linking its type to itself (``Evidence.direction``; none: that side is empty, paged on)."""
 
     via_middle: set[int] = field(default_factory=set)
     totals: dict[int, int] = field(default_factory=dict)
     calls: list[tuple[dict, int]] = field(default_factory=list)
     filtered_out: list[dict] = field(default_factory=list)
+    asked_side: dict[int, int] = field(default_factory=lambda: defaultdict(int))
 
 
 @dataclass

@@ -33,6 +33,7 @@ from .conditions import (
 )
 from .conditions import satisfied as satisfied_conditions
 from .context import PolicyContext
+from .direction import asked_side_empty
 from .evidence import Evidence, SeenNode
 from .evidence_answers import answers
 from .evidence_rank import explain
@@ -201,7 +202,7 @@ class PagePhase(Phase):
             # name, "focal-onset", is no request for onsets): a filter never empties the answer.
             return Plan([(SEARCH_IN_NEIGHBORHOOD, {k: v for k, v in call.items() if k != "edge_types"})
                          for call in ev.expansions.filtered_out], note)
-        if not pages_anchors(self.ctx, ev):
+        if not pages_anchors(self.ctx, ev) and not asked_side_empty(ev):  # (the asked side may be further on)
             return Plan([], note)
         calls: list[ToolCall] = []
         for call, page in ev.expansions.calls:

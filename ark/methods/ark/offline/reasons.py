@@ -9,6 +9,7 @@ from ....question.schema_words import EXCLUDES_NAMED
 from ....text import ENGLISH_STOPWORDS
 from .conditions import MAX_CONJUNCTION, conjunctive, positive_conditions, satisfied, says_quoted
 from .context import PolicyContext
+from .direction import asked_side_empty
 from .evidence import Evidence
 from .evidence_answers import answers
 from .evidence_rank import doubted, top_tie
@@ -114,10 +115,15 @@ def evidence_confidence(ctx: PolicyContext, ev: Evidence) -> tuple[str, str]:
     if not positive:
         return "low", "No entity of the question was found by name; the answers are the closest text matches."
     labels = [ev.conditions[k].label for k in positive]
-    emptied = _emptied_relation(ctx, ev)
+    # The relation asked links the anchors to nothing: on the side asked ("What does X depend on?" of a package
+    # depending on nothing; its dependents answer another question), or at all (then read unfiltered).
+    one_sided = asked_side_empty(ev)
+    emptied = one_sided or _emptied_relation(ctx, ev)
     if emptied:
-        return "low", (f"The graph links {' and '.join(labels)[:120]} to no {target or 'node'} by {emptied}; the "
-                       "answers are linked to it by other relations.")
+        side, answers_are = ((" on the side asked", "the closest text matches") if one_sided else
+                             ("", "linked to it by other relations"))
+        return "low", (f"The graph links {' and '.join(labels)[:120]} to no {target or 'node'} by {emptied}{side}; "
+                       f"the answers are {answers_are}.")
     if len(positive) > MAX_CONJUNCTION:
         return "medium", (f"Ranked by how strongly the {len(positive)} stated findings point at each answer; "
                           "no answer is expected to have them all.")

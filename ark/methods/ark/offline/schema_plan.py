@@ -13,6 +13,7 @@ from .conditions import positive_conditions
 from .context import PolicyContext
 from .evidence import Anchor, Evidence
 from .meaning import meant_by_frame, meant_relation
+from .spans import name_spans, whole_words, without_names
 
 # Generic English asking for what a node is linked to rather than for the node ("What is X *linked* to?").
 _ASKS_NEIGHBOURS = re.compile(r"\b(?:associated|linked|related|connected|connections?|links?|neighbou?rs?|"
@@ -45,10 +46,12 @@ def said_beside_names(ctx: PolicyContext, ev: Evidence) -> list[str]:
     for no relation ("Look up Mozilla Public *License* 2.0": the licence itself, not what is licensed under it)."""
     if not ev.relation_hints:
         return []
-    rest = ev.analysis.question
-    for anchor in sorted(ev.anchors, key=lambda x: -len(x.name)):
-        rest = re.sub(re.escape(anchor.name), " ", rest, flags=re.IGNORECASE)
-    if rest == ev.analysis.question:
+    question, names = ev.analysis.question, [anchor.name for anchor in ev.anchors]
+    rest = without_names(question, names)
+    # Names of whole words none of which the reading reads (no type, relation or frame word): the first reading's
+    # relations are those said beside them, and the question is not read again without them.
+    if rest == question or (all(whole_words(question, span) for span in name_spans(question, names))
+                            and all(ctx.reader.reads_nothing_in(name) for name in names)):
         return ev.relation_hints
     named = set(ctx.analysis(rest).relation_hints)
     return [r for r in ev.relation_hints if r in named or r == ev.meant]
@@ -75,8 +78,7 @@ def meant_relation_of(ctx: PolicyContext, ev: Evidence, extra: Sequence[Anchor] 
     triples = towards or triples
     for phrase in a.quoted:
         frame = frame.replace(phrase, " ")
-    for anchor in sorted(anchors, key=lambda x: -len(x.name)):
-        frame = re.sub(re.escape(anchor.name), " ", frame, flags=re.IGNORECASE)
+    frame = without_names(frame, [anchor.name for anchor in anchors])
     said = [w for w in re.findall(r"[A-Za-z]+", frame) if w.lower() not in ctx.reader.all_type_words]
     relations = sorted({r for _, r, _ in triples})
     if ev.unsupported:  # the words asking for what no type names ("Which *actors* ..."): a relation only by them

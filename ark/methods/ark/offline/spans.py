@@ -6,6 +6,7 @@ Pure functions of strings and word tuples, used by the offline policy's anchorin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 
 def listed_names(text: str) -> list[str]:
@@ -69,3 +70,28 @@ def word_at(text: str, pos: int) -> str:
     """The word of ``text`` starting at ``pos`` ("" when none does)."""
     match = re.match(r"\w+", text[pos:])
     return match.group(0) if match else ""
+
+
+def name_spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:
+    """Where ``text`` says each of ``names`` (case-insensitive), in order of position: the longest name first, so
+    that a name inside a longer one found there ("Parasite" in "Parasite Eve") is not found again inside it."""
+    found: list[tuple[int, int]] = []
+    for name in sorted(dict.fromkeys(n for n in names if n), key=len, reverse=True):
+        found += [m.span() for m in re.finditer(re.escape(name), text, re.IGNORECASE)
+                  if not any(start < m.end() and m.start() < end for start, end in found)]
+    return sorted(found)
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` it says cut out (a space in its place; see :func:`name_spans`)."""
+    kept, last = [], 0
+    for start, end in name_spans(text, names):
+        kept += [text[last:start], " "]
+        last = end
+    return "".join(kept) + text[last:]
+
+
+def whole_words(text: str, span: tuple[int, int]) -> bool:
+    """Whether the span of ``text`` starts and ends at word boundaries (no letter or digit beside it)."""
+    start, end = span
+    return (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
