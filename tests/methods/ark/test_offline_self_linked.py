@@ -87,8 +87,8 @@ def test_a_relation_linking_a_type_to_itself_is_a_first_hop_to_another_type(pack
     assert {n.name for n in result.ranked[:len(answers)]} == answers
 
 
-def test_a_noun_of_the_named_node_leaves_the_side_open(packages):
-    # "the dependencies of X" and "the parts of X" name opposite sides of their relations: no grammar tells them
+def test_a_first_hop_named_by_a_noun_leaves_its_side_open(packages):
+    # "the dependencies of X" and "the dependents of X" name opposite sides of depends_on: no grammar tells them
     # apart, so both sides are read and the answer is not "high".
     result = packages.retrieve("Which licences do the dependencies of requests use?")
     assert result.confidence != "high"

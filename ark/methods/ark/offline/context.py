@@ -133,8 +133,9 @@ class PolicyContext:
     def through_itself(self, anchor_type: str, target: str, ev: Evidence) -> bool:
         """Whether the question names a relation linking the anchor's type to itself that does not lead to the
         wanted type ("the licences of the *dependencies* of X"): the nodes it links to the anchor are a first
-        stop, the wanted type one more hop on (a hierarchy's relation aside: its steps are read from the question)."""
-        if anchor_type == target:
+        stop, the wanted type one more hop on, for a question with one anchor (a hierarchy's relation aside: its
+        steps are read from the question)."""
+        if anchor_type == target or len(ev.positive_anchors()) != 1:
             return False
         own = self.relations_between.get((anchor_type, anchor_type), set())
         onward = self.relations_between.get((anchor_type, target), set()) | self.relations_between.get(

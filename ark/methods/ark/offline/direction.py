@@ -52,8 +52,10 @@ def relation_direction(ctx: PolicyContext, ev: Evidence) -> tuple[str, str] | No
     if start < 0:
         return None
     before = _LABEL.sub("", a.question[:start]) if ev.quoted_used else a.question[:start]
-    if _NOUN_OF.search(before):
-        return None  # "the dependencies of X", "the parts of X": the side a noun names is its meaning's, not grammar's
+    if ev.target not in (None, ev.positive_anchors()[0].type) and _NOUN_OF.search(before):
+        # A first hop named by a noun ("the licences of the dependencies of X"): which side "dependencies" or
+        # "dependents" names is the noun's meaning, not the grammar's; both sides are read.
+        return None
     subject = bool(_AUXILIARY.search(before) or _SUBJECT_JUST_AFTER.search(before))
     source = subject != bool(_PASSIVE_NAME.search(relation))
     return relation, "out" if source else "in"
