@@ -73,3 +73,23 @@ def test_a_described_node_s_label_stands_for_it_as_the_subject(packages):
     result = packages.retrieve('Which packages does the package described as "A utility library for mocking out the '
                                'requests Python library" require?')
     assert set(names(result, 2)) == {"requests", "urllib3"}  # what responses needs, not what needs it
+
+
+@pytest.mark.parametrize(("question", "answers"), [
+    ("Which licences do the dependencies of typing-inspect use?", {"Python Software Foundation License"}),
+    ("What licences do the packages requests depends on use?",
+     {"MIT License", "BSD License", "Mozilla Public License 2.0 (MPL 2.0)"}),
+    ("Under which licences are the packages that depend on urllib3 released?", {"Apache Software License"}),
+])
+def test_a_relation_linking_a_type_to_itself_is_a_first_hop_to_another_type(packages, question, answers):
+    # typing-inspect and requests are MIT and Apache themselves: their own licence is not what is asked
+    result = packages.retrieve(question)
+    assert {n.name for n in result.ranked[:len(answers)]} == answers
+
+
+def test_a_first_hop_named_by_a_noun_leaves_its_side_open(packages):
+    # "the dependencies of X" and "the dependents of X" name opposite sides of depends_on: no grammar tells them
+    # apart, so both sides are read and the answer is not "high".
+    result = packages.retrieve("Which licences do the dependencies of requests use?")
+    assert result.confidence != "high"
+    assert "MIT License" in {n.name for n in result.ranked[:2]}

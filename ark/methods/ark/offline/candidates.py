@@ -43,7 +43,13 @@ def absorb_expansion(ctx: PolicyContext, ev: Evidence, center: object, nodes: li
     target = ev.target
     if center in ev.expansions.via_middle:
         route = ev.shared
-        _stops(ctx, ev, [n for n in nodes if route is None or route.shared(n)], total)
+        stops = [n for n in nodes if route is None or route.shared(n)]
+        if route is None and isinstance(center, int) and ev.direction is not None:
+            # A first hop along a relation linking the anchor's type to itself: its asked side only.
+            own = ctx.graph.node_type(center)
+            stops = [n for n in stops if n.type != own] + along_direction(ev, center, [n for n in stops
+                                                                                   if n.type == own])
+        _stops(ctx, ev, stops, total)
         return
     if two_levels(ctx, ev):
         _stops(ctx, ev, along_hierarchy(ctx, ev, nodes, strict=True), total)

@@ -119,6 +119,8 @@ class PolicyContext:
         middle = self.named_intermediate(ev)
         if middle and (anchor_type, middle) in self.links and (middle, target) in self.links:
             return middle, True
+        if self.through_itself(anchor_type, target, ev):
+            return anchor_type, True
         if (anchor_type, target) in self.links:
             return target, False
         middles = [t for t in self.graph.node_types if (anchor_type, t) in self.links and (t, target) in self.links]
@@ -127,6 +129,19 @@ class PolicyContext:
         named = {t for _, t in ev.analysis.type_mentions}
         middles.sort(key=lambda t: (not hinted & self.relations_between.get((anchor_type, t), set()), t not in named))
         return (middles[0] if middles else target), False
+
+    def through_itself(self, anchor_type: str, target: str, ev: Evidence) -> bool:
+        """Whether the question names a relation linking the anchor's type to itself that does not lead to the
+        wanted type ("the licences of the *dependencies* of X"): the nodes it links to the anchor are a first
+        stop, the wanted type one more hop on, for a question with one anchor (a hierarchy's relation aside: its
+        steps are read from the question)."""
+        if anchor_type == target or len(ev.positive_anchors()) != 1:
+            return False
+        own = self.relations_between.get((anchor_type, anchor_type), set())
+        onward = self.relations_between.get((anchor_type, target), set()) | self.relations_between.get(
+            (target, anchor_type), set())
+        return any(r in own and r not in onward and normalize_name(r) not in TAXONOMY_RELATIONS
+                   for r in ev.relation_hints)
 
     def named_intermediate(self, ev: Evidence) -> str | None:
         """A node type mentioned after the wanted type that does not label an anchor ("the phenotype X")."""

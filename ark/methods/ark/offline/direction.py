@@ -20,16 +20,20 @@ _AUXILIARY = re.compile(r"\b(?:do|does|did)\b", re.IGNORECASE)
 _SUBJECT_JUST_AFTER = re.compile(r"\b(?:by|is|are|was|were)\s+(?:the\s+)?$", re.IGNORECASE)
 # The words labelling a described node stand for it ("What is *the family described as* "..." a member of?").
 _LABEL = re.compile(r"\b(?:the|a|an)\s+(?:[\w-]+\s+){0,3}?described\s+as\s*:?\s*[\"“‘']?\s*$", re.IGNORECASE)
+_NOUN_OF = re.compile(r"\b[a-z]\w*\s+of\s+(?:the\s+)?$", re.IGNORECASE)  # "the dependencies *of* X"
 _PASSIVE_NAME = re.compile(r"(?:^|[_\s-])by$", re.IGNORECASE)  # "cited_by": the target cites the source
 
 
 def self_relation(ctx: PolicyContext, ev: Evidence) -> str | None:
     """The one relation the question names or means that links the anchor's type to itself (not a hierarchy
-    relation), when the question has one anchor and asks for nodes of that type (or names no type)."""
+    relation), when the question has one anchor and asks for nodes of that type (or names no type), or goes
+    through it to the wanted type (``PolicyContext.through_itself``)."""
     anchors = ev.positive_anchors()
-    if len(anchors) != 1 or ev.shared is not None or ev.target not in (None, anchors[0].type):
+    if len(anchors) != 1 or ev.shared is not None:
         return None
     own = anchors[0].type
+    if ev.target not in (None, own) and not ctx.through_itself(own, ev.target, ev):
+        return None
     hierarchy = TAXONOMY_RELATIONS | ctx.reader.hierarchy_relations
     found = [r for r in ev.relation_hints if (own, r, own) in ctx.schema and normalize_name(r) not in hierarchy]
     return found[0] if len(found) == 1 else None
@@ -48,6 +52,10 @@ def relation_direction(ctx: PolicyContext, ev: Evidence) -> tuple[str, str] | No
     if start < 0:
         return None
     before = _LABEL.sub("", a.question[:start]) if ev.quoted_used else a.question[:start]
+    if ev.target not in (None, ev.positive_anchors()[0].type) and _NOUN_OF.search(before):
+        # A first hop named by a noun ("the licences of the dependencies of X"): which side "dependencies" or
+        # "dependents" names is the noun's meaning, not the grammar's; both sides are read.
+        return None
     subject = bool(_AUXILIARY.search(before) or _SUBJECT_JUST_AFTER.search(before))
     source = subject != bool(_PASSIVE_NAME.search(relation))
     return relation, "out" if source else "in"
