@@ -18,7 +18,7 @@ from .evidence import Anchor, Condition, Evidence, SeenNode
 from .quoted import asks_beyond, described_by, described_phrases, labels_only
 from .schema_plan import asks_for_named, described_answer, meant_relation_of, relation_target
 from .sharing import sharing_route
-from .spans import find_run, find_runs, listed_names, longest_common_run, surface
+from .spans import find_run, find_runs, listed_names, longest_common_run, name_spans, surface
 from .wording import named_by_stems, said_with_content, unread_mentions
 
 MAX_MENTIONS = 24  # mentions searched (the anchor phase's first calls, in the question's order)
@@ -360,8 +360,8 @@ def predicates_an_anchor(ev: Evidence) -> bool:
     if not a.target_types:
         return False
     lower = a.question.lower()
-    ends = [at + len(anchor.name) for anchor in ev.positive_anchors() if anchor.type == a.target_types[0]
-            for at in find_all(lower, anchor.name.lower())]
+    ends = [end for _, end in name_spans(a.question, [anchor.name for anchor in ev.positive_anchors()
+                                                      if anchor.type == a.target_types[0]])]
 
     def says_what_it_is(pos: int) -> bool:
         for end in ends:
@@ -372,15 +372,6 @@ def predicates_an_anchor(ev: Evidence) -> bool:
 
     positions = [pos for pos, t in a.type_mentions if t == a.target_types[0]]
     return bool(positions) and all(says_what_it_is(pos) for pos in positions)
-
-
-def find_all(text: str, part: str) -> list[int]:
-    """Every position of ``part`` in ``text``."""
-    found, at = [], text.find(part)
-    while part and at >= 0:
-        found.append(at)
-        at = text.find(part, at + 1)
-    return found
 
 
 def asks_about(ctx: PolicyContext, ev: Evidence) -> bool:

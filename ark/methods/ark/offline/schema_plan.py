@@ -114,16 +114,15 @@ def asks_for_named(ctx: PolicyContext, ev: Evidence) -> list[int]:
     return out
 
 
-_OF = re.compile(r"\s+of(?:\s+(?:the|a|an))?\s+")  # "X of Y", "X of the Y"
+_OF = re.compile(r"\s+of(?:\s+(?:the|a|an))?\s+", re.IGNORECASE)  # "X of Y", "X of the Y"
 
 
 def _one_said_of_another(ev: Evidence) -> bool:
     """Whether two anchors' names are joined by "of" ("What is the *mode of inheritance of Marfan syndrome*?"): the
     first is asked of the second, so the question asks for what links them, not for both named nodes."""
-    lower = ev.analysis.question.lower()
-    spans = [(at, at + len(anchor.name)) for anchor in ev.positive_anchors()
-             for at in [lower.find(anchor.name.lower())] if at >= 0]
-    return any(_OF.fullmatch(lower, end, start) for _, end in spans for start, _ in spans)
+    question = ev.analysis.question
+    spans = name_spans(question, [anchor.name for anchor in ev.positive_anchors()])
+    return any(_OF.fullmatch(question, end, start) for _, end in spans for start, _ in spans)
 
 
 def _says_more(ctx: PolicyContext, ev: Evidence) -> bool:
